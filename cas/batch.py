@@ -1,0 +1,335 @@
+"""Write batches: many puts, few commits, bounded memory for any blob size."""
+
+from __future__ import annotations
+
+import os
+import stat as stat_mod
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, Final
+
+from cas import frame
+from cas.digest import Digest, hasher
+from cas.errors import CorruptBlob, InputError
+from cas.records import CHUNKREF, META, Txn, now_ns
+
+if TYPE_CHECKING:
+    from cas.store import Store
+
+# A batch commits once its pending frames reach this size: large enough that 20,000 small files
+# are a few commits, small enough to bound memory whatever is being ingested.
+FLUSH_BYTES: Final = 32 << 20
+
+
+def _os_problem(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+@dataclass(slots=True)
+class _Blob:
+    digest: Digest
+    frame: bytes | None  # None: the blob was present when checked; only touch it
+    raw: bytes | None  # kept for a touch so the blob can be rewritten if gc removed it meanwhile
+    raw_size: int
+
+
+@dataclass(slots=True)
+class _Chunk:
+    digest: Digest
+    frame: bytes
+
+
+@dataclass(slots=True)
+class _Index:
+    digest: Digest
+    frame: bytes
+    raw_size: int
+    stored_size: int
+    chunks: list[Digest]
+
+
+_Op = _Blob | _Chunk | _Index
+
+
+def _checked_frame(data: bytes | memoryview, digest: Digest, level: int) -> bytes:
+    """Compress, then decode and re-hash before anything is committed (a codec or memory fault
+    must never store a value that reads back wrong)."""
+    value = frame.encode(data, level)
+    if Digest.of(frame.decode(value)) != digest:
+        raise CorruptBlob(str(digest), "the encoded frame does not read back to its content")
+    return value
+
+
+def _read_regular(path: str | os.PathLike[str], limit: int) -> tuple[int, bytes | None]:
+    """Open ``path`` as a regular file; return (size, whole content if size <= limit)."""
+    shown = os.fsdecode(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(shown, "no such file") from None
+    except PermissionError:
+        raise InputError(shown, "permission denied") from None
+    except OSError as exc:
+        raise InputError(shown, _os_problem(exc)) from None
+    if stat_mod.S_ISDIR(st.st_mode):
+        raise InputError(shown, "is a directory", "use 'cas put -r' to store a directory's files")
+    if not stat_mod.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat_mod.S_ISFIFO(st.st_mode) else "not a regular file"
+        raise InputError(shown, f"is {kind}", "only regular files can be stored")
+    if st.st_size > limit:
+        return st.st_size, None
+    try:
+        # O_NONBLOCK: if the path was swapped for a FIFO after the stat, open must not hang.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except PermissionError:
+        raise InputError(shown, "permission denied") from None
+    except OSError as exc:
+        raise InputError(shown, _os_problem(exc)) from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat_mod.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise InputError(shown, "is not a regular file", "only regular files can be stored")
+        data = handle.read()
+    return len(data), data
+
+
+class Batch:
+    """Many puts, few commits. Commits on a clean exit of the ``with`` block, rolls back the
+    pending part on an exception."""
+
+    def __init__(self, store: Store, *, level: int, workers: int | None) -> None:
+        self._store = store
+        self._level = level
+        self._ops: list[_Op] = []
+        self._pending_bytes = 0
+        self._seen: set[Digest] = set()
+        self._seen_chunks: set[Digest] = set()
+        self._workers = workers if workers is not None else max(2, min(4, os.cpu_count() or 2))
+        self.new_blobs = 0
+        self.new_bytes = 0
+
+    def __enter__(self) -> Batch:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.flush()
+        else:
+            self._ops.clear()
+            self._pending_bytes = 0
+
+    # --- single items ----------------------------------------------------------------------
+
+    def put(self, data: bytes | bytearray | memoryview) -> Digest:
+        data = bytes(data)
+        if len(data) > self._store.chunk_size:
+            return self._put_large(_iter_bytes(data, self._store.chunk_size))
+        digest = Digest.of(data)
+        self._add(self._prepare_small(digest, data))
+        return digest
+
+    def put_file(self, path: str | os.PathLike[str]) -> Digest:
+        _size, data = _read_regular(path, self._store.chunk_size)
+        if data is not None:
+            digest = Digest.of(data)
+            self._add(self._prepare_small(digest, data))
+            return digest
+        try:
+            with open(path, "rb") as handle:
+                return self._put_large(_iter_stream(handle, self._store.chunk_size))
+        except OSError as exc:
+            raise InputError(os.fsdecode(path), _os_problem(exc)) from None
+
+    def put_stream(self, stream: IO[bytes]) -> Digest:
+        pieces = _iter_stream(stream, self._store.chunk_size)
+        first = next(pieces, b"")
+        second = next(pieces, None)
+        if second is None:
+            digest = Digest.of(first)
+            self._add(self._prepare_small(digest, first))
+            return digest
+        return self._put_large(_chain(first, second, pieces))
+
+    def touch(self, digest: Digest) -> None:
+        """Refresh a blob's last-referenced time in this batch's commit."""
+        self._add(_Blob(digest, None, None, 0))
+
+    # --- many files in parallel -------------------------------------------------------------
+
+    def put_files(
+        self, paths: Iterable[str | os.PathLike[str]], *, window: int = 64
+    ) -> Iterator[tuple[str | os.PathLike[str], Digest | InputError]]:
+        """Store many files, reading, hashing and compressing in worker threads (blake3 and
+        zstd release the GIL) while this thread commits. Yields (path, digest or error) in
+        input order; an unreadable file is reported, not fatal."""
+
+        def work(path: str | os.PathLike[str]) -> tuple[Digest, _Blob] | int:
+            size, data = _read_regular(path, self._store.chunk_size)
+            if data is None:
+                return size
+            digest = Digest.of(data)
+            return digest, self._prepare_small(digest, data)
+
+        with ThreadPoolExecutor(max_workers=self._workers) as pool:
+            inflight: deque[tuple[str | os.PathLike[str], Future[tuple[Digest, _Blob] | int]]]
+            inflight = deque()
+            source = iter(paths)
+            exhausted = False
+            while True:
+                while not exhausted and len(inflight) < window:
+                    nxt = next(source, None)
+                    if nxt is None:
+                        exhausted = True
+                        break
+                    inflight.append((nxt, pool.submit(work, nxt)))
+                if not inflight:
+                    return
+                path, fut = inflight.popleft()
+                try:
+                    result = fut.result()
+                    if isinstance(result, int):
+                        yield path, self.put_file(path)
+                    else:
+                        digest, op = result
+                        self._add(op)
+                        yield path, digest
+                except InputError as exc:
+                    yield path, exc
+
+    # --- internals -----------------------------------------------------------------------------
+
+    def _prepare_small(self, digest: Digest, data: bytes) -> _Blob:
+        if digest in self._seen or self._store.has(digest):
+            return _Blob(digest, None, data, len(data))
+        return _Blob(digest, _checked_frame(data, digest, self._level), data, len(data))
+
+    def _put_large(self, pieces: Iterator[bytes]) -> Digest:
+        whole = hasher()
+        chunks: list[Digest] = []
+        raw_size = stored = 0
+        for piece in pieces:
+            whole.update(piece)
+            chunk = Digest.of(piece)
+            chunks.append(chunk)
+            raw_size += len(piece)
+            existing = None if chunk in self._seen_chunks else self._store.raw_chunk(chunk)
+            if chunk in self._seen_chunks or existing is not None:
+                stored += len(existing or b"")
+                # Still recorded: the commit refreshes the chunk's write time, so a concurrent
+                # gc sweeping unreferenced chunks leaves it alone until the index lands.
+                self._add(_Chunk(chunk, b""))
+                continue
+            value = _checked_frame(piece, chunk, self._level)
+            stored += len(value)
+            self._seen_chunks.add(chunk)
+            self._add(_Chunk(chunk, value))
+        digest = Digest(whole.digest())
+        index = frame.encode_index(raw_size, self._store.chunk_size, chunks)
+        self._add(_Index(digest, index, raw_size, stored + len(index), chunks))
+        return digest
+
+    def _add(self, op: _Op) -> None:
+        if isinstance(op, _Blob):
+            self._seen.add(op.digest)
+            self._pending_bytes += len(op.frame or b"") + len(op.raw or b"") // 4 + 64
+        elif isinstance(op, _Chunk):
+            self._pending_bytes += len(op.frame) + 64
+        else:
+            self._seen.add(op.digest)
+            self._pending_bytes += len(op.frame) + 64
+        self._ops.append(op)
+        if self._pending_bytes >= FLUSH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit everything pending in one write transaction."""
+        if not self._ops:
+            return
+        ops, self._ops = self._ops, []
+        expected, self._pending_bytes = self._pending_bytes, 0
+        store = self._store
+        level = self._level
+
+        def run(txn: Txn) -> tuple[int, int]:
+            blobs_db, meta_db = store.db("blobs"), store.db("meta")
+            chunks_db, refs_db = store.db("chunks"), store.db("chunkrefs")
+            now = now_ns()
+            new_blobs = new_raw = new_stored = ingested = count = 0
+            for op in ops:
+                if isinstance(op, _Chunk):
+                    ref = txn.get(op.digest, db=refs_db)
+                    refs = CHUNKREF.unpack(ref)[0] if ref else 0
+                    if txn.get(op.digest, db=chunks_db) is None:
+                        if not op.frame:
+                            raise CorruptBlob(str(op.digest), "chunk vanished during the put")
+                        txn.put(op.digest, op.frame, db=chunks_db)
+                        new_stored += len(op.frame)
+                    txn.put(op.digest, CHUNKREF.pack(refs, now), db=refs_db)
+                    continue
+                count += 1
+                if isinstance(op, _Blob) and op.frame is None and op.raw is None:
+                    store._touch_in(txn, op.digest, now)
+                    count -= 1
+                    continue
+                ingested += op.raw_size
+                if store._touch_in(txn, op.digest, now):
+                    continue
+                if isinstance(op, _Index):
+                    for chunk in sorted(set(op.chunks)):
+                        ref = txn.get(chunk, db=refs_db)
+                        if ref is None or txn.get(chunk, db=chunks_db) is None:
+                            raise CorruptBlob(str(op.digest), f"chunk {chunk} vanished during put")
+                        refs = CHUNKREF.unpack(ref)[0]
+                        txn.put(chunk, CHUNKREF.pack(refs + 1, now), db=refs_db)
+                    value = op.frame
+                    stored_size = op.stored_size
+                else:
+                    value = op.frame or _checked_frame(op.raw or b"", op.digest, level)
+                    stored_size = len(value)
+                txn.put(op.digest, value, db=blobs_db)
+                txn.put(op.digest, META.pack(op.raw_size, stored_size, now, now), db=meta_db)
+                new_blobs += 1
+                new_raw += op.raw_size
+                new_stored += len(value)
+            store._add_totals(
+                txn,
+                {
+                    "blobs": new_blobs,
+                    "raw_bytes": new_raw,
+                    "stored_bytes": new_stored,
+                    "ingested_bytes": ingested,
+                    "ingested_count": count,
+                },
+            )
+            return new_blobs, new_stored
+
+        new_blobs, new_stored = store.write(run, expected_bytes=expected)
+        self.new_blobs += new_blobs
+        self.new_bytes += new_stored
+
+
+def _iter_bytes(data: bytes, size: int) -> Iterator[bytes]:
+    for start in range(0, len(data), size):
+        yield data[start : start + size]
+
+
+def _iter_stream(stream: IO[bytes], size: int) -> Iterator[bytes]:
+    """Exactly ``size``-byte pieces (the last one shorter), whatever the stream's read sizes."""
+    buf = bytearray()
+    while True:
+        piece = stream.read(size - len(buf))
+        if not piece:
+            break
+        buf += piece
+        if len(buf) >= size:
+            yield bytes(buf)
+            buf.clear()
+    if buf:
+        yield bytes(buf)
+
+
+def _chain(first: bytes, second: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    yield first
+    yield second
+    yield from rest

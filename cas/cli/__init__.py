@@ -1,0 +1,89 @@
+"""The ``cas`` command: parse, call one library function, print.
+
+Errors are mapped here and only here: a `CasError` prints one line on stderr and exits with its
+code; anything else is a bug, shown in one line (with a traceback under ``--debug`` or
+``CAS_DEBUG=1``). Ctrl-C exits 130.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+import click
+
+from cas.cli._common import Ctx
+from cas.cli.store_cmds import COMMANDS as STORE_COMMANDS
+from cas.errors import EXIT_INTERRUPTED, EXIT_USAGE, CasError, Interrupted
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.group(context_settings=CONTEXT)
+@click.option(
+    "--store",
+    "store_opt",
+    envvar="CAS_STORE",
+    metavar="PATH",
+    help="The store directory (default: the nearest .cas upward; env CAS_STORE).",
+)
+@click.option("--debug", is_flag=True, envvar="CAS_DEBUG", help="Show tracebacks.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress or notes, only results.")
+@click.version_option(package_name="cas", prog_name="cas")
+@click.pass_context
+def cli(ctx: click.Context, store_opt: str | None, debug: bool, quiet: bool) -> None:
+    """Content-addressed storage with deterministic, token-bounded context packs."""
+    ctx.obj = Ctx(store_opt=store_opt, debug=debug, quiet=quiet)
+
+
+for _command in STORE_COMMANDS:
+    cli.add_command(_command)
+
+
+def _debug_wanted(argv: list[str]) -> bool:
+    return "--debug" in argv or os.environ.get("CAS_DEBUG", "") not in ("", "0")
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = _debug_wanted(args)
+    try:
+        cli.main(args=args, prog_name="cas", standalone_mode=False)
+    except CasError as exc:
+        if debug:
+            traceback.print_exc()
+        click.echo(f"cas: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo(f"cas: {Interrupted()}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt:
+        click.echo(f"cas: {Interrupted()}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+        sys.exit(EXIT_USAGE)
+    except click.ClickException as exc:
+        hint = ""
+        ctx = getattr(exc, "ctx", None)
+        if ctx is not None:
+            hint = f" (see '{ctx.command_path} --help')"
+        click.echo(f"cas: error: {exc.format_message()}{hint}", err=True)
+        sys.exit(exc.exit_code if exc.exit_code else EXIT_USAGE)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        # The reader went away (cas get ... | head): not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(0)
+    except Exception as exc:
+        if debug:
+            traceback.print_exc()
+        click.echo(
+            f"cas: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a "
+            "traceback, and please report it)",
+            err=True,
+        )
+        sys.exit(EXIT_USAGE)

@@ -1,0 +1,67 @@
+"""What every command shares: the context object, output helpers, store opening."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cas.digest import Digest
+from cas.errors import StoreNotFound
+from cas.progress import wanted
+from cas.store import Store, find_store
+
+
+@dataclass
+class Ctx:
+    store_opt: str | None
+    debug: bool
+    quiet: bool
+
+    def store_path(self) -> Path:
+        if self.store_opt:
+            return Path(self.store_opt).absolute()
+        return find_store()
+
+    def open_store(self, *, readonly: bool = False) -> Store:
+        return Store.at(self.store_path(), readonly=readonly)
+
+    def try_store_path(self) -> Path | None:
+        try:
+            return self.store_path()
+        except StoreNotFound:
+            return None
+
+    @property
+    def progress(self) -> bool:
+        return wanted(self.quiet)
+
+
+pass_ctx = click.make_pass_decorator(Ctx)
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
+
+
+def emit_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False))
+
+
+def warn(message: str) -> None:
+    click.echo(f"cas: {message}", err=True)
+
+
+def parse_digests(texts: tuple[str, ...]) -> list[Digest]:
+    return [Digest.parse(t) for t in texts]
+
+
+def stdout_binary() -> Any:
+    return sys.stdout.buffer
+
+
+def default_store_location() -> Path:
+    return Path(os.getcwd()) / ".cas"

@@ -1,0 +1,261 @@
+"""Commands on blobs: init, put, get, has, stat, ls, info."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from cas.cli._common import Ctx, emit_json, json_option, parse_digests, pass_ctx, warn
+from cas.digest import Digest
+from cas.errors import EXIT_PROBLEM, EXIT_USAGE, InputError
+from cas.progress import Progress, human_bytes
+from cas.store import DEFAULT_LEVEL, Store
+from cas.tree import Skipped, regular_files
+
+
+@click.command()
+@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--level",
+    type=click.IntRange(1, 22),
+    default=DEFAULT_LEVEL,
+    show_default=True,
+    help="zstd compression level for new blobs.",
+)
+@json_option
+@pass_ctx
+def init(ctx: Ctx, path: Path | None, level: int, as_json: bool) -> None:
+    """Create a store (default: .cas in the current directory, or --store)."""
+    where = (
+        path / ".cas"
+        if path is not None
+        else (Path(ctx.store_opt) if ctx.store_opt else Path.cwd() / ".cas")
+    )
+    with Store.create(where, level=level) as store:
+        if as_json:
+            emit_json({"store": str(store.path), "level": store.level})
+        else:
+            click.echo(f"initialized empty cas store in {store.path}")
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-r", "--recursive", is_flag=True, help="Store every regular file below each DIR.")
+@json_option
+@pass_ctx
+def put(ctx: Ctx, paths: tuple[str, ...], recursive: bool, as_json: bool) -> None:
+    """Store FILE... (or - for standard input) and print each digest.
+
+    With -r, store every regular file below each DIR and print 'digest  path' lines."""
+    with ctx.open_store() as store:
+        if recursive:
+            code = _put_recursive(ctx, store, paths, as_json)
+        else:
+            code = _put_files(store, paths, as_json)
+    if code:
+        sys.exit(code)
+
+
+def _put_files(store: Store, paths: tuple[str, ...], as_json: bool) -> int:
+    # Check every path first so that a typo in the last argument stores nothing.
+    for p in paths:
+        if p != "-" and not os.path.lexists(p):
+            raise InputError(p, "no such file")
+        if p != "-" and os.path.isdir(p):
+            raise InputError(p, "is a directory", "use 'cas put -r' to store a directory's files")
+    results: list[tuple[str, Digest]] = []
+    with store.batch() as batch:
+        for p in paths:
+            digest = batch.put_stream(sys.stdin.buffer) if p == "-" else batch.put_file(p)
+            results.append((p, digest))
+    if as_json:
+        emit_json([{"path": p, "digest": str(d)} for p, d in results])
+    else:
+        for _, d in results:
+            click.echo(str(d))
+    return 0
+
+
+def _put_recursive(ctx: Ctx, store: Store, dirs: tuple[str, ...], as_json: bool) -> int:
+    for d in dirs:
+        if not os.path.isdir(d):
+            problem = "no such directory" if not os.path.lexists(d) else "is not a directory"
+            raise InputError(d, problem, "'cas put -r' takes directories")
+    failures = 0
+    skipped: list[Skipped] = []
+    results: list[dict[str, str]] = []
+
+    def files() -> list[str]:
+        out: list[str] = []
+        for d in dirs:
+            for item in regular_files(d, skip=store.path):
+                if isinstance(item, Skipped):
+                    skipped.append(item)
+                else:
+                    out.append(item)
+        return out
+
+    todo = files()
+    # Lines are printed once the batch has committed, so every digest shown is really stored.
+    with Progress("storing", total=len(todo), enabled=ctx.progress) as bar, store.batch() as batch:
+        for path, outcome in batch.put_files(todo):
+            bar.advance()
+            if isinstance(outcome, InputError):
+                failures += 1
+                warn(f"error: {outcome}")
+                continue
+            results.append({"path": os.fspath(path), "digest": str(outcome)})
+    if not as_json:
+        for row in results:
+            click.echo(f"{row['digest']}  {row['path']}")
+    for item in skipped:
+        if not ctx.quiet:
+            warn(f"skipped {item.path}: {item.reason}")
+    if as_json:
+        emit_json(
+            {
+                "stored": results,
+                "failed": failures,
+                "skipped": [{"path": s.path, "reason": s.reason} for s in skipped],
+            }
+        )
+    return EXIT_USAGE if failures else 0
+
+
+@click.command()
+@click.argument("digest")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to FILE (atomically, only once the content verified) instead of stdout.",
+)
+@click.option("--no-verify", is_flag=True, help="Skip re-hashing (faster, trusts the store).")
+@pass_ctx
+def get(ctx: Ctx, digest: str, output: Path | None, no_verify: bool) -> None:
+    """Write a blob's content to stdout or FILE, streaming, re-hashing as it reads."""
+    wanted_digest = Digest.parse(digest)
+    with (
+        ctx.open_store(readonly=True) as store,
+        store.open(wanted_digest, verify=not no_verify) as reader,
+    ):
+        if output is None:
+            out = sys.stdout.buffer
+            for piece in reader.chunks():
+                out.write(piece)
+            out.flush()
+            return
+        folder = output.absolute().parent
+        fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".partial", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                for piece in reader.chunks():
+                    handle.write(piece)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, output)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+@click.command()
+@click.argument("digests", nargs=-1, required=True)
+@json_option
+@pass_ctx
+def has(ctx: Ctx, digests: tuple[str, ...], as_json: bool) -> None:
+    """Tell which DIGESTs are in the store; exit 1 if any is missing."""
+    parsed = parse_digests(digests)
+    with ctx.open_store(readonly=True) as store:
+        present = store.has_many(parsed)
+    if as_json:
+        emit_json([{"digest": str(d), "present": d in present} for d in parsed])
+    else:
+        for d in parsed:
+            click.echo(f"{d}  {'present' if d in present else 'missing'}")
+    if len(present) != len(set(parsed)):
+        sys.exit(EXIT_PROBLEM)
+
+
+@click.command()
+@click.argument("digest")
+@json_option
+@pass_ctx
+def stat(ctx: Ctx, digest: str, as_json: bool) -> None:
+    """Show a blob's sizes, codec, chunks and times."""
+    with ctx.open_store(readonly=True) as store:
+        st = store.stat(Digest.parse(digest))
+    fields = {
+        "digest": str(st.digest),
+        "raw_size": st.raw_size,
+        "stored_size": st.stored_size,
+        "codec": st.codec,
+        "chunks": st.chunks,
+        "first_stored_ns": st.first_stored_ns,
+        "last_referenced_ns": st.last_referenced_ns,
+    }
+    if as_json:
+        emit_json(fields)
+    else:
+        width = max(len(k) for k in fields)
+        for key, value in fields.items():
+            click.echo(f"{key:<{width}}  {value}")
+
+
+@click.command(name="ls")
+@json_option
+@pass_ctx
+def ls_cmd(ctx: Ctx, as_json: bool) -> None:
+    """List every blob: digest, raw size, stored size."""
+    with ctx.open_store(readonly=True) as store:
+        rows = store.iter_meta()
+        if as_json:
+            emit_json(
+                [{"digest": str(d), "raw_size": r, "stored_size": s} for d, r, s, _f, _l in rows]
+            )
+            return
+        for d, raw, stored, _first, _last in rows:
+            click.echo(f"{d}  {raw:>12}  {stored:>12}")
+
+
+@click.command()
+@json_option
+@pass_ctx
+def info(ctx: Ctx, as_json: bool) -> None:
+    """Store totals: blobs, logical and stored bytes, dedup and compression ratios."""
+    with ctx.open_store(readonly=True) as store:
+        st = store.stats()
+    report = {
+        "store": st.path,
+        "format": st.format,
+        "chunk_size": st.chunk_size,
+        "level": st.level,
+        "blobs": st.blobs,
+        "raw_bytes": st.raw_bytes,
+        "stored_bytes": st.stored_bytes,
+        "ingested_bytes": st.ingested_bytes,
+        "ingested_count": st.ingested_count,
+        "file_bytes": st.file_bytes,
+        "dedup_ratio": round(st.dedup_ratio, 4),
+        "compression_ratio": round(st.compression_ratio, 4),
+    }
+    if as_json:
+        emit_json(report)
+        return
+    click.echo(f"store              {st.path} (format {st.format})")
+    click.echo(f"blobs              {st.blobs}")
+    click.echo(f"logical bytes      {st.raw_bytes} ({human_bytes(st.raw_bytes)})")
+    click.echo(f"stored bytes       {st.stored_bytes} ({human_bytes(st.stored_bytes)})")
+    click.echo(f"file size          {st.file_bytes} ({human_bytes(st.file_bytes)})")
+    click.echo(
+        f"dedup ratio        {st.dedup_ratio:.2f}x "
+        f"({st.ingested_count} puts, {human_bytes(st.ingested_bytes)} offered)"
+    )
+    click.echo(f"compression ratio  {st.compression_ratio:.2f}x (zstd level {st.level})")
+
+
+COMMANDS = [init, put, get, has, stat, ls_cmd, info]

@@ -1,0 +1,205 @@
+"""Every error the project raises on purpose, in one place.
+
+Each class carries the fields that describe the failure, builds its own one-line message, and owns
+its exit code. The CLI maps `CasError` to that code and prints the message; anything else is a bug
+and is shown with a traceback only under ``--debug``.
+
+Exit codes (every command):
+  0  success
+  1  the command ran and found a problem (verify failure, not found, corrupt data, budget)
+  2  it could not run as asked (usage, bad input, no store, bad configuration)
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_PROBLEM = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class CasError(Exception):
+    """Root of every error the project raises deliberately."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+# --- exit 2: the command could not run as asked -------------------------------------------------
+
+
+class UsageError(CasError):
+    """Bad input from the user: a malformed argument, a missing file, a wrong kind of file."""
+
+    exit_code = EXIT_USAGE
+
+
+class BadDigest(UsageError):
+    """A digest that does not parse."""
+
+    def __init__(self, text: str) -> None:
+        shown = text if len(text) <= 80 else text[:77] + "..."
+        super().__init__(
+            f"malformed digest {shown!r}: expected 'blake3:' followed by 64 lowercase hex digits"
+        )
+        self.text = text
+
+
+class InputError(UsageError):
+    """A path given as input cannot be read as a regular file."""
+
+    def __init__(self, path: str, problem: str, hint: str = "") -> None:
+        msg = f"{path}: {problem}"
+        if hint:
+            msg += f" ({hint})"
+        super().__init__(msg)
+        self.path = path
+        self.problem = problem
+
+
+class StoreNotFound(UsageError):
+    """No store at or above the working directory."""
+
+    def __init__(self, start: str) -> None:
+        super().__init__(
+            f"no cas store found in {start} or any parent directory: run 'cas init' to create "
+            "one, or pass --store PATH / set CAS_STORE"
+        )
+        self.start = start
+
+
+class StoreVersionError(UsageError):
+    """The store was written by a newer (or unknown) format version."""
+
+    def __init__(self, path: str, found: int, supported: int) -> None:
+        super().__init__(
+            f"store {path} has format version {found}, but this cas supports up to {supported}: "
+            "upgrade cas to open it"
+        )
+        self.path = path
+        self.found = found
+        self.supported = supported
+
+
+class StoreAccessError(UsageError):
+    """The store exists but cannot be opened as asked (permissions, a damaged file)."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"cannot open store {path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+class StoreExists(UsageError):
+    """`cas init` on a directory that already holds a store."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"a cas store already exists at {path}")
+        self.path = path
+
+
+class ConfigError(UsageError):
+    """The project configuration is wrong: names the file, the key and what is allowed."""
+
+    def __init__(self, file: str, key: str, problem: str) -> None:
+        where = f"{file}: {key}" if key else file
+        super().__init__(f"{where}: {problem}")
+        self.file = file
+        self.key = key
+        self.problem = problem
+
+
+class ManifestError(UsageError):
+    """Bytes that do not decode as a valid manifest of a supported format."""
+
+    def __init__(self, source: str, problem: str) -> None:
+        super().__init__(f"{source}: not a valid cas manifest: {problem}")
+        self.source = source
+        self.problem = problem
+
+
+class StoreFull(UsageError):
+    """The disk (or the largest map LMDB may grow to) is full; the batch was rolled back."""
+
+    def __init__(self, path: str, detail: str) -> None:
+        super().__init__(
+            f"store {path} is full ({detail}): the last batch was rolled back, nothing was "
+            "half-written; free disk space and retry"
+        )
+        self.path = path
+
+
+# --- exit 1: the command ran and found a problem ------------------------------------------------
+
+
+class ProblemError(CasError):
+    """The command ran and found a problem."""
+
+    exit_code = EXIT_PROBLEM
+
+
+class BlobNotFound(ProblemError):
+    """A digest the store does not hold."""
+
+    def __init__(self, digest: str) -> None:
+        super().__init__(f"{digest}: not in the store")
+        self.digest = digest
+
+
+class CorruptBlob(ProblemError):
+    """Stored bytes that do not decode, or decode to content with another digest."""
+
+    def __init__(self, digest: str, problem: str) -> None:
+        super().__init__(f"{digest}: corrupt in the store: {problem}")
+        self.digest = digest
+        self.problem = problem
+
+
+class NotFound(ProblemError):
+    """A named thing (pack, scope, pin, remote) that does not exist."""
+
+    def __init__(self, what: str, name: str, hint: str = "") -> None:
+        msg = f"{what} {name!r} not found"
+        if hint:
+            msg += f": {hint}"
+        super().__init__(msg)
+        self.what = what
+        self.name = name
+
+
+class BudgetError(ProblemError):
+    """Files pinned as required exceed a pack's maximum token budget on their own."""
+
+    def __init__(self, scope: str, budget_max: int, required: list[tuple[str, int]]) -> None:
+        total = sum(t for _, t in required)
+        listed = ", ".join(f"{p} ({t} tokens)" for p, t in required)
+        super().__init__(
+            f"pack {scope!r}: required files alone need {total} tokens, over the max of "
+            f"{budget_max}: {listed}; raise the budget or drop 'required' from a rule"
+        )
+        self.scope = scope
+        self.budget_max = budget_max
+        self.required = required
+
+
+class VerifyFailed(ProblemError):
+    """Verification found problems; the report holds them."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(f"verify failed: {count} problem{'s' if count != 1 else ''}")
+        self.count = count
+
+
+class Interrupted(CasError):
+    """Ctrl-C: the current transaction was rolled back."""
+
+    exit_code = EXIT_INTERRUPTED
+
+    def __init__(self) -> None:
+        super().__init__("interrupted: the last batch was rolled back; the store is consistent")

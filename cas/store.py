@@ -1,0 +1,605 @@
+"""The store: an LMDB environment under ``.cas/`` holding immutable, deduplicated blobs.
+
+Tables (LMDB named databases):
+
+``info``      format version, chunk size, compression level, running totals
+``blobs``     digest -> frame (raw/zstd content, or a chunk index for large content)
+``chunks``    chunk digest -> frame (pieces of large blobs)
+``chunkrefs`` chunk digest -> (blobs referencing it, last written ns)
+``meta``      digest -> raw size, stored size, first stored ns, last referenced ns
+``pins``      name -> digest (extra gc roots)
+``cache``     namespaced keys -> values that may be dropped at any time
+``leases``    id -> holder record of a pack in progress (gc waits for or refuses these)
+``verified``  digest -> last verified ns (verify checks the stalest first)
+``remotes``   name -> remote configuration (no credentials)
+
+Writes go through a `Batch`: values are hashed and compressed outside the write transaction
+(in worker threads for many files), then committed together, so ingesting 20,000 files is a
+handful of commits. Content above the chunk size is split into chunks committed in bounded
+sub-batches, so memory stays bounded for any size; the blob's index record is committed last,
+once every chunk is in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, Final
+
+import lmdb
+import msgpack
+
+from cas import frame
+from cas.batch import Batch
+from cas.digest import Digest
+from cas.errors import (
+    BlobNotFound,
+    CasError,
+    CorruptBlob,
+    StoreAccessError,
+    StoreExists,
+    StoreFull,
+    StoreNotFound,
+    StoreVersionError,
+)
+from cas.reader import BlobReader
+from cas.records import CHUNKREF, META, Txn, now_ns
+
+FORMAT_VERSION: Final = 1
+STORE_DIRNAME: Final = ".cas"
+DEFAULT_CHUNK_SIZE: Final = 1 << 20
+DEFAULT_LEVEL: Final = 3
+
+
+_INITIAL_MAP: Final = 1 << 30
+_TABLES: Final = (
+    "info",
+    "blobs",
+    "chunks",
+    "chunkrefs",
+    "meta",
+    "pins",
+    "cache",
+    "leases",
+    "verified",
+    "remotes",
+)
+_TOTAL_KEYS: Final = ("blobs", "raw_bytes", "stored_bytes", "ingested_bytes", "ingested_count")
+
+
+@dataclass(frozen=True, slots=True)
+class BlobStat:
+    digest: Digest
+    raw_size: int
+    stored_size: int
+    codec: str
+    chunks: int
+    first_stored_ns: int
+    last_referenced_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    path: str
+    format: int
+    chunk_size: int
+    level: int
+    blobs: int
+    raw_bytes: int
+    stored_bytes: int
+    ingested_bytes: int
+    ingested_count: int
+    file_bytes: int
+
+    @property
+    def dedup_ratio(self) -> float:
+        """Bytes offered to put, over unique bytes kept (1.0 = no duplicates seen)."""
+        return self.ingested_bytes / self.raw_bytes if self.raw_bytes else 1.0
+
+    @property
+    def compression_ratio(self) -> float:
+        """Unique raw bytes over bytes stored (frames included)."""
+        return self.raw_bytes / self.stored_bytes if self.stored_bytes else 1.0
+
+
+def find_store(start: str | os.PathLike[str] | None = None) -> Path:
+    """The store for ``start`` (default: cwd): ``$CAS_STORE``, else the nearest ``.cas/`` upward."""
+    env = os.environ.get("CAS_STORE")
+    if env:
+        return Path(env).absolute()
+    here = Path(start if start is not None else os.getcwd()).absolute()
+    for folder in (here, *here.parents):
+        candidate = folder / STORE_DIRNAME
+        if (candidate / "data.mdb").is_file():
+            return candidate
+    raise StoreNotFound(str(here))
+
+
+def _os_problem(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+class Store:
+    """A content-addressed blob store in one LMDB environment. Use as a context manager."""
+
+    def __init__(self, env: lmdb.Environment, path: Path, *, readonly: bool) -> None:
+        self._env = env
+        self.path = path
+        self.readonly = readonly
+        self._dbs = {name: env.open_db(name.encode(), create=False) for name in _TABLES}
+        self._grow_lock = threading.Lock()
+        with env.begin() as txn:
+            info = txn.cursor(self._dbs["info"])
+            self.chunk_size = int(info.get(b"chunk_size") or DEFAULT_CHUNK_SIZE)
+            self.level = int(info.get(b"level") or DEFAULT_LEVEL)
+
+    # --- opening --------------------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        level: int = DEFAULT_LEVEL,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+    ) -> Store:
+        """Create a new store at ``path`` (the ``.cas`` directory itself) and open it."""
+        where = Path(path).absolute()
+        if (where / "data.mdb").exists():
+            raise StoreExists(str(where))
+        if not 1 <= level <= 22:
+            raise CasError(f"compression level {level} is out of range: use 1 to 22")
+        try:
+            where.mkdir(parents=True, exist_ok=True)
+            env = cls._open_env(where, readonly=False, create=True)
+        except OSError as exc:
+            raise StoreAccessError(str(where), _os_problem(exc)) from None
+        except lmdb.Error as exc:
+            raise StoreAccessError(str(where), str(exc)) from None
+        with env.begin(write=True) as txn:
+            info = env.open_db(b"info", txn=txn)
+            for name in _TABLES:
+                env.open_db(name.encode(), txn=txn)
+            txn.put(b"format", str(FORMAT_VERSION).encode(), db=info)
+            txn.put(b"chunk_size", str(chunk_size).encode(), db=info)
+            txn.put(b"level", str(level).encode(), db=info)
+            txn.put(b"totals", msgpack.packb(dict.fromkeys(_TOTAL_KEYS, 0)), db=info)
+        return cls(env, where, readonly=False)
+
+    @classmethod
+    def at(cls, path: str | os.PathLike[str], *, readonly: bool = False) -> Store:
+        """Open the store at ``path``, refusing a newer format version."""
+        where = Path(path).absolute()
+        if not (where / "data.mdb").is_file():
+            if where.is_dir() and (where / STORE_DIRNAME / "data.mdb").is_file():
+                where = where / STORE_DIRNAME
+            else:
+                raise StoreNotFound(str(where))
+        if not readonly and not os.access(where, os.W_OK):
+            raise StoreAccessError(
+                str(where), "the store directory is read-only (writing needs write permission)"
+            )
+        try:
+            env = cls._open_env(where, readonly=readonly, create=False)
+        except lmdb.Error as exc:
+            if not (readonly and "permission" in str(exc).lower()):
+                raise StoreAccessError(str(where), f"{exc}") from None
+            # Someone who may only read the store cannot take LMDB's reader lock. Open without
+            # it: reads still see a committed snapshot, and every read re-hashes, so a page
+            # recycled by a concurrent writer of another account is caught, never returned.
+            try:
+                env = cls._open_env(where, readonly=True, create=False, lock=False)
+            except lmdb.Error as exc2:
+                raise StoreAccessError(str(where), f"{exc2}") from None
+        try:
+            with env.begin() as txn:
+                info_db = env.open_db(b"info", txn=txn, create=False)
+                found = txn.get(b"format", db=info_db)
+        except lmdb.Error as exc:
+            env.close()
+            raise StoreAccessError(str(where), f"not a cas store or damaged: {exc}") from None
+        try:
+            version = int(found or b"0")
+        except ValueError:
+            version = -1
+        if version != FORMAT_VERSION:
+            env.close()
+            if version > FORMAT_VERSION:
+                raise StoreVersionError(str(where), version, FORMAT_VERSION)
+            raise StoreAccessError(str(where), f"unknown format marker {found!r}")
+        try:
+            return cls(env, where, readonly=readonly)
+        except lmdb.Error as exc:
+            env.close()
+            raise StoreAccessError(str(where), f"damaged store: {exc}") from None
+
+    @staticmethod
+    def _open_env(
+        where: Path, *, readonly: bool, create: bool, lock: bool = True
+    ) -> lmdb.Environment:
+        data = where / "data.mdb"
+        size = data.stat().st_size if data.exists() else 0
+        map_size = max(_INITIAL_MAP, size * 2)
+        return lmdb.open(
+            str(where),
+            map_size=map_size,
+            max_dbs=len(_TABLES) + 2,
+            readonly=readonly,
+            create=create,
+            # Durability is per commit; metasync keeps the last commit safe across power loss.
+            sync=True,
+            metasync=True,
+            readahead=False,
+            max_readers=512,
+            lock=lock,
+        )
+
+    def close(self) -> None:
+        self._env.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- low-level transaction helpers ----------------------------------------------------------
+
+    def db(self, name: str) -> Any:
+        return self._dbs[name]
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[Txn]:
+        """A short read transaction (a consistent snapshot)."""
+        try:
+            txn = self._env.begin(buffers=False)
+        except lmdb.MapResizedError:
+            self._env.set_mapsize(0)
+            txn = self._env.begin(buffers=False)
+        try:
+            yield txn
+        finally:
+            txn.abort()
+
+    def write(self, fn: Callable[[Txn], Any], *, expected_bytes: int = 0) -> Any:
+        """Run ``fn`` in one write transaction; grow the map and retry when it is full.
+
+        ``fn`` must be safe to run again after an abort (it only writes through the txn).
+        A full disk or file size limit rolls the transaction back and raises `StoreFull`.
+        """
+        if self.readonly:
+            raise StoreAccessError(str(self.path), "opened read-only")
+        self._ensure_room(expected_bytes)
+        for _attempt in range(8):
+            try:
+                with self._env.begin(write=True) as txn:
+                    return fn(txn)
+            except lmdb.MapFullError:
+                self._grow(max(expected_bytes * 2, self._env.info()["map_size"]))
+            except lmdb.MapResizedError:
+                self._env.set_mapsize(0)
+            except lmdb.Error as exc:
+                raise self._write_failure(exc) from None
+            except OSError as exc:
+                if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+                    raise StoreFull(str(self.path), _os_problem(exc)) from None
+                raise
+        raise StoreFull(str(self.path), "the memory map could not be grown enough")
+
+    def _write_failure(self, exc: lmdb.Error) -> CasError:
+        text = str(exc)
+        lowered = text.lower()
+        if "permission" in lowered or "read-only" in lowered:
+            return StoreAccessError(str(self.path), text)
+        # LMDB reports a short write (disk full, file size limit, quota) as an I/O error; either
+        # way the commit did not happen and the previous state is intact.
+        if any(k in lowered for k in ("no space", "too large", "quota", "input/output")):
+            return StoreFull(str(self.path), f"disk full or I/O error: {text}")
+        return StoreFull(str(self.path), f"write failed: {text}")
+
+    def _ensure_room(self, expected: int) -> None:
+        info = self._env.info()
+        psize = self._env.stat()["psize"]
+        used = (info["last_pgno"] + 1) * psize
+        if used + expected * 2 + (16 << 20) > info["map_size"]:
+            self._grow(used + expected * 2 + (16 << 20))
+
+    def _grow(self, at_least: int) -> None:
+        with self._grow_lock:
+            current = self._env.info()["map_size"]
+            new = current
+            while new < at_least or new == current:
+                new *= 2
+            self._env.set_mapsize(new)
+
+    # --- info and totals --------------------------------------------------------------------
+
+    def _totals(self, txn: Txn) -> dict[str, int]:
+        raw = txn.get(b"totals", db=self._dbs["info"])
+        loaded: dict[str, int] = msgpack.unpackb(raw) if raw else {}
+        return {k: int(loaded.get(k, 0)) for k in _TOTAL_KEYS}
+
+    def _add_totals(self, txn: Txn, delta: dict[str, int]) -> None:
+        totals = self._totals(txn)
+        for key, value in delta.items():
+            totals[key] += value
+        txn.put(b"totals", msgpack.packb(totals), db=self._dbs["info"])
+
+    def stats(self) -> StoreStats:
+        with self.read() as txn:
+            totals = self._totals(txn)
+        data = self.path / "data.mdb"
+        return StoreStats(
+            path=str(self.path),
+            format=FORMAT_VERSION,
+            chunk_size=self.chunk_size,
+            level=self.level,
+            file_bytes=data.stat().st_size,
+            **totals,
+        )
+
+    # --- writing --------------------------------------------------------------------------------
+
+    def batch(self, *, level: int | None = None, workers: int | None = None) -> Batch:
+        """A write batch: ``with store.batch() as b: b.put(...)``; commits on clean exit."""
+        return Batch(self, level=self.level if level is None else level, workers=workers)
+
+    def put(self, data: bytes) -> Digest:
+        with self.batch() as b:
+            return b.put(data)
+
+    def put_file(self, path: str | os.PathLike[str]) -> Digest:
+        with self.batch() as b:
+            return b.put_file(path)
+
+    def put_stream(self, stream: BinaryIO) -> Digest:
+        with self.batch() as b:
+            return b.put_stream(stream)
+
+    def put_many(self, items: Iterable[bytes]) -> list[Digest]:
+        with self.batch() as b:
+            return [b.put(item) for item in items]
+
+    def touch(self, digests: Iterable[Digest]) -> int:
+        """Refresh last-referenced times; returns how many of the digests are present."""
+        wanted = sorted(set(digests))
+
+        def run(txn: Txn) -> int:
+            return sum(1 for d in wanted if self._touch_in(txn, d, now_ns()))
+
+        return int(self.write(run))
+
+    def _touch_in(self, txn: Txn, digest: Digest, now: int) -> bool:
+        meta_db = self._dbs["meta"]
+        raw = txn.get(digest, db=meta_db)
+        if raw is None:
+            return False
+        size, stored, first, _last = META.unpack(raw)
+        txn.put(digest, META.pack(size, stored, first, now), db=meta_db)
+        return True
+
+    def delete(self, digests: Iterable[Digest]) -> tuple[int, int]:
+        """Remove blobs (reserved for gc). Returns (blobs removed, stored bytes freed).
+
+        A chunked blob's chunks lose one reference each; chunks left unreferenced are removed
+        later by `sweep_chunks`, after the same grace period as blobs, so a put that is writing a
+        blob with the same chunks in another process never loses one.
+        """
+        wanted = sorted(set(digests))
+
+        def run(txn: Txn) -> tuple[int, int]:
+            return self.delete_in(txn, wanted)
+
+        result: tuple[int, int] = self.write(run)
+        return result
+
+    def delete_in(self, txn: Txn, digests: Iterable[Digest]) -> tuple[int, int]:
+        blobs_db, meta_db, refs_db = self._dbs["blobs"], self._dbs["meta"], self._dbs["chunkrefs"]
+        removed = freed = raw_freed = 0
+        now = now_ns()
+        for digest in digests:
+            value = txn.get(digest, db=blobs_db)
+            if value is None:
+                continue
+            meta = txn.get(digest, db=meta_db)
+            raw_size = META.unpack(meta)[0] if meta else 0
+            freed_here = len(value)
+            with contextlib.suppress(frame.FrameError):
+                if frame.header(value).codec == frame.INDEX:
+                    _, _, chunks = frame.decode_index(value)
+                    for chunk in sorted(set(chunks)):
+                        ref = txn.get(chunk, db=refs_db)
+                        count = CHUNKREF.unpack(ref)[0] if ref else 1
+                        txn.put(chunk, CHUNKREF.pack(max(count - 1, 0), now), db=refs_db)
+            txn.delete(digest, db=blobs_db)
+            txn.delete(digest, db=meta_db)
+            txn.delete(digest, db=self._dbs["verified"])
+            removed += 1
+            freed += freed_here
+            raw_freed += raw_size
+        if removed:
+            self._add_totals(
+                txn, {"blobs": -removed, "raw_bytes": -raw_freed, "stored_bytes": -freed}
+            )
+        return removed, freed
+
+    def sweep_chunks(self, older_than_ns: int, *, dry_run: bool = False) -> tuple[int, int]:
+        """Remove chunks no blob references whose last write is older than ``older_than_ns``."""
+
+        def run(txn: Txn) -> tuple[int, int]:
+            refs_db, chunks_db = self._dbs["chunkrefs"], self._dbs["chunks"]
+            doomed: list[bytes] = []
+            for key, ref in txn.cursor(db=refs_db):
+                count, written = CHUNKREF.unpack(ref)
+                if count == 0 and written < older_than_ns:
+                    doomed.append(bytes(key))
+            freed = 0
+            for key in doomed:
+                value = txn.get(key, db=chunks_db)
+                freed += len(value) if value is not None else 0
+                if not dry_run:
+                    txn.delete(key, db=chunks_db)
+                    txn.delete(key, db=refs_db)
+            if freed and not dry_run:
+                self._add_totals(txn, {"stored_bytes": -freed})
+            return len(doomed), freed
+
+        if dry_run:
+            with self.read() as txn:
+                return run(txn)
+        result: tuple[int, int] = self.write(run)
+        return result
+
+    # --- reading --------------------------------------------------------------------------------
+
+    def has(self, digest: Digest) -> bool:
+        with self.read() as txn:
+            return txn.get(digest, db=self._dbs["blobs"]) is not None
+
+    def has_many(self, digests: Iterable[Digest]) -> set[Digest]:
+        """The subset of ``digests`` present."""
+        with self.read() as txn:
+            blobs_db = self._dbs["blobs"]
+            return {d for d in digests if txn.get(d, db=blobs_db) is not None}
+
+    def stat(self, digest: Digest) -> BlobStat:
+        with self.read() as txn:
+            value = txn.get(digest, db=self._dbs["blobs"])
+            meta = txn.get(digest, db=self._dbs["meta"])
+        if value is None:
+            raise BlobNotFound(str(digest))
+        try:
+            head = frame.header(value)
+            chunks = len(frame.decode_index(value)[2]) if head.codec == frame.INDEX else 0
+        except frame.FrameError as exc:
+            raise CorruptBlob(str(digest), str(exc)) from None
+        if meta is None:
+            raise CorruptBlob(str(digest), "its metadata record is missing")
+        raw_size, stored, first, last = META.unpack(meta)
+        return BlobStat(
+            digest, raw_size, stored, frame.CODEC_NAMES[head.codec], chunks, first, last
+        )
+
+    def get(self, digest: Digest, *, verify: bool = True) -> bytes:
+        """The whole content of a blob (use `open` to stream a large one)."""
+        with self.open(digest, verify=verify) as reader:
+            return reader.read()
+
+    def open(self, digest: Digest, *, verify: bool = True) -> BlobReader:
+        """A streaming reader; with ``verify`` it raises `CorruptBlob`, never returns bad bytes."""
+        with self.read() as txn:
+            value = txn.get(digest, db=self._dbs["blobs"])
+        if value is None:
+            raise BlobNotFound(str(digest))
+        return BlobReader(self, digest, value, verify=verify)
+
+    def read_chunk(self, blob: Digest, chunk: Digest, *, verify: bool) -> bytes:
+        with self.read() as txn:
+            value = txn.get(chunk, db=self._dbs["chunks"])
+        if value is None:
+            raise CorruptBlob(str(blob), f"chunk {chunk} is missing from the store")
+        try:
+            data = frame.decode(value)
+        except frame.FrameError as exc:
+            raise CorruptBlob(str(blob), f"chunk {chunk}: {exc}") from None
+        if verify and Digest.of(data) != chunk:
+            raise CorruptBlob(str(blob), f"chunk {chunk} does not match its digest")
+        return data
+
+    def iterate(self, *, start: Digest | None = None, page: int = 10_000) -> Iterator[Digest]:
+        """Every blob digest in key order, read in pages of short transactions."""
+        after: bytes | None = None
+        while True:
+            keys: list[bytes] = []
+            with self.read() as txn:
+                cur = txn.cursor(db=self._dbs["blobs"])
+                positioned = cur.set_range(after if after is not None else (start or b""))
+                if positioned and after is not None and cur.key() == after:
+                    positioned = cur.next()
+                while positioned and len(keys) < page:
+                    keys.append(cur.key())
+                    positioned = cur.next()
+            yield from (Digest(k) for k in keys)
+            if len(keys) < page:
+                return
+            after = keys[-1]
+
+    def iter_meta(self, *, page: int = 10_000) -> Iterator[tuple[Digest, int, int, int, int]]:
+        """(digest, raw size, stored size, first ns, last referenced ns) for every blob."""
+        after = b""
+        while True:
+            rows: list[tuple[bytes, bytes]] = []
+            with self.read() as txn:
+                cur = txn.cursor(db=self._dbs["meta"])
+                positioned = cur.set_range(after)
+                if positioned and after and cur.key() == after:
+                    positioned = cur.next()
+                while positioned and len(rows) < page:
+                    rows.append((cur.key(), cur.value()))
+                    positioned = cur.next()
+            for key, value in rows:
+                yield (Digest(key), *META.unpack(value))
+            if len(rows) < page:
+                return
+            after = rows[-1][0]
+
+    def raw_value(self, digest: Digest) -> bytes | None:
+        """The stored frame of a blob, undecoded (for verification and remotes)."""
+        with self.read() as txn:
+            value: bytes | None = txn.get(digest, db=self._dbs["blobs"])
+            return value
+
+    def raw_chunk(self, digest: Digest) -> bytes | None:
+        with self.read() as txn:
+            value: bytes | None = txn.get(digest, db=self._dbs["chunks"])
+            return value
+
+    # --- small key-value tables (pins, cache, leases, verified, remotes) -------------------------
+
+    def kv_get(self, table: str, key: bytes) -> bytes | None:
+        with self.read() as txn:
+            value: bytes | None = txn.get(key, db=self._dbs[table])
+            return value
+
+    def kv_items(self, table: str, prefix: bytes = b"") -> list[tuple[bytes, bytes]]:
+        with self.read() as txn:
+            cur = txn.cursor(db=self._dbs[table])
+            out: list[tuple[bytes, bytes]] = []
+            if not cur.set_range(prefix):
+                return out
+            for key, value in cur:
+                if not key.startswith(prefix):
+                    break
+                out.append((key, value))
+            return out
+
+    def kv_put(self, table: str, items: Iterable[tuple[bytes, bytes]]) -> None:
+        pending = list(items)
+        size = sum(len(k) + len(v) for k, v in pending)
+
+        def run(txn: Txn) -> None:
+            db = self._dbs[table]
+            for key, value in pending:
+                txn.put(key, value, db=db)
+
+        self.write(run, expected_bytes=size)
+
+    def kv_delete(self, table: str, keys: Iterable[bytes]) -> int:
+        wanted = list(keys)
+
+        def run(txn: Txn) -> int:
+            db = self._dbs[table]
+            return sum(1 for key in wanted if txn.delete(key, db=db))
+
+        return int(self.write(run))
+
+    def kv_clear(self, table: str) -> None:
+        def run(txn: Txn) -> None:
+            txn.drop(self._dbs[table], delete=False)
+
+        self.write(run)

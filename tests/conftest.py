@@ -1,0 +1,89 @@
+"""Shared fixtures: real stores in temporary directories and a real `cas` process runner."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from cas import Store
+
+settings.register_profile(
+    "ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=60
+)
+settings.register_profile("dev", deadline=None, max_examples=40)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+ROOT = Path(__file__).resolve().parent.parent
+UNPRIVILEGED = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner"]
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+    stdout_bytes: bytes
+
+
+def cas_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CAS_")}
+    env["PYTHONPATH"] = str(ROOT)
+    env["CAS_NO_PROGRESS"] = "1"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run_cas(
+    *args: str | os.PathLike[str],
+    cwd: str | os.PathLike[str] | None = None,
+    input: bytes | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+    preexec_fn: object = None,
+    unprivileged: bool = False,
+) -> Result:
+    """Run ``cas ARGS``. With ``unprivileged``, root gives up its right to ignore file
+    permissions (setpriv drops CAP_DAC_OVERRIDE and friends), so permission errors are real."""
+    prefix = UNPRIVILEGED if unprivileged and os.geteuid() == 0 else []
+    proc = subprocess.run(
+        [*prefix, sys.executable, "-m", "cas", *map(os.fspath, args)],
+        check=False,
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        env=cas_env(env),
+        timeout=timeout,
+        preexec_fn=preexec_fn,  # type: ignore[arg-type]
+    )
+    return Result(
+        proc.returncode,
+        proc.stdout.decode("utf-8", "replace"),
+        proc.stderr.decode("utf-8", "replace"),
+        proc.stdout,
+    )
+
+
+@pytest.fixture
+def cas() -> object:
+    return run_cas
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store.create(tmp_path / ".cas") as s:
+        yield s
+
+
+@pytest.fixture
+def small_store(tmp_path: Path) -> Iterator[Store]:
+    """A store with a 4 KiB chunk size, so chunking is exercised with small data."""
+    with Store.create(tmp_path / ".cas", chunk_size=4096) as s:
+        yield s

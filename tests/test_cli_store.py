@@ -1,0 +1,249 @@
+"""The blob commands end to end, through a real `cas` process: each bad input gets one clear
+line on stderr, the documented exit code, no traceback, and nothing half-written."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cas import Digest, Store
+from tests.conftest import ROOT, cas_env, run_cas
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    assert run_cas("init", cwd=tmp_path).code == 0
+    return tmp_path
+
+
+def one_line_error(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    assert lines[0].startswith("cas: ")
+    return lines[0]
+
+
+def test_init_put_get_round_trip(repo: Path) -> None:
+    (repo / "a.txt").write_text("alpha\n")
+    r = run_cas("put", "a.txt", cwd=repo)
+    assert r.code == 0, r.err
+    digest = r.out.strip()
+    assert digest == str(Digest.of(b"alpha\n"))
+    g = run_cas("get", digest, cwd=repo)
+    assert g.code == 0 and g.stdout_bytes == b"alpha\n"
+    out = repo / "copy.txt"
+    assert run_cas("get", digest, "-o", out, cwd=repo).code == 0
+    assert out.read_bytes() == b"alpha\n"
+    h = run_cas("has", digest, cwd=repo)
+    assert h.code == 0 and "present" in h.out
+    s = run_cas("stat", digest, "--json", cwd=repo)
+    assert json.loads(s.out)["raw_size"] == 6
+    info = json.loads(run_cas("info", "--json", cwd=repo).out)
+    assert info["blobs"] == 1
+    ls = run_cas("ls", cwd=repo)
+    assert digest in ls.out
+
+
+def test_store_is_found_from_a_subdirectory_and_overridden(repo: Path, tmp_path: Path) -> None:
+    sub = repo / "deep" / "er"
+    sub.mkdir(parents=True)
+    (sub / "f").write_text("x")
+    assert run_cas("put", "f", cwd=sub).code == 0
+    other = tmp_path / "elsewhere"
+    assert run_cas("--store", other / ".cas", "init").code == 0
+    r = run_cas("put", "f", cwd=sub, env={"CAS_STORE": str(other / ".cas")})
+    assert r.code == 0
+    info = json.loads(run_cas("--store", other / ".cas", "info", "--json").out)
+    assert info["blobs"] == 1
+
+
+def test_put_stdin(repo: Path) -> None:
+    data = os.urandom(3 << 20)
+    r = run_cas("put", "-", cwd=repo, input=data)
+    assert r.code == 0, r.err
+    assert r.out.strip() == str(Digest.of(data))
+    assert run_cas("get", r.out.strip(), cwd=repo).stdout_bytes == data
+
+
+def test_put_recursive_prints_digest_and_path(repo: Path) -> None:
+    tree = repo / "tree"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "a").write_text("A")
+    (tree / "sub" / "b").write_text("B")
+    os.mkfifo(tree / "fifo")
+    r = run_cas("put", "-r", "tree", cwd=repo, timeout=30)
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    assert lines == [f"{Digest.of(b'A')}  tree/a", f"{Digest.of(b'B')}  tree/sub/b"]
+    assert "tree/fifo" in r.err  # noted, never opened
+
+
+def test_malformed_digest(repo: Path) -> None:
+    r = run_cas("get", "blake3:1234", cwd=repo)
+    assert r.code == 2
+    assert "expected 'blake3:' followed by 64 lowercase hex digits" in one_line_error(r.err)
+
+
+def test_unknown_digest(repo: Path) -> None:
+    d = Digest.of(b"nope")
+    r = run_cas("get", str(d), cwd=repo)
+    assert r.code == 1
+    assert str(d) in one_line_error(r.err)
+    assert run_cas("has", str(d), cwd=repo).code == 1
+
+
+def test_missing_file_stores_nothing(repo: Path) -> None:
+    (repo / "ok").write_text("fine")
+    r = run_cas("put", "ok", "missing.txt", cwd=repo)
+    assert r.code == 2
+    assert "missing.txt: no such file" in one_line_error(r.err)
+    assert json.loads(run_cas("info", "--json", cwd=repo).out)["blobs"] == 0
+
+
+def test_directory_where_a_file_is_expected(repo: Path) -> None:
+    (repo / "d").mkdir()
+    r = run_cas("put", "d", cwd=repo)
+    assert r.code == 2
+    assert "is a directory" in one_line_error(r.err)
+
+
+def test_fifo_does_not_hang(repo: Path) -> None:
+    os.mkfifo(repo / "pipe")
+    r = run_cas("put", "pipe", cwd=repo, timeout=20)
+    assert r.code == 2
+    assert "FIFO" in one_line_error(r.err)
+
+
+def test_unreadable_file(repo: Path) -> None:
+    locked = repo / "locked"
+    locked.write_text("no")
+    locked.chmod(0)
+    r = run_cas("put", "locked", cwd=repo, unprivileged=True)
+    assert r.code == 2
+    assert "locked: permission denied" in one_line_error(r.err)
+
+
+def test_no_store_found(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x")
+    r = run_cas("put", "f", cwd=tmp_path)
+    assert r.code == 2
+    assert "run 'cas init'" in one_line_error(r.err)
+
+
+def test_store_of_a_newer_format(repo: Path) -> None:
+    with Store.at(repo / ".cas") as s:
+        s.write(lambda txn: txn.put(b"format", b"9", db=s.db("info")))
+    r = run_cas("info", cwd=repo)
+    assert r.code == 2
+    assert "format version 9" in one_line_error(r.err)
+
+
+def test_read_only_store_directory(repo: Path) -> None:
+    store = repo / ".cas"
+    (repo / "f").write_text("data")
+    d = run_cas("put", "f", cwd=repo).out.strip()
+    (repo / "g").write_text("more")
+    for p in [store, *store.iterdir()]:
+        p.chmod(0o555 if p.is_dir() else 0o444)
+    try:
+        before = (store / "data.mdb").read_bytes()
+        r = run_cas("put", "g", cwd=repo, unprivileged=True)
+        assert r.code == 2
+        assert "read-only" in one_line_error(r.err)
+        # Reading still works for someone who may only read.
+        g = run_cas("get", d, cwd=repo, unprivileged=True)
+        assert g.code == 0, g.err
+        assert g.stdout_bytes == b"data"
+        assert (store / "data.mdb").read_bytes() == before
+    finally:
+        for p in [store, *store.iterdir()]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+
+
+def test_two_processes_putting_at_once(repo: Path) -> None:
+    for side in ("a", "b"):
+        folder = repo / side
+        folder.mkdir()
+        for i in range(300):
+            (folder / f"{i}.txt").write_text(f"{side} {i} " * 50)
+        (folder / "shared.txt").write_text("both sides store this")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "cas", "put", "-r", side],
+            cwd=repo,
+            env=cas_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for side in ("a", "b")
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    with Store.at(repo / ".cas") as s:
+        for out, _ in outs:
+            for line in out.decode().splitlines():
+                digest, path = line.split("  ", 1)
+                assert s.get(Digest.parse(digest)) == (repo / path).read_bytes()
+        assert s.stats().blobs == 601
+
+
+def test_corrupted_stored_value_detected_on_get(repo: Path) -> None:
+    (repo / "f").write_text("important " * 100)
+    digest = run_cas("put", "f", cwd=repo).out.strip()
+    d = Digest.parse(digest)
+    with Store.at(repo / ".cas") as s:
+        value = s.raw_value(d)
+        assert value is not None
+        s.write(lambda txn: txn.put(d, value[:-2] + b"zz", db=s.db("blobs")))
+    out = repo / "restored"
+    r = run_cas("get", digest, "-o", out, cwd=repo)
+    assert r.code == 1
+    assert digest in one_line_error(r.err) and "corrupt" in r.err
+    assert not out.exists()  # nothing half-written
+    assert not [p for p in repo.iterdir() if p.name.endswith(".partial")]
+
+
+def test_disk_full_rolls_the_batch_back(repo: Path) -> None:
+    folder = repo / "big"
+    folder.mkdir()
+    for i in range(40):
+        (folder / f"{i}").write_bytes(os.urandom(200_000))
+    before = json.loads(run_cas("info", "--json", cwd=repo).out)
+    size_now = (repo / ".cas" / "data.mdb").stat().st_size
+
+    def limit_file_size() -> None:
+        # The store may not grow by more than 1 MiB: the batch of 8 MB must fail whole.
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size_now + (1 << 20), resource.RLIM_INFINITY))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+    r = run_cas("put", "-r", "big", cwd=repo, preexec_fn=limit_file_size)
+    assert r.code == 2
+    line = one_line_error(r.err)
+    assert "full" in line and "rolled back" in line
+    after = json.loads(run_cas("info", "--json", cwd=repo).out)
+    assert after["blobs"] == before["blobs"]
+    with Store.at(repo / ".cas") as s:
+        assert list(s.iterate()) == []
+
+
+def test_debug_shows_a_traceback(repo: Path) -> None:
+    r = run_cas("--debug", "get", "blake3:12", cwd=repo)
+    assert r.code == 2 and "Traceback" in r.err
+
+
+def test_store_files_are_not_world_writable_by_default(repo: Path) -> None:
+    mode = (repo / ".cas" / "data.mdb").stat().st_mode
+    assert not mode & stat.S_IWOTH
+
+
+def test_root_constant_points_at_the_project() -> None:
+    assert (ROOT / "pyproject.toml").is_file()
