@@ -54,7 +54,7 @@ def run_cas(
     permissions (setpriv drops CAP_DAC_OVERRIDE and friends), so permission errors are real."""
     prefix = UNPRIVILEGED if unprivileged and os.geteuid() == 0 else []
     proc = subprocess.run(
-        [*prefix, sys.executable, "-m", "cas", *map(os.fspath, args)],
+        [*prefix, sys.executable, "-P", "-m", "cas", *map(os.fspath, args)],
         check=False,
         cwd=cwd,
         input=input,

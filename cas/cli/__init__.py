@@ -14,6 +14,7 @@ import traceback
 import click
 
 from cas.cli._common import Ctx
+from cas.cli.pack_cmds import COMMANDS as PACK_COMMANDS
 from cas.cli.store_cmds import COMMANDS as STORE_COMMANDS
 from cas.errors import EXIT_INTERRUPTED, EXIT_USAGE, CasError, Interrupted
 
@@ -37,7 +38,7 @@ def cli(ctx: click.Context, store_opt: str | None, debug: bool, quiet: bool) -> 
     ctx.obj = Ctx(store_opt=store_opt, debug=debug, quiet=quiet)
 
 
-for _command in STORE_COMMANDS:
+for _command in [*STORE_COMMANDS, *PACK_COMMANDS]:
     cli.add_command(_command)
 
 

@@ -47,6 +47,22 @@ pass_ctx = click.make_pass_decorator(Ctx)
 json_option = click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
 
 
+def _set_quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    if value and isinstance(ctx.obj, Ctx):
+        ctx.obj.quiet = True
+    return value
+
+
+quiet_option = click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    expose_value=False,
+    callback=_set_quiet,
+    help="No progress or notes, only results.",
+)
+
+
 def emit_json(obj: Any) -> None:
     click.echo(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False))
 

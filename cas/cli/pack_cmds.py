@@ -1,0 +1,301 @@
+"""Commands on packs: pack, render, show, diff. The only place cas imports packer."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
+from cas.errors import EXIT_PROBLEM, StoreNotFound, UsageError
+from cas.fsutil import atomic_write
+from cas.progress import Progress
+from cas.store import Store
+
+if TYPE_CHECKING:
+    from packer.build import PackReport
+
+# packer is imported inside each command: its tokenizer and parsers cost start-up time that
+# the blob commands should not pay. These mirror packer.render.FORMATS and MODES (a test checks).
+FORMATS = ("markdown", "xml", "plain")
+MODES = ("lite", "full", "split")
+
+
+def _root() -> Path:
+    from packer.config import find_project_root
+
+    return find_project_root(Path.cwd())
+
+
+def _store_for_pack(ctx: Ctx, root: Path) -> Store:
+    try:
+        return ctx.open_store()
+    except StoreNotFound:
+        if ctx.store_opt:
+            raise
+        where = root / ".cas"
+        if not ctx.quiet:
+            warn(f"created a new store in {where}")
+        return Store.create(where)
+
+
+@click.command()
+@click.argument("scopes", nargs=-1)
+@click.option("-t", "--target", "targets", multiple=True, help="Pack only these targets.")
+@click.option("--baseline", metavar="MANIFEST", help="Record this pack as the parent.")
+@click.option(
+    "--include-secret",
+    "allow",
+    multiple=True,
+    metavar="PATH",
+    help="Pack this file even though it looks like a secret (repeatable).",
+)
+@click.option(
+    "--check", is_flag=True, help="Write nothing; exit 1 if any committed manifest is stale."
+)
+@json_option
+@quiet_option
+@pass_ctx
+def pack(
+    ctx: Ctx,
+    scopes: tuple[str, ...],
+    targets: tuple[str, ...],
+    baseline: str | None,
+    allow: tuple[str, ...],
+    check: bool,
+    as_json: bool,
+) -> None:
+    """Build the context packs of this repository (all scopes, or SCOPE...)."""
+    from packer.build import Packer
+    from packer.config import load_config
+    from packer.locate import load_pack
+
+    root = _root()
+    config = load_config(root)
+    with _store_for_pack(ctx, root) as store:
+        parent = load_pack(baseline, root, store)[1] if baseline else None
+        with Progress("packing", enabled=ctx.progress) as bar:
+
+            def tick(stage: str, done: int, total: int) -> None:
+                bar.label = stage
+                bar.total = total or None
+                bar.update(done)
+
+            packer = Packer(
+                root, store, config, allow_secrets=allow, progress=tick if ctx.progress else None
+            )
+            report = packer.run(scopes=scopes, targets=targets, baseline=parent, check=check)
+    if as_json:
+        emit_json(_report_json(report, root))
+    else:
+        _print_report(report, root, quiet=ctx.quiet, check=check)
+    if check and report.stale:
+        sys.exit(EXIT_PROBLEM)
+
+
+def _report_json(report: PackReport, root: Path) -> dict[str, object]:
+    return {
+        "root": str(root),
+        "files": report.files,
+        "packs": [
+            {
+                "name": r.name,
+                "scope": r.scope,
+                "target": r.target,
+                "digest": str(r.digest),
+                "manifest": str(r.path.relative_to(root)),
+                "written": r.written,
+                "tokens": r.tokens,
+                "budget": {"target": r.manifest.budget_target, "max": r.manifest.budget_max},
+                "totals": r.manifest.totals,
+            }
+            for r in report.results
+        ],
+        "withheld": [{"path": p, "kind": k} for p, k in report.withheld],
+        "notes": [{"path": n.path, "reason": n.reason} for n in report.notes],
+        "stale": report.stale,
+        "timings": {k: round(v, 4) for k, v in report.timings.items()},
+    }
+
+
+def _print_report(report: PackReport, root: Path, *, quiet: bool, check: bool) -> None:
+    for r in report.results:
+        rel = r.path.relative_to(root)
+        state = (
+            ("stale" if r.written else "up to date")
+            if check
+            else ("written" if r.written else "unchanged")
+        )
+        click.echo(f"{r.digest}  {rel} ({state})")
+        if quiet:
+            continue
+        t = r.manifest.totals
+        click.echo(f"  {'tier':<9}{'files':>7}{'bytes':>12}{'tokens':>9}")
+        for tier in ("high", "medium", "low"):
+            row = t[tier]
+            click.echo(f"  {tier:<9}{row['files']:>7}{row['bytes']:>12}{row['tokens']:>9}")
+        if t["withheld"]:
+            click.echo(f"  {'withheld':<9}{t['withheld']:>7}")
+        used = r.tokens["markdown"]
+        pct = 100 * used // max(r.manifest.budget_max, 1)
+        click.echo(
+            f"  budget: {used} of max {r.manifest.budget_max} tokens ({pct}%), "
+            f"target {r.manifest.budget_target}; xml {r.tokens['xml']}, "
+            f"plain {r.tokens['plain']}"
+        )
+    if report.withheld:
+        listed = ", ".join(f"{p} ({k})" for p, k in report.withheld)
+        click.echo(f"withheld as secrets, stored nowhere: {listed}")
+    if not quiet:
+        for note in report.notes:
+            warn(f"note: {note.path}: {note.reason}")
+    if check and report.stale:
+        for name in report.stale:
+            warn(f"error: manifests/{name}.pack is stale: run 'cas pack' and commit it")
+
+
+def _open_store_optional(ctx: Ctx) -> Store | None:
+    try:
+        return ctx.open_store(readonly=True)
+    except StoreNotFound:
+        return None
+
+
+@click.command()
+@click.argument("manifest")
+@click.option("--mode", type=click.Choice(MODES), default="lite", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="markdown", show_default=True)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="Write here (a directory for --mode split) instead of stdout.",
+)
+@pass_ctx
+def render(ctx: Ctx, manifest: str, mode: str, fmt: str, output: Path | None) -> None:
+    """Render a pack as text for an agent, reading bodies from the store only."""
+    from packer.locate import load_pack
+    from packer.render import render_full, render_lite, render_split
+    from packer.scan import decode_text
+
+    root = _root()
+    store = ctx.open_store(readonly=True)
+    with store:
+        m, _digest, _src = load_pack(manifest, root, store)
+
+        def fetch(d: object) -> str:
+            return decode_text(store.get(d))  # type: ignore[arg-type]
+
+        if mode == "split":
+            if output is None:
+                raise UsageError("--mode split writes a directory: give it with -o DIR")
+            parts = render_split(m, fetch, fmt)
+            output.mkdir(parents=True, exist_ok=True)
+            for name, text in parts.items():
+                atomic_write(output / name, text.encode("utf-8"))
+            if not ctx.quiet:
+                click.echo(f"wrote {len(parts)} files to {output}")
+            return
+        text = render_full(m, fetch, fmt) if mode == "full" else render_lite(m, fetch, fmt)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        atomic_write(output, text.encode("utf-8"))
+
+
+@click.command()
+@click.argument("manifest")
+@json_option
+@pass_ctx
+def show(ctx: Ctx, manifest: str, as_json: bool) -> None:
+    """List a pack's entries: tier, tokens, size, path, reason, digest."""
+    from packer.locate import load_pack
+
+    root = _root()
+    store = _open_store_optional(ctx)
+    try:
+        m, digest, src = load_pack(manifest, root, store)
+    finally:
+        if store is not None:
+            store.close()
+    if as_json:
+        emit_json(
+            {
+                "manifest": src,
+                "digest": str(digest),
+                "scope": m.scope,
+                "target": m.target,
+                "tokenizer": m.tokenizer,
+                "budget": {"target": m.budget_target, "max": m.budget_max},
+                "parent": str(m.parent) if m.parent else None,
+                "totals": m.totals,
+                "entries": [
+                    {
+                        "path": e.path,
+                        "tier": e.tier,
+                        "tokens": e.tokens,
+                        "size": e.size,
+                        "reason": e.reason,
+                        "kind": e.kind,
+                        "digest": str(e.digest) if e.digest else None,
+                        "summary": str(e.summary) if e.summary else None,
+                    }
+                    for e in m.entries
+                ],
+            }
+        )
+        return
+    click.echo(f"{src}  {digest}")
+    for e in m.entries:
+        shown = str(e.digest) if e.digest else "(withheld)"
+        click.echo(f"{e.tier:<7}{e.tokens:>7}{e.size:>10}  {e.path}  [{e.reason or ''}]  {shown}")
+
+
+@click.command(name="diff")
+@click.argument("old")
+@click.argument("new")
+@json_option
+@pass_ctx
+def diff_cmd(ctx: Ctx, old: str, new: str, as_json: bool) -> None:
+    """What changed between two packs: added, removed, changed, re-tiered, token deltas."""
+    from packer.diff import diff as diff_packs
+    from packer.locate import load_pack
+
+    root = _root()
+    store = _open_store_optional(ctx)
+    try:
+        a = load_pack(old, root, store)[0]
+        b = load_pack(new, root, store)[0]
+    finally:
+        if store is not None:
+            store.close()
+    d = diff_packs(a, b)
+    if as_json:
+        emit_json(
+            {
+                "old_tokens": d.old_tokens,
+                "new_tokens": d.new_tokens,
+                "changes": [
+                    {
+                        "path": c.path,
+                        "change": c.change,
+                        "old_tier": c.old_tier,
+                        "new_tier": c.new_tier,
+                        "old_tokens": c.old_tokens,
+                        "new_tokens": c.new_tokens,
+                        "delta": c.delta,
+                    }
+                    for c in d.changes
+                ],
+            }
+        )
+        return
+    for c in d.changes:
+        tiers = f"{c.old_tier or '-'} -> {c.new_tier or '-'}"
+        click.echo(f"{c.change:<17} {tiers:<16} {c.delta:>+7}  {c.path}")
+    click.echo(f"tokens: {d.old_tokens} -> {d.new_tokens} ({d.new_tokens - d.old_tokens:+})")
+
+
+COMMANDS = [pack, render, show, diff_cmd]

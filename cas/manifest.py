@@ -1,0 +1,297 @@
+"""The manifest format: a pack as canonical msgpack. Encode, decode, validate; no packer policy.
+
+Format 1, a map with these keys (any other key, a missing key or a wrong type is an error)::
+
+    format     1
+    kind       "lite" | "full"
+    scope      str
+    target     str | nil
+    tokenizer  str
+    budget     {target: int, max: int}
+    parent     32 bytes | nil          the manifest this one was built against (--baseline)
+    totals     map of str -> int | map (counts; no floats)
+    entries    [entry, ...]            sorted by the UTF-8 bytes of path, paths unique
+
+    entry: {path: str, kind: "file" | "symlink", digest: 32 bytes | nil, size: int,
+            tier: "high" | "medium" | "low", tokens: int, summary: 32 bytes | nil,
+            reason: str | nil}
+
+``digest`` is nil only for a withheld secret, whose body is stored nowhere. ``summary`` is set
+only for a MEDIUM entry. Canonical means: maps with keys sorted by their UTF-8 bytes, strings in
+Unicode NFC, integers in msgpack's shortest form, no floats, no extension types. Decoding
+re-encodes and requires the same bytes, so one pack has exactly one encoding and one digest.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import msgpack
+
+from cas.digest import Digest
+from cas.errors import ManifestError
+
+FORMAT: Final = 1
+KINDS: Final = ("lite", "full")
+TIERS: Final = ("high", "medium", "low")
+ENTRY_KINDS: Final = ("file", "symlink")
+MAX_BYTES: Final = 256 << 20
+
+_TOP_KEYS: Final = frozenset(
+    ("format", "kind", "scope", "target", "tokenizer", "budget", "parent", "totals", "entries")
+)
+_ENTRY_KEYS: Final = frozenset(
+    ("path", "kind", "digest", "size", "tier", "tokens", "summary", "reason")
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    path: str
+    digest: Digest | None
+    size: int
+    tier: str
+    tokens: int
+    kind: str = "file"
+    summary: Digest | None = None
+    reason: str | None = None
+
+    @property
+    def withheld(self) -> bool:
+        return self.digest is None
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    scope: str
+    target: str | None
+    tokenizer: str
+    budget_target: int
+    budget_max: int
+    entries: tuple[Entry, ...]
+    totals: dict[str, Any] = field(default_factory=dict)
+    parent: Digest | None = None
+    kind: str = "lite"
+    format: int = FORMAT
+
+    @property
+    def name(self) -> str:
+        """The file name stem: ``scope`` or ``scope.target``."""
+        return f"{self.scope}.{self.target}" if self.target else self.scope
+
+    def digests(self) -> set[Digest]:
+        """Every blob the manifest references (contents and summaries)."""
+        out: set[Digest] = set()
+        for e in self.entries:
+            if e.digest is not None:
+                out.add(e.digest)
+            if e.summary is not None:
+                out.add(e.summary)
+        return out
+
+    def entry(self, path: str) -> Entry | None:
+        for e in self.entries:
+            if e.path == path:
+                return e
+        return None
+
+
+def _sorted_map(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _sorted_map(obj[k]) for k in sorted(obj, key=lambda s: s.encode("utf-8"))}
+    if isinstance(obj, list | tuple):
+        return [_sorted_map(v) for v in obj]
+    if isinstance(obj, float):
+        raise ManifestError("manifest", "floats are not allowed in a manifest")
+    if isinstance(obj, str):
+        return unicodedata.normalize("NFC", obj)
+    return obj
+
+
+def _entry_obj(e: Entry) -> dict[str, Any]:
+    return {
+        "path": e.path,
+        "kind": e.kind,
+        "digest": bytes(e.digest) if e.digest is not None else None,
+        "size": e.size,
+        "tier": e.tier,
+        "tokens": e.tokens,
+        "summary": bytes(e.summary) if e.summary is not None else None,
+        "reason": e.reason,
+    }
+
+
+def encode(m: Manifest) -> bytes:
+    """The canonical bytes of a manifest (validated first)."""
+    entries = sorted(m.entries, key=lambda e: e.path.encode("utf-8"))
+    obj = {
+        "format": m.format,
+        "kind": m.kind,
+        "scope": m.scope,
+        "target": m.target,
+        "tokenizer": m.tokenizer,
+        "budget": {"target": m.budget_target, "max": m.budget_max},
+        "parent": bytes(m.parent) if m.parent is not None else None,
+        "totals": m.totals,
+        "entries": [_entry_obj(e) for e in entries],
+    }
+    data: bytes = msgpack.packb(_sorted_map(obj), use_bin_type=True)
+    _validate(obj, "manifest")
+    return data
+
+
+def digest_of(data: bytes) -> Digest:
+    return Digest.of(data)
+
+
+def decode(data: bytes, source: str = "manifest") -> Manifest:
+    """Parse and validate manifest bytes. Anything wrong is a `ManifestError` naming ``source``."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise ManifestError(source, "expected bytes")
+    if len(data) == 0:
+        raise ManifestError(source, "empty file")
+    if len(data) > MAX_BYTES:
+        raise ManifestError(source, f"{len(data)} bytes is larger than any manifest may be")
+    try:
+        obj = msgpack.unpackb(
+            bytes(data),
+            raw=False,
+            use_list=True,
+            strict_map_key=True,
+            max_bin_len=1 << 20,
+            max_str_len=1 << 20,
+            max_array_len=10_000_000,
+            max_map_len=1 << 16,
+            max_ext_len=0,
+        )
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
+        raise ManifestError(source, f"not msgpack ({type(exc).__name__}: {exc})") from None
+    except Exception as exc:  # msgpack raises assorted errors on hostile input
+        raise ManifestError(source, f"not msgpack ({type(exc).__name__})") from None
+    if not isinstance(obj, dict):
+        raise ManifestError(source, f"top level is {type(obj).__name__}, expected a map")
+    version = obj.get("format")
+    if isinstance(version, int) and not isinstance(version, bool) and version != FORMAT:
+        raise ManifestError(
+            source, f"format version {version} is not supported (this cas reads version {FORMAT})"
+        )
+    _validate(obj, source)
+    try:
+        canonical = msgpack.packb(_sorted_map(obj), use_bin_type=True)
+    except ManifestError as exc:
+        raise ManifestError(source, exc.problem) from None
+    if canonical != bytes(data):
+        raise ManifestError(source, "not in canonical form (keys unsorted or non-minimal encoding)")
+    entries = tuple(
+        Entry(
+            path=e["path"],
+            kind=e["kind"],
+            digest=Digest(e["digest"]) if e["digest"] is not None else None,
+            size=e["size"],
+            tier=e["tier"],
+            tokens=e["tokens"],
+            summary=Digest(e["summary"]) if e["summary"] is not None else None,
+            reason=e["reason"],
+        )
+        for e in obj["entries"]
+    )
+    return Manifest(
+        scope=obj["scope"],
+        target=obj["target"],
+        tokenizer=obj["tokenizer"],
+        budget_target=obj["budget"]["target"],
+        budget_max=obj["budget"]["max"],
+        entries=entries,
+        totals=obj["totals"],
+        parent=Digest(obj["parent"]) if obj["parent"] is not None else None,
+        kind=obj["kind"],
+        format=obj["format"],
+    )
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_totals(v: Any, source: str, depth: int = 0) -> None:
+    if depth > 3 or not isinstance(v, dict):
+        raise ManifestError(source, "totals must be a map of counts")
+    for key, value in v.items():
+        if not isinstance(key, str):
+            raise ManifestError(source, "totals keys must be strings")
+        if isinstance(value, dict):
+            _check_totals(value, source, depth + 1)
+        elif not _is_int(value):
+            raise ManifestError(source, f"totals.{key} must be an integer")
+
+
+def _validate(obj: dict[str, Any], source: str) -> None:
+    def bad(problem: str) -> ManifestError:
+        return ManifestError(source, problem)
+
+    keys = set(obj)
+    if keys != _TOP_KEYS:
+        missing, extra = sorted(_TOP_KEYS - keys), sorted(str(k) for k in keys - _TOP_KEYS)
+        raise bad(f"wrong keys (missing {missing}, unexpected {extra})")
+    if obj["format"] != FORMAT or not _is_int(obj["format"]):
+        raise bad(f"format must be {FORMAT}")
+    if obj["kind"] not in KINDS:
+        raise bad(f"kind must be one of {', '.join(KINDS)}")
+    for key in ("scope", "tokenizer"):
+        if not isinstance(obj[key], str) or not obj[key]:
+            raise bad(f"{key} must be a non-empty string")
+    if obj["target"] is not None and (not isinstance(obj["target"], str) or not obj["target"]):
+        raise bad("target must be a non-empty string or nil")
+    budget = obj["budget"]
+    if (
+        not isinstance(budget, dict)
+        or set(budget) != {"target", "max"}
+        or not all(_is_int(v) and v >= 0 for v in budget.values())
+    ):
+        raise bad("budget must be {target: int, max: int}")
+    parent = obj["parent"]
+    if parent is not None and (not isinstance(parent, bytes) or len(parent) != 32):
+        raise bad("parent must be a 32-byte digest or nil")
+    _check_totals(obj["totals"], source)
+    entries = obj["entries"]
+    if not isinstance(entries, list):
+        raise bad("entries must be a list")
+    previous: bytes | None = None
+    for i, e in enumerate(entries):
+        where = f"entries[{i}]"
+        if not isinstance(e, dict) or set(e) != _ENTRY_KEYS:
+            raise bad(f"{where} must be a map with keys {sorted(_ENTRY_KEYS)}")
+        path = e["path"]
+        if not isinstance(path, str) or not _valid_path(path):
+            raise bad(f"{where}.path {path!r} is not a relative POSIX path")
+        encoded = path.encode("utf-8", "surrogatepass")
+        if previous is not None and encoded <= previous:
+            raise bad(f"{where}.path {path!r} is out of order or repeated")
+        previous = encoded
+        if e["kind"] not in ENTRY_KINDS:
+            raise bad(f"{where}.kind must be one of {', '.join(ENTRY_KINDS)}")
+        if e["tier"] not in TIERS:
+            raise bad(f"{where}.tier must be one of {', '.join(TIERS)}")
+        for key in ("size", "tokens"):
+            if not _is_int(e[key]) or e[key] < 0:
+                raise bad(f"{where}.{key} must be a non-negative integer")
+        for key in ("digest", "summary"):
+            v = e[key]
+            if v is not None and (not isinstance(v, bytes) or len(v) != 32):
+                raise bad(f"{where}.{key} must be a 32-byte digest or nil")
+        if e["summary"] is not None and e["tier"] != "medium":
+            raise bad(f"{where}: only a medium entry has a summary")
+        if e["digest"] is None and e["tier"] != "low":
+            raise bad(f"{where}: an entry without a digest (withheld) must be low")
+        if e["reason"] is not None and not isinstance(e["reason"], str):
+            raise bad(f"{where}.reason must be a string or nil")
+
+
+def _valid_path(path: str) -> bool:
+    if not path or path.startswith("/") or "\\" in path or "\0" in path:
+        return False
+    if unicodedata.normalize("NFC", path) != path:
+        return False
+    return all(part not in ("", ".", "..") for part in path.split("/"))

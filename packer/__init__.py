@@ -1,0 +1,1 @@
+"""Policy: what goes into a context pack."""

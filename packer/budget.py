@@ -1,0 +1,115 @@
+"""Fitting a pack to its token budget: price each file at each tier, demote until it fits.
+
+Order of demotion (least important first; one tier at a time, HIGH to MEDIUM to LOW):
+
+1. the tier its rule gives (a file a MEDIUM rule placed goes before any a HIGH rule placed),
+2. the rule's priority (explicit ``priority``, else its position: earlier rules rank higher),
+3. the rank: deeper paths first, then the file costing more tokens first (it frees the most),
+4. the path, by its UTF-8 bytes.
+
+The least important file is demoted until it is LOW or the pack fits; then the next one. Files a
+rule marks ``required`` are never demoted. A pack over its max is demoted until it is at or below
+its target; one already under its max is left alone.
+
+A MEDIUM file whose summary would cost at least as much as its whole body is shown in full
+instead, and is demoted straight from HIGH to LOW.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cas.manifest import Entry
+from packer.render import Renderer
+
+TIER_RANK = {"high": 2, "medium": 1, "low": 0}
+
+
+@dataclass(slots=True)
+class Item:
+    """One file being priced for one target."""
+
+    path: str
+    rule_tier: str
+    rule_reason: str
+    priority: int
+    required: bool
+    tier: str
+    fixed: bool  # pinned LOW by content (secret, binary, symlink, large)
+    high_cost: int = 0
+    medium_cost: int | None = None  # None until the summary has been priced
+    low_cost: int = 0
+    medium_lines: int = 0  # the index line and heading of the summary, without the summary
+    kind: str = "file"
+
+    def cost(self) -> int:
+        if self.tier == "high":
+            return self.high_cost
+        if self.tier == "medium":
+            return self.medium_cost or 0
+        return self.low_cost
+
+    def order_key(self) -> tuple[int, int, int, int, bytes]:
+        depth = self.path.count("/")
+        return (
+            TIER_RANK[self.rule_tier],
+            self.priority,
+            -depth,
+            -self.high_cost,
+            self.path.encode(),
+        )
+
+
+def reason_at(item: Item) -> str:
+    if TIER_RANK[item.tier] < TIER_RANK[item.rule_tier] and not item.fixed:
+        return f"{item.rule_reason}, demoted to fit the budget"
+    return item.rule_reason
+
+
+def line_entry(item: Item) -> Entry:
+    """A stand-in entry for pricing an index or omitted line (digest is irrelevant there)."""
+    return Entry(
+        path=item.path, digest=None, size=0, tier=item.tier, tokens=0, reason=reason_at(item)
+    )
+
+
+def price_lines(item: Item, r: Renderer, count: Callable[[str], int]) -> tuple[int, int, int]:
+    """(index+head tokens at high, at medium, omitted line tokens at low)."""
+    saved = item.tier
+    try:
+        item.tier = "high"
+        high = count(r.index_line(line_entry(item)) + r.section_head(line_entry(item), False))
+        item.tier = "medium"
+        medium = count(r.index_line(line_entry(item)) + r.section_head(line_entry(item), True))
+        item.tier = "low"
+        low = count(r.omitted_line(line_entry(item)))
+    finally:
+        item.tier = saved
+    return high, medium, low
+
+
+def demote_once(item: Item, price_medium: Callable[[Item], int]) -> int:
+    """Demote ``item`` one step; returns the change in tokens (negative saves)."""
+    before = item.cost()
+    if item.tier == "high":
+        if item.medium_cost is None:
+            item.medium_cost = price_medium(item)
+        item.tier = "medium" if item.medium_cost < item.high_cost else "low"
+    elif item.tier == "medium":
+        item.tier = "low"
+    return item.cost() - before
+
+
+def demote_until(
+    items: list[Item], total: int, goal: int, price_medium: Callable[[Item], int]
+) -> int:
+    """Demote in order until ``total`` <= ``goal`` or nothing demotable is left; new total."""
+    if total <= goal:
+        return total
+    for item in sorted((i for i in items if not i.required and not i.fixed), key=Item.order_key):
+        while item.tier != "low" and total > goal:
+            total += demote_once(item, price_medium)
+        if total <= goal:
+            break
+    return total

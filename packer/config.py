@@ -1,0 +1,497 @@
+"""The project configuration: which scopes to pack, with which budgets and tier rules.
+
+Where it lives: ``cas.toml`` at the project root, or the ``[tool.cas]`` table of
+``pyproject.toml``. When both exist, ``cas.toml`` wins and ``pyproject.toml`` is not read. With
+neither, or a ``pyproject.toml`` without ``[tool.cas]``, the defaults below apply: one scope named
+``repo`` rooted at ``.``, the built-in tier rules, a 10000/12000 budget and ``o200k_base``.
+
+The format (every key is optional unless marked)::
+
+    [pack]
+    tokenizer = "o200k_base"                  # or "cl100k_base"
+    budget = { target = 10000, max = 12000 }  # for scopes without targets; max defaults to target
+    exclude = ["*.min.js"]                    # globs no scope packs
+    default_rules = true                      # append the built-in tier rules to the rules below
+
+    [[rules]]                 # tried in order; the first match decides
+    glob = "docs/**"          # or globs = ["docs/**", "!docs/old/**"]; exactly one of the two
+    tier = "high"             # required: high | medium | low
+    reason = "canonical docs" # shown for the file; defaults to the globs
+    required = false          # a required file is never demoted to fit a budget
+    priority = 0              # higher = kept longer when demoting; default: by position
+
+    [scopes.core]             # one pack per scope and target; names: [a-z0-9][a-z0-9_-]*, <= 64
+    roots = ["cas", "packer"] # required, non-empty: directories or files; "." is the whole tree
+    include = ["**/*.py"]     # only paths matching these (default: everything under the roots)
+    exclude = ["**/fixtures/**"]
+
+    [scopes.core.targets.claude]  # a budget per target; target names follow the scope rule
+    target = 10000
+    max = 12000
+
+    [[scopes.core.rules]]     # rules for this scope only, tried before the global ones
+    glob = "cas/errors.py"
+    tier = "high"
+
+All globs are gitignore patterns (git's wildmatch, via pathspec) matched against POSIX paths
+relative to the project root, whatever the scope's roots: ``*.py`` matches at any depth,
+``docs/**`` only at the top, a ``!`` line re-includes what an earlier line of the same list
+matched. A scope packs the paths under one of its roots that match its ``include`` (when given)
+and neither its ``exclude`` nor ``[pack].exclude``. Scopes must not overlap (`assign_scopes`).
+A scope without targets gets one unnamed target (pack ``manifests/<scope>.pack``) with the
+``[pack]`` budget. Without any ``[scopes]`` the single ``repo`` scope applies.
+
+A rule's ``priority`` defaults to minus its position in the list a scope is classified with (its
+own rules, then the global ones, then the built-in ones), so earlier rules rank higher; an
+explicit priority replaces that number, so a positive one outranks every rule left by position.
+
+Loading is strict: an unknown key, a wrong type, a glob pathspec rejects or that matches nothing,
+a tier other than the three, a budget max below its target, a number below 1, an empty ``roots``
+or a root leaving the tree is a `ConfigError` naming the file, the dotted key (inside
+``pyproject.toml`` prefixed with ``tool.cas.``; items of an array are numbered from 1, as in
+``rules[2].tier``) and what is allowed. TOML syntax errors name the line. TOML itself refuses a
+scope declared twice.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import tomllib
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+from pathspec import GitIgnoreSpec
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+from cas.errors import ConfigError
+from packer.tokens import SUPPORTED_ENCODINGS
+
+__all__ = [
+    "CONFIG_FILE",
+    "DEFAULT_BUDGET",
+    "DEFAULT_SCOPE",
+    "DEFAULT_TOKENIZER",
+    "PYPROJECT_FILE",
+    "TIERS",
+    "Budget",
+    "Config",
+    "Rule",
+    "Scope",
+    "Target",
+    "assign_scopes",
+    "default_config",
+    "find_project_root",
+    "glob_problem",
+    "glob_spec",
+    "load_config",
+]
+
+CONFIG_FILE = "cas.toml"
+PYPROJECT_FILE = "pyproject.toml"
+TIERS = ("high", "medium", "low")
+DEFAULT_TOKENIZER = "o200k_base"
+DEFAULT_SCOPE = "repo"
+
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
+_NAME_MAX = 64
+_NAME_RULE = "lowercase letters, digits, '_' and '-', starting with a letter or digit, at most 64"
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+@dataclass(frozen=True)
+class Budget:
+    target: int
+    max: int
+
+
+@dataclass(frozen=True)
+class Rule:
+    globs: tuple[str, ...]
+    tier: str  # high | medium | low
+    reason: str
+    required: bool
+    priority: int | None  # None: by position in the list the rule is classified in
+    index: int  # position in the list it was declared in ([[rules]], a scope's, the built-ins)
+    origin: str  # "config" or "default"
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str  # "" for the implicit target of a scope without targets
+    budget: Budget
+
+
+@dataclass(frozen=True)
+class Scope:
+    name: str
+    roots: tuple[str, ...]  # normalized POSIX, relative to the root; "." is everything
+    include: tuple[str, ...]
+    exclude: tuple[str, ...]
+    targets: tuple[Target, ...]  # never empty
+    rules: tuple[Rule, ...]
+
+
+@dataclass(frozen=True)
+class Config:
+    source: str | None  # the file read, None for the defaults
+    root: str
+    tokenizer: str
+    budget: Budget
+    exclude: tuple[str, ...]
+    rules: tuple[Rule, ...]  # the configured rules, then the built-in ones unless turned off
+    scopes: tuple[Scope, ...]  # in declaration order; never empty
+
+
+DEFAULT_BUDGET = Budget(target=10_000, max=12_000)
+
+
+# --- globs ---------------------------------------------------------------------------------------
+
+
+def glob_problem(glob: str) -> str | None:
+    """Why `glob` is not a usable gitignore pattern, or None when it is."""
+    if not glob.strip():
+        return "is blank"
+    if glob != glob.strip():
+        return "has leading or trailing whitespace"
+    try:
+        pattern = GitIgnoreSpecPattern(glob)
+    except re.error as exc:
+        # the position in exc points into pathspec's translated regex, not into the glob
+        return f"is not a valid gitignore pattern ({exc.msg})"
+    except ValueError as exc:
+        return f"is not a valid gitignore pattern ({exc})"
+    if pattern.include is None:
+        return "matches nothing (a comment, '/', or an unclosed '[')"
+    return None
+
+
+def glob_spec(globs: Iterable[str]) -> GitIgnoreSpec:
+    """One matcher for a list of gitignore patterns: the last matching line decides."""
+    return GitIgnoreSpec.from_lines(list(globs))
+
+
+# --- loading -------------------------------------------------------------------------------------
+
+
+def _key(*parts: str | int) -> str:
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part + 1}]"
+        else:
+            shown = part if _BARE_KEY.fullmatch(part) else '"' + part.replace('"', '\\"') + '"'
+            out += ("." if out else "") + shown
+    return out
+
+
+def _type_name(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return "a date or time"
+
+
+class _Reader:
+    """Type-checks one TOML document, raising ConfigError with the file and the dotted key."""
+
+    def __init__(self, file: str, prefix: tuple[str, ...]) -> None:
+        self.file = file
+        self.prefix = prefix
+
+    def fail(self, key: tuple[str | int, ...], problem: str) -> NoReturn:
+        raise ConfigError(self.file, _key(*self.prefix, *key), problem)
+
+    def table(
+        self, value: object, key: tuple[str | int, ...], allowed: Sequence[str] | None
+    ) -> Mapping[str, object]:
+        if not isinstance(value, dict):
+            self.fail(key, f"must be a table, not {_type_name(value)}")
+        if allowed is not None:
+            for name in value:
+                if name not in allowed:
+                    self.fail((*key, name), f"unknown key; allowed here: {', '.join(allowed)}")
+        return value
+
+    def string(self, value: object, key: tuple[str | int, ...]) -> str:
+        if not isinstance(value, str):
+            self.fail(key, f"must be a string, not {_type_name(value)}")
+        return value
+
+    def boolean(self, value: object, key: tuple[str | int, ...]) -> bool:
+        if not isinstance(value, bool):
+            self.fail(key, f"must be true or false, not {_type_name(value)}")
+        return value
+
+    def integer(self, value: object, key: tuple[str | int, ...]) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(key, f"must be an integer, not {_type_name(value)}")
+        return value
+
+    def positive(self, value: object, key: tuple[str | int, ...]) -> int:
+        number = self.integer(value, key)
+        if number < 1:
+            self.fail(key, f"must be a positive integer, got {number}")
+        return number
+
+    def strings(self, value: object, key: tuple[str | int, ...]) -> list[str]:
+        if not isinstance(value, list):
+            self.fail(key, f"must be an array of strings, not {_type_name(value)}")
+        return [self.string(item, (*key, i)) for i, item in enumerate(value)]
+
+    def globs(self, value: object, key: tuple[str | int, ...]) -> tuple[str, ...]:
+        globs = self.strings(value, key)
+        for i, glob in enumerate(globs):
+            problem = glob_problem(glob)
+            if problem is not None:
+                self.fail((*key, i), f"glob {glob!r} {problem}")
+        return tuple(globs)
+
+    def name(self, value: str, key: tuple[str | int, ...], what: str) -> str:
+        if len(value) > _NAME_MAX or not _NAME.fullmatch(value):
+            self.fail(key, f"{what} name {value!r} is not allowed: use {_NAME_RULE} characters")
+        return value
+
+    def budget(self, value: object, key: tuple[str | int, ...]) -> Budget:
+        table = self.table(value, key, ("target", "max"))
+        if "target" not in table:
+            self.fail(key, "needs a 'target' (tokens), and optionally a 'max' (default: target)")
+        target = self.positive(table["target"], (*key, "target"))
+        maximum = self.positive(table.get("max", target), (*key, "max"))
+        if maximum < target:
+            self.fail((*key, "max"), f"must be at least the target ({target}), got {maximum}")
+        return Budget(target=target, max=maximum)
+
+    def rules(self, value: object, key: tuple[str | int, ...]) -> tuple[Rule, ...]:
+        if not isinstance(value, list):
+            self.fail(key, f"must be an array of tables ([[rules]]), not {_type_name(value)}")
+        return tuple(self.rule(item, (*key, i), i) for i, item in enumerate(value))
+
+    def rule(self, value: object, key: tuple[str | int, ...], index: int) -> Rule:
+        table = self.table(value, key, ("glob", "globs", "tier", "reason", "required", "priority"))
+        if ("glob" in table) == ("globs" in table):
+            self.fail(key, "needs exactly one of 'glob' (a string) or 'globs' (an array)")
+        if "glob" in table:
+            glob = self.string(table["glob"], (*key, "glob"))
+            problem = glob_problem(glob)
+            if problem is not None:
+                self.fail((*key, "glob"), f"glob {glob!r} {problem}")
+            globs: tuple[str, ...] = (glob,)
+        else:
+            globs = self.globs(table["globs"], (*key, "globs"))
+            if not globs:
+                self.fail((*key, "globs"), "must hold at least one glob")
+        if all(g.startswith("!") for g in globs):
+            self.fail(key, "needs at least one glob not starting with '!'")
+        if "tier" not in table:
+            self.fail(key, f"needs a 'tier': one of {', '.join(TIERS)}")
+        tier = self.string(table["tier"], (*key, "tier"))
+        if tier not in TIERS:
+            self.fail((*key, "tier"), f"unknown tier {tier!r}; use one of {', '.join(TIERS)}")
+        reason = self.string(table.get("reason", ", ".join(globs)), (*key, "reason"))
+        required = self.boolean(table.get("required", False), (*key, "required"))
+        priority = None
+        if "priority" in table:
+            priority = self.integer(table["priority"], (*key, "priority"))
+        return Rule(globs, tier, reason, required, priority, index, "config")
+
+    def root(self, value: str, key: tuple[str | int, ...]) -> str:
+        text = unicodedata.normalize("NFC", value)
+        if not text or text.startswith("/") or "\\" in text or ".." in text.split("/"):
+            self.fail(
+                key,
+                f"root {value!r} must be a non-empty POSIX path inside the project root, "
+                "relative to it ('.' for the whole tree), without '..' or backslashes",
+            )
+        return posixpath.normpath(text)
+
+    def scope(self, name: str, value: object, pack_budget: Budget) -> Scope:
+        key: tuple[str | int, ...] = ("scopes", name)
+        self.name(name, key, "scope")
+        table = self.table(value, key, ("roots", "include", "exclude", "targets", "rules"))
+        if "roots" not in table:
+            self.fail(key, "needs 'roots': an array of directories or files ('.' for all)")
+        roots = self.strings(table["roots"], (*key, "roots"))
+        if not roots:
+            self.fail((*key, "roots"), "must name at least one directory or file ('.' for all)")
+        normalized = [self.root(r, (*key, "roots", i)) for i, r in enumerate(roots)]
+        include = self.globs(table.get("include", []), (*key, "include"))
+        exclude = self.globs(table.get("exclude", []), (*key, "exclude"))
+        targets = []
+        for tname, tvalue in self.table(table.get("targets", {}), (*key, "targets"), None).items():
+            tkey = (*key, "targets", tname)
+            targets.append(Target(self.name(tname, tkey, "target"), self.budget(tvalue, tkey)))
+        rules = self.rules(table.get("rules", []), (*key, "rules"))
+        return Scope(
+            name=name,
+            roots=tuple(dict.fromkeys(normalized)),
+            include=include,
+            exclude=exclude,
+            targets=tuple(targets) or (Target("", pack_budget),),
+            rules=rules,
+        )
+
+    def config(self, doc: object, root: str) -> Config:
+        from packer.tiers import DEFAULT_RULES  # tiers builds on this module's Rule
+
+        top = self.table(doc, (), ("pack", "rules", "scopes"))
+        pack = self.table(
+            top.get("pack", {}), ("pack",), ("tokenizer", "budget", "exclude", "default_rules")
+        )
+        tokenizer = self.string(pack.get("tokenizer", DEFAULT_TOKENIZER), ("pack", "tokenizer"))
+        if tokenizer not in SUPPORTED_ENCODINGS:
+            self.fail(
+                ("pack", "tokenizer"),
+                f"unknown tokenizer {tokenizer!r}; use one of {', '.join(SUPPORTED_ENCODINGS)}",
+            )
+        budget = DEFAULT_BUDGET
+        if "budget" in pack:
+            budget = self.budget(pack["budget"], ("pack", "budget"))
+        exclude = self.globs(pack.get("exclude", []), ("pack", "exclude"))
+        use_defaults = self.boolean(pack.get("default_rules", True), ("pack", "default_rules"))
+        rules = self.rules(top.get("rules", []), ("rules",))
+        scope_tables = self.table(top.get("scopes", {}), ("scopes",), None)
+        scopes = tuple(self.scope(n, v, budget) for n, v in scope_tables.items())
+        return Config(
+            source=self.file,
+            root=root,
+            tokenizer=tokenizer,
+            budget=budget,
+            exclude=exclude,
+            rules=rules + (DEFAULT_RULES if use_defaults else ()),
+            scopes=scopes or _default_scopes(budget),
+        )
+
+
+def _default_scopes(budget: Budget) -> tuple[Scope, ...]:
+    return (Scope(DEFAULT_SCOPE, (".",), (), (), (Target("", budget),), ()),)
+
+
+def default_config(root: str | os.PathLike[str]) -> Config:
+    """The configuration of a project without one."""
+    from packer.tiers import DEFAULT_RULES
+
+    return Config(
+        source=None,
+        root=str(Path(root).absolute()),
+        tokenizer=DEFAULT_TOKENIZER,
+        budget=DEFAULT_BUDGET,
+        exclude=(),
+        rules=DEFAULT_RULES,
+        scopes=_default_scopes(DEFAULT_BUDGET),
+    )
+
+
+def _parse(path: Path) -> dict[str, object]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(str(path), "", f"cannot read: {exc.strerror or exc}") from exc
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(str(path), "", f"not UTF-8 text (byte {exc.start})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib's message ends with "(at line N, column M)"
+        raise ConfigError(str(path), "", f"invalid TOML: {exc}") from exc
+
+
+def _tool_cas(doc: Mapping[str, object]) -> object | None:
+    tool = doc.get("tool")
+    return tool.get("cas") if isinstance(tool, dict) else None
+
+
+def load_config(root: str | os.PathLike[str]) -> Config:
+    """Read the configuration of the project at `root` (see the module doc for where and what)."""
+    base = Path(root)
+    absolute = str(base.absolute())
+    own = base / CONFIG_FILE
+    if own.is_file():
+        return _Reader(str(own), ()).config(_parse(own), absolute)
+    pyproject = base / PYPROJECT_FILE
+    if pyproject.is_file():
+        section = _tool_cas(_parse(pyproject))
+        if section is not None:
+            return _Reader(str(pyproject), ("tool", "cas")).config(section, absolute)
+    return default_config(base)
+
+
+def find_project_root(start: str | os.PathLike[str]) -> Path:
+    """The nearest directory at or above `start` holding cas.toml, a pyproject.toml with
+    [tool.cas], or .git; `start` itself when there is none."""
+    first = Path(start).absolute()
+    if first.is_file():
+        first = first.parent
+    for directory in (first, *first.parents):
+        if (directory / CONFIG_FILE).is_file() or (directory / ".git").exists():
+            return directory
+        pyproject = directory / PYPROJECT_FILE
+        if pyproject.is_file():
+            try:
+                if _tool_cas(_parse(pyproject)) is not None:
+                    return directory
+            except ConfigError:
+                # an unreadable pyproject.toml is not a marker; load_config reports it if it
+                # turns out to be the project's own
+                pass
+    return first
+
+
+# --- scopes --------------------------------------------------------------------------------------
+
+
+def _under(path: str, root: str) -> bool:
+    return root in (".", path) or path.startswith(root + "/")
+
+
+def assign_scopes(config: Config, paths: Iterable[str]) -> dict[str, list[str]]:
+    """Each scope's paths (root-relative POSIX), sorted by their UTF-8 bytes.
+
+    A path no scope claims is not packed; one claimed by two scopes is a ConfigError, reported
+    for the first such path in byte order.
+    """
+    excluded = glob_spec(config.exclude)
+    matchers = [
+        (
+            scope,
+            glob_spec(scope.include) if scope.include else None,
+            glob_spec(scope.exclude) if scope.exclude else None,
+        )
+        for scope in config.scopes
+    ]
+    out: dict[str, list[str]] = {scope.name: [] for scope in config.scopes}
+    for path in sorted(set(paths), key=lambda p: p.encode()):
+        if excluded.match_file(path):
+            continue
+        owners = [
+            scope.name
+            for scope, include, exclude in matchers
+            if any(_under(path, r) for r in scope.roots)
+            and (include is None or include.match_file(path))
+            and (exclude is None or not exclude.match_file(path))
+        ]
+        if len(owners) > 1:
+            a, b = owners[0], owners[1]
+            raise ConfigError(
+                config.source or f"{config.root} (default configuration)",
+                "scopes",
+                f"path {path!r} is claimed by scopes {a!r} and {b!r}; "
+                "make their roots/include/exclude disjoint",
+            )
+        if owners:
+            out[owners[0]].append(path)
+    return out

@@ -1,0 +1,297 @@
+"""Walk a repository and list the files a pack may contain.
+
+The walk honours git's ignore rules (nested `.gitignore`, `.git/info/exclude`) plus `.casignore`
+files with the same syntax and a higher rank at each level. It never follows a symlink and never
+opens anything but ignore files, so a FIFO or a device cannot stall it. Whatever it leaves out
+for a reason other than an ignore rule becomes a `ScanNote`, so a caller can say why a file is
+missing. Paths are POSIX, relative to the root and NFC-normalized; both lists come out sorted.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import posixpath
+import stat
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from cas.errors import InputError, UsageError
+from packer.ignore import IgnoreStack, split_ignore_file
+
+__all__ = ["ScanNote", "ScanResult", "ScannedFile", "decode_text", "is_binary", "scan"]
+
+IGNORE_FILES = (".gitignore", ".casignore")  # in rising rank: a later file's rules win
+PROGRESS_EVERY = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ScannedFile:
+    path: str  # POSIX, relative to the root, NFC, no leading './'
+    abspath: str  # where to read the file (or the link) from
+    kind: Literal["file", "symlink"]
+    size: int  # st_size; for a symlink the UTF-8 length of link_target
+    mtime_ns: int
+    ctime_ns: int
+    ino: int
+    dev: int
+    link_target: str | None  # for a symlink: its text, relative, POSIX
+
+
+@dataclass(frozen=True, slots=True)
+class ScanNote:
+    path: str  # printable relative path; undecodable bytes shown as \xNN
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    files: list[ScannedFile]  # sorted by the UTF-8 bytes of path
+    notes: list[ScanNote]  # sorted by the UTF-8 bytes of path, then reason
+
+
+def scan(
+    root: str | os.PathLike[str],
+    *,
+    exclude_dirs: Iterable[str] = (),
+    progress: Callable[[int], None] | None = None,
+) -> ScanResult:
+    """List the files under `root` that are not ignored.
+
+    `exclude_dirs` are root-relative POSIX directory paths never entered (the manifests and the
+    store, say); `.git` is never entered at any level. `progress`, if given, is called with the
+    number of files found so far every PROGRESS_EVERY files and once at the end.
+    """
+    root_abs = os.path.abspath(os.fspath(root))
+    try:
+        st = os.stat(root_abs)
+    except OSError as e:
+        raise InputError(os.fspath(root), e.strerror or "cannot read") from e
+    if not stat.S_ISDIR(st.st_mode):
+        raise InputError(os.fspath(root), "not a directory", "cas pack scans a directory")
+    walk = _Walk(root_abs, _normalize_excludes(exclude_dirs, root_abs), progress)
+    walk.run(_root_stack(root_abs))
+    files = sorted(walk.files, key=lambda f: f.path.encode("utf-8"))
+    notes = sorted(walk.notes, key=lambda n: (n.path.encode("utf-8"), n.reason))
+    if progress is not None and (not files or len(files) % PROGRESS_EVERY):
+        progress(len(files))  # the final count, unless the last step already reported it
+    return ScanResult(files, notes)
+
+
+def _normalize_excludes(exclude_dirs: Iterable[str], root_abs: str) -> frozenset[str]:
+    out: set[str] = set()
+    for raw in exclude_dirs:
+        text = os.fspath(raw)
+        if os.path.isabs(text):
+            text = os.path.relpath(text, root_abs)
+        rel = posixpath.normpath(text.replace(os.sep, "/"))
+        if rel in ("", "."):
+            raise UsageError(f"exclude_dirs: {raw!r} names the scan root itself")
+        if rel == ".." or rel.startswith("../"):
+            continue  # outside the root: the walk cannot reach it anyway
+        out.add(unicodedata.normalize("NFC", rel))
+    return frozenset(out)
+
+
+def _root_stack(root_abs: str) -> IgnoreStack:
+    stack = IgnoreStack()
+    exclude = os.path.join(root_abs, ".git", "info", "exclude")
+    try:
+        if stat.S_ISREG(os.lstat(exclude).st_mode):
+            with open(exclude, "rb") as f:
+                stack = stack.push("", split_ignore_file(f.read()))
+    except OSError:
+        pass  # git itself reads it only when it can
+    return stack
+
+
+def _printable(parent: str, name: str) -> str:
+    shown = os.fsencode(name).decode("utf-8", "backslashreplace")
+    return f"{parent}/{shown}" if parent else shown
+
+
+@dataclass(slots=True)
+class _Dir:
+    abspath: str
+    rel: str  # as on disk: what ignore rules are matched against (git matches raw names)
+    nfc: str  # as recorded
+    ignores: IgnoreStack
+
+
+class _Walk:
+    def __init__(
+        self,
+        root_abs: str,
+        excluded: frozenset[str],
+        progress: Callable[[int], None] | None,
+    ) -> None:
+        self.root_abs = root_abs
+        self.real_root = os.path.realpath(root_abs)
+        self.excluded = excluded
+        self.progress = progress
+        self.files: list[ScannedFile] = []
+        self.notes: list[ScanNote] = []
+        self.seen: set[str] = set()
+
+    def note(self, path: str, reason: str) -> None:
+        self.notes.append(ScanNote(path, reason))
+
+    def run(self, ignores: IgnoreStack) -> None:
+        pending = [_Dir(self.root_abs, "", "", ignores)]
+        while pending:
+            pending.extend(reversed(self.visit(pending.pop())))
+
+    def visit(self, d: _Dir) -> list[_Dir]:
+        """Record the files of one directory; return its subdirectories to walk, in name order."""
+        try:
+            with os.scandir(d.abspath) as it:
+                entries = list(it)
+        except OSError as e:
+            self.note(d.nfc or ".", f"unreadable directory: {e.strerror or e}")
+            return []
+        # raw byte order keeps the winner of an NFC name collision the same on every run
+        entries.sort(key=lambda e: os.fsencode(e.name))
+        ignores = self.read_ignore_files(d, entries)
+        subdirs: list[_Dir] = []
+        for entry in entries:
+            name = entry.name
+            if name == ".git":
+                continue
+            rel = f"{d.rel}/{name}" if d.rel else name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if ignores.is_ignored(rel, is_dir):
+                continue
+            try:
+                os.fsencode(name).decode("utf-8")
+            except UnicodeDecodeError:
+                self.note(_printable(d.nfc, name), "file name is not valid UTF-8")
+                continue
+            part = unicodedata.normalize("NFC", name)
+            nfc = f"{d.nfc}/{part}" if d.nfc else part
+            if is_dir:
+                if nfc not in self.excluded:
+                    subdirs.append(_Dir(entry.path, rel, nfc, ignores))
+                continue
+            self.add_entry(entry, nfc)
+        return subdirs
+
+    def read_ignore_files(self, d: _Dir, entries: list[os.DirEntry[str]]) -> IgnoreStack:
+        ignores = d.ignores
+        by_name = {e.name: e for e in entries if e.name in IGNORE_FILES}
+        for name in IGNORE_FILES:
+            entry = by_name.get(name)
+            # git refuses to follow a symlinked ignore file; so do we
+            if entry is None or not entry.is_file(follow_symlinks=False):
+                continue
+            try:
+                with open(entry.path, "rb") as f:
+                    data = f.read()
+            except OSError as e:
+                where = f"{d.nfc}/{name}" if d.nfc else name
+                self.note(where, f"unreadable ignore file: {e.strerror or e}")
+                continue
+            ignores = ignores.push(d.rel, split_ignore_file(data))
+        return ignores
+
+    def add_entry(self, entry: os.DirEntry[str], nfc: str) -> None:
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            return  # removed while we walked: it is simply not there
+        except OSError as e:
+            self.note(nfc, f"cannot stat: {e.strerror or e}")
+            return
+        mode = st.st_mode
+        if stat.S_ISREG(mode):
+            self.record(ScannedFile(nfc, entry.path, "file", st.st_size, *_times(st), None))
+        elif stat.S_ISLNK(mode):
+            target = self.link_target(entry.path, nfc)
+            if target is not None:
+                size = len(target.encode("utf-8"))
+                self.record(ScannedFile(nfc, entry.path, "symlink", size, *_times(st), target))
+        elif stat.S_ISFIFO(mode):
+            self.note(nfc, "fifo skipped")
+        elif stat.S_ISSOCK(mode):
+            self.note(nfc, "socket skipped")
+        elif stat.S_ISBLK(mode) or stat.S_ISCHR(mode):
+            self.note(nfc, "device skipped")
+        else:
+            self.note(nfc, "unsupported file type skipped")
+
+    def link_target(self, link: str, nfc: str) -> str | None:
+        """The text to record for a symlink inside the root, or None (with a note) to skip it."""
+        try:
+            text = os.readlink(link)
+            os.stat(link)
+        except (FileNotFoundError, NotADirectoryError):
+            self.note(nfc, "dangling symlink")
+            return None
+        except OSError as e:
+            self.note(nfc, f"unresolvable symlink: {e.strerror or e}")
+            return None
+        resolved = os.path.realpath(link)
+        if not _within(resolved, self.real_root):
+            self.note(nfc, "symlink points outside the root")
+            return None
+        try:
+            os.fsencode(text).decode("utf-8")
+        except UnicodeDecodeError:
+            self.note(nfc, "symlink target is not valid UTF-8")
+            return None
+        if os.path.isabs(text):
+            # an absolute target names this checkout's location; the relative form survives a move
+            text = os.path.relpath(resolved, os.path.realpath(os.path.dirname(link)))
+        return text.replace(os.sep, "/") if os.sep != "/" else text
+
+    def record(self, f: ScannedFile) -> None:
+        if f.path in self.seen:
+            self.note(f.path, "another name normalizes to the same path; skipped")
+            return
+        self.seen.add(f.path)
+        self.files.append(f)
+        if self.progress is not None and len(self.files) % PROGRESS_EVERY == 0:
+            self.progress(len(self.files))
+
+
+def _times(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+_BINARY_PROBE = 8192
+# control bytes that plain text uses: tab, LF, CR, form feed, backspace, ESC (ANSI colours)
+_TEXT_CONTROLS = b"\t\n\r\f\b\x1b"
+_CONTROL_BYTES = bytes(b for b in [*range(0x20), 0x7F] if b not in _TEXT_CONTROLS)
+
+
+def is_binary(data: bytes) -> bool:
+    """Whether content looks binary, from its first 8 KiB.
+
+    A NUL byte, or more than 30% control bytes other than those plain text uses, means binary.
+    UTF-8 validity is deliberately no test: latin-1 text is still text.
+    """
+    head = data[:_BINARY_PROBE]
+    if not head:
+        return False
+    if b"\0" in head:
+        return True
+    controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
+    return controls * 10 > len(head) * 3
+
+
+def decode_text(data: bytes) -> str:
+    """Text for display or token counting: UTF-8 without a BOM, undecodable bytes as U+FFFD.
+
+    Nothing else changes: line endings stay as they are, so the text matches the stored bytes.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    return data.decode("utf-8", errors="replace")

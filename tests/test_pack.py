@@ -1,0 +1,297 @@
+"""`cas pack` end to end on a fixture repository: tiers, summaries, secrets, budgets, scopes,
+rendering from the store alone, diff, and the stale check."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cas import Digest, Store
+from cas import manifest as mf
+from tests.conftest import ROOT, run_cas
+from tests.packfixture import SECRETS, build_tree
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return build_tree(tmp_path / "repo")
+
+
+def pack(repo: Path, *args: str) -> dict:  # type: ignore[type-arg]
+    r = run_cas("pack", "--json", *args, cwd=repo, timeout=300)
+    assert r.code == 0, r.err
+    return json.loads(r.out)  # type: ignore[no-any-return]
+
+
+def load(repo: Path, name: str = "repo") -> mf.Manifest:
+    return mf.decode((repo / "manifests" / f"{name}.pack").read_bytes())
+
+
+def test_default_pack_tiers_and_notes(repo: Path) -> None:
+    report = pack(repo)
+    assert [p["name"] for p in report["packs"]] == ["repo"]
+    m = load(repo)
+    tiers = {e.path: e.tier for e in m.entries}
+    assert tiers["README.md"] == "high"
+    assert tiers["docs/guide.md"] == "high"
+    assert tiers["src/widgets.py"] in ("medium", "high")
+    assert tiers["tests/test_widgets.py"] == "low"
+    assert tiers["assets/logo.png"] == "low"
+    assert tiers["package-lock.json"] == "low"
+    assert "src/ünïcode.md" in tiers
+    # ignore rules at both levels
+    assert "debug.log" not in tiers and "build/out.js" not in tiers
+    assert "src/generated_x.py" not in tiers and "src/generated_keep.py" in tiers
+    # the symlink inside is recorded as one; the one leaving the root, the FIFO and the
+    # undecodable name are notes, not entries
+    link = m.entry("src/link_in.py")
+    assert link is not None and link.kind == "symlink" and link.tier == "low"
+    assert m.entry("src/link_out") is None and m.entry("src/pipe") is None
+    noted = {n["path"]: n["reason"] for n in report["notes"]}
+    assert any("pipe" in p for p in noted)
+    assert any("bad" in p and "UTF-8" in r for p, r in noted.items())
+    assert any("link_out" in p for p in noted)
+
+
+def test_medium_summaries_hold_signatures_not_bodies(repo: Path, tmp_path: Path) -> None:
+    (repo / "cas.toml").write_text(
+        '[[rules]]\nglobs = ["src/**"]\ntier = "medium"\nreason = "source"\n'
+    )
+    pack(repo)
+    m = load(repo)
+    with Store.at(repo / ".cas") as s:
+        for path, present, absent in [
+            (
+                "src/widgets.py",
+                ["class Widget", "def total(self, count: int) -> float"],
+                ["secret_body_marker_py", "unique_python_body_statement"],
+            ),
+            ("src/shapes.ts", ["Square", "makeSquare"], ["unique_ts_body", "unique_ts_fn_body"]),
+            ("src/shapes.go", ["Area", "NewCircle"], ["unique_go_body"]),
+        ]:
+            e = m.entry(path)
+            assert e is not None and e.tier == "medium", path
+            assert e.summary is not None
+            text = s.get(e.summary).decode()
+            for p in present:
+                assert p in text, (path, p)
+            for a in absent:
+                assert a not in text, (path, a)
+            # the body itself is stored whatever the tier
+            assert s.has(e.digest)  # type: ignore[arg-type]
+
+
+def _all_store_bytes(store: Store) -> bytes:
+    return b"\n".join(store.get(d) for d in store.iterate())
+
+
+def test_secrets_never_reach_the_store_or_a_render(repo: Path, tmp_path: Path) -> None:
+    report = pack(repo)
+    withheld = {w["path"] for w in report["withheld"]}
+    for path in [
+        ".env",
+        "certs/server.pem",
+        "keys/id_rsa",
+        "src/settings.py",
+        "src/gh.md",
+        "src/chat.js",
+        "src/ai.ts",
+        "src/db.yaml",
+    ]:
+        assert path in withheld, path
+    m = load(repo)
+    for path in withheld:
+        e = m.entry(path)
+        assert e is not None and e.digest is None and e.tier == "low"
+        assert e.reason is not None and e.reason.startswith("secret")
+    renders = []
+    for mode in ("lite", "full"):
+        for fmt in ("markdown", "xml", "plain"):
+            r = run_cas("render", "repo", "--mode", mode, "--format", fmt, cwd=repo)
+            assert r.code == 0, r.err
+            renders.append(r.out)
+    out_dir = tmp_path / "split"
+    assert run_cas("render", "repo", "--mode", "split", "-o", out_dir, cwd=repo).code == 0
+    renders += [p.read_text() for p in out_dir.iterdir()]
+    pack_out = run_cas("pack", cwd=repo)
+    with Store.at(repo / ".cas") as s:
+        everything = _all_store_bytes(s)
+        cache = b"".join(v for _, v in s.kv_items("cache"))
+    for value in SECRETS.values():
+        assert value.encode() not in everything, value
+        assert value.encode() not in cache
+        for text in renders:
+            assert value not in text
+        assert value not in pack_out.out and value not in pack_out.err
+    # ... but the withheld files are listed so the user sees what is missing
+    assert ".env" in renders[0] and "src/settings.py" in renders[0]
+
+
+def test_include_secret_flag_packs_a_named_file(repo: Path) -> None:
+    pack(repo, "--include-secret", "src/db.yaml")
+    e = load(repo).entry("src/db.yaml")
+    assert e is not None and e.digest is not None
+    with Store.at(repo / ".cas") as s:
+        assert SECRETS["password"].encode() in s.get(e.digest)
+
+
+def _budget_config(target: int, maximum: int, extra: str = "") -> str:
+    return f"[pack]\nbudget = {{ target = {target}, max = {maximum} }}\n{extra}"
+
+
+def test_budget_respected_after_demotion(repo: Path) -> None:
+    big = "\n".join(f"Paragraph {i}: " + "words and more words " * 20 for i in range(60))
+    (repo / "docs" / "big.md").write_text("# Big\n\n" + big + "\n")
+    (repo / "cas.toml").write_text(_budget_config(600, 800))
+    report = pack(repo)
+    tokens = report["packs"][0]["tokens"]
+    assert max(tokens.values()) <= 800
+    m = load(repo)
+    big_entry = m.entry("docs/big.md")
+    assert big_entry is not None and big_entry.tier != "high"
+    assert "demoted" in (big_entry.reason or "")
+    # the count is what the render really emits
+    r = run_cas("render", "repo", cwd=repo)
+    from packer.tokens import TokenCounter
+
+    assert TokenCounter().count(r.out) == tokens["markdown"]
+    for fmt in ("xml", "plain"):
+        out = run_cas("render", "repo", "--format", fmt, cwd=repo).out
+        assert TokenCounter().count(out) == tokens[fmt] <= 800
+
+
+def test_required_files_over_the_max_fail_naming_them(repo: Path) -> None:
+    (repo / "docs" / "huge.md").write_text("# Huge\n\n" + "lots of words here " * 2000)
+    (repo / "cas.toml").write_text(
+        _budget_config(
+            500,
+            700,
+            '[[rules]]\nglobs = ["docs/huge.md"]\ntier = "high"\n'
+            'reason = "must read"\nrequired = true\n',
+        )
+    )
+    r = run_cas("pack", cwd=repo)
+    assert r.code == 1
+    assert "docs/huge.md" in r.err and "tokens" in r.err
+    assert "Traceback" not in r.err
+
+
+def test_targets_and_scopes(repo: Path) -> None:
+    (repo / "cas.toml").write_text(
+        '[scopes.docs]\nroots = ["docs", "README.md"]\n'
+        "[scopes.docs.targets.small]\ntarget = 300\nmax = 400\n"
+        "[scopes.docs.targets.large]\ntarget = 3000\nmax = 4000\n"
+        '[scopes.code]\nroots = ["src"]\n'
+    )
+    report = pack(repo)
+    names = sorted(p["name"] for p in report["packs"])
+    assert names == ["code", "docs.large", "docs.small"]
+    docs = load(repo, "docs.small")
+    assert {e.path for e in docs.entries} == {"README.md", "docs/guide.md"}
+    code = load(repo, "code")
+    assert all(e.path.startswith("src/") for e in code.entries)
+
+
+def test_overlapping_scopes_are_a_config_error(repo: Path) -> None:
+    (repo / "cas.toml").write_text(
+        '[scopes.a]\nroots = ["src"]\n[scopes.b]\nroots = ["src/widgets.py"]\n'
+    )
+    r = run_cas("pack", cwd=repo)
+    assert r.code == 2
+    assert "src/widgets.py" in r.err and "'a'" in r.err and "'b'" in r.err
+
+
+def test_bad_config_is_one_line_exit_2(repo: Path) -> None:
+    (repo / "cas.toml").write_text("[pack]\nbudget = { target = 10, max = 5 }\n")
+    r = run_cas("pack", cwd=repo)
+    assert r.code == 2
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1 and "cas.toml" in lines[0] and "max" in lines[0]
+
+
+def test_render_reads_the_store_only(repo: Path, tmp_path: Path) -> None:
+    pack(repo)
+    before = run_cas("render", "repo", "--mode", "full", cwd=repo).out
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    shutil.copytree(repo / "manifests", moved / "manifests")
+    store = repo / ".cas"
+    for child in list(repo.iterdir()):
+        if child.name not in (".cas", "manifests"):
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+    after = run_cas("--store", store, "render", "repo", "--mode", "full", cwd=moved)
+    assert after.code == 0, after.err
+    assert after.out == before
+    assert "class Widget" in after.out
+
+
+def test_diff_and_baseline(repo: Path, tmp_path: Path) -> None:
+    first = pack(repo)["packs"][0]["digest"]
+    old = tmp_path / "old.pack"
+    (repo / "manifests" / "repo.pack").rename(old)
+    (repo / "README.md").write_text("# Widgets\n\nChanged text.\n")
+    (repo / "docs" / "new.md").write_text("# New\n\nA new doc.\n")
+    (repo / "docs" / "guide.md").unlink()
+    pack(repo, "--baseline", str(old))
+    m = load(repo)
+    assert m.parent == Digest.parse(first)
+    r = run_cas("diff", old, "repo", "--json", cwd=repo)
+    assert r.code == 0, r.err
+    changes = {c["path"]: c["change"] for c in json.loads(r.out)["changes"]}
+    assert changes == {"README.md": "changed", "docs/new.md": "added", "docs/guide.md": "removed"}
+    text = run_cas("diff", old, first, cwd=repo).out
+    assert "tokens:" in text
+
+
+def test_show_lists_entries(repo: Path) -> None:
+    pack(repo)
+    r = run_cas("show", "repo", "--json", cwd=repo)
+    data = json.loads(r.out)
+    paths = [e["path"] for e in data["entries"]]
+    assert paths == sorted(paths, key=lambda p: p.encode())
+    assert run_cas("show", "nope", cwd=repo).code == 1
+
+
+def test_check_detects_stale_manifests(repo: Path) -> None:
+    pack(repo)
+    assert run_cas("pack", "--check", cwd=repo).code == 0
+    (repo / "README.md").write_text("# Widgets\n\nEdited.\n")
+    r = run_cas("pack", "--check", cwd=repo)
+    assert r.code == 1 and "stale" in r.err
+
+
+def test_this_repository_lite_manifest_is_at_most_a_fifth_of_the_full_render(
+    tmp_path: Path,
+) -> None:
+    files = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.split(b"\0")
+    copy = tmp_path / "self"
+    for rel in filter(None, files):
+        src = ROOT / rel.decode()
+        if src.is_file() and not rel.startswith(b"manifests/"):
+            (copy / rel.decode()).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, copy / rel.decode())
+    (copy / ".git").mkdir()
+    report = pack(copy)
+    for p in report["packs"]:
+        size = (copy / p["manifest"]).stat().st_size
+        full = run_cas("render", p["name"], "--mode", "full", cwd=copy)
+        assert full.code == 0, full.err
+        assert size <= 0.2 * len(full.out.encode()), (p["name"], size, len(full.out))
+        assert max(p["tokens"].values()) <= p["budget"]["max"]
+
+
+def test_cli_choices_mirror_the_renderer() -> None:
+    from cas.cli import pack_cmds
+    from packer import render
+
+    assert pack_cmds.FORMATS == render.FORMATS
+    assert pack_cmds.MODES == render.MODES
