@@ -53,6 +53,14 @@ class _Index:
 _Op = _Blob | _Chunk | _Index
 
 
+@dataclass(slots=True)
+class Prepared:
+    """A blob hashed and compressed, ready to be added to a batch."""
+
+    digest: Digest
+    ops: list[_Op]
+
+
 def _checked_frame(data: bytes | memoryview, digest: Digest, level: int) -> bytes:
     """Compress, then decode and re-hash before anything is committed (a codec or memory fault
     must never store a value that reads back wrong)."""
@@ -108,6 +116,10 @@ class Batch:
         self._workers = workers if workers is not None else max(2, min(4, os.cpu_count() or 2))
         self.new_blobs = 0
         self.new_bytes = 0
+
+    @property
+    def store(self) -> Store:
+        return self._store
 
     def __enter__(self) -> Batch:
         return self
@@ -196,6 +208,47 @@ class Batch:
                         yield path, digest
                 except InputError as exc:
                     yield path, exc
+
+    # --- two-step puts for worker threads ------------------------------------------------------
+
+    def prepare(self, data: bytes, digest: Digest | None = None) -> Prepared:
+        """Hash, compress and check ``data`` for a later `add`. Safe to call from worker threads
+        (blake3 and zstd release the GIL), so a caller can keep both cores busy while one
+        thread commits."""
+        if len(data) <= self._store.chunk_size:
+            d = digest if digest is not None else Digest.of(data)
+            return Prepared(d, [self._prepare_small(d, data)])
+        ops: list[_Op] = []
+        chunks: list[Digest] = []
+        stored = 0
+        for start in range(0, len(data), self._store.chunk_size):
+            piece = data[start : start + self._store.chunk_size]
+            chunk = Digest.of(piece)
+            chunks.append(chunk)
+            existing = self._store.raw_chunk(chunk)
+            if existing is not None:
+                stored += len(existing)
+                ops.append(_Chunk(chunk, b""))
+            else:
+                value = _checked_frame(piece, chunk, self._level)
+                stored += len(value)
+                ops.append(_Chunk(chunk, value))
+        d = digest if digest is not None else Digest.of(data)
+        index = frame.encode_index(len(data), self._store.chunk_size, chunks)
+        ops.append(_Index(d, index, len(data), stored + len(index), chunks))
+        return Prepared(d, ops)
+
+    def add(self, prepared: Prepared) -> Digest:
+        """Queue what `prepare` made for this batch's commit (call from one thread only)."""
+        for op in prepared.ops:
+            if isinstance(op, _Chunk) and not op.frame and op.digest in self._seen_chunks:
+                continue
+            if isinstance(op, _Chunk) and op.frame:
+                if op.digest in self._seen_chunks:
+                    continue
+                self._seen_chunks.add(op.digest)
+            self._add(op)
+        return prepared.digest
 
     # --- internals -----------------------------------------------------------------------------
 

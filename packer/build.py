@@ -58,6 +58,7 @@ class PackReport:
     timings: dict[str, float] = field(default_factory=dict)
     files: int = 0
     bytes_read: int = 0
+    stat_hits: int = 0
 
 
 def manifest_name(scope: str, target: str | None) -> str:
@@ -134,6 +135,7 @@ class Packer:
         report.notes.extend(ingested.notes)
         report.withheld = ingested.withheld
         report.bytes_read = ingested.bytes_read
+        report.stat_hits = ingested.stat_hits
         facts = {f.path: f for f in ingested.facts}
         watch.lap("ingest")
 

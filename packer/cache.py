@@ -35,6 +35,13 @@ class Cache:
             self.hits += 1
         return value
 
+    def preload(self, namespace: str) -> dict[bytes, bytes]:
+        """Every entry of a namespace, read in one transaction (keys without the prefix)."""
+        if not self.enabled:
+            return {}
+        prefix = self.key(namespace, b"")
+        return {k[len(prefix) :]: v for k, v in self._store.kv_items("cache", prefix)}
+
     def put(self, namespace: str, key: bytes, value: bytes) -> None:
         if self.enabled:
             self._pending[self.key(namespace, key)] = value

@@ -4,18 +4,25 @@ For each file this decides what the content forces (a secret is withheld, a bina
 file is LOW whatever its rule says, a symlink is recorded as its link text) and measures what
 tiering needs: the token count of the file's body as the render shows it. Bodies go into the store
 in one batch; secret bodies go nowhere: not the store, not a cache, not a summary.
+
+Speed: a stat cache (size, mtime, ctime, inode, device per path, like git's index) skips
+unchanged files without reading them; everything else is read, hashed, scanned, counted and
+compressed in worker threads while this thread commits.
 """
 
 from __future__ import annotations
 
 import os
 import stat as stat_mod
+import time
+from collections import deque
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import msgpack
 
-from cas.batch import Batch
+from cas.batch import Batch, Prepared
 from cas.digest import Digest
 from packer.cache import Cache
 from packer.render import fence_language, renderer
@@ -29,6 +36,12 @@ LARGE_FILE = 8 << 20
 _SCAN_WINDOW = 4 << 20
 _SCAN_OVERLAP = 64 << 10
 RENDER_VERSION = "1"
+STAT_VERSION = "1"
+# A file modified this close to the scan may change again within the file system's timestamp
+# granularity without its mtime moving: it is not recorded in the stat cache, so the next pack
+# re-reads it (git calls this the racy-clean case). 2 s covers the coarsest common granularity.
+RACY_NS = 2_000_000_000
+_WINDOW = 64
 
 
 @dataclass(slots=True)
@@ -51,11 +64,19 @@ class IngestReport:
     notes: list[ScanNote] = field(default_factory=list)
     withheld: list[tuple[str, str]] = field(default_factory=list)  # (path, kind) - never values
     bytes_read: int = 0
+    stat_hits: int = 0
+
+
+@dataclass(slots=True)
+class _Worked:
+    fact: Fact
+    prepared: Prepared | None
+    secrets: list[SecretFinding] | None  # computed now (to cache), or None if it came cached
+    tokens_computed: bool
 
 
 def _secret_kind(findings: list[SecretFinding]) -> str:
-    kinds = sorted({f.kind for f in findings})
-    return ", ".join(kinds)
+    return ", ".join(sorted({f.kind for f in findings}))
 
 
 def _read(f: ScannedFile) -> bytes:
@@ -79,6 +100,10 @@ def _scan_large(path: str) -> list[SecretFinding]:
     return found
 
 
+def _stat_key(f: ScannedFile) -> list[int]:
+    return [f.size, f.mtime_ns, f.ctime_ns, f.ino, f.dev]
+
+
 class Ingest:
     def __init__(
         self,
@@ -87,28 +112,118 @@ class Ingest:
         counter: TokenCounter,
         *,
         allow_secrets: Iterable[str] = (),
+        workers: int | None = None,
     ) -> None:
         self.batch = batch
         self.cache = cache
         self.counter = counter
         self.allow = set(allow_secrets)
+        self.workers = workers if workers is not None else max(2, min(4, os.cpu_count() or 2))
+        self._stat_ns = f"stat:{STAT_VERSION}:{SECRETS_VERSION}:{RENDER_VERSION}:{counter.name}"
+        self._secrets_ns = f"secrets:{SECRETS_VERSION}"
+        self._tokens_ns = f"tokens:{counter.name}:{RENDER_VERSION}"
+
+    # --- the run -----------------------------------------------------------------------------
 
     def run(
         self, files: list[ScannedFile], progress: Callable[[int, int], None] | None = None
     ) -> IngestReport:
         report = IngestReport()
-        for i, f in enumerate(files):
-            try:
-                fact = self.one(f, report)
-            except OSError as exc:
-                report.notes.append(ScanNote(f.path, f"unreadable: {exc.strerror or exc}"))
-                continue
-            report.facts.append(fact)
-            if progress is not None:
-                progress(i + 1, f.size)
+        started = time.time_ns()
+        stat_cache = self.cache.preload(self._stat_ns)
+        hits, todo = self._stat_hits(files, stat_cache)
+        report.stat_hits = len(hits)
+        done = 0
+        by_path: dict[str, Fact] = dict(hits)
+        for path, fact in hits.items():
+            if fact.secret:
+                report.withheld.append((path, fact.secret))
+        done += len(hits)
+        if progress is not None and hits:
+            progress(done, 0)
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            window: deque[tuple[ScannedFile, Future[_Worked] | None]] = deque()
+            source = iter(todo)
+            while True:
+                while len(window) < _WINDOW:
+                    f = next(source, None)
+                    if f is None:
+                        break
+                    window.append((f, self._submit(pool, f)))
+                if not window:
+                    break
+                f, fut = window.popleft()
+                try:
+                    fact = self._finish(f, fut, report)
+                except OSError as exc:
+                    report.notes.append(ScanNote(f.path, f"unreadable: {exc.strerror or exc}"))
+                    continue
+                by_path[f.path] = fact
+                if f.kind == "file" and f.path not in self.allow and f.mtime_ns < started - RACY_NS:
+                    self.cache.put(self._stat_ns, f.path.encode(), _pack_fact(f, fact))
+                done += 1
+                if progress is not None:
+                    progress(done, f.size)
+        report.facts = [by_path[f.path] for f in files if f.path in by_path]
         return report
 
-    def one(self, f: ScannedFile, report: IngestReport) -> Fact:
+    def _stat_hits(
+        self, files: list[ScannedFile], cached: dict[bytes, bytes]
+    ) -> tuple[dict[str, Fact], list[ScannedFile]]:
+        """Files whose stat data match the cache and whose blob is still stored."""
+        hits: dict[str, Fact] = {}
+        todo: list[ScannedFile] = []
+        for f in files:
+            raw = cached.get(f.path.encode()) if f.kind == "file" else None
+            fact = _unpack_fact(f, raw) if raw is not None and f.path not in self.allow else None
+            if fact is None:
+                todo.append(f)
+            else:
+                hits[f.path] = fact
+        # A blob the cache names may have been pruned since: such files are read again.
+        wanted = {fact.digest for fact in hits.values() if fact.digest is not None}
+        present = self.batch.store.has_many(wanted)
+        for path, fact in list(hits.items()):
+            if fact.digest is not None and fact.digest not in present:
+                del hits[path]
+        if len(hits) + len(todo) != len(files):
+            keep = set(hits)
+            todo = [f for f in files if f.path not in keep]
+        return hits, todo
+
+    def _submit(self, pool: ThreadPoolExecutor, f: ScannedFile) -> Future[_Worked] | None:
+        if f.kind == "symlink" or f.size > LARGE_FILE:
+            return None
+        if secret_path_kind(f.path) and f.path not in self.allow:
+            return None
+        return pool.submit(self._work, f)
+
+    def _finish(self, f: ScannedFile, fut: Future[_Worked] | None, report: IngestReport) -> Fact:
+        if fut is None:
+            return self._inline(f, report)
+        worked = fut.result()
+        fact = worked.fact
+        report.bytes_read += fact.size
+        digest = fact.digest
+        if worked.secrets is not None and digest is not None:
+            self.cache.put(
+                self._secrets_ns,
+                bytes(digest),
+                msgpack.packb([[x.kind, x.line] for x in worked.secrets]),
+            )
+        if fact.secret:
+            report.withheld.append((f.path, fact.secret))
+        if worked.prepared is not None:
+            self.batch.add(worked.prepared)
+        if worked.tokens_computed and digest is not None:
+            key = self._tokens_ns + ":" + fence_language(f.path)
+            self.cache.put(key, bytes(digest), str(fact.body_tokens).encode())
+        return fact
+
+    # --- per file -----------------------------------------------------------------------------
+
+    def _inline(self, f: ScannedFile, report: IngestReport) -> Fact:
+        """Symlinks, secrets by name and large files: handled on this thread."""
         if f.kind == "symlink":
             target = f.link_target or ""
             digest = self.batch.put(target.encode("utf-8"))
@@ -118,48 +233,74 @@ class Ingest:
         if by_path and not allowed:
             report.withheld.append((f.path, by_path))
             return Fact(f.path, "file", f.size, None, forced=f"secret: {by_path}", secret=by_path)
-        if f.size > LARGE_FILE:
-            findings = [] if allowed else _scan_large(f.abspath)
-            if findings:
-                kind = _secret_kind(findings)
-                report.withheld.append((f.path, kind))
-                return Fact(f.path, "file", f.size, None, forced=f"secret: {kind}", secret=kind)
-            digest = self.batch.put_file(f.abspath)
-            report.bytes_read += f.size
-            return Fact(f.path, "file", f.size, digest, forced="large file")
+        findings = [] if allowed else _scan_large(f.abspath)
+        if findings:
+            kind = _secret_kind(findings)
+            report.withheld.append((f.path, kind))
+            return Fact(f.path, "file", f.size, None, forced=f"secret: {kind}", secret=kind)
+        digest = self.batch.put_file(f.abspath)
+        report.bytes_read += f.size
+        return Fact(f.path, "file", f.size, digest, forced="large file")
+
+    def _work(self, f: ScannedFile) -> _Worked:
+        """Read, hash, scan for secrets, count tokens, compress: on a worker thread."""
         data = _read(f)
-        report.bytes_read += len(data)
         digest = Digest.of(data)
-        if not allowed:
-            findings = self._secrets(digest, data)
+        secrets: list[SecretFinding] | None = None
+        if f.path not in self.allow:
+            cached = self.cache.get(self._secrets_ns, bytes(digest))
+            if cached is not None:
+                findings = [SecretFinding(k, line) for k, line in msgpack.unpackb(cached)]
+            else:
+                findings = secrets = scan_secrets(data)
             if findings:
                 kind = _secret_kind(findings)
-                report.withheld.append((f.path, kind))
-                return Fact(f.path, "file", len(data), None, forced=f"secret: {kind}", secret=kind)
-        self.batch.put(data)
+                fact = Fact(f.path, "file", len(data), None, forced=f"secret: {kind}", secret=kind)
+                return _Worked(fact, None, secrets, False)
+        prepared = self.batch.prepare(data, digest)
         if is_binary(data):
-            return Fact(f.path, "file", len(data), digest, forced="binary")
+            binary = Fact(f.path, "file", len(data), digest, forced="binary")
+            return _Worked(binary, prepared, secrets, False)
         fact = Fact(f.path, "file", len(data), digest, text=True)
-        fact.body_tokens = self.body_tokens(digest, f.path, data)
-        return fact
-
-    def _secrets(self, digest: Digest, data: bytes) -> list[SecretFinding]:
-        ns = f"secrets:{SECRETS_VERSION}"
-        cached = self.cache.get(ns, digest)
-        if cached is not None:
-            return [SecretFinding(k, line) for k, line in msgpack.unpackb(cached)]
-        findings = scan_secrets(data)
-        # Only the kind and line are cached, never a matched value.
-        self.cache.put(ns, digest, msgpack.packb([[x.kind, x.line] for x in findings]))
-        return findings
-
-    def body_tokens(self, digest: Digest, path: str, data: bytes) -> int:
-        lang = fence_language(path)
-        ns = f"tokens:{self.counter.name}:{RENDER_VERSION}:{lang}"
-        cached = self.cache.get(ns, digest)
-        if cached is not None:
-            return int(cached)
+        lang = fence_language(f.path)
+        cached_tokens = self.cache.get(self._tokens_ns + ":" + lang, bytes(digest))
+        if cached_tokens is not None:
+            fact.body_tokens = int(cached_tokens)
+            return _Worked(fact, prepared, secrets, False)
         piece = renderer("markdown").section_body(decode_text(data), lang)
-        count = self.counter.count(piece)
-        self.cache.put(ns, digest, str(count).encode())
-        return count
+        fact.body_tokens = self.counter.count(piece)
+        return _Worked(fact, prepared, secrets, True)
+
+
+def _pack_fact(f: ScannedFile, fact: Fact) -> bytes:
+    data: bytes = msgpack.packb(
+        [
+            _stat_key(f),
+            bytes(fact.digest) if fact.digest is not None else None,
+            fact.forced,
+            fact.body_tokens,
+            fact.secret,
+            fact.text,
+        ],
+        use_bin_type=True,
+    )
+    return data
+
+
+def _unpack_fact(f: ScannedFile, raw: bytes) -> Fact | None:
+    try:
+        key, digest, forced, tokens, secret, text = msgpack.unpackb(raw, raw=False)
+        if key != _stat_key(f):
+            return None
+        return Fact(
+            f.path,
+            "file",
+            f.size,
+            Digest(digest) if digest is not None else None,
+            forced=forced,
+            body_tokens=int(tokens),
+            secret=secret,
+            text=bool(text),
+        )
+    except (ValueError, TypeError, msgpack.ExtraData):
+        return None  # a damaged cache entry is a miss, never an error

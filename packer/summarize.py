@@ -100,15 +100,14 @@ def language_for(path: str) -> str | None:
 def summarize(path: str, text: str, *, max_lines: int = 200) -> str:
     """A short, deterministic summary of ``text`` (the content of ``path``), ending in one newline.
 
-    Starts with a one-line header, holds at most ``max_lines`` lines, and never raises.
+    Starts with a one-line header, holds at most ``max_lines`` lines, and never raises. The result
+    depends on ``path`` only through its language, so files with the same content and language
+    share one summary (callers cache it by content digest and language).
     """
     try:
         return _summarize(path, text, max_lines)
     except Exception:  # a summary must never fail a pack; the header alone still says something
-        try:
-            return f"# summary: {_clean(_valid_text(str(path)))}\n"
-        except Exception:
-            return "# summary\n"
+        return "# summary\n"
 
 
 def _summarize(path: str, text: str, max_lines: int) -> str:
@@ -129,8 +128,7 @@ def _summarize(path: str, text: str, max_lines: int) -> str:
     if not body:
         body = _fallback(text)
     n = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-    shown_path = _valid_text(str(path))
-    header = f"# summary: {shown_path} ({lang or 'text'}, {n} line{'' if n == 1 else 's'})"
+    header = f"# summary ({lang or 'text'}, {n} line{'' if n == 1 else 's'})"
     lines = [_clean(line) for line in [header, *body]]
     lines = [line for line in lines if line.strip()]
     limit = max(max_lines, 2)

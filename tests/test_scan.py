@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -20,6 +21,8 @@ from cas.errors import InputError, UsageError
 from packer.ignore import IgnoreStack, split_ignore_file
 from packer.scan import ScanResult, decode_text, is_binary, scan
 
+# by name: a package that re-exports scan() would shadow the module as an attribute
+scan_module = importlib.import_module("packer.scan")
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed")
 
@@ -459,22 +462,31 @@ def test_bad_root(tmp_path: Path) -> None:
         scan(tmp_path / "f")
 
 
-def test_progress_and_file_metadata(tmp_path: Path) -> None:
-    for i in range(2500):
-        (tmp_path / f"{i:04}").write_bytes(b"x" * (i % 7))
+def test_progress_and_file_metadata(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scan_module, "PROGRESS_EVERY", 10)  # the step, not the mechanism
+    for i in range(25):
+        (tmp_path / f"{i:02}").write_bytes(b"x" * (i % 7))
     seen: list[int] = []
     result = scan(tmp_path, progress=seen.append)
-    assert seen == [1000, 2000, 2500]
+    assert seen == [10, 20, 25]
     f = result.files[13]
-    st_ = os.stat(tmp_path / "0013")
-    assert (f.path, f.kind, f.size) == ("0013", "file", 6)
+    st_ = os.stat(tmp_path / "13")
+    assert (f.path, f.kind, f.size, f.abspath) == ("13", "file", 6, str(tmp_path / "13"))
     assert (f.mtime_ns, f.ctime_ns, f.ino, f.dev) == (
         st_.st_mtime_ns,
         st_.st_ctime_ns,
         st_.st_ino,
         st_.st_dev,
     )
-    assert f.abspath == str(tmp_path / "0013")
+    (tmp_path / "24").unlink()
+    seen.clear()
+    scan(tmp_path, progress=seen.append)
+    assert seen == [10, 20, 24]
+    for i in range(24, 30):
+        (tmp_path / f"{i:02}").touch()
+    seen.clear()
+    scan(tmp_path, progress=seen.append)
+    assert seen == [10, 20, 30]  # no repeated final report
 
 
 # --- unreadable directories ----------------------------------------------------------------------

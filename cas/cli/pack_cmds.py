@@ -99,6 +99,8 @@ def _report_json(report: PackReport, root: Path) -> dict[str, object]:
     return {
         "root": str(root),
         "files": report.files,
+        "stat_hits": report.stat_hits,
+        "bytes_read": report.bytes_read,
         "packs": [
             {
                 "name": r.name,

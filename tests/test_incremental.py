@@ -1,0 +1,96 @@
+"""The stat cache and derived-fact caches: an unchanged file is never re-read, a changed one
+always is, and a file changed within the timestamp granularity is re-read next time."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from cas import Store
+from packer.build import Packer
+from packer.config import load_config
+from packer.ingest import RACY_NS
+from tests.packfixture import build_tree
+
+
+def _age(root: Path, seconds: float = 10) -> None:
+    """Make every file look old enough to be outside the racy window."""
+    then = time.time_ns() - int(seconds * 1e9)
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            p = os.path.join(dirpath, name)
+            if not os.path.islink(p):
+                os.utime(p, ns=(then, then))
+
+
+def _run(root: Path) -> tuple[object, bytes]:
+    with Store.at(root / ".cas") as store:
+        report = Packer(root, store, load_config(root)).run()
+    return report, report.results[0].path.read_bytes()
+
+
+def test_warm_pack_reads_nothing_and_gives_the_same_manifest(tmp_path: Path) -> None:
+    root = build_tree(tmp_path / "r", with_specials=False)
+    _age(root)
+    Store.create(root / ".cas").close()
+    cold, first = _run(root)
+    assert cold.stat_hits == 0 and cold.bytes_read > 0  # type: ignore[attr-defined]
+    warm, second = _run(root)
+    assert warm.results  # type: ignore[attr-defined]
+    assert warm.bytes_read == 0  # type: ignore[attr-defined]
+    assert warm.stat_hits == warm.files  # type: ignore[attr-defined]
+    assert second == first
+
+
+def test_changed_file_is_reread(tmp_path: Path) -> None:
+    root = build_tree(tmp_path / "r", with_specials=False)
+    _age(root)
+    Store.create(root / ".cas").close()
+    _run(root)
+    readme = root / "README.md"
+    readme.write_text("# Widgets\n\nA changed overview.\n")
+    then = time.time_ns() - 10**10
+    os.utime(readme, ns=(then, then))
+    report, data = _run(root)
+    assert report.stat_hits == report.files - 1  # type: ignore[attr-defined]
+    assert b"changed overview" not in data  # manifests hold digests, not text
+    with Store.at(root / ".cas") as s:
+        from cas import manifest as mf
+
+        e = mf.decode(data).entry("README.md")
+        assert e is not None and e.digest is not None
+        assert s.get(e.digest) == readme.read_bytes()
+
+
+def test_racily_clean_file_is_not_trusted(tmp_path: Path) -> None:
+    """A file written within the timestamp granularity of the scan could change again with the
+    same size, mtime and ctime (coarse kernel clocks tick every few ms); it must not be recorded,
+    so the next pack reads it again."""
+    root = build_tree(tmp_path / "r", with_specials=False)
+    _age(root)
+    readme = root / "README.md"
+    readme.write_text("# Widgets\n\nJust written.\n")  # mtime: now, inside the racy window
+    Store.create(root / ".cas").close()
+    _run(root)
+    report, _ = _run(root)
+    assert report.stat_hits == report.files - 1  # type: ignore[attr-defined]
+    assert report.bytes_read == readme.stat().st_size  # type: ignore[attr-defined]
+    assert RACY_NS >= 1_000_000_000
+
+
+def test_pruned_blob_named_by_the_cache_is_read_again(tmp_path: Path) -> None:
+    root = build_tree(tmp_path / "r", with_specials=False)
+    _age(root)
+    Store.create(root / ".cas").close()
+    _, data = _run(root)
+    from cas import manifest as mf
+
+    e = mf.decode(data).entry("docs/guide.md")
+    assert e is not None and e.digest is not None
+    with Store.at(root / ".cas") as s:
+        s.delete([e.digest])
+    report, _ = _run(root)
+    assert report.stat_hits == report.files - 1  # type: ignore[attr-defined]
+    with Store.at(root / ".cas") as s:
+        assert s.has(e.digest)
