@@ -4,7 +4,7 @@ Order of demotion (least important first; one tier at a time, HIGH to MEDIUM to 
 
 1. the tier its rule gives (a file a MEDIUM rule placed goes before any a HIGH rule placed),
 2. the rule's priority (explicit ``priority``, else its position: earlier rules rank higher),
-3. the rank: deeper paths first, then the file costing more tokens first (it frees the most),
+3. the rank: deeper paths first, then larger files first (they free the most),
 4. the path, by its UTF-8 bytes.
 
 The least important file is demoted until it is LOW or the pack fits; then the next one. Files a
@@ -37,28 +37,37 @@ class Item:
     required: bool
     tier: str
     fixed: bool  # pinned LOW by content (secret, binary, symlink, large)
-    high_cost: int = 0
+    size: int = 0
+    high_lines: int = 0  # the index line and heading, without the body
+    body: int | None = None  # tokens of the fenced body; None until counted
+    medium_lines: int = 0  # the index line and heading of the summary, without the summary
     medium_cost: int | None = None  # None until the summary has been priced
     low_cost: int = 0
-    medium_lines: int = 0  # the index line and heading of the summary, without the summary
     kind: str = "file"
 
+    @property
+    def high_cost(self) -> int:
+        """Exact once ``body`` is counted; a lower bound before."""
+        return self.high_lines + (self.body or 0)
+
     def cost(self) -> int:
+        """The cost at the current tier: exact when priced, otherwise a lower bound."""
         if self.tier == "high":
             return self.high_cost
         if self.tier == "medium":
-            return self.medium_cost or 0
+            return self.medium_cost if self.medium_cost is not None else self.medium_lines
         return self.low_cost
+
+    def exact(self) -> bool:
+        if self.tier == "high":
+            return self.body is not None
+        if self.tier == "medium":
+            return self.medium_cost is not None and self.body is not None
+        return True
 
     def order_key(self) -> tuple[int, int, int, int, bytes]:
         depth = self.path.count("/")
-        return (
-            TIER_RANK[self.rule_tier],
-            self.priority,
-            -depth,
-            -self.high_cost,
-            self.path.encode(),
-        )
+        return (TIER_RANK[self.rule_tier], self.priority, -depth, -self.size, self.path.encode())
 
 
 def reason_at(item: Item) -> str:
@@ -94,7 +103,7 @@ def demote_once(item: Item, price_medium: Callable[[Item], int]) -> int:
     before = item.cost()
     if item.tier == "high":
         if item.medium_cost is None:
-            item.medium_cost = price_medium(item)
+            item.medium_cost = max(price_medium(item), item.low_cost)
         item.tier = "medium" if item.medium_cost < item.high_cost else "low"
     elif item.tier == "medium":
         item.tier = "low"
@@ -102,14 +111,37 @@ def demote_once(item: Item, price_medium: Callable[[Item], int]) -> int:
 
 
 def demote_until(
-    items: list[Item], total: int, goal: int, price_medium: Callable[[Item], int]
+    items: list[Item],
+    goal: int,
+    resolve: Callable[[list[Item]], None],
+    price_medium: Callable[[Item], int],
 ) -> int:
-    """Demote in order until ``total`` <= ``goal`` or nothing demotable is left; new total."""
-    if total <= goal:
-        return total
-    for item in sorted((i for i in items if not i.required and not i.fixed), key=Item.order_key):
-        while item.tier != "low" and total > goal:
-            total += demote_once(item, price_medium)
+    """Demote in order until the total is at or below ``goal`` or nothing demotable is left;
+    returns the total (exact).
+
+    Costs not yet counted enter as lower bounds. While even the bound says that an item left at
+    LOW would not bring the pack to its goal, the item goes to LOW in one step: the step-by-step
+    walk would end there too (a MEDIUM rendering never costs less than the omitted line), and
+    nothing about it needs counting or summarizing. Once the bound cannot decide, every item
+    still shown is priced exactly (``resolve``) and the walk goes on step by step.
+    """
+    order = sorted((i for i in items if not i.required and not i.fixed), key=Item.order_key)
+    bound = sum(i.cost() for i in items)
+    start = len(order)
+    for index, item in enumerate(order):
+        if item.tier == "low":
+            continue
+        if bound - item.cost() + item.low_cost > goal:
+            bound += item.low_cost - item.cost()
+            item.tier = "low"
+            continue
+        start = index
+        break
+    resolve([i for i in items if i.tier != "low"])
+    total = sum(i.cost() for i in items)
+    for item in order[start:]:
         if total <= goal:
             break
+        while item.tier != "low" and total > goal:
+            total += demote_once(item, price_medium)
     return total

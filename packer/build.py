@@ -14,24 +14,30 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import blake3
+import msgpack
+
 from cas import manifest as mf
 from cas.digest import Digest
-from cas.errors import BudgetError, NotFound
+from cas.errors import BudgetError, CasError, NotFound
 from cas.fsutil import atomic_write
 from cas.store import Store
 from packer.budget import Item, demote_until, price_lines, reason_at
 from packer.cache import Cache
 from packer.config import Config, Scope, Target, assign_scopes
-from packer.ingest import Fact, Ingest, IngestReport
-from packer.render import FORMATS, lite_layout, renderer
+from packer.ingest import RENDER_VERSION, Fact, Ingest, IngestReport
+from packer.render import FORMATS, fence_language, lite_layout, low_pieces, renderer
 from packer.scan import ScanNote, decode_text, scan
 from packer.summarize import SUMMARY_VERSION, summarize
 from packer.tiers import TierRules
 from packer.tokens import TokenCounter
 
 MANIFEST_DIR = "manifests"
+MEMO_NS = "memo"
+# Bump when the way a manifest is derived from its inputs changes (tiering, budgets, layout).
+MEMO_VERSION = "1"
 # Levels of compaction of the omitted list, tried in order when a pack cannot fit otherwise.
-LOW_LEVELS = (0, 1, 2)
+LOW_LEVELS = (0, 1, 2, 3, 4)
 
 Progress = Callable[[str, int, int], None]
 
@@ -97,6 +103,7 @@ class Packer:
         # Summary texts by their own digest, so trial renders need not store them; only the
         # summaries a final manifest references are stored.
         self._summary_texts: dict[Digest, str] = {}
+        self._line_counts: dict[str, int] = {}
 
     # --- the whole run ----------------------------------------------------------------------
 
@@ -139,17 +146,20 @@ class Packer:
         facts = {f.path: f for f in ingested.facts}
         watch.lap("ingest")
 
-        for scope in wanted:
-            rules = TierRules([*scope.rules, *self.config.rules])
-            scope_facts = [facts[p] for p in membership.get(scope.name, []) if p in facts]
-            for target in self._targets(scope, targets):
-                result = self._pack_target(scope, target, scope_facts, rules, baseline, check)
-                report.results.append(result)
-                if check and result.written:
-                    report.stale.append(result.name)
-        watch.lap("tier")
-        self.cache.flush()
-        watch.lap("cache")
+        try:
+            for scope in wanted:
+                rules = TierRules([*scope.rules, *self.config.rules])
+                scope_facts = [facts[p] for p in membership.get(scope.name, []) if p in facts]
+                for target in self._targets(scope, targets):
+                    result = self._pack_target(scope, target, scope_facts, rules, baseline, check)
+                    report.results.append(result)
+                    if check and result.written:
+                        report.stale.append(result.name)
+            watch.lap("tier")
+        finally:
+            # Derived facts are worth keeping even when a budget turned out impossible.
+            self.cache.flush()
+            watch.lap("cache")
         return report
 
     def _select(self, names: Sequence[str]) -> list[Scope]:
@@ -176,43 +186,100 @@ class Packer:
         baseline: Digest | None,
         check: bool,
     ) -> PackResult:
+        name = manifest_name(scope.name, target.name or None)
+        memo_key = self._memo_key(scope, target, facts, rules, baseline)
+        reused = self._reuse(memo_key)
+        if reused is not None:
+            return self._finish(scope, target, name, reused[0], reused[1], check, memo_key)
+        items, by_path = self._price(facts, rules)
+        m, tokens, level = self._fit(scope, target, items, by_path, baseline)
+        m = self._manifest(scope, target, items, by_path, baseline, level, tokens=tokens)
+        return self._finish(scope, target, name, m, tokens, check, memo_key)
+
+    def _price(self, facts: list[Fact], rules: TierRules) -> tuple[list[Item], dict[str, Fact]]:
+        """Each file's cost at each tier, in markdown tokens. Summaries are priced lazily: most
+        files of a large tree end up omitted and never need one."""
         md = renderer("markdown")
-        count = self.counter.count
         items: list[Item] = []
         by_path: dict[str, Fact] = {}
         for fact in facts:
             decision = rules.classify(fact.path)
-            tier = "low" if fact.forced else decision.tier
-            reason = fact.forced or decision.reason
             item = Item(
                 path=fact.path,
                 rule_tier="low" if fact.forced else decision.tier,
-                rule_reason=reason,
+                rule_reason=fact.forced or decision.reason,
                 priority=decision.priority,
                 required=decision.required and not fact.forced,
-                tier=tier,
+                tier="low" if fact.forced else decision.tier,
                 fixed=fact.forced is not None,
                 kind=fact.kind,
             )
-            high_lines, medium_lines, low_line = price_lines(item, md, count)
-            item.high_cost = high_lines + fact.body_tokens
+            high_lines, medium_lines, low_line = price_lines(item, md, self._count_line)
+            item.size = fact.size
+            item.high_lines = high_lines
             item.low_cost = low_line
-            if item.tier == "medium":
-                item.medium_cost = medium_lines + self._summary(fact)[1]
-                if item.medium_cost >= item.high_cost:
-                    item.tier = "high"
             item.medium_lines = medium_lines
             items.append(item)
             by_path[fact.path] = fact
+        return items, by_path
+
+    def _count_line(self, text: str) -> int:
+        """Index and omitted lines repeat across targets and runs: count each text once."""
+        known = self._line_counts.get(text)
+        if known is None:
+            known = self._line_counts[text] = self.counter.count(text)
+        return known
+
+    def _resolver(self, by_path: dict[str, Fact]) -> Callable[[list[Item]], None]:
+        """Make the given items' costs exact: count bodies, price summaries. A MEDIUM file whose
+        summary is not smaller than its body is shown in full instead."""
+
+        def resolve(items: list[Item]) -> None:
+            for item in items:
+                fact = by_path[item.path]
+                if item.body is None and fact.digest is not None and fact.text:
+                    item.body = self._body_tokens(fact)
+                elif item.body is None:
+                    item.body = 0
+                if item.tier == "medium" and item.medium_cost is None:
+                    item.medium_cost = max(
+                        item.medium_lines + self._summary(fact)[1], item.low_cost
+                    )
+                    if item.medium_cost >= item.high_cost:
+                        item.tier = "high"
+
+        return resolve
+
+    def _body_tokens(self, fact: Fact) -> int:
+        """Tokens of a file's fenced body as the markdown render shows it, by content."""
+        assert fact.digest is not None
+        lang = fence_language(fact.path)
+        ns = f"tokens:{self.counter.name}:{RENDER_VERSION}:{lang}"
+        cached = self.cache.get(ns, bytes(fact.digest))
+        if cached is not None:
+            return int(cached)
+        text = decode_text(self.store.get(fact.digest))
+        count = self.counter.count(renderer("markdown").section_body(text, lang))
+        self.cache.put(ns, bytes(fact.digest), str(count).encode())
+        return count
+
+    def _fit(
+        self,
+        scope: Scope,
+        target: Target,
+        items: list[Item],
+        by_path: dict[str, Fact],
+        parent: Digest | None,
+    ) -> tuple[mf.Manifest, dict[str, int], int]:
+        budget = target.budget
+        count = self.counter.count
+        resolve = self._resolver(by_path)
 
         def price_medium(item: Item) -> int:
             return item.medium_lines + self._summary(by_path[item.path])[1]
 
-        budget = target.budget
-        parent = baseline
-        name = manifest_name(scope.name, target.name or None)
-
         def build(level: int) -> tuple[mf.Manifest, dict[str, int]]:
+            resolve([i for i in items if i.tier != "low"])
             m = self._manifest(scope, target, items, by_path, parent, level)
             tokens = {
                 fmt: count(lite_layout(m, self._fetch, fmt, low_level=level).text())
@@ -220,58 +287,166 @@ class Packer:
             }
             return m, tokens
 
-        m, tokens = build(0)
-        total = tokens["markdown"]
+        # A lower bound first (bodies and summaries not yet counted enter at their headings'
+        # cost): a pack far over its budget is never rendered whole, nor its files counted and
+        # summarized, before demotion.
         level = 0
-        if max(tokens.values()) > budget.max:
-            estimate = sum(i.cost() for i in items)
-            overhead = total - estimate
-            goal = budget.target - overhead
-            demote_until(items, estimate, goal, price_medium)
+        if sum(i.cost() for i in items) <= budget.max:
             m, tokens = build(level)
-            # The estimate prices markdown exactly; the other formats are checked for real and
-            # demotion continues, a little further each round, until every format fits.
-            squeeze = 0
-            while max(tokens.values()) > budget.max:
-                over = max(tokens.values()) - budget.target
-                squeeze += max(over, 1)
-                estimate = sum(i.cost() for i in items)
-                before = [i.tier for i in items]
-                demote_until(items, estimate, estimate - squeeze, price_medium)
-                if [i.tier for i in items] == before:
-                    if level + 1 < len(LOW_LEVELS):
-                        level += 1
-                    else:
-                        break
-                m, tokens = build(level)
+            if max(tokens.values()) <= budget.max:
+                return m, tokens, level
+        resolve([i for i in items if i.required and i.tier != "low"])
+        overhead = self._overhead(scope, target, items, by_path, parent)
+        level = self._low_level(items, budget.target - overhead)
+        fixed_low = self._low_section(items, level)
+        if level > 0:
+            for item in items:
+                item.low_cost = 0
+        demote_until(items, budget.target - overhead - fixed_low, resolve, price_medium)
+        m, tokens = build(level)
+        # The estimate prices markdown; every format is then checked for real, and demotion
+        # (then compaction of the omitted list) continues a little further each round.
+        squeeze = 0
+        while max(tokens.values()) > budget.max:
+            squeeze += max(max(tokens.values()) - budget.target, 1)
+            estimate = sum(i.cost() for i in items)
+            before = [i.tier for i in items]
+            demote_until(items, estimate - squeeze, resolve, price_medium)
+            if [i.tier for i in items] == before:
+                if level + 1 >= len(LOW_LEVELS):
+                    break
+                level += 1
+                for item in items:
+                    item.low_cost = 0
+            m, tokens = build(level)
         if max(tokens.values()) > budget.max:
             required = [
                 (i.path, i.cost())
                 for i in sorted(items, key=lambda i: i.path.encode())
                 if i.required
             ]
+            name = manifest_name(scope.name, target.name or None)
             raise BudgetError(
                 name, budget.max, required or [("(index of omitted files)", max(tokens.values()))]
             )
-        m = self._manifest(scope, target, items, by_path, parent, level, tokens=tokens)
+        return m, tokens, level
+
+    def _overhead(
+        self,
+        scope: Scope,
+        target: Target,
+        items: list[Item],
+        by_path: dict[str, Fact],
+        parent: Digest | None,
+    ) -> int:
+        """Tokens of everything but the files' own lines: header, map, section frames."""
+        saved = [(i.tier, i.medium_cost) for i in items]
+        for i in items:
+            i.tier, i.medium_cost = "low", i.medium_cost
+        m = self._manifest(scope, target, items, by_path, parent, 4)
+        layout = lite_layout(m, self._fetch, "markdown", low_level=4)
+        for i, (tier, cost) in zip(items, saved, strict=True):
+            i.tier, i.medium_cost = tier, cost
+        r = renderer("markdown")
+        frames = r.index_open() + r.index_close() + r.files_open() + r.files_close()
+        head = "".join(layout.head) + frames + r.omitted_open() + r.omitted_close()
+        return self.counter.count(head)
+
+    def _low_section(self, items: list[Item], level: int) -> int:
+        """Tokens of the omitted list at ``level`` if every file that may be demoted were
+        omitted (an upper bound for the pack that results)."""
+        if level == 0:
+            return 0
+        r = renderer("markdown")
+        entries = [
+            mf.Entry(path=i.path, digest=None, size=0, tier="low", tokens=0, reason=i.rule_reason)
+            for i in items
+            if not i.required and (i.tier == "low" or not i.fixed)
+        ]
+        return self.counter.count("".join(low_pieces(r, entries, level)))
+
+    def _low_level(self, items: list[Item], room: int) -> int:
+        """The least compaction of the omitted list that leaves the files that cannot be
+        demoted room to fit: one line per file where that fits, coarser lists where not."""
+        kept = sum(i.cost() for i in items if i.required or (i.fixed and i.tier != "low"))
+        per_file = sum(i.low_cost for i in items if not i.required)
+        if kept + per_file <= room:
+            return 0
+        for level in LOW_LEVELS[1:]:
+            if kept + self._low_section(items, level) <= room:
+                return level
+        return LOW_LEVELS[-1]
+
+    def _finish(
+        self,
+        scope: Scope,
+        target: Target,
+        name: str,
+        m: mf.Manifest,
+        tokens: dict[str, int],
+        check: bool,
+        memo_key: bytes,
+    ) -> PackResult:
         data = mf.encode(m)
         digest = Digest.of(data)
         path = self.root / MANIFEST_DIR / f"{name}.pack"
+        result_target = target.name or None
         if check:
             current = path.read_bytes() if path.is_file() else None
             return PackResult(
-                scope.name, target.name or None, name, path, digest, m, current != data, tokens
+                scope.name, result_target, name, path, digest, m, current != data, tokens
             )
         # Bodies were committed with the ingest batch; the summaries this manifest references and
         # the manifest itself are committed together, before its file is written, so a file
         # never names anything the store lacks.
         with self.store.batch() as batch:
             for e in m.entries:
-                if e.summary is not None:
+                if e.summary is not None and e.summary in self._summary_texts:
                     batch.put(self._summary_texts[e.summary].encode("utf-8"))
+                elif e.summary is not None:
+                    batch.touch(e.summary)
             batch.put(data)
+        self.cache.put(MEMO_NS, memo_key, bytes(digest))
         written = atomic_write(path, data)
-        return PackResult(scope.name, target.name or None, name, path, digest, m, written, tokens)
+        return PackResult(scope.name, result_target, name, path, digest, m, written, tokens)
+
+    # --- the memo: an unchanged input gives the manifest already made ---------------------------
+
+    def _memo_key(
+        self,
+        scope: Scope,
+        target: Target,
+        facts: list[Fact],
+        rules: TierRules,
+        baseline: Digest | None,
+    ) -> bytes:
+        """A digest of everything a manifest is a function of: versions of the code that derives
+        facts, the scope, target and rules, the tokenizer, the parent, and every file's facts."""
+        h = blake3.blake3()
+        head = [
+            MEMO_VERSION, SUMMARY_VERSION, RENDER_VERSION, self.counter.name,
+            repr(scope), repr(target), repr(rules.rules), bytes(baseline or b""),
+        ]  # fmt: skip
+        h.update(msgpack.packb(head, use_bin_type=True))
+        for f in facts:
+            row = [f.path, f.kind, f.size, bytes(f.digest or b""), f.forced, f.text]
+            h.update(msgpack.packb(row, use_bin_type=True))
+        return bytes(h.digest())
+
+    def _reuse(self, memo_key: bytes) -> tuple[mf.Manifest, dict[str, int]] | None:
+        known = self.cache.get(MEMO_NS, memo_key)
+        if known is None or len(known) != 32:
+            return None
+        try:
+            m = mf.decode(self.store.get(Digest(known)))
+        except CasError:
+            return None  # pruned or damaged: build it again
+        if self.store.has_many(m.digests()) != m.digests():
+            return None
+        tokens = m.totals.get("tokens")
+        if not isinstance(tokens, dict):
+            return None
+        return m, {k: int(v) for k, v in tokens.items()}
 
     def _manifest(
         self,

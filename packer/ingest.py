@@ -1,13 +1,13 @@
 """From scanned files to facts: store every body (but a secret's), classify what the content is.
 
 For each file this decides what the content forces (a secret is withheld, a binary or very large
-file is LOW whatever its rule says, a symlink is recorded as its link text) and measures what
-tiering needs: the token count of the file's body as the render shows it. Bodies go into the store
+file is LOW whatever its rule says, a symlink is recorded as its link text). Token counts are
+left to tiering, which counts only the files it may show. Bodies go into the store
 in one batch; secret bodies go nowhere: not the store, not a cache, not a summary.
 
 Speed: a stat cache (size, mtime, ctime, inode, device per path, like git's index) skips
-unchanged files without reading them; everything else is read, hashed, scanned, counted and
-compressed in worker threads while this thread commits.
+unchanged files without reading them; everything else is read, hashed, scanned and compressed
+in worker threads while this thread commits.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ import msgpack
 from cas.batch import Batch, Prepared
 from cas.digest import Digest
 from packer.cache import Cache
-from packer.render import fence_language, renderer
-from packer.scan import ScannedFile, ScanNote, decode_text, is_binary
+from packer.scan import ScannedFile, ScanNote, is_binary
 from packer.secrets import SECRETS_VERSION, SecretFinding, scan_secrets, secret_path_kind
 from packer.tokens import TokenCounter
 
@@ -36,7 +35,7 @@ LARGE_FILE = 8 << 20
 _SCAN_WINDOW = 4 << 20
 _SCAN_OVERLAP = 64 << 10
 RENDER_VERSION = "1"
-STAT_VERSION = "1"
+STAT_VERSION = "2"
 # A file modified this close to the scan may change again within the file system's timestamp
 # granularity without its mtime moving: it is not recorded in the stat cache, so the next pack
 # re-reads it (git calls this the racy-clean case). 2 s covers the coarsest common granularity.
@@ -53,7 +52,6 @@ class Fact:
     size: int
     digest: Digest | None  # None: a withheld secret
     forced: str | None = None  # a reason that pins the file LOW, whatever its rule says
-    body_tokens: int = 0  # tokens of the fenced body as a markdown render shows it
     secret: str | None = None
     text: bool = False
 
@@ -72,7 +70,6 @@ class _Worked:
     fact: Fact
     prepared: Prepared | None
     secrets: list[SecretFinding] | None  # computed now (to cache), or None if it came cached
-    tokens_computed: bool
 
 
 def _secret_kind(findings: list[SecretFinding]) -> str:
@@ -119,9 +116,8 @@ class Ingest:
         self.counter = counter
         self.allow = set(allow_secrets)
         self.workers = workers if workers is not None else max(2, min(4, os.cpu_count() or 2))
-        self._stat_ns = f"stat:{STAT_VERSION}:{SECRETS_VERSION}:{RENDER_VERSION}:{counter.name}"
+        self._stat_ns = f"stat:{STAT_VERSION}:{SECRETS_VERSION}"
         self._secrets_ns = f"secrets:{SECRETS_VERSION}"
-        self._tokens_ns = f"tokens:{counter.name}:{RENDER_VERSION}"
 
     # --- the run -----------------------------------------------------------------------------
 
@@ -215,9 +211,6 @@ class Ingest:
             report.withheld.append((f.path, fact.secret))
         if worked.prepared is not None:
             self.batch.add(worked.prepared)
-        if worked.tokens_computed and digest is not None:
-            key = self._tokens_ns + ":" + fence_language(f.path)
-            self.cache.put(key, bytes(digest), str(fact.body_tokens).encode())
         return fact
 
     # --- per file -----------------------------------------------------------------------------
@@ -243,7 +236,7 @@ class Ingest:
         return Fact(f.path, "file", f.size, digest, forced="large file")
 
     def _work(self, f: ScannedFile) -> _Worked:
-        """Read, hash, scan for secrets, count tokens, compress: on a worker thread."""
+        """Read, hash, scan for secrets, compress: on a worker thread."""
         data = _read(f)
         digest = Digest.of(data)
         secrets: list[SecretFinding] | None = None
@@ -256,20 +249,12 @@ class Ingest:
             if findings:
                 kind = _secret_kind(findings)
                 fact = Fact(f.path, "file", len(data), None, forced=f"secret: {kind}", secret=kind)
-                return _Worked(fact, None, secrets, False)
+                return _Worked(fact, None, secrets)
         prepared = self.batch.prepare(data, digest)
         if is_binary(data):
             binary = Fact(f.path, "file", len(data), digest, forced="binary")
-            return _Worked(binary, prepared, secrets, False)
-        fact = Fact(f.path, "file", len(data), digest, text=True)
-        lang = fence_language(f.path)
-        cached_tokens = self.cache.get(self._tokens_ns + ":" + lang, bytes(digest))
-        if cached_tokens is not None:
-            fact.body_tokens = int(cached_tokens)
-            return _Worked(fact, prepared, secrets, False)
-        piece = renderer("markdown").section_body(decode_text(data), lang)
-        fact.body_tokens = self.counter.count(piece)
-        return _Worked(fact, prepared, secrets, True)
+            return _Worked(binary, prepared, secrets)
+        return _Worked(Fact(f.path, "file", len(data), digest, text=True), prepared, secrets)
 
 
 def _pack_fact(f: ScannedFile, fact: Fact) -> bytes:
@@ -278,7 +263,6 @@ def _pack_fact(f: ScannedFile, fact: Fact) -> bytes:
             _stat_key(f),
             bytes(fact.digest) if fact.digest is not None else None,
             fact.forced,
-            fact.body_tokens,
             fact.secret,
             fact.text,
         ],
@@ -289,7 +273,7 @@ def _pack_fact(f: ScannedFile, fact: Fact) -> bytes:
 
 def _unpack_fact(f: ScannedFile, raw: bytes) -> Fact | None:
     try:
-        key, digest, forced, tokens, secret, text = msgpack.unpackb(raw, raw=False)
+        key, digest, forced, secret, text = msgpack.unpackb(raw, raw=False)
         if key != _stat_key(f):
             return None
         return Fact(
@@ -298,7 +282,6 @@ def _unpack_fact(f: ScannedFile, raw: bytes) -> Fact | None:
             f.size,
             Digest(digest) if digest is not None else None,
             forced=forced,
-            body_tokens=int(tokens),
             secret=secret,
             text=bool(text),
         )

@@ -320,17 +320,31 @@ def map_lines(paths: Iterable[str], *, depth: int = MAP_DEPTH) -> list[tuple[str
     return lines
 
 
+def _base_reason(e: Entry) -> str:
+    return (e.reason or "low").split(", demoted")[0]
+
+
 def low_pieces(r: Renderer, entries: Sequence[Entry], level: int) -> list[str]:
-    """The omitted list at a compaction level: 0 one line per file, 1 one line per folder and
-    reason with file names, 2 one line per folder and reason with a count."""
+    """The omitted list at a compaction level: 0 one line per file; 1 one line per folder and
+    reason with file names; 2 one line per folder and reason with a count; 3 one line per
+    top-level folder with a count; 4 a single line with the count."""
     if not entries:
         return []
     if level == 0:
         return [r.omitted_line(e) for e in entries]
+    if level >= 3:
+        tops: dict[str, int] = {}
+        for e in entries:
+            top = e.path.split("/", 1)[0] + "/" if "/" in e.path else "./"
+            tops[top] = tops.get(top, 0) + 1
+        if level == 3:
+            names = sorted(tops, key=lambda k: k.encode("utf-8"))
+            return [r.omitted_group(k, "omitted", tops[k]) for k in names]
+        return [r.omitted_group("./", "omitted in all", len(entries))]
     groups: dict[tuple[str, str], list[str]] = {}
     for e in entries:
         folder, _, name = e.path.rpartition("/")
-        groups.setdefault((folder + "/" if folder else "./", e.reason or "low"), []).append(name)
+        groups.setdefault((folder + "/" if folder else "./", _base_reason(e)), []).append(name)
     keys = sorted(groups, key=lambda k: (k[0].encode("utf-8"), k[1].encode("utf-8")))
     if level == 1:
         return [r.omitted_group(f, why, groups[(f, why)]) for f, why in keys]

@@ -17,6 +17,7 @@ import posixpath
 import re
 from bisect import bisect_left
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -292,6 +293,28 @@ def _token_is_real(group: str, value: str) -> bool:
     return True
 
 
+_WORDS_RE = re.compile("|".join(_SECRET_WORDS))
+
+
+def _assignments(text: str) -> Iterator[re.Match[str]]:
+    """`_ASSIGNMENT` matches whose name could be a secret's, found only on the lines that
+    contain a secret word. Exact: a match never spans a newline, and a name whose squashed form
+    holds a secret word lies on a line whose squashed form holds it too. Trying the assignment
+    pattern at every word of every line costs ten times the rest of the scan."""
+    squashed = text.lower().replace("_", "").replace("-", "")
+    hits = [m.start() for m in _WORDS_RE.finditer(squashed)]
+    if not hits:
+        return
+    # Lowercasing may change lengths, but never the count of newlines before a position.
+    breaks = [m.start() for m in re.finditer("\n", squashed)]
+    lines = sorted({bisect_left(breaks, pos) for pos in hits})
+    starts = [0, *(m.end() for m in re.finditer("\n", text))]
+    for index in lines:
+        begin = starts[index]
+        end = starts[index + 1] - 1 if index + 1 < len(starts) else len(text)
+        yield from _ASSIGNMENT.finditer(text, begin, end)
+
+
 def scan_secrets(data: bytes) -> list[SecretFinding]:
     """Every secret found in ``data``, sorted by (line, kind), one finding per pair.
 
@@ -308,7 +331,7 @@ def scan_secrets(data: bytes) -> list[SecretFinding]:
             hits.append((m.start(), _TOKEN_KINDS[group]))
             covered.append(m.span())
     starts = [a for a, _ in covered]
-    for m in _ASSIGNMENT.finditer(text):
+    for m in _assignments(text):
         name = m.group("name")
         if not _secret_name(name):
             continue

@@ -180,12 +180,20 @@ class TierRules:
                 raise ValueError(f"rule {rule.globs!r} has unknown tier {rule.tier!r}")
         self.rules = tuple(rules)
         self._specs = [glob_spec(rule.globs) for rule in self.rules]
+        self._memo: dict[str, TierDecision] = {}
 
     def classify(self, path: str) -> TierDecision:
         """The first matching rule's decision for a root-relative POSIX path.
 
         A path no rule matches (possible only with the built-in rules turned off) is LOW.
+        Decisions are remembered: a pack classifies each path once per target.
         """
+        known = self._memo.get(path)
+        if known is None:
+            known = self._memo[path] = self._classify(path)
+        return known
+
+    def _classify(self, path: str) -> TierDecision:
         for index, (rule, spec) in enumerate(zip(self.rules, self._specs, strict=True)):
             if spec.match_file(path):
                 priority = -index if rule.priority is None else rule.priority

@@ -47,12 +47,9 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import Any
 
 from cas.errors import UsageError
-
-if TYPE_CHECKING:
-    from bpe_openai import Encoding
 
 __all__ = ["MAX_CALL_CHARS", "PIECE_CHARS", "SUPPORTED_ENCODINGS", "TokenCounter", "split_text"]
 
@@ -72,21 +69,27 @@ _CUT_RULES: tuple[tuple[re.Pattern[str], int], ...] = (
     (re.compile(r"[0-9](?=[!-/:-~])|[!-/:-~](?=[0-9])|[A-Za-z](?=[!-&(-/:-@\[-`{-~])"), 1),
 )
 
-_encodings: dict[str, Encoding] = {}
-_encodings_lock = threading.Lock()
+_backends: dict[str, Any] = {}
+_backends_lock = threading.Lock()
 
 
-def _encoding(name: str) -> Encoding:
-    with _encodings_lock:
-        enc = _encodings.get(name)
-        if enc is None:
-            # Imported here: loading the library's rank tables takes about half a second, which
-            # every cas command would pay at start-up otherwise.
-            import bpe_openai
+def _backend(name: str) -> Any:
+    """The library's native tokenizer for ``name``, built once per process.
 
-            enc = bpe_openai.get_encoding(name)
-            _encodings[name] = enc
-        return enc
+    The native tokenizer is used directly: the library's Python layer decodes the rank tables
+    of every encoding it knows into Python dicts when it is imported (over a second and about a
+    hundred MiB), only to keep them beside the native tokenizer that does the work. Its native
+    ``encode``/``count`` are what ``encode_ordinary`` calls (special-token text counted as
+    ordinary text); the tests check the counts against ``encode_ordinary``.
+    """
+    with _backends_lock:
+        tok = _backends.get(name)
+        if tok is None:
+            from bpe_openai import _bindings
+
+            tok = _bindings.tokenizer_for_encoding(name)
+            _backends[name] = tok
+        return tok
 
 
 def _sanitize(text: str) -> str:
@@ -169,7 +172,6 @@ class TokenCounter:
         if piece_chars < 1:
             raise ValueError("piece_chars must be positive")
         self.name = encoding
-        self._encoding = _encoding(encoding)
         self._piece_chars = piece_chars
 
     def __repr__(self) -> str:
@@ -182,15 +184,8 @@ class TokenCounter:
         return self._count(_sanitize(text), self._piece_chars, MAX_CALL_CHARS)
 
     def _count(self, text: str, piece_chars: int, reach_chars: int) -> int:
-        import bpe_openai
-
-        total = 0
-        for piece in split_text(text, piece_chars, reach_chars):
-            try:
-                total += len(self._encoding.encode_ordinary(piece))
-            except bpe_openai.TokenLimitError:
-                # Over 200,000 tokens in one piece: at least 2 per character. Recount in quarters;
-                # the quarters are shorter than the piece, so this ends.
-                smaller = max(len(piece) // 4, 1)
-                total += self._count(piece, smaller, smaller)
-        return total
+        # Built on first use, not in __init__: a pack whose inputs are unchanged never counts.
+        tok = _backend(self.name)
+        if len(text) <= piece_chars:
+            return int(tok.count(text))
+        return sum(int(tok.count(piece)) for piece in split_text(text, piece_chars, reach_chars))

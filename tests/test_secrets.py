@@ -377,3 +377,29 @@ def test_a_planted_key_is_found_on_its_line(lines: list[str], at: int) -> None:
     lines.insert(index, "key " + AWS_ID + " here")
     found = scan_secrets("\n".join(lines).encode())
     assert SecretFinding("AWS access key id", index + 1) in found
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "pass" + "word = '" + "Xq7#pLm2$vR9!kZw4'\n",
+                "api-" + "key: " + "AbC123dEf456GhI789jKl\n",
+                "x = 1\n",
+                "tOk" + "En=" + "ZZZ9999abcdef01234567\n",
+                "author = 'Somebody Longname Here'\n",
+                "İİ sec" + "ret_value := " + "qwertyuiop1234567890\n",
+                "plain words and_more_words = 'nothing here really'\n",
+                "\n",
+                "ÄÖÜ a_b-c: v\n",
+            ]
+        ),
+        max_size=12,
+    ).map("".join)
+)
+def test_line_filtered_assignment_pass_equals_the_full_pass(text: str) -> None:
+    from packer.secrets import _ASSIGNMENT, _assignments, _secret_name
+
+    full = [m.span() for m in _ASSIGNMENT.finditer(text) if _secret_name(m.group("name"))]
+    fast = [m.span() for m in _assignments(text) if _secret_name(m.group("name"))]
+    assert fast == full

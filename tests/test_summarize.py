@@ -129,7 +129,7 @@ PY_SOURCE = textwrap.dedent(
 def test_python_signatures_docstrings_and_no_bodies() -> None:
     summary = summarize("pkg/boxes.py", PY_SOURCE)
     lines = lines_of(summary)
-    assert lines[0] == f"# summary: pkg/boxes.py (python, {PY_SOURCE.count(chr(10))} lines)"
+    assert lines[0] == f"# summary (python, {PY_SOURCE.count(chr(10))} lines)"
     assert lines[1] == '"""Stores things in boxes."""'
     assert lines[2] == "imports: os, sys, .store, .cache, cas.errors"
     expected = [
@@ -181,14 +181,14 @@ def test_python_without_declarations_falls_back_to_first_lines() -> None:
 )
 def test_python_that_does_not_parse_falls_back(text: str) -> None:
     lines = lines_of(summarize("bad.py", text))
-    assert lines[0].startswith("# summary: bad.py (python, ")
+    assert lines[0].startswith("# summary (python, ")
     assert lines[1] == text.split("\n", maxsplit=1)[0]
 
 
 def test_fallback_shows_twenty_lines_and_counts_the_rest() -> None:
     text = "".join(f"line {i}\n\n" for i in range(50))
     lines = lines_of(summarize("notes.txt", text))
-    assert lines[0] == "# summary: notes.txt (text, 100 lines)"
+    assert lines[0] == "# summary (text, 100 lines)"
     assert lines[1:21] == [f"line {i}" for i in range(20)]
     assert lines[21] == "... (30 more lines)"
     assert len(lines) == 22
@@ -534,7 +534,7 @@ def test_other_grammars(path: str, source: str, expected: list[str]) -> None:
 
 
 def test_a_dot_h_with_cpp_is_labelled_cpp() -> None:
-    assert summarize("x.h", "namespace a { int f(); }\n").startswith("# summary: x.h (cpp, 1 line)")
+    assert summarize("x.h", "namespace a { int f(); }\n").startswith("# summary (cpp, 1 line)")
 
 
 @pytest.mark.parametrize(
@@ -575,14 +575,20 @@ def test_big_file_summary_is_much_smaller() -> None:
     assert "def func_79(a: int, b: str = 'x') -> int: ..." in summary
 
 
+def test_summary_depends_on_path_only_through_its_language() -> None:
+    # The build caches summaries by content digest and language.
+    assert summarize("a/one.go", GO_SOURCE) == summarize("b/two.go", GO_SOURCE)
+    assert summarize("x.md", MD_SOURCE) == summarize("README", MD_SOURCE)
+
+
 def test_summary_version_is_a_string() -> None:
     assert isinstance(SUMMARY_VERSION, str)
     assert SUMMARY_VERSION
 
 
 def test_empty_and_odd_inputs() -> None:
-    assert summarize("e.py", "") == "# summary: e.py (python, 0 lines)\n"
-    assert summarize("e.md", "\n\n\n") == "# summary: e.md (markdown, 3 lines)\n"
+    assert summarize("e.py", "") == "# summary (python, 0 lines)\n"
+    assert summarize("e.md", "\n\n\n") == "# summary (markdown, 3 lines)\n"
     odd = summarize("we\nird\u2028.txt", "a\rb\u2028c\x0bd\n")
     assert odd.count("\n") == len(odd.splitlines()) == 2
     surrogate = summarize("s.py", "x = '\udcff'\n")
@@ -620,7 +626,7 @@ def test_never_raises_is_deterministic_and_ends_with_one_newline(path: str, text
     first = summarize(path, text)
     assert first == summarize(path, text)
     lines = lines_of(first)
-    assert lines[0].startswith(f"# summary: {path} (")
+    assert lines[0].startswith("# summary (")
     assert len(lines) <= 200
     assert first.count("\n") == len(first.splitlines())
     first.encode("utf-8")
