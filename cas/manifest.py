@@ -110,35 +110,46 @@ def _sorted_map(obj: Any) -> Any:
     return obj
 
 
+def _nfc(text: str) -> str:
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
+
+
 def _entry_obj(e: Entry) -> dict[str, Any]:
+    # Built directly in canonical key order (sorted by UTF-8 bytes): entries are most of a
+    # manifest, and sorting each one's keys would dominate encoding a large pack.
     return {
-        "path": e.path,
-        "kind": e.kind,
         "digest": bytes(e.digest) if e.digest is not None else None,
+        "kind": e.kind,
+        "path": _nfc(e.path),
+        "reason": _nfc(e.reason) if e.reason is not None else None,
         "size": e.size,
+        "summary": bytes(e.summary) if e.summary is not None else None,
         "tier": e.tier,
         "tokens": e.tokens,
-        "summary": bytes(e.summary) if e.summary is not None else None,
-        "reason": e.reason,
     }
+
+
+def _canonical(m: Manifest, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    head = {
+        "budget": {"max": m.budget_max, "target": m.budget_target},
+        "format": m.format,
+        "kind": m.kind,
+        "parent": bytes(m.parent) if m.parent is not None else None,
+        "scope": _nfc(m.scope),
+        "target": _nfc(m.target) if m.target is not None else None,
+        "tokenizer": m.tokenizer,
+        "totals": _sorted_map(m.totals),
+    }
+    head["entries"] = entries
+    return {k: head[k] for k in sorted(head)}
 
 
 def encode(m: Manifest) -> bytes:
     """The canonical bytes of a manifest (validated first)."""
-    entries = sorted(m.entries, key=lambda e: e.path.encode("utf-8"))
-    obj = {
-        "format": m.format,
-        "kind": m.kind,
-        "scope": m.scope,
-        "target": m.target,
-        "tokenizer": m.tokenizer,
-        "budget": {"target": m.budget_target, "max": m.budget_max},
-        "parent": bytes(m.parent) if m.parent is not None else None,
-        "totals": m.totals,
-        "entries": [_entry_obj(e) for e in entries],
-    }
-    data: bytes = msgpack.packb(_sorted_map(obj), use_bin_type=True)
+    ordered = sorted(m.entries, key=lambda e: e.path.encode("utf-8"))
+    obj = _canonical(m, [_entry_obj(e) for e in ordered])
     _validate(obj, "manifest")
+    data: bytes = msgpack.packb(obj, use_bin_type=True)
     return data
 
 
@@ -146,8 +157,11 @@ def digest_of(data: bytes) -> Digest:
     return Digest.of(data)
 
 
-def decode(data: bytes, source: str = "manifest") -> Manifest:
-    """Parse and validate manifest bytes. Anything wrong is a `ManifestError` naming ``source``."""
+def decode(data: bytes, source: str = "manifest", *, canonical: bool = True) -> Manifest:
+    """Parse and validate manifest bytes. Anything wrong is a `ManifestError` naming ``source``.
+
+    ``canonical=False`` skips re-encoding to prove the bytes canonical: for bytes this program
+    encoded itself and the store just re-hashed (the memo of an unchanged pack)."""
     if not isinstance(data, bytes | bytearray | memoryview):
         raise ManifestError(source, "expected bytes")
     if len(data) == 0:
@@ -178,12 +192,6 @@ def decode(data: bytes, source: str = "manifest") -> Manifest:
             source, f"format version {version} is not supported (this cas reads version {FORMAT})"
         )
     _validate(obj, source)
-    try:
-        canonical = msgpack.packb(_sorted_map(obj), use_bin_type=True)
-    except ManifestError as exc:
-        raise ManifestError(source, exc.problem) from None
-    if canonical != bytes(data):
-        raise ManifestError(source, "not in canonical form (keys unsorted or non-minimal encoding)")
     entries = tuple(
         Entry(
             path=e["path"],
@@ -197,7 +205,7 @@ def decode(data: bytes, source: str = "manifest") -> Manifest:
         )
         for e in obj["entries"]
     )
-    return Manifest(
+    m = Manifest(
         scope=obj["scope"],
         target=obj["target"],
         tokenizer=obj["tokenizer"],
@@ -209,6 +217,15 @@ def decode(data: bytes, source: str = "manifest") -> Manifest:
         kind=obj["kind"],
         format=obj["format"],
     )
+    if not canonical:
+        return m
+    try:
+        again = encode(m)
+    except ManifestError as exc:
+        raise ManifestError(source, exc.problem) from None
+    if again != bytes(data):
+        raise ManifestError(source, "not in canonical form (keys unsorted or non-minimal encoding)")
+    return m
 
 
 def _is_int(v: Any) -> bool:

@@ -190,7 +190,8 @@ class Packer:
         memo_key = self._memo_key(scope, target, facts, rules, baseline)
         reused = self._reuse(memo_key)
         if reused is not None:
-            return self._finish(scope, target, name, reused[0], reused[1], check, memo_key)
+            m, tokens, data = reused
+            return self._finish(scope, target, name, m, tokens, check, memo_key, data)
         items, by_path = self._price(facts, rules)
         m, tokens, level = self._fit(scope, target, items, by_path, baseline)
         m = self._manifest(scope, target, items, by_path, baseline, level, tokens=tokens)
@@ -386,8 +387,9 @@ class Packer:
         tokens: dict[str, int],
         check: bool,
         memo_key: bytes,
+        data: bytes | None = None,
     ) -> PackResult:
-        data = mf.encode(m)
+        data = data if data is not None else mf.encode(m)
         digest = Digest.of(data)
         path = self.root / MANIFEST_DIR / f"{name}.pack"
         result_target = target.name or None
@@ -433,12 +435,13 @@ class Packer:
             h.update(msgpack.packb(row, use_bin_type=True))
         return bytes(h.digest())
 
-    def _reuse(self, memo_key: bytes) -> tuple[mf.Manifest, dict[str, int]] | None:
+    def _reuse(self, memo_key: bytes) -> tuple[mf.Manifest, dict[str, int], bytes] | None:
         known = self.cache.get(MEMO_NS, memo_key)
         if known is None or len(known) != 32:
             return None
         try:
-            m = mf.decode(self.store.get(Digest(known)))
+            data = self.store.get(Digest(known))  # re-hashed on read
+            m = mf.decode(data, canonical=False)
         except CasError:
             return None  # pruned or damaged: build it again
         if self.store.has_many(m.digests()) != m.digests():
@@ -446,7 +449,7 @@ class Packer:
         tokens = m.totals.get("tokens")
         if not isinstance(tokens, dict):
             return None
-        return m, {k: int(v) for k, v in tokens.items()}
+        return m, {k: int(v) for k, v in tokens.items()}, data
 
     def _manifest(
         self,

@@ -15,8 +15,11 @@ combined list, so earlier rules rank higher (see `packer.config`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from pathspec import GitIgnoreSpec
 
 from packer.config import TIERS, Config, Rule, Scope, glob_spec
 
@@ -180,6 +183,7 @@ class TierRules:
                 raise ValueError(f"rule {rule.globs!r} has unknown tier {rule.tier!r}")
         self.rules = tuple(rules)
         self._specs = [glob_spec(rule.globs) for rule in self.rules]
+        self._fast = [_one_regex(spec) for spec in self._specs]
         self._memo: dict[str, TierDecision] = {}
 
     def classify(self, path: str) -> TierDecision:
@@ -194,12 +198,36 @@ class TierRules:
         return known
 
     def _classify(self, path: str) -> TierDecision:
-        for index, (rule, spec) in enumerate(zip(self.rules, self._specs, strict=True)):
-            if spec.match_file(path):
+        for index, (rule, spec, fast) in enumerate(
+            zip(self.rules, self._specs, self._fast, strict=True)
+        ):
+            if fast.search(path) is not None if fast is not None else spec.match_file(path):
                 priority = -index if rule.priority is None else rule.priority
                 return TierDecision(rule.tier, rule.reason, rule.required, priority, index)
         n = len(self.rules)
         return TierDecision("low", NO_MATCH_REASON, False, -n, n)
+
+
+def _one_regex(spec: GitIgnoreSpec) -> re.Pattern[str] | None:
+    """A rule's globs as one regular expression, when none of them is a negation.
+
+    pathspec tries each glob's regex in turn, millions of searches for a large tree; with only
+    including globs the rule matches when any of them does, so one alternation says the same.
+    Each glob's regex marks a directory match with a named group, which may appear only once in
+    a pattern, so it becomes a plain ``/``. A rule with a negation keeps pathspec's matcher.
+    """
+    parts: list[str] = []
+    for pattern in spec.patterns:
+        regex = getattr(pattern, "regex", None)
+        if getattr(pattern, "include", None) is not True or regex is None:
+            return None
+        parts.append("(?:" + regex.pattern.replace("(?P<ps_d>/)", "/") + ")")
+    if not parts:
+        return None
+    try:
+        return re.compile("|".join(parts))
+    except re.error:
+        return None
 
 
 def rules_for_scope(config: Config, scope: Scope) -> TierRules:

@@ -85,11 +85,42 @@ def _backend(name: str) -> Any:
     with _backends_lock:
         tok = _backends.get(name)
         if tok is None:
-            from bpe_openai import _bindings
-
-            tok = _bindings.tokenizer_for_encoding(name)
+            tok = _native_module().tokenizer_for_encoding(name)
             _backends[name] = tok
         return tok
+
+
+def _native_module() -> Any:
+    """The library's compiled module, loaded without running the package's ``__init__``, which
+    decodes the rank tables of every encoding it knows in Python (1.5 s, ~100 MiB) for its own
+    pure-Python layer. The compiled module carries its own tables."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    name = "bpe_openai._bindings"
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return loaded
+    package = importlib.util.find_spec("bpe_openai")
+    if package is None or not package.submodule_search_locations:
+        raise UsageError("the bpe-openai package is not installed: pip install bpe-openai")
+    for folder in package.submodule_search_locations:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = f"{folder}/_bindings{suffix}"
+            try:
+                spec = importlib.util.spec_from_file_location(name, path)
+                if spec is None or spec.loader is None:
+                    continue
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+            except (ImportError, OSError):
+                continue
+            sys.modules[name] = module
+            return module
+    from bpe_openai import _bindings  # the ordinary way, whatever it costs
+
+    return _bindings
 
 
 def _sanitize(text: str) -> str:

@@ -204,3 +204,18 @@ def test_defaults_classify_every_path_with_a_matching_rule(path: str) -> None:
     assert (decision.tier, decision.reason) == (matched.tier, matched.reason)
     for earlier in DEFAULT_RULES[: decision.rule_index]:
         assert TierRules([earlier]).classify(path).reason == "no rule matched"
+
+
+_SEGMENTS = st.sampled_from(
+    ["src", "docs", "tests", "a", "README.md", "x.py", "y.test.ts", "go.sum", "pkg", "dist", "ü"]
+)
+
+
+@given(st.lists(_SEGMENTS, min_size=1, max_size=5).map("/".join))
+def test_one_regex_per_rule_matches_exactly_like_pathspec(path: str) -> None:
+    from packer.tiers import DEFAULT_RULES, TierRules
+
+    rules = TierRules(DEFAULT_RULES)
+    for spec, fast in zip(rules._specs, rules._fast, strict=True):
+        if fast is not None:
+            assert (fast.search(path) is not None) == spec.match_file(path), path
