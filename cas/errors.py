@@ -135,6 +135,49 @@ class StoreFull(UsageError):
         self.path = path
 
 
+class RemoteError(UsageError):
+    """A remote cannot be used as asked. Messages never hold credentials, nor the server's own
+    error text (which may echo request details); only what the user can act on."""
+
+    def __init__(self, remote: str, problem: str, hint: str = "") -> None:
+        msg = f"remote {remote!r}: {problem}"
+        if hint:
+            msg += f" ({hint})"
+        super().__init__(msg)
+        self.remote = remote
+        self.problem = problem
+
+
+class RemoteUnreachable(RemoteError):
+    """The endpoint does not answer (refused, timed out, name not resolved)."""
+
+    def __init__(self, remote: str, endpoint: str, detail: str) -> None:
+        super().__init__(remote, f"cannot reach {endpoint}: {detail}", "is the server up?")
+        self.endpoint = endpoint
+
+
+class RemoteAuthError(RemoteError):
+    """Credentials are missing or refused by the server."""
+
+    def __init__(self, remote: str, detail: str) -> None:
+        super().__init__(
+            remote,
+            f"access refused: {detail}",
+            "credentials come from the standard AWS chain: AWS_ACCESS_KEY_ID and "
+            "AWS_SECRET_ACCESS_KEY, AWS_PROFILE or ~/.aws",
+        )
+
+
+class RemoteBucketMissing(RemoteError):
+    """The configured bucket does not exist on the server."""
+
+    def __init__(self, remote: str, bucket: str) -> None:
+        super().__init__(
+            remote, f"bucket {bucket!r} does not exist", "create it, or fix 'cas remote add'"
+        )
+        self.bucket = bucket
+
+
 # --- exit 1: the command ran and found a problem ------------------------------------------------
 
 
@@ -194,6 +237,69 @@ class VerifyFailed(ProblemError):
     def __init__(self, count: int) -> None:
         super().__init__(f"verify failed: {count} problem{'s' if count != 1 else ''}")
         self.count = count
+
+
+class RemoteRefused(ProblemError):
+    """Objects from a remote that are missing or fail their checks; none of them was stored."""
+
+    def __init__(self, remote: str, problems: list[tuple[str, str]]) -> None:
+        shown = "; ".join(f"{what}: {why}" for what, why in problems[:3])
+        more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
+        count = f"{len(problems)} object{'s' if len(problems) != 1 else ''}"
+        super().__init__(f"remote {remote!r}: refused {count}: {shown}{more}")
+        self.remote = remote
+        self.problems = problems
+
+
+class StoreInconsistent(ProblemError):
+    """gc's consistency check failed: a root names a blob the store lacks, or a root manifest
+    does not decode. That is data loss to report (run 'cas verify'), not a store to prune."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        shown = "; ".join(f"{what}: {why}" for what, why in problems[:3])
+        more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
+        super().__init__(
+            f"gc refused, nothing was deleted: the store fails its consistency check: "
+            f"{shown}{more} (run 'cas verify' for the full report)"
+        )
+        self.problems = problems
+
+
+class LeaseHeld(ProblemError):
+    """A pack in progress holds a lease; gc waited for it, then refused rather than race it."""
+
+    def __init__(self, holders: list[str], waited_s: float) -> None:
+        super().__init__(
+            f"gc refused, nothing was deleted: still in progress after waiting {waited_s:.0f} s: "
+            f"{', '.join(holders)} (retry when it finishes, or raise --lease-wait)"
+        )
+        self.holders = holders
+        self.waited_s = waited_s
+
+
+class LeaseLost(ProblemError):
+    """A lease went stale while its holder ran (stopped, or its heartbeat could not be written),
+    so a gc may have pruned what the holder was about to reference."""
+
+    def __init__(self, kind: str, lease_id: str) -> None:
+        super().__init__(
+            f"the {kind} lease {lease_id} went stale while it ran (process stopped or store "
+            "unwritable): a concurrent gc may have pruned its blobs; nothing was published, "
+            "rerun it"
+        )
+        self.kind = kind
+        self.lease_id = lease_id
+
+
+class StoreBusy(ProblemError):
+    """Compaction needs the store to itself and another process has it open."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"store {path} is in use by another process: compaction needs it to itself; "
+            "retry in a maintenance window"
+        )
+        self.path = path
 
 
 class Interrupted(CasError):

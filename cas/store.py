@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
+import stat as stat_mod
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -42,11 +44,13 @@ from cas.errors import (
     CasError,
     CorruptBlob,
     StoreAccessError,
+    StoreBusy,
     StoreExists,
     StoreFull,
     StoreNotFound,
     StoreVersionError,
 )
+from cas.fsutil import fsync_dir
 from cas.reader import BlobReader
 from cas.records import CHUNKREF, META, Txn, now_ns
 
@@ -54,6 +58,9 @@ FORMAT_VERSION: Final = 1
 STORE_DIRNAME: Final = ".cas"
 DEFAULT_CHUNK_SIZE: Final = 1 << 20
 DEFAULT_LEVEL: Final = 3
+# Every opener holds this file shared; `Store.compact` swaps the data file only while holding it
+# exclusively, so no process can be left reading or writing an unlinked copy.
+COMPACT_LOCK: Final = "compact.lock"
 
 
 _INITIAL_MAP: Final = 1 << 30
@@ -69,6 +76,8 @@ _TABLES: Final = (
     "verified",
     "remotes",
 )
+# The least content a frame received from elsewhere may hold: see `Store.foreign_frame_limit`.
+_FOREIGN_FRAME_MIN_LIMIT: Final = 64 << 20
 _TOTAL_KEYS: Final = ("blobs", "raw_bytes", "stored_bytes", "ingested_bytes", "ingested_count")
 
 
@@ -124,13 +133,43 @@ def _os_problem(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+def _hold_shared(where: Path) -> int | None:
+    """Take the compaction lock shared for as long as the store is open (see `Store.compact`).
+
+    Blocks while a compaction runs. None when the lock file can neither be opened nor created
+    (an account that may only read the store): such a reader is not protected, and says so in
+    the README; compaction itself needs write access."""
+    path = where / COMPACT_LOCK
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    except OSError:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _release(fd: int | None) -> None:
+    if fd is not None:
+        os.close(fd)  # closing the last descriptor releases the flock
+
+
 class Store:
     """A content-addressed blob store in one LMDB environment. Use as a context manager."""
 
-    def __init__(self, env: lmdb.Environment, path: Path, *, readonly: bool) -> None:
+    def __init__(
+        self, env: lmdb.Environment, path: Path, *, readonly: bool, lock_fd: int | None = None
+    ) -> None:
         self._env = env
         self.path = path
         self.readonly = readonly
+        self._lock_fd = lock_fd
         self._dbs = {name: env.open_db(name.encode(), create=False) for name in _TABLES}
         self._grow_lock = threading.Lock()
         with env.begin() as txn:
@@ -154,12 +193,16 @@ class Store:
             raise StoreExists(str(where))
         if not 1 <= level <= 22:
             raise CasError(f"compression level {level} is out of range: use 1 to 22")
+        lock_fd = None
         try:
             where.mkdir(parents=True, exist_ok=True)
+            lock_fd = _hold_shared(where)
             env = cls._open_env(where, readonly=False, create=True)
         except OSError as exc:
+            _release(lock_fd)
             raise StoreAccessError(str(where), _os_problem(exc)) from None
         except lmdb.Error as exc:
+            _release(lock_fd)
             raise StoreAccessError(str(where), str(exc)) from None
         with env.begin(write=True) as txn:
             info = env.open_db(b"info", txn=txn)
@@ -169,7 +212,7 @@ class Store:
             txn.put(b"chunk_size", str(chunk_size).encode(), db=info)
             txn.put(b"level", str(level).encode(), db=info)
             txn.put(b"totals", msgpack.packb(dict.fromkeys(_TOTAL_KEYS, 0)), db=info)
-        return cls(env, where, readonly=False)
+        return cls(env, where, readonly=False, lock_fd=lock_fd)
 
     @classmethod
     def at(cls, path: str | os.PathLike[str], *, readonly: bool = False) -> Store:
@@ -184,6 +227,15 @@ class Store:
             raise StoreAccessError(
                 str(where), "the store directory is read-only (writing needs write permission)"
             )
+        lock_fd = _hold_shared(where)
+        try:
+            return cls._open_existing(where, readonly=readonly, lock_fd=lock_fd)
+        except BaseException:
+            _release(lock_fd)
+            raise
+
+    @classmethod
+    def _open_existing(cls, where: Path, *, readonly: bool, lock_fd: int | None) -> Store:
         try:
             env = cls._open_env(where, readonly=readonly, create=False)
         except lmdb.Error as exc:
@@ -213,7 +265,7 @@ class Store:
                 raise StoreVersionError(str(where), version, FORMAT_VERSION)
             raise StoreAccessError(str(where), f"unknown format marker {found!r}")
         try:
-            return cls(env, where, readonly=readonly)
+            return cls(env, where, readonly=readonly, lock_fd=lock_fd)
         except lmdb.Error as exc:
             env.close()
             raise StoreAccessError(str(where), f"damaged store: {exc}") from None
@@ -241,6 +293,61 @@ class Store:
 
     def close(self) -> None:
         self._env.close()
+        lock_fd, self._lock_fd = self._lock_fd, None
+        _release(lock_fd)
+
+    def compact(self) -> tuple[int, int]:
+        """Give free pages back to the file system: LMDB files never shrink by themselves.
+
+        Writes a compacting copy beside the data file and renames it over the original, which
+        is safe only when no other process has the store open (one that had would go on using
+        the unlinked file): so the compaction lock is taken exclusively, without waiting, and
+        `StoreBusy` is raised if any other opener holds it. Call it with nothing else in flight
+        on this `Store`. Returns (file bytes before, after)."""
+        if self.readonly or self._lock_fd is None:
+            raise StoreAccessError(str(self.path), "compaction needs the store opened for writing")
+        data = self.path / "data.mdb"
+        before = data.stat().st_size
+        # Close first and take the lock from unlocked: converting shared to exclusive in place
+        # is not atomic (a failed attempt drops the shared lock).
+        self._env.close()
+        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_SH)
+            self._reopen()
+            raise StoreBusy(str(self.path)) from None
+        tmp = self.path / "data.mdb.compact.partial"
+        try:
+            env = self._open_env(self.path, readonly=False, create=False)
+            try:
+                mode = stat_mod.S_IMODE(data.stat().st_mode)
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+                try:
+                    env.copyfd(fd, compact=True)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            finally:
+                env.close()
+            os.replace(tmp, data)
+            fsync_dir(self.path)
+        except OSError as exc:
+            raise StoreFull(str(self.path), f"compaction failed: {_os_problem(exc)}") from None
+        except lmdb.Error as exc:
+            raise StoreFull(str(self.path), f"compaction failed: {exc}") from None
+        finally:
+            tmp.unlink(missing_ok=True)
+            # Back to shared before reopening: a compaction that slips in between finds this
+            # process with nothing open.
+            fcntl.flock(self._lock_fd, fcntl.LOCK_SH)
+            self._reopen()
+        return before, data.stat().st_size
+
+    def _reopen(self) -> None:
+        self._env = self._open_env(self.path, readonly=self.readonly, create=False)
+        self._dbs = {name: self._env.open_db(name.encode(), create=False) for name in _TABLES}
 
     def __enter__(self) -> Store:
         return self
@@ -432,28 +539,34 @@ class Store:
         """Remove chunks no blob references whose last write is older than ``older_than_ns``."""
 
         def run(txn: Txn) -> tuple[int, int]:
-            refs_db, chunks_db = self._dbs["chunkrefs"], self._dbs["chunks"]
-            doomed: list[bytes] = []
-            for key, ref in txn.cursor(db=refs_db):
-                count, written = CHUNKREF.unpack(ref)
-                if count == 0 and written < older_than_ns:
-                    doomed.append(bytes(key))
-            freed = 0
-            for key in doomed:
-                value = txn.get(key, db=chunks_db)
-                freed += len(value) if value is not None else 0
-                if not dry_run:
-                    txn.delete(key, db=chunks_db)
-                    txn.delete(key, db=refs_db)
-            if freed and not dry_run:
-                self._add_totals(txn, {"stored_bytes": -freed})
-            return len(doomed), freed
+            return self.sweep_chunks_in(txn, older_than_ns, dry_run=dry_run)
 
         if dry_run:
             with self.read() as txn:
                 return run(txn)
         result: tuple[int, int] = self.write(run)
         return result
+
+    def sweep_chunks_in(
+        self, txn: Txn, older_than_ns: int, *, dry_run: bool = False
+    ) -> tuple[int, int]:
+        """`sweep_chunks` inside the caller's transaction. Returns (chunks, stored bytes)."""
+        refs_db, chunks_db = self._dbs["chunkrefs"], self._dbs["chunks"]
+        doomed: list[bytes] = []
+        for key, ref in txn.cursor(db=refs_db):
+            count, written = CHUNKREF.unpack(ref)
+            if count == 0 and written < older_than_ns:
+                doomed.append(bytes(key))
+        freed = 0
+        for key in doomed:
+            value = txn.get(key, db=chunks_db)
+            freed += len(value) if value is not None else 0
+            if not dry_run:
+                txn.delete(key, db=chunks_db)
+                txn.delete(key, db=refs_db)
+        if freed and not dry_run:
+            self._add_totals(txn, {"stored_bytes": -freed})
+        return len(doomed), freed
 
     # --- reading --------------------------------------------------------------------------------
 
@@ -558,6 +671,155 @@ class Store:
         with self.read() as txn:
             value: bytes | None = txn.get(digest, db=self._dbs["chunks"])
             return value
+
+    # --- frames made elsewhere (remotes) ---------------------------------------------------------
+
+    def check_frame(self, digest: Digest, value: bytes, *, chunk: bool = False) -> frame.Header:
+        """Check a frame received from outside the store before it may be stored under ``digest``.
+
+        A raw or zstd frame must decode to content that hashes to ``digest``; a chunk index
+        (blobs only) must be well formed (its chunks are checked by `put_frames`). Content above
+        `foreign_frame_limit` is refused before anything is decompressed, so a hostile header
+        cannot make the reader allocate what it claims. Raises `CorruptBlob` naming ``digest``.
+        """
+        try:
+            head = frame.header(value)
+            if head.codec == frame.INDEX:
+                if chunk:
+                    raise frame.FrameError("a chunk index where a chunk was expected")
+                _raw_size, chunk_size, _chunks = frame.decode_index(value)
+                if chunk_size > self.foreign_frame_limit:
+                    raise frame.FrameError(
+                        f"chunks of {chunk_size} bytes are over the limit of "
+                        f"{self.foreign_frame_limit}"
+                    )
+                return head
+            if head.raw_size > self.foreign_frame_limit:
+                raise frame.FrameError(
+                    f"content of {head.raw_size} bytes is over the limit of "
+                    f"{self.foreign_frame_limit} for one frame"
+                )
+            data = frame.decode(value)
+        except frame.FrameError as exc:
+            raise CorruptBlob(str(digest), str(exc)) from None
+        if Digest.of(data) != digest:
+            raise CorruptBlob(str(digest), "content does not match its digest")
+        return head
+
+    def has_chunks(self, digests: Iterable[Digest]) -> set[Digest]:
+        """The subset of ``digests`` present in the chunks table."""
+        with self.read() as txn:
+            # A cursor positions on a key without copying its value (up to a chunk per key).
+            cursor = txn.cursor(db=self._dbs["chunks"])
+            return {d for d in digests if cursor.set_key(d)}
+
+    @property
+    def foreign_frame_limit(self) -> int:
+        """The largest content one received frame may hold: this store's chunk size, or 64 MiB
+        when that is larger (other stores may have been created with larger chunks)."""
+        return max(self.chunk_size, _FOREIGN_FRAME_MIN_LIMIT)
+
+    def put_frames(
+        self,
+        blobs: Iterable[tuple[Digest, bytes]] = (),
+        *,
+        chunks: Iterable[tuple[Digest, bytes]] = (),
+    ) -> tuple[int, int]:
+        """Store frames made by another store (pulled from a remote), trusting none of them.
+
+        Every frame is checked with `check_frame` first. The chunks are committed in one
+        transaction; then the blobs in a second, a chunk index only once every chunk it lists is
+        in the store and their contents, read back in order, hash to the blob's digest. A frame
+        that fails raises `CorruptBlob` naming its digest, and nothing of the transaction it
+        belonged to is committed (chunks committed before a blob failed stay unreferenced, and a
+        later `sweep_chunks` removes them). Returns (new blobs, new stored bytes).
+        """
+        chunk_items = sorted(dict(chunks).items())
+        blob_items = sorted(dict(blobs).items())
+        for digest, value in chunk_items:
+            self.check_frame(digest, value, chunk=True)
+        heads = {digest: self.check_frame(digest, value) for digest, value in blob_items}
+        new_stored = 0
+        if chunk_items:
+            new_stored += self._commit_foreign_chunks(chunk_items)
+        for digest, value in blob_items:
+            if heads[digest].codec == frame.INDEX and not self.has(digest):
+                # Reading through a verifying reader hashes each chunk and then the whole.
+                with BlobReader(self, digest, value, verify=True) as reader:
+                    for _piece in reader.chunks():
+                        pass
+        if not blob_items:
+            return 0, new_stored
+        new_blobs, blob_bytes = self._commit_foreign_blobs(blob_items, heads)
+        return new_blobs, new_stored + blob_bytes
+
+    def _commit_foreign_chunks(self, items: list[tuple[Digest, bytes]]) -> int:
+        size = sum(len(v) for _, v in items)
+
+        def run(txn: Txn) -> int:
+            chunks_db, refs_db = self._dbs["chunks"], self._dbs["chunkrefs"]
+            now = now_ns()
+            added = 0
+            for digest, value in items:
+                ref = txn.get(digest, db=refs_db)
+                refs = CHUNKREF.unpack(ref)[0] if ref else 0
+                if txn.get(digest, db=chunks_db) is None:
+                    txn.put(digest, value, db=chunks_db)
+                    added += len(value)
+                # A fresh write time keeps a concurrent gc's chunk sweep off the chunk until
+                # the index that references it is committed.
+                txn.put(digest, CHUNKREF.pack(refs, now), db=refs_db)
+            if added:
+                self._add_totals(txn, {"stored_bytes": added})
+            return added
+
+        return int(self.write(run, expected_bytes=size))
+
+    def _commit_foreign_blobs(
+        self, items: list[tuple[Digest, bytes]], heads: dict[Digest, frame.Header]
+    ) -> tuple[int, int]:
+        size = sum(len(v) for _, v in items)
+
+        def run(txn: Txn) -> tuple[int, int]:
+            blobs_db, meta_db = self._dbs["blobs"], self._dbs["meta"]
+            chunks_db, refs_db = self._dbs["chunks"], self._dbs["chunkrefs"]
+            now = now_ns()
+            new_blobs = new_raw = new_stored = 0
+            for digest, value in items:
+                if txn.get(digest, db=blobs_db) is not None:
+                    self._touch_in(txn, digest, now)
+                    continue
+                stored = len(value)
+                if heads[digest].codec == frame.INDEX:
+                    for chunk in frame.decode_index(value)[2]:
+                        piece = txn.get(chunk, db=chunks_db)
+                        if piece is None:
+                            raise CorruptBlob(str(digest), f"chunk {chunk} vanished during put")
+                        stored += len(piece)
+                    for chunk in sorted(set(frame.decode_index(value)[2])):
+                        ref = txn.get(chunk, db=refs_db)
+                        refs = CHUNKREF.unpack(ref)[0] if ref else 0
+                        txn.put(chunk, CHUNKREF.pack(refs + 1, now), db=refs_db)
+                raw_size = heads[digest].raw_size
+                txn.put(digest, value, db=blobs_db)
+                txn.put(digest, META.pack(raw_size, stored, now, now), db=meta_db)
+                new_blobs += 1
+                new_raw += raw_size
+                new_stored += len(value)
+            self._add_totals(
+                txn,
+                {
+                    "blobs": new_blobs,
+                    "raw_bytes": new_raw,
+                    "stored_bytes": new_stored,
+                    "ingested_bytes": new_raw,
+                    "ingested_count": new_blobs,
+                },
+            )
+            return new_blobs, new_stored
+
+        result: tuple[int, int] = self.write(run, expected_bytes=size)
+        return result
 
     # --- small key-value tables (pins, cache, leases, verified, remotes) -------------------------
 

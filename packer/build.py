@@ -21,6 +21,7 @@ from cas import manifest as mf
 from cas.digest import Digest
 from cas.errors import BudgetError, CasError, NotFound
 from cas.fsutil import atomic_write
+from cas.lease import Lease
 from cas.store import Store
 from packer.budget import Item, demote_until, price_lines, reason_at
 from packer.cache import Cache
@@ -104,6 +105,7 @@ class Packer:
         # summaries a final manifest references are stored.
         self._summary_texts: dict[Digest, str] = {}
         self._line_counts: dict[str, int] = {}
+        self._lease: Lease | None = None
 
     # --- the whole run ----------------------------------------------------------------------
 
@@ -114,6 +116,23 @@ class Packer:
         targets: Sequence[str] = (),
         baseline: Digest | None = None,
         check: bool = False,
+    ) -> PackReport:
+        # The lease tells a concurrent gc to keep off from before the first blob is looked up
+        # until the last manifest file is written: in between, only the lease says the blobs
+        # this run found present (and so did not write again) are wanted.
+        with Lease(self.store, "pack") as lease:
+            self._lease = lease
+            try:
+                return self._run(scopes, targets, baseline, check)
+            finally:
+                self._lease = None
+
+    def _run(
+        self,
+        scopes: Sequence[str],
+        targets: Sequence[str],
+        baseline: Digest | None,
+        check: bool,
     ) -> PackReport:
         report = PackReport(self.root)
         watch = _Stopwatch(report.timings)
@@ -409,6 +428,8 @@ class Packer:
                     batch.touch(e.summary)
             batch.put(data)
         self.cache.put(MEMO_NS, memo_key, bytes(digest))
+        if self._lease is not None:
+            self._lease.check()  # a gc that found the lease stale may have pruned our blobs
         written = atomic_write(path, data)
         return PackResult(scope.name, result_target, name, path, digest, m, written, tokens)
 

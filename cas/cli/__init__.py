@@ -14,7 +14,9 @@ import traceback
 import click
 
 from cas.cli._common import Ctx
+from cas.cli.maint_cmds import COMMANDS as MAINT_COMMANDS
 from cas.cli.pack_cmds import COMMANDS as PACK_COMMANDS
+from cas.cli.remote_cmds import COMMANDS as REMOTE_COMMANDS
 from cas.cli.store_cmds import COMMANDS as STORE_COMMANDS
 from cas.errors import EXIT_INTERRUPTED, EXIT_USAGE, CasError, Interrupted
 
@@ -38,7 +40,7 @@ def cli(ctx: click.Context, store_opt: str | None, debug: bool, quiet: bool) -> 
     ctx.obj = Ctx(store_opt=store_opt, debug=debug, quiet=quiet)
 
 
-for _command in [*STORE_COMMANDS, *PACK_COMMANDS]:
+for _command in [*STORE_COMMANDS, *PACK_COMMANDS, *REMOTE_COMMANDS, *MAINT_COMMANDS]:
     cli.add_command(_command)
 
 

@@ -1,0 +1,827 @@
+"""Throughput and peak memory of the store, next to git and to the hashing/compression limits.
+
+    .venv/bin/python bench/store_bench.py [--quick] [--files N] [--big-mib M] [--repeat R]
+                                          [--out DIR]
+
+Generates a tree of small text-like files and one big semi-compressible file, then measures, each
+in a fresh process: ``cas put -r`` and a Store API get of the tree, ``cas put`` and ``cas get -o``
+of the big file, ``git add -A`` of both, and the limits (BLAKE3 and zstd alone on the same bytes).
+Prints one table; with ``--out`` also writes ``results.json`` there. Exit 0 when every command ran
+(a MISSed target is a result, not a failure), 1 when a measured command failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+MIB = 1 << 20
+SMALL_FILE_SIZE = 4096
+FILES_PER_DIR = 50
+DIRS_PER_PACKAGE = 20
+SEED = 20240601
+TARGET_SPEEDUP = 2.0
+TARGET_RSS_MIB = 150
+# The big file interleaves 64 KiB pieces of text and of random bytes: about 2x under zstd, and
+# no two 1 MiB chunks alike, so dedup cannot flatter the numbers.
+BIG_PIECE = 64 << 10
+BIG_RANDOM_SHARE = 0.25
+TEXT_POOL_BYTES = 8 * MIB
+
+
+class BenchError(Exception):
+    """A measured command failed; the benchmark cannot report a number for it."""
+
+
+# --- content ------------------------------------------------------------------------------------
+
+
+def vocabulary(rng: random.Random, size: int = 2000) -> list[str]:
+    """Pronounceable-ish identifiers with English letter frequencies."""
+    letters = "etaoinshrdlucmfwypvbgkqjxz"
+    weights = [12, 9, 8, 7.5, 7, 6.7, 6.3, 6, 6, 4.3, 4, 2.8, 2.7, 2.4, 2.2, 2, 2, 1.9, 1.5]
+    weights += [1, 0.8, 0.8, 0.15, 0.15, 0.1, 0.07]
+    lengths = [2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 8, 9, 10, 11]
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(rng.choices(letters, weights, k=rng.choice(lengths))))
+    ordered = sorted(words)
+    rng.shuffle(ordered)
+    return ordered
+
+
+def code_lines(rng: random.Random, count: int) -> list[str]:
+    """Lines shaped like Python source over a Zipf-weighted vocabulary: zstd -3 gets about 3x on
+    a 4 KiB file of them, as it does on real source code."""
+    words = vocabulary(rng)
+    cum = list(itertools.accumulate(1 / (rank + 1) ** 1.15 for rank in range(len(words))))
+    lines: list[str] = []
+    for _ in range(count):
+        indent = "    " * rng.choice((0, 1, 1, 2, 2, 2, 3, 3, 4))
+        w = rng.choices(words, cum_weights=cum, k=rng.randint(3, 9))
+        shape = rng.random()
+        if shape < 0.3:
+            line = f"{w[0]}_{w[1]} = {w[2]}({', '.join(w[3:])})"
+        elif shape < 0.5:
+            line = f"if {w[0]}.{w[1]} is not None:"
+        elif shape < 0.6:
+            line = f"# {' '.join(w)}"
+        elif shape < 0.8:
+            line = f"return self.{w[0]}({', '.join(w[1:])})"
+        else:
+            line = f"def {w[0]}_{w[1]}(self, {', '.join(w[2:])}) -> None:"
+        lines.append(f"{indent}{line}\n")
+    return lines
+
+
+def text_piece(rng: random.Random, lines: Sequence[str], size: int) -> bytes:
+    parts: list[str] = []
+    total = 0
+    while total < size:
+        line = lines[rng.randrange(len(lines))]
+        parts.append(line)
+        total += len(line)
+    return "".join(parts).encode()[:size]
+
+
+def write_tree(root: Path, count: int, rng: random.Random, lines: Sequence[str]) -> int:
+    """``count`` distinct 4 KiB files, 50 to a folder, two folder levels deep."""
+    for i in range(count):
+        package, module = divmod(i // FILES_PER_DIR, DIRS_PER_PACKAGE)
+        folder = root / f"pkg{package:03d}" / f"mod{module:02d}"
+        if i % FILES_PER_DIR == 0:
+            folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"f{i:06d}.py").write_bytes(text_piece(rng, lines, SMALL_FILE_SIZE))
+    return count * SMALL_FILE_SIZE
+
+
+def write_big(path: Path, nbytes: int, rng: random.Random, lines: Sequence[str]) -> None:
+    """Stream ``nbytes`` of semi-compressible content to ``path``, one MiB in memory at a time."""
+    pool = text_piece(rng, lines, TEXT_POOL_BYTES)
+    with path.open("wb") as out:
+        left = nbytes
+        while left:
+            block = bytearray()
+            while len(block) < min(MIB, left):
+                if rng.random() < BIG_RANDOM_SHARE:
+                    block += rng.randbytes(BIG_PIECE)
+                else:
+                    start = rng.randrange(len(pool) - BIG_PIECE)
+                    block += pool[start : start + BIG_PIECE]
+            del block[left:]
+            out.write(block)
+            left -= len(block)
+
+
+def tree_files(root: str) -> list[str]:
+    found: list[str] = []
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        found.extend(os.path.join(folder, n) for n in sorted(names))
+    return found
+
+
+def one_or_all(path: str) -> list[str]:
+    return tree_files(path) if os.path.isdir(path) else [path]
+
+
+# --- the limits, run as child processes of this script --------------------------------------
+
+
+def limit_blake3(path: str) -> dict[str, Any]:
+    """BLAKE3 alone, reading from page cache: a big file through blake3's mmap reader on all
+    threads; a tree split across one thread per core (a 4 KiB hash is too short to split)."""
+    import blake3
+
+    files = one_or_all(path)
+    cores = os.cpu_count() or 1
+    start = time.perf_counter()
+    if len(files) == 1:
+        h = blake3.blake3(max_threads=blake3.blake3.AUTO)
+        h.update_mmap(files[0])
+        h.digest()
+    else:
+
+        def work(part: list[str]) -> None:
+            for name in part:
+                with open(name, "rb") as handle:
+                    blake3.blake3(handle.read(), max_threads=blake3.blake3.AUTO).digest()
+
+        with ThreadPoolExecutor(cores) as pool:
+            list(pool.map(work, [files[i::cores] for i in range(cores)]))
+    return {"seconds": time.perf_counter() - start, "threads": cores}
+
+
+def limit_zstd(path: str, level: int, chunk_size: int) -> dict[str, Any]:
+    """zstd alone, one thread, framed like the store: one frame per small file, one per chunk of
+    a big file. Compression time includes reading from page cache; decompression time is the
+    decompression calls alone."""
+    import zstandard
+
+    cctx = zstandard.ZstdCompressor(level=level)
+    dctx = zstandard.ZstdDecompressor()
+    compress = decompress = 0.0
+    raw = packed = 0
+
+    def pieces() -> Iterator[bytes]:
+        for name in one_or_all(path):
+            with open(name, "rb") as handle:
+                while piece := handle.read(chunk_size):
+                    yield piece
+
+    source = pieces()
+    while True:
+        t0 = time.perf_counter()
+        piece = next(source, None)
+        if piece is None:
+            break
+        frame = cctx.compress(piece)
+        t1 = time.perf_counter()
+        back = dctx.decompress(frame, max_output_size=len(piece))
+        t2 = time.perf_counter()
+        if len(back) != len(piece):
+            raise BenchError("zstd round trip lost bytes")
+        compress += t1 - t0
+        decompress += t2 - t1
+        raw += len(piece)
+        packed += len(frame)
+    return {"compress": compress, "decompress": decompress, "raw": raw, "packed": packed}
+
+
+def child_get_many(store_path: str, digest_list: str) -> dict[str, Any]:
+    """Get every listed digest through the Store API, re-hashing (verify on, the default)."""
+    from cas import Digest, Store
+
+    with open(digest_list, encoding="ascii") as handle:
+        digests = [Digest.parse(line.strip()) for line in handle if line.strip()]
+    total = 0
+    with Store.at(store_path, readonly=True) as store:
+        for digest in digests:
+            total += len(store.get(digest))
+    return {"count": len(digests), "bytes": total}
+
+
+def run_child(argv: list[str]) -> None:
+    kind, *rest = argv
+    if kind == "blake3":
+        result = limit_blake3(rest[0])
+    elif kind == "zstd":
+        result = limit_zstd(rest[0], int(rest[1]), int(rest[2]))
+    elif kind == "get-many":
+        result = child_get_many(rest[0], rest[1])
+    else:
+        raise SystemExit(f"unknown child {kind!r}")
+    print(json.dumps(result))
+
+
+# --- measuring one process ------------------------------------------------------------------------
+
+
+@dataclass
+class Proc:
+    seconds: float
+    cpu_seconds: float
+    peak_rss: int
+    peak_anon: int | None
+    stdout: bytes
+
+
+# Each measured command is started by this small launcher, not by the bench. Linux starts a
+# process's ru_maxrss at the resident size of whoever forked it (a vfork/posix_spawn child even
+# takes its parent's high-water mark), so a bench holding tens of MiB would inflate every row.
+# The launcher forks (a fork child starts from the launcher's few MiB of anonymous memory), execs
+# the command, polls its RssAnon, and writes the command's own rusage to a file.
+_LAUNCHER = r"""
+import os, sys, time
+report, argv = sys.argv[1], sys.argv[2:]
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        sys.stderr.write("cannot run %s: %s\n" % (argv[0], exc))
+    finally:
+        os._exit(127)
+import threading
+peak = [-1]
+done = threading.Event()
+def poll():
+    while not done.wait(0.005):
+        try:
+            with open("/proc/%d/status" % pid) as status:
+                for line in status:
+                    if line.startswith("RssAnon:"):
+                        peak[0] = max(peak[0], int(line.split()[1]))
+        except OSError:
+            return
+poller = threading.Thread(target=poll, daemon=True)
+poller.start()
+_, status, usage = os.wait4(pid, 0)
+seconds = time.perf_counter() - start
+done.set()
+poller.join()
+code = os.waitstatus_to_exitcode(status)
+with open(report, "w") as out:
+    out.write("%r %r %d %d %d" % (seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss,
+                                  peak[0], code))
+sys.exit(0 if code == 0 else 1)
+"""
+
+
+def measure(argv: Sequence[str | os.PathLike[str]], env: dict[str, str], cwd: Path) -> Proc:
+    """Run ``argv`` to completion in a new process (through `_LAUNCHER`): wall time from fork to
+    reap, CPU time and peak RSS (ru_maxrss) from os.wait4 of that process, peak RssAnon polled
+    every 5 ms."""
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.NamedTemporaryFile("r", encoding="ascii", suffix=".rusage") as report,
+    ):
+        launcher = [sys.executable, "-S", "-I", "-c", _LAUNCHER, report.name]
+        done = subprocess.run(
+            [*launcher, *(os.fspath(a) for a in argv)],
+            stdout=out,
+            stderr=err,
+            env=env,
+            cwd=cwd,
+            check=False,
+        )
+        fields = report.read().split()
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if done.returncode != 0 or len(fields) != 5 or fields[4] != "0":
+        shown = " ".join(os.fspath(a) for a in argv)
+        code = fields[4] if len(fields) == 5 else f"launcher {done.returncode}"
+        message = stderr.decode("utf-8", "replace").strip()[-2000:]
+        raise BenchError(f"{shown} exited {code}: {message}")
+    seconds, cpu, maxrss_kib, anon_kib = float(fields[0]), float(fields[1]), *map(int, fields[2:4])
+    return Proc(
+        seconds=seconds,
+        cpu_seconds=cpu,
+        peak_rss=maxrss_kib * 1024,  # Linux reports KiB
+        peak_anon=anon_kib * 1024 if anon_kib >= 0 else None,
+        stdout=stdout,
+    )
+
+
+# --- rows and the table -------------------------------------------------------------------------
+
+
+def median_of(runs: Sequence[float]) -> int:
+    """Index of the median run (the lower middle one for an even count)."""
+    order = sorted(range(len(runs)), key=lambda i: runs[i])
+    return order[(len(order) - 1) // 2]
+
+
+@dataclass
+class Row:
+    name: str
+    data: str
+    kind: str  # "cas", "git" or "limit"
+    nbytes: int
+    files: int
+    runs: list[float]  # seconds of every run; the row reports the median one
+    cpu_seconds: float | None = None
+    peak_rss: int | None = None
+    peak_anon: int | None = None
+    git_over_cas: float | None = None
+    cas_over_blake3: float | None = None
+    cas_over_zstd: float | None = None
+
+    @classmethod
+    def of(cls, name: str, data: str, kind: str, size: tuple[int, int], runs: list[Proc]) -> Row:
+        """Times from the median run; memory from the highest run (a peak is a worst case)."""
+        mid = runs[median_of([p.seconds for p in runs])]
+        anon = [p.peak_anon for p in runs if p.peak_anon is not None]
+        return cls(
+            name,
+            data,
+            kind,
+            *size,
+            runs=[p.seconds for p in runs],
+            cpu_seconds=mid.cpu_seconds,
+            peak_rss=max(p.peak_rss for p in runs),
+            peak_anon=max(anon) if anon else None,
+        )
+
+    @property
+    def seconds(self) -> float:
+        return self.runs[median_of(self.runs)]
+
+    @property
+    def spread(self) -> float | None:
+        """(slowest - fastest) / median, in percent: how noisy this row was."""
+        if len(self.runs) < 2:
+            return None
+        return 100 * (max(self.runs) - min(self.runs)) / self.seconds
+
+    @property
+    def mib_per_s(self) -> float:
+        return self.nbytes / MIB / self.seconds
+
+    @property
+    def files_per_s(self) -> float:
+        return self.files / self.seconds
+
+    def as_json(self) -> dict[str, Any]:
+        extra = {"seconds": self.seconds, "mib_per_s": self.mib_per_s}
+        return {**asdict(self), **extra, "files_per_s": self.files_per_s}
+
+
+@dataclass
+class Report:
+    machine: dict[str, Any]
+    params: dict[str, Any]
+    rows: list[Row] = field(default_factory=list)
+    targets: list[dict[str, Any]] = field(default_factory=list)
+
+    def row(self, name: str, data: str) -> Row:
+        return next(r for r in self.rows if r.name.startswith(name) and r.data == data)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "machine": self.machine,
+            "params": self.params,
+            "rows": [r.as_json() for r in self.rows],
+            "targets": self.targets,
+        }
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _mib(value: int | None) -> str:
+    return "-" if value is None else f"{value / MIB:,.1f}"
+
+
+def _size(nbytes: int) -> str:
+    return f"{nbytes / MIB:,.1f} MiB" if nbytes < (1 << 30) else f"{nbytes / (1 << 30):,.2f} GiB"
+
+
+COLUMNS = (
+    ("row", lambda r: r.name),
+    ("data", lambda r: r.data),
+    ("size", lambda r: _size(r.nbytes)),
+    ("s", lambda r: _num(r.seconds, 2)),
+    ("range%", lambda r: _num(r.spread, 0)),
+    ("cpu s", lambda r: _num(r.cpu_seconds, 2)),
+    ("MiB/s", lambda r: _num(r.mib_per_s)),
+    ("files/s", lambda r: _num(r.files_per_s, 0) if r.files > 1 else "-"),
+    ("RSS MiB", lambda r: _mib(r.peak_rss)),
+    ("anon MiB", lambda r: _mib(r.peak_anon)),
+    ("git/cas", lambda r: _num(r.git_over_cas, 2)),
+    ("cas/b3", lambda r: _num(r.cas_over_blake3, 2)),
+    ("cas/zstd", lambda r: _num(r.cas_over_zstd, 2)),
+)
+
+
+def table_lines(rows: Sequence[Row]) -> list[str]:
+    cells = [[title for title, _ in COLUMNS]]
+    cells += [[show(r) for _, show in COLUMNS] for r in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
+    lines = []
+    for line in cells:
+        text = [line[0].ljust(widths[0]), line[1].ljust(widths[1])]
+        text += [c.rjust(w) for c, w in zip(line[2:], widths[2:], strict=True)]
+        lines.append("  ".join(text))
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines
+
+
+def render(report: Report) -> str:
+    m, p = report.machine, report.params
+    out = [
+        f"cas store benchmark: cas {m['cas']}, Python {m['python']}, {m['cores']} cores "
+        f"({m['cpu']}), {m['platform']}",
+        f"  store: chunk size {p['chunk_size'] // 1024} KiB, zstd level {p['level']}, "
+        f"batch flush at {p['flush_mib']} MiB; "
+        f"blake3 {m['blake3']}, zstandard {m['zstandard']}, lmdb {m['lmdb']}, {m['git']}",
+        f"  tree: {p['files']:,} files x 4 KiB of generated Python-like text, zstd -{p['level']} "
+        f"ratio {p['tree_ratio']:.2f}x; big: one {_size(p['big_bytes'])} file of text and "
+        f"random 64 KiB pieces, ratio {p['big_ratio']:.2f}x; seed {p['seed']}",
+        "  Every row reads files this run just wrote, so all reads come from the page cache "
+        "(nothing is dropped); sync runs before each measured process so no row pays for "
+        "another's writeback.",
+        f"  Each row: {p['repeat']} runs, each in a fresh process; times are the median run, "
+        "range% = (slowest - fastest) / median, memory is the highest run.",
+        "  s = wall time of the whole process (cas rows include interpreter start-up: "
+        f"`cas --version` takes {p['startup_s']:.2f} s); limit rows time only the work inside.",
+        "  RSS = ru_maxrss from os.wait4 of that process; it counts LMDB's file-backed map pages; "
+        f"floor {p['rss_floor'] / MIB:.1f} MiB (what `true` shows, started the same way).",
+        "  anon = peak RssAnon (heap and other private memory), polled every 5 ms.",
+        "  git/cas = git seconds / cas seconds (>1: cas faster); cas/b3, cas/zstd = cas MiB/s / "
+        "limit MiB/s on the same bytes (zstd: compress for puts, decompress for gets).",
+        "  Limits: blake3 on all cores (tree: one thread per core; big: mmap, max_threads=AUTO); "
+        "zstd on one thread like the store, one frame per file or per 1 MiB chunk.",
+        "  git: git add -A into an empty repository with git's defaults (GIT_CONFIG_NOSYSTEM=1 and "
+        "an empty HOME, so no system or user config).",
+        "",
+        *table_lines(report.rows),
+        "",
+    ]
+    for t in report.targets:
+        out.append(f"{'PASS' if t['pass'] else 'MISS'}  {t['target']}: {t['measured']}")
+    return "\n".join(out)
+
+
+# --- the run ------------------------------------------------------------------------------------
+
+
+def _quiet_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CAS_", "GIT_"))}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env["CAS_NO_PROGRESS"] = "1"
+    env["HOME"] = str(home)
+    env["XDG_CONFIG_HOME"] = str(home / ".config")
+    env["GIT_CONFIG_NOSYSTEM"] = "1"
+    env["LC_ALL"] = "C"
+    return env
+
+
+def _note(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def _version(argv: list[str], env: dict[str, str]) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, env=env, check=False)
+    except OSError:
+        return "unknown"
+    return done.stdout.decode().strip() if done.returncode == 0 else "unknown"
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown cpu"
+
+
+def machine_facts(env: dict[str, str]) -> dict[str, Any]:
+    import blake3
+    import lmdb
+    import zstandard
+
+    import cas
+
+    return {
+        "cores": os.cpu_count(),
+        "cpu": _cpu_model(),
+        "python": platform.python_version(),
+        "platform": f"{platform.system()} {platform.release()}",
+        "cas": cas.__version__,
+        "blake3": blake3.__version__,
+        "zstandard": zstandard.__version__,
+        "lmdb": lmdb.__version__,
+        "git": _version(["git", "--version"], env),
+    }
+
+
+@dataclass
+class Workload:
+    tree: Path
+    big: Path
+    files: int
+    tree_bytes: int
+    big_bytes: int
+
+    def inputs(self) -> tuple[tuple[str, Path, int, int], ...]:
+        """(label, path, file count, bytes) of the tree and of the big file."""
+        return (
+            ("tree", self.tree, self.files, self.tree_bytes),
+            ("big", self.big, 1, self.big_bytes),
+        )
+
+
+def make_workload(work: Path, files: int, big_mib: int) -> Workload:
+    tree, big = work / "tree", work / "big" / "big.bin"
+    tree.mkdir()
+    big.parent.mkdir()
+    rng = random.Random(SEED)
+    lines = code_lines(rng, 50_000)
+    _note(f"writing {files:,} files of 4 KiB and a {big_mib} MiB file under {work}")
+    tree_bytes = write_tree(tree, files, rng, lines)
+    write_big(big, big_mib * MIB, rng, lines)
+    return Workload(tree, big, files, tree_bytes, big_mib * MIB)
+
+
+class Bench:
+    """Runs commands in ``work`` with a clean environment, ``repeat`` times each."""
+
+    def __init__(self, work: Path, repeat: int) -> None:
+        self.work = work
+        self.repeat = repeat
+        home = work / "home"
+        home.mkdir()
+        self.env = _quiet_env(home)
+        self.cas = [sys.executable, "-m", "cas"]
+        self.me = [sys.executable, str(Path(__file__).resolve())]
+
+    def once(self, argv: Sequence[str | os.PathLike[str]]) -> Proc:
+        return measure(argv, self.env, self.work)
+
+    def runs(self, label: str, one: Callable[[int], Proc]) -> list[Proc]:
+        """``one(i)`` for each run i, after a sync, so that writeback of earlier steps (the
+        generated data, an earlier store) does not land in the measured process."""
+        done: list[Proc] = []
+        for i in range(self.repeat):
+            _note(f"{label} ({i + 1}/{self.repeat})")
+            os.sync()
+            done.append(one(i))
+        return done
+
+    def child(self, kind: str, *args: str | os.PathLike[str]) -> dict[str, Any]:
+        result: dict[str, Any] = json.loads(self.once([*self.me, "--child", kind, *args]).stdout)
+        return result
+
+
+def cas_rows(b: Bench, w: Workload) -> list[Row]:
+    def init(store: Path) -> Path:
+        b.once([*b.cas, "--store", store, "init"])
+        return store
+
+    listings: list[list[list[str]]] = []
+
+    def put_tree(i: int) -> Proc:
+        store = init(b.work / f"store-tree-{i}")
+        p = b.once([*b.cas, "--store", store, "put", "-r", w.tree])
+        listing = [line.split("  ", 1) for line in p.stdout.decode().splitlines() if line]
+        if len(listing) != w.files:
+            raise BenchError(f"cas put -r listed {len(listing)} files, expected {w.files}")
+        listings.append(listing)
+        return p
+
+    rows = [
+        Row.of("cas put -r", "tree", "cas", (w.tree_bytes, w.files), b.runs("cas put -r", put_tree))
+    ]
+    digests = b.work / "digests.txt"
+    digests.write_text("".join(f"{d}\n" for d, _ in listings[0]), encoding="ascii")
+
+    def get_tree(_i: int) -> Proc:
+        p = b.once([*b.me, "--child", "get-many", b.work / "store-tree-0", digests])
+        if json.loads(p.stdout)["bytes"] != w.tree_bytes:
+            raise BenchError(f"Store.get did not return the {w.tree_bytes} bytes put")
+        return p
+
+    rows.append(
+        Row.of(
+            "cas get (Store.get)",
+            "tree",
+            "cas",
+            (w.tree_bytes, w.files),
+            b.runs("Store.get", get_tree),
+        )
+    )
+
+    big_digests: set[str] = set()
+
+    def put_big(i: int) -> Proc:
+        store = init(b.work / f"store-big-{i}")
+        p = b.once([*b.cas, "--store", store, "put", w.big])
+        big_digests.add(p.stdout.decode().strip())
+        return p
+
+    rows.append(
+        Row.of("cas put FILE", "big", "cas", (w.big_bytes, 1), b.runs("cas put FILE", put_big))
+    )
+    if len(big_digests) != 1:
+        raise BenchError(f"cas put gave different digests for the same file: {big_digests}")
+    digest = big_digests.pop()
+
+    def get_big(_i: int) -> Proc:
+        copy = b.work / "big.out"
+        p = b.once([*b.cas, "--store", b.work / "store-big-0", "get", digest, "-o", copy])
+        size = copy.stat().st_size
+        copy.unlink()
+        if size != w.big_bytes:
+            raise BenchError(f"cas get wrote {size} bytes, expected {w.big_bytes}")
+        return p
+
+    rows.append(
+        Row.of(
+            "cas get -o FILE", "big", "cas", (w.big_bytes, 1), b.runs("cas get -o FILE", get_big)
+        )
+    )
+    return rows
+
+
+def git_rows(b: Bench, w: Workload) -> list[Row]:
+    """git add -A of the same bytes, each run into a new repository kept outside the tree (old
+    ones are kept until the end: ext4 is slow to create files for minutes after mass deletes)."""
+    rows = []
+    for data, path, count, nbytes in w.inputs():
+        where = path if path.is_dir() else path.parent
+
+        def add(i: int, data: str = data, where: Path = where) -> Proc:
+            repo = b.work / f"git-{data}-{i}"
+            b.once(["git", "init", "-q", repo])
+            return b.once(
+                ["git", f"--git-dir={repo / '.git'}", f"--work-tree={where}", "add", "-A"]
+            )
+
+        rows.append(
+            Row.of("git add -A", data, "git", (nbytes, count), b.runs(f"git add -A {data}", add))
+        )
+    return rows
+
+
+def limit_rows(
+    b: Bench, w: Workload, level: int, chunk_size: int
+) -> tuple[list[Row], dict[str, float]]:
+    rows: list[Row] = []
+    ratios: dict[str, float] = {}
+    for data, path, count, nbytes in w.inputs():
+        size = (nbytes, count)
+        hashes, zstds = [], []
+        for i in range(b.repeat):
+            _note(f"limits on {data} ({i + 1}/{b.repeat})")
+            os.sync()
+            hashes.append(b.child("blake3", path))
+            zstds.append(b.child("zstd", path, str(level), str(chunk_size)))
+        threads = hashes[0]["threads"]
+        rows.append(
+            Row(f"blake3 ({threads} threads)", data, "limit", *size, [h["seconds"] for h in hashes])
+        )
+        rows.append(
+            Row(f"zstd -{level} (1 thread)", data, "limit", *size, [z["compress"] for z in zstds])
+        )
+        rows.append(
+            Row("zstd -d (1 thread)", data, "limit", *size, [z["decompress"] for z in zstds])
+        )
+        ratios[data] = zstds[0]["raw"] / zstds[0]["packed"]
+    return rows, ratios
+
+
+def compare(report: Report) -> None:
+    """Fill the ratio columns and judge the targets."""
+    for data in ("tree", "big"):
+        git = report.row("git add -A", data)
+        b3 = report.row("blake3", data)
+        comp = report.row(f"zstd -{report.params['level']}", data)
+        decomp = report.row("zstd -d", data)
+        for r in report.rows:
+            if r.kind != "cas" or r.data != data:
+                continue
+            is_put = "put" in r.name.split()
+            if is_put:
+                r.git_over_cas = git.seconds / r.seconds
+            r.cas_over_blake3 = r.mib_per_s / b3.mib_per_s
+            r.cas_over_zstd = r.mib_per_s / (comp if is_put else decomp).mib_per_s
+    speedup = report.row("cas put -r", "tree").git_over_cas or 0.0
+    report.targets.append(
+        {
+            "target": f"cas put -r at least {TARGET_SPEEDUP:g}x faster than git add -A on the "
+            "small-file tree",
+            "pass": speedup >= TARGET_SPEEDUP,
+            "measured": f"{speedup:.2f}x",
+        }
+    )
+    put, get = report.row("cas put FILE", "big"), report.row("cas get -o FILE", "big")
+    worst = max(put.peak_rss or 0, get.peak_rss or 0)
+    report.targets.append(
+        {
+            "target": f"peak RSS under {TARGET_RSS_MIB} MiB to put and to get the big file",
+            "pass": worst < TARGET_RSS_MIB * MIB,
+            "measured": f"put {_mib(put.peak_rss)} MiB, get {_mib(get.peak_rss)} MiB "
+            f"(anon only: put {_mib(put.peak_anon)}, get {_mib(get.peak_anon)})",
+        }
+    )
+
+
+def run(files: int, big_mib: int, repeat: int, out_dir: Path | None) -> Report:
+    from cas.batch import FLUSH_BYTES
+    from cas.store import DEFAULT_CHUNK_SIZE, DEFAULT_LEVEL
+
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="cas-bench-", dir=out_dir))
+    try:
+        b = Bench(work, repeat)
+        w = make_workload(work, files, big_mib)
+        report = Report(
+            machine=machine_facts(b.env),
+            params={
+                "files": files,
+                "tree_bytes": w.tree_bytes,
+                "big_bytes": w.big_bytes,
+                "repeat": repeat,
+                "chunk_size": DEFAULT_CHUNK_SIZE,
+                "level": DEFAULT_LEVEL,
+                "flush_mib": FLUSH_BYTES // MIB,
+                "seed": SEED,
+                "startup_s": min(b.once([*b.cas, "--version"]).seconds for _ in range(3)),
+                "rss_floor": b.once(["true"]).peak_rss,
+            },
+        )
+        report.rows += cas_rows(b, w)
+        report.rows += git_rows(b, w)
+        limits, ratios = limit_rows(b, w, DEFAULT_LEVEL, DEFAULT_CHUNK_SIZE)
+        report.rows += limits
+        report.params["tree_ratio"], report.params["big_ratio"] = ratios["tree"], ratios["big"]
+        compare(report)
+        return report
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="2,000 files and a 64 MiB big file")
+    parser.add_argument("--files", type=int, help="small files in the tree (default 20,000)")
+    parser.add_argument("--big-mib", type=int, help="size of the big file in MiB (default 1024)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per row (default 3)")
+    parser.add_argument("--out", type=Path, help="work here and write results.json here")
+    args = parser.parse_args(argv)
+    if args.files is None:
+        args.files = 2_000 if args.quick else 20_000
+    if args.big_mib is None:
+        args.big_mib = 64 if args.quick else 1024
+    if args.files < 1 or args.big_mib < 2 or args.repeat < 1:
+        parser.error("--files and --repeat must be at least 1, --big-mib at least 2")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if args_in[:1] == ["--child"]:
+        run_child(args_in[1:])
+        return 0
+    args = parse_args(args_in)
+    # Read facts from the same cas the child processes run (PYTHONPATH=ROOT), not an install.
+    sys.path.insert(0, str(ROOT))
+    try:
+        report = run(args.files, args.big_mib, args.repeat, args.out)
+    except BenchError as exc:
+        print(f"bench: error: {exc}", file=sys.stderr)
+        return 1
+    print(render(report))
+    if args.out is not None:
+        text = json.dumps(report.as_json(), indent=2) + "\n"
+        (args.out / "results.json").write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

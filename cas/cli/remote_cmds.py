@@ -1,0 +1,222 @@
+"""Commands on remotes: remote add/list/remove/verify, push, pull.
+
+boto3 is imported only by the commands that talk to a remote (through `cas.remote.sync`), so the
+other commands do not pay for it at start-up.
+"""
+
+from __future__ import annotations
+
+import click
+
+from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
+from cas.errors import VerifyFailed
+from cas.progress import Progress, human_bytes
+from cas.remote.config import (
+    Remote,
+    add_remote,
+    choose_remote,
+    list_remotes,
+    make_remote,
+    remove_remote,
+)
+from cas.store import Store
+
+jobs_option = click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(1, 64),
+    default=8,
+    show_default=True,
+    help="Transfers in parallel.",
+)
+
+
+def _split(store: Store, args: tuple[str, ...]) -> tuple[Remote, list[str]]:
+    """The remote (the first argument when it names one, else the only one configured) and the
+    remaining arguments."""
+    if args:
+        known = {r.name: r for r in list_remotes(store)}
+        if args[0] in known:
+            return known[args[0]], list(args[1:])
+    return choose_remote(store, None), list(args)
+
+
+def _requests_line(requests: dict[str, int]) -> str:
+    total = sum(requests.values())
+    parts = ", ".join(f"{op} {n}" for op, n in requests.items())
+    return f"{total} requests ({parts})" if parts else "0 requests"
+
+
+def _rate(nbytes: int, seconds: float) -> str:
+    return f"{human_bytes(nbytes)} in {seconds:.1f}s ({human_bytes(nbytes / max(seconds, 1e-3))}/s)"
+
+
+@click.group(name="remote")
+def remote_group() -> None:
+    """Remotes: S3-compatible object storage to push packs to and pull them from.
+
+    Credentials are never stored: they come from the standard AWS chain (AWS_ACCESS_KEY_ID and
+    AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ~/.aws, instance roles)."""
+
+
+@remote_group.command(name="add")
+@click.argument("name")
+@click.argument("url", metavar="s3://BUCKET[/PREFIX]")
+@click.option("--endpoint", metavar="URL", help="An S3-compatible server (MinIO, SeaweedFS...).")
+@click.option("--region", metavar="REGION", help="The bucket's region (default: the AWS chain's).")
+@click.option("--profile", metavar="PROFILE", help="An AWS profile to take credentials from.")
+@pass_ctx
+def remote_add(
+    ctx: Ctx,
+    name: str,
+    url: str,
+    endpoint: str | None,
+    region: str | None,
+    profile: str | None,
+) -> None:
+    """Add a remote called NAME at s3://BUCKET/PREFIX."""
+    remote = make_remote(name, url, endpoint=endpoint, region=region, profile=profile)
+    with ctx.open_store() as store:
+        add_remote(store, remote)
+    if not ctx.quiet:
+        click.echo(f"added remote {remote.name} -> {remote.url}")
+
+
+@remote_group.command(name="list")
+@json_option
+@pass_ctx
+def remote_list(ctx: Ctx, as_json: bool) -> None:
+    """List the configured remotes."""
+    with ctx.open_store(readonly=True) as store:
+        remotes = list_remotes(store)
+    if as_json:
+        emit_json([r.as_json() for r in remotes])
+        return
+    for r in remotes:
+        extra = [f"{k}={v}" for k, v in (("endpoint", r.endpoint), ("region", r.region)) if v]
+        if r.profile:
+            extra.append(f"profile={r.profile}")
+        click.echo("  ".join([r.name, r.url, *extra]))
+
+
+@remote_group.command(name="remove")
+@click.argument("name")
+@pass_ctx
+def remote_remove(ctx: Ctx, name: str) -> None:
+    """Forget the remote NAME (nothing on the remote is touched)."""
+    with ctx.open_store() as store:
+        remove_remote(store, name)
+    if not ctx.quiet:
+        click.echo(f"removed remote {name}")
+
+
+@remote_group.command(name="verify")
+@click.argument("name", required=False)
+@click.option("--deep", is_flag=True, help="Download and re-hash every blob and chunk.")
+@jobs_option
+@json_option
+@quiet_option
+@pass_ctx
+def remote_verify(ctx: Ctx, name: str | None, deep: bool, jobs: int, as_json: bool) -> None:
+    """Check that every blob the remote's manifests reference is on the remote; exit 1 if not."""
+    from cas.remote.sync import verify_remote
+
+    with ctx.open_store(readonly=True) as store:
+        remote = choose_remote(store, name)
+        with Progress("verifying", enabled=ctx.progress) as bar:
+            report = verify_remote(store, remote, deep, jobs=jobs, progress=bar)
+    if as_json:
+        emit_json(report.as_json())
+    else:
+        for p in report.problems:
+            click.echo(f"{p.kind:<8} {p.what}: {p.detail}")
+        depth = "deep" if deep else "listed"
+        click.echo(
+            f"remote {report.remote}: {report.manifests} manifests, {report.blobs} blobs, "
+            f"{report.chunks} chunks checked ({depth}); {len(report.problems)} problems; "
+            f"{_requests_line(report.requests)}"
+        )
+    if report.problems:
+        raise VerifyFailed(len(report.problems))
+
+
+@click.command()
+@click.argument("args", nargs=-1, metavar="[NAME] [MANIFEST]...")
+@jobs_option
+@json_option
+@quiet_option
+@pass_ctx
+def push(ctx: Ctx, args: tuple[str, ...], jobs: int, as_json: bool) -> None:
+    """Upload packs and every blob they reach that the remote lacks.
+
+    NAME is a configured remote (default: the only one). MANIFEST is a manifest file, a pack
+    name under manifests/ or a digest (default: every pack in manifests/)."""
+    from cas.remote.sync import local_manifests
+    from cas.remote.sync import push as push_packs
+
+    with ctx.open_store() as store:
+        remote, specs = _split(store, args)
+        manifests = local_manifests(store, specs)
+        with Progress("pushing", enabled=ctx.progress) as bar:
+            report = push_packs(store, remote, manifests, jobs=jobs, progress=bar)
+    if as_json:
+        emit_json(report.as_json())
+        return
+    for m in report.manifests:
+        click.echo(f"{m['digest']}  {m['name']} ({m['status']})")
+    if not ctx.quiet:
+        click.echo(
+            f"pushed to {report.remote} ({report.url}): {report.blobs_uploaded} blobs and "
+            f"{report.chunks_uploaded} chunks uploaded, {report.blobs_present} of "
+            f"{report.blobs_referenced} blobs already there; "
+            f"{_rate(report.bytes_uploaded, report.seconds)}; {_requests_line(report.requests)}"
+        )
+
+
+@click.command()
+@click.argument("args", nargs=-1, metavar="[NAME] [MANIFEST]...")
+@click.option("--all", "everything", is_flag=True, help="Every pack on the remote.")
+@click.option("--force", is_flag=True, help="Replace local manifest files that differ.")
+@jobs_option
+@json_option
+@quiet_option
+@pass_ctx
+def pull(
+    ctx: Ctx, args: tuple[str, ...], everything: bool, force: bool, jobs: int, as_json: bool
+) -> None:
+    """Download what the local store lacks, re-hashing every byte; exit 1 on anything bad.
+
+    NAME is a configured remote (default: the only one). MANIFEST is a pack name on the remote,
+    a digest, or a local manifest file (its blobs only). Default: the blobs of every pack in
+    manifests/; --all: every pack on the remote, written to manifests/."""
+    from cas.remote.sync import pull as pull_packs
+
+    with ctx.open_store() as store:
+        remote, specs = _split(store, args)
+        with Progress("pulling", enabled=ctx.progress) as bar:
+            report = pull_packs(
+                store,
+                remote,
+                specs,
+                everything=everything,
+                force=force,
+                jobs=jobs,
+                progress=bar,
+            )
+    if as_json:
+        emit_json(report.as_json())
+        return
+    for m in report.manifests:
+        click.echo(f"{m['digest']}  {m['name']} ({m['status']})")
+        if m["status"] == "kept-local":
+            warn(f"manifests/{m['name']}.pack differs from the remote's: kept (--force replaces)")
+    if not ctx.quiet:
+        click.echo(
+            f"pulled from {report.remote} ({report.url}): {report.blobs_downloaded} blobs and "
+            f"{report.chunks_downloaded} chunks downloaded, {report.blobs_present} of "
+            f"{report.blobs_referenced} blobs already here; "
+            f"{_rate(report.bytes_downloaded, report.seconds)}; {_requests_line(report.requests)}"
+        )
+
+
+COMMANDS = [remote_group, push, pull]

@@ -1,0 +1,252 @@
+"""gc: prune blobs no root references, without ever racing a pack (protocol: DETERMINISM.md).
+
+1. Roots are read (`cas.roots`) and checked: every root manifest decodes and every blob a root
+   names is present; otherwise `StoreInconsistent` and nothing is deleted.
+2. Mark: the reachable set is the roots' digests; nothing is read from blobs but manifests.
+3. Candidates: blobs not reachable whose last-referenced time is older than ``cutoff = start -
+   grace``, read from ``meta`` in pages of short read transactions.
+4. One write transaction deletes: it refuses while a lease is live (waiting outside the
+   transaction, up to ``lease_wait_s``), re-reads the manifest folders and pins for roots that
+   appeared since the snapshot, and re-reads each candidate's last-referenced time: a put that
+   deduplicated onto a candidate after gc started refreshed it in its own transaction, so it is
+   now newer than the cutoff. Then `Store.delete_in`, and chunks no blob references any more
+   (older than the grace period) are swept in the same transaction.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Final
+
+from cas import lease as leases
+from cas import manifest as mf
+from cas import roots as roots_mod
+from cas.digest import Digest
+from cas.errors import LeaseHeld, StoreInconsistent, UsageError
+from cas.records import META, Txn, now_ns
+from cas.store import Store
+
+DEFAULT_GRACE_NS: Final = 3600 * 10**9
+DEFAULT_LEASE_WAIT_S: Final = 60.0
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(slots=True)
+class GcReport:
+    dry_run: bool
+    grace_ns: int
+    manifests: int = 0
+    pins: int = 0
+    reachable: int = 0
+    pruned: int = 0
+    bytes_freed: int = 0
+    chunks_pruned: int = 0
+    chunk_bytes_freed: int = 0
+    kept_by_grace: int = 0
+    # Candidates spared by the re-check: referenced or put again after the snapshot.
+    spared_late: int = 0
+    stale_leases: int = 0
+    live_leases: int = 0
+    waited_s: float = 0.0
+    digests: list[Digest] = field(default_factory=list)  # pruned, or would be in a dry run
+
+
+class _Busy:
+    def __init__(self, live: list[leases.LeaseRecord]) -> None:
+        self.live = live
+
+
+class _DryRun(Exception):
+    """Raised inside the delete transaction of a dry run, so it rolls back."""
+
+    def __init__(self, report: GcReport) -> None:
+        super().__init__("dry run")
+        self.report = report
+
+
+def collect(
+    store: Store,
+    *,
+    extra_dirs: Iterable[str | os.PathLike[str]] = (),
+    grace_ns: int = DEFAULT_GRACE_NS,
+    dry_run: bool = False,
+    keep: Iterable[Digest] = (),
+    lease_wait_s: float = DEFAULT_LEASE_WAIT_S,
+    lease_ttl_ns: int = leases.LEASE_TTL_NS,
+    require_roots: bool = True,
+    progress: Progress | None = None,
+) -> GcReport:
+    """Mark from the roots, then sweep unreachable blobs older than the grace period.
+
+    A dry run does every step, deletion included, in a transaction it then rolls back: the
+    report is exact, nothing changes, and live leases are counted rather than waited for.
+    ``require_roots`` refuses to run when there is no manifest folder and no pin at all (a gc
+    started from the wrong place would otherwise empty the store).
+    """
+    if grace_ns < 0:
+        raise UsageError("the grace period cannot be negative")
+    tick = progress or (lambda _stage, _done, _total: None)
+    cutoff = now_ns() - grace_ns
+    sweep = _Sweep(store, [os.fspath(e) for e in extra_dirs], grace_ns, cutoff, dry_run)
+
+    tick("roots", 0, 0)
+    roots = roots_mod.load(store, extra_dirs=sweep.extra, keep=keep, known=sweep.known)
+    _check(store, roots)
+    if require_roots and not (roots.manifests or roots.pins or roots.keep):
+        folder = roots_mod.default_dir(store)
+        if not folder.is_dir():
+            raise UsageError(
+                f"no roots: {folder} does not exist and nothing is pinned, so gc would delete "
+                "every blob; create that folder (or pin, or --keep) first"
+            )
+    sweep.reachable = roots.reachable()
+    kept_by_grace = sweep.find_candidates(tick)
+
+    tick("sweep", 0, len(sweep.candidates))
+    report = sweep.run(lease_wait_s, lease_ttl_ns)
+    report.manifests = sum(1 for m in roots.manifests if m.path is not None)
+    report.pins = len(roots.pins)
+    report.reachable = len(sweep.reachable)
+    report.kept_by_grace = kept_by_grace
+    return report
+
+
+class _Sweep:
+    """The candidates of one gc, and the transaction that deletes them."""
+
+    def __init__(
+        self, store: Store, extra: list[str], grace_ns: int, cutoff: int, dry_run: bool
+    ) -> None:
+        self.store = store
+        self.extra = extra
+        self.grace_ns = grace_ns
+        self.cutoff = cutoff
+        self.dry_run = dry_run
+        self.known: dict[Digest, mf.Manifest] = {}
+        self.reachable: set[Digest] = set()
+        self.candidates: list[Digest] = []
+
+    def find_candidates(self, tick: Progress) -> int:
+        """Collect unreachable blobs last referenced before the cutoff; returns how many
+        unreachable ones the grace period keeps."""
+        kept = seen = 0
+        for digest, _raw, _stored, _first, last in self.store.iter_meta():
+            seen += 1
+            if seen % 4096 == 0:
+                tick("mark", seen, 0)
+            if digest in self.reachable:
+                continue
+            if last >= self.cutoff:
+                kept += 1
+            else:
+                self.candidates.append(digest)
+        return kept
+
+    def run(self, lease_wait_s: float, lease_ttl_ns: int) -> GcReport:
+        started = time.monotonic()
+        deadline = started + lease_wait_s
+        cleared = 0
+        while True:
+            if not self.dry_run:
+                remaining = max(deadline - time.monotonic(), 0.0)
+                cleared += leases.wait_until_free(
+                    self.store, wait_s=remaining, ttl_ns=lease_ttl_ns
+                )[0]
+            outcome: GcReport | _Busy
+            try:
+                outcome = self.store.write(lambda txn: self._delete(txn, lease_ttl_ns))
+            except _DryRun as done:
+                outcome = done.report
+            if not isinstance(outcome, _Busy):
+                break
+            # A lease was taken between the wait and the transaction: wait again.
+            if time.monotonic() >= deadline:
+                now = now_ns()
+                waited = time.monotonic() - started
+                raise LeaseHeld([r.describe(now) for r in outcome.live], waited)
+        outcome.stale_leases += cleared
+        outcome.waited_s = time.monotonic() - started
+        outcome.digests.sort()
+        return outcome
+
+    def _delete(self, txn: Txn, lease_ttl_ns: int) -> GcReport | _Busy:
+        store = self.store
+        out = GcReport(dry_run=self.dry_run, grace_ns=self.grace_ns)
+        live, stale = leases.split_in(txn, store, now_ns(), lease_ttl_ns, clear=not self.dry_run)
+        if live and not self.dry_run:
+            return _Busy(live)
+        out.live_leases = len(live)
+        out.stale_leases = 0 if self.dry_run else len(stale)
+        late = _late_roots(txn, store, self.extra, self.known) - self.reachable
+        meta_db = store.db("meta")
+        for digest in self.candidates:
+            raw = txn.get(digest, db=meta_db)
+            if raw is None:
+                continue
+            if digest in late or META.unpack(raw)[3] >= self.cutoff:
+                out.spared_late += 1
+                continue
+            out.digests.append(digest)
+        out.pruned, out.bytes_freed = store.delete_in(txn, out.digests)
+        # In the same transaction, under the same lease check: a pack that starts later finds
+        # a chunk either gone or kept, never one that vanishes between its check and commit.
+        out.chunks_pruned, out.chunk_bytes_freed = store.sweep_chunks_in(
+            txn, now_ns() - self.grace_ns, dry_run=self.dry_run
+        )
+        if self.dry_run:
+            raise _DryRun(out)
+        return out
+
+
+def _check(store: Store, roots: roots_mod.Roots) -> None:
+    """Refuse a store whose roots do not hold together (`StoreInconsistent`)."""
+    problems = list(roots.problems)
+    problems += [(m.label, m.problem) for m in roots.manifests if m.problem is not None]
+    named = roots.referenced()
+    present = store.has_many(named)
+    referrers = roots.referrers()
+    for digest in sorted(named - present):
+        by = ", ".join(referrers.get(digest, []))
+        problems.append((str(digest), f"missing from the store (referenced by: {by})"))
+    if problems:
+        raise StoreInconsistent(problems)
+
+
+def _late_roots(
+    txn: Txn, store: Store, extra: list[str], known: dict[Digest, mf.Manifest]
+) -> set[Digest]:
+    """Roots as they are now, inside the deleting transaction: manifest files written since the
+    snapshot (bytes already decoded are not decoded again) and pins made since."""
+    files, problems = roots_mod.manifest_files(store, roots_mod.manifest_dirs(store, extra))
+    out: set[Digest] = set()
+    decoded_before = set(known)
+    fresh: list[roots_mod.RootManifest] = []
+    for label, path in files:
+        root = roots_mod.read_manifest(label, path, known)
+        if root.problem is not None:
+            problems.append((label, root.problem))
+            continue
+        if root.digest is not None:
+            out.add(root.digest)
+        if root.digest not in decoded_before:
+            fresh.append(root)
+        out |= root.references()
+    for name, digest in roots_mod.pins_in(txn, store).items():
+        out.add(digest)
+        pinned = roots_mod.manifest_blob(store, digest, f"pin:{name}", known)
+        if pinned is not None:
+            out |= pinned.references()
+    blobs_db = store.db("blobs")
+    for root in fresh:
+        for digest in sorted(root.references() | {d for d in [root.digest] if d is not None}):
+            if txn.get(digest, db=blobs_db) is None:
+                problems.append(
+                    (str(digest), f"missing from the store (referenced by: {root.label})")
+                )
+    if problems:
+        raise StoreInconsistent(problems)
+    return out

@@ -1,0 +1,202 @@
+"""Push: upload manifests and every blob and chunk they reach that the remote lacks.
+
+Order is what keeps a remote consistent when a push dies half-way: every chunk before any index
+that lists it, every blob before the manifest blobs, and the ``manifests/`` objects (the only
+names a reader starts from) last. A killed push leaves unreferenced objects at worst, which the
+next push finds by listing and does not upload again. Every frame is checked before it leaves,
+so a locally damaged frame never reaches the remote, where pullers would refuse it forever.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cas import frame
+from cas.digest import Digest
+from cas.errors import BlobNotFound, CorruptBlob, NotFound
+from cas.progress import Progress
+from cas.remote.config import Remote, resolve_remote
+from cas.remote.layout import (
+    BLOBS,
+    CHUNKS,
+    MANIFESTS,
+    PACK_SUFFIX,
+    LocalManifest,
+    hexes,
+    index_chunks,
+    seek_listing,
+)
+from cas.remote.s3 import Bucket
+from cas.remote.transfer import DEFAULT_JOBS, Meter, parallel
+from cas.store import Store
+
+
+@dataclass
+class PushReport:
+    remote: str
+    url: str
+    manifests: list[dict[str, str]] = field(default_factory=list)
+    blobs_referenced: int = 0
+    blobs_present: int = 0
+    blobs_uploaded: int = 0
+    chunks_uploaded: int = 0
+    bytes_uploaded: int = 0
+    requests: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def uploads(self) -> int:
+        """Objects uploaded, manifests included."""
+        sent = sum(1 for m in self.manifests if m["status"] == "uploaded")
+        return self.blobs_uploaded + self.chunks_uploaded + sent
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "remote": self.remote,
+            "url": self.url,
+            "manifests": self.manifests,
+            "blobs_referenced": self.blobs_referenced,
+            "blobs_present": self.blobs_present,
+            "blobs_uploaded": self.blobs_uploaded,
+            "chunks_uploaded": self.chunks_uploaded,
+            "bytes_uploaded": self.bytes_uploaded,
+            "requests": self.requests,
+            "request_count": sum(self.requests.values()),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def push(
+    store: Store,
+    remote: Remote | str,
+    manifests: Sequence[LocalManifest],
+    *,
+    jobs: int = DEFAULT_JOBS,
+    progress: Progress | None = None,
+) -> PushReport:
+    """Upload ``manifests`` and every blob and chunk they reach that the remote lacks."""
+    target = resolve_remote(store, remote)
+    started = time.monotonic()
+    bucket = Bucket(target, connections=jobs + 4)
+    report = PushReport(target.name, target.url)
+    try:
+        _Push(store, bucket, jobs, Meter(progress), report).run(manifests)
+    finally:
+        report.requests = bucket.requests()
+        report.seconds = time.monotonic() - started
+        bucket.close()
+    return report
+
+
+class _Push:
+    def __init__(
+        self, store: Store, bucket: Bucket, jobs: int, meter: Meter, report: PushReport
+    ) -> None:
+        self.store = store
+        self.bucket = bucket
+        self.jobs = jobs
+        self.meter = meter
+        self.report = report
+
+    def run(self, manifests: Sequence[LocalManifest]) -> None:
+        store = self.store
+        content: set[Digest] = set()
+        for item in manifests:
+            content |= item.manifest.digests()
+        lacking = content - store.has_many(content)
+        if lacking:
+            first = min(lacking)
+            owner = next(m.name for m in manifests if first in m.manifest.digests())
+            raise NotFound(
+                "blob",
+                str(first),
+                f"pack {owner} references it ({len(lacking)} such blobs) but the local store "
+                "lacks it: rebuild with 'cas pack' or pull it first",
+            )
+        # A manifest's own blob goes up like any other; a file from elsewhere may not be stored.
+        tops = {m.digest for m in manifests}
+        for item in manifests:
+            if not store.has(item.digest):
+                store.put(item.data)
+        self.bucket.check()
+        everything = content | tops
+        listing = seek_listing(self.bucket, BLOBS, hexes(everything))
+        present = {d for d in everything if d.hex() in listing}
+        self.report.blobs_referenced = len(everything)
+        self.report.blobs_present = len(present)
+        blobs = sorted(content - present)
+        top_blobs = sorted(tops - present - content)
+        # Chunks of the blobs about to go up; those of blobs already there went up before them.
+        chunk_owner: dict[Digest, Digest] = {}
+        for digest in [*blobs, *top_blobs]:
+            value = store.raw_value(digest)
+            if value is None:
+                raise BlobNotFound(str(digest))
+            try:
+                listed = index_chunks(value)
+            except frame.FrameError as exc:
+                raise CorruptBlob(str(digest), str(exc)) from None
+            for chunk in listed or ():
+                chunk_owner.setdefault(chunk, digest)
+        on_remote = seek_listing(self.bucket, CHUNKS, hexes(chunk_owner))
+        chunks = sorted(c for c in chunk_owner if c.hex() not in on_remote)
+        self.meter.expect(len(chunks) + len(blobs) + len(top_blobs))
+
+        def send_chunk(chunk: Digest) -> int:
+            value = store.raw_chunk(chunk)
+            if value is None:
+                raise CorruptBlob(str(chunk_owner[chunk]), f"chunk {chunk} is missing locally")
+            store.check_frame(chunk, value, chunk=True)
+            self.bucket.put(CHUNKS + chunk.hex(), value)
+            return len(value)
+
+        def send_blob(digest: Digest) -> int:
+            value = store.raw_value(digest)
+            if value is None:
+                raise BlobNotFound(str(digest))
+            # Never spread a locally damaged frame: pullers would refuse it forever.
+            store.check_frame(digest, value)
+            self.bucket.put(BLOBS + digest.hex(), value)
+            return len(value)
+
+        def sent_chunk(_chunk: Digest, nbytes: int) -> None:
+            self.report.chunks_uploaded += 1
+            self.report.bytes_uploaded += nbytes
+            self.meter.moved(nbytes)
+
+        def sent_blob(_digest: Digest, nbytes: int) -> None:
+            self.report.blobs_uploaded += 1
+            self.report.bytes_uploaded += nbytes
+            self.meter.moved(nbytes)
+
+        parallel(chunks, send_chunk, jobs=self.jobs, on_done=sent_chunk)
+        parallel(blobs, send_blob, jobs=self.jobs, on_done=sent_blob)
+        parallel(top_blobs, send_blob, jobs=self.jobs, on_done=sent_blob)
+        self._send_manifests(manifests)
+
+    def _send_manifests(self, manifests: Sequence[LocalManifest]) -> None:
+        listed = {o.name: o for o in self.bucket.list_all(MANIFESTS)}
+        for item in manifests:
+            key = item.name + PACK_SUFFIX
+            there = listed.get(key)
+            # S3 gives a single-part object's MD5 as its ETag; when it matches, the remote
+            # already holds these bytes. Any other ETag form just means one more upload.
+            same = (
+                there is not None
+                and there.size == len(item.data)
+                and there.etag == hashlib.md5(item.data, usedforsecurity=False).hexdigest()
+            )
+            if not same:
+                self.bucket.put(MANIFESTS + key, item.data)
+                self.report.bytes_uploaded += len(item.data)
+            self.report.manifests.append(
+                {
+                    "name": item.name,
+                    "digest": str(item.digest),
+                    "status": "unchanged" if same else "uploaded",
+                }
+            )

@@ -1,0 +1,91 @@
+"""Running transfers in parallel, with progress: the threads behind push, pull and verify.
+
+boto3 clients are thread-safe and a transfer mostly waits on the network, so a few threads keep
+a link busy; hashing and zstd release the GIL, so checks run in the same threads. Results are
+handled in the calling thread, the only one that writes to the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any, Final, TypeVar
+
+from cas.progress import Progress
+
+DEFAULT_JOBS: Final = 8
+
+T = TypeVar("T")
+
+
+def parallel(
+    items: Iterable[T],
+    work: Callable[[T], Any],
+    *,
+    jobs: int,
+    on_done: Callable[[T, Any], None],
+) -> None:
+    """Run ``work`` over ``items`` in ``jobs`` threads, a bounded window at a time, calling
+    ``on_done(item, result)`` in this thread. The first error cancels what has not started and
+    is raised once the running transfers end (each is bounded by timeouts and retries)."""
+    source = iter(items)
+    window = jobs * 4
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="cas-remote") as pool:
+        inflight: dict[Future[Any], T] = {}
+        try:
+            exhausted = False
+            while True:
+                while not exhausted and len(inflight) < window:
+                    try:
+                        item = next(source)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    inflight[pool.submit(work, item)] = item
+                if not inflight:
+                    return
+                done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    item = inflight.pop(fut)
+                    on_done(item, fut.result())
+        except BaseException:
+            for fut in inflight:
+                fut.cancel()
+            raise
+
+
+class Meter:
+    """Progress and counts shared by one push, pull or verify."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.progress = progress
+        self.objects = 0
+        self.nbytes = 0
+
+    def expect(self, more: int) -> None:
+        if self.progress is not None:
+            self.progress.total = (self.progress.total or 0) + more
+
+    def moved(self, nbytes: int) -> None:
+        self.objects += 1
+        self.nbytes += nbytes
+        if self.progress is not None:
+            self.progress.advance(1, nbytes)
+
+
+def ordered(items: Sequence[T], work: Callable[[T], Any], jobs: int) -> Iterator[tuple[T, Any]]:
+    """``(item, work(item))`` in input order, ``jobs`` at a time, a bounded window ahead."""
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="cas-remote") as pool:
+        window: list[tuple[T, Future[Any]]] = []
+        source = iter(items)
+        try:
+            for item in source:
+                window.append((item, pool.submit(work, item)))
+                if len(window) >= jobs * 2:
+                    head, fut = window.pop(0)
+                    yield head, fut.result()
+            for head, fut in window:
+                yield head, fut.result()
+        finally:
+            for _, fut in window:
+                fut.cancel()

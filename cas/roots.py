@@ -1,0 +1,301 @@
+"""The roots gc keeps and verify checks: manifest files, pins, and digests named for one run.
+
+* every ``*.pack`` below the project's manifests folder, recursively: ``manifests/`` beside the
+  store directory, where ``cas pack`` writes them (cas never imports the packer to find it);
+* every ``*.pack`` below the extra folders recorded in the store (``cas pin --dir DIR``, kept in
+  the ``info`` table under ``root_dirs``) or given for one run (``--roots DIR``);
+* every pin (``pins`` table: name -> digest). A pinned blob that is a manifest keeps what it
+  references too, so ``cas pin release-1 <manifest digest>`` keeps a whole pack;
+* ``--keep`` digests.
+
+A manifest's ``parent`` is not a reference: pin or ``--keep`` a baseline to keep it.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import msgpack
+
+from cas import manifest as mf
+from cas.digest import Digest
+from cas.errors import BlobNotFound, CorruptBlob, ManifestError, NotFound, UsageError
+from cas.records import Txn
+from cas.store import Store
+
+MANIFEST_DIRNAME: Final = "manifests"
+PACK_SUFFIX: Final = ".pack"
+ROOT_DIRS_KEY: Final = b"root_dirs"
+# Every canonical manifest starts with a msgpack map of its nine keys.
+_MANIFEST_FIRST_BYTE: Final = 0x89
+_MAX_PIN_NAME: Final = 200
+
+
+@dataclass(frozen=True, slots=True)
+class RootManifest:
+    """A manifest root: where it came from and what it decoded to (or why it did not)."""
+
+    label: str  # how reports name it: "a.pack" in the default folder, else a path or "pin:NAME"
+    path: Path | None  # None for a pinned or named manifest blob
+    digest: Digest | None  # of its bytes; None when the file could not be read
+    manifest: mf.Manifest | None
+    problem: str | None = None
+
+    def references(self) -> set[Digest]:
+        return self.manifest.digests() if self.manifest is not None else set()
+
+
+@dataclass(slots=True)
+class Roots:
+    manifests: list[RootManifest] = field(default_factory=list)
+    pins: dict[str, Digest] = field(default_factory=dict)
+    keep: set[Digest] = field(default_factory=set)
+    # (what, why) for roots that could not be read: missing folders, unreadable files
+    problems: list[tuple[str, str]] = field(default_factory=list)
+
+    def referenced(self) -> set[Digest]:
+        """What manifests and pins name: all of it must be in the store."""
+        out = set(self.pins.values())
+        for m in self.manifests:
+            if m.digest is not None and m.path is not None:
+                out.add(m.digest)
+            out |= m.references()
+        return out
+
+    def reachable(self) -> set[Digest]:
+        return self.referenced() | self.keep
+
+    def referrers(self) -> dict[Digest, list[str]]:
+        """digest -> labels of the roots that reference it (a manifest file names its own copy)."""
+        out: dict[Digest, set[str]] = {}
+        for name, digest in self.pins.items():
+            out.setdefault(digest, set()).add(f"pin:{name}")
+        for d in self.keep:
+            out.setdefault(d, set()).add("--keep")
+        for m in self.manifests:
+            if m.digest is not None and m.path is not None:
+                out.setdefault(m.digest, set()).add(m.label)
+            for d in m.references():
+                out.setdefault(d, set()).add(m.label)
+        return {d: sorted(labels, key=str.encode) for d, labels in out.items()}
+
+
+# --- folders ------------------------------------------------------------------------------------
+
+
+def default_dir(store: Store) -> Path:
+    return store.path.parent / MANIFEST_DIRNAME
+
+
+def recorded_dirs(store: Store) -> list[Path]:
+    raw = store.kv_get("info", ROOT_DIRS_KEY)
+    return [Path(p) for p in _decode_dirs(raw)]
+
+
+def _decode_dirs(raw: bytes | None) -> list[str]:
+    if raw is None:
+        return []
+    loaded = msgpack.unpackb(raw)
+    return [p for p in loaded if isinstance(p, str)] if isinstance(loaded, list) else []
+
+
+def _edit_dirs(store: Store, folder: Path, *, add: bool) -> bool:
+    wanted = str(folder)
+
+    def run(txn: Txn) -> bool:
+        dirs = _decode_dirs(txn.get(ROOT_DIRS_KEY, db=store.db("info")))
+        if (wanted in dirs) == add:
+            return False
+        dirs = sorted({*dirs, wanted} if add else set(dirs) - {wanted}, key=str.encode)
+        txn.put(ROOT_DIRS_KEY, msgpack.packb(dirs), db=store.db("info"))
+        return True
+
+    return bool(store.write(run))
+
+
+def add_root_dir(store: Store, folder: str | os.PathLike[str]) -> Path:
+    """Record a folder whose ``*.pack`` files are roots from now on (it must exist)."""
+    where = Path(folder).resolve()
+    if not where.is_dir():
+        raise UsageError(f"{folder}: not a directory")
+    _edit_dirs(store, where, add=True)
+    return where
+
+
+def remove_root_dir(store: Store, folder: str | os.PathLike[str]) -> Path:
+    """Forget a recorded folder, named as recorded (resolved) or as given (absolute): a folder
+    that no longer exists may not resolve to what was recorded."""
+    for where in (Path(folder).resolve(), Path(os.path.abspath(folder))):
+        if _edit_dirs(store, where, add=False):
+            return where
+    raise NotFound("root folder", str(folder), "'cas pins' lists the recorded folders")
+
+
+def manifest_dirs(store: Store, extra: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
+    """The default folder, then recorded and extra folders (each once)."""
+    out = [default_dir(store)]
+    for folder in [*recorded_dirs(store), *(Path(e).absolute() for e in extra)]:
+        if all(os.path.abspath(folder) != os.path.abspath(seen) for seen in out):
+            out.append(folder)
+    return out
+
+
+def manifest_files(
+    store: Store, dirs: list[Path]
+) -> tuple[list[tuple[str, Path]], list[tuple[str, str]]]:
+    """(label, path) of every ``*.pack`` below ``dirs``, and (folder, problem) for what could
+    not be listed: a missing folder other than the default one, an unreadable subfolder. Either
+    is a problem, never a silence: the packs there would make their blobs look unreferenced."""
+    files: list[tuple[str, Path]] = []
+    problems: list[tuple[str, str]] = []
+    default = default_dir(store)
+
+    def unreadable(exc: OSError) -> None:
+        problems.append((str(exc.filename), f"cannot list: {exc.strerror or exc}"))
+
+    for folder in dirs:
+        if not folder.is_dir():
+            if folder != default:
+                problems.append((str(folder), "root folder is missing or not a directory"))
+            continue
+        found: list[Path] = []
+        for here, _subdirs, names in os.walk(folder, onerror=unreadable):
+            found += [Path(here, n) for n in names if n.endswith(PACK_SUFFIX)]
+        for path in sorted((p for p in found if p.is_file()), key=os.fsencode):
+            rel = path.relative_to(folder).as_posix()
+            files.append((rel if folder == default else str(path), path))
+    return files, problems
+
+
+def read_manifest(
+    label: str, path: Path, known: dict[Digest, mf.Manifest] | None = None
+) -> RootManifest:
+    """Read and decode one manifest file; ``known`` skips decoding bytes already decoded.
+
+    A file removed since it was listed is no longer a root: it comes back with no digest and
+    no problem, and references nothing."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return RootManifest(label, path, None, None)
+    except OSError as exc:
+        return RootManifest(label, path, None, None, f"cannot read: {exc.strerror or exc}")
+    digest = Digest.of(data)
+    if known is not None and digest in known:
+        return RootManifest(label, path, digest, known[digest])
+    try:
+        manifest = mf.decode(data, label)
+    except ManifestError as exc:
+        return RootManifest(label, path, digest, None, f"not a valid manifest: {exc.problem}")
+    if known is not None:
+        known[digest] = manifest
+    return RootManifest(label, path, digest, manifest)
+
+
+def manifest_blob(
+    store: Store, digest: Digest, label: str, known: dict[Digest, mf.Manifest] | None = None
+) -> RootManifest | None:
+    """The blob as a manifest root if it is one; None if it is another kind of blob."""
+    if known is not None and digest in known:
+        return RootManifest(label, None, digest, known[digest])
+    try:
+        with store.open(digest) as reader:
+            if reader.size > mf.MAX_BYTES:
+                return None
+            head = reader.read(1)
+            if head != bytes([_MANIFEST_FIRST_BYTE]):
+                return None
+            data = head + reader.read()
+    except BlobNotFound:
+        return RootManifest(label, None, digest, None, "not in the store")
+    except CorruptBlob as exc:
+        return RootManifest(label, None, digest, None, f"corrupt in the store: {exc.problem}")
+    try:
+        manifest = mf.decode(data, label)
+    except ManifestError:
+        return None
+    if known is not None:
+        known[digest] = manifest
+    return RootManifest(label, None, digest, manifest)
+
+
+# --- pins ---------------------------------------------------------------------------------------
+
+
+def pins(store: Store) -> dict[str, Digest]:
+    return pins_from(store.kv_items("pins"))
+
+
+def pins_in(txn: Txn, store: Store) -> dict[str, Digest]:
+    return pins_from((bytes(k), bytes(v)) for k, v in txn.cursor(db=store.db("pins")))
+
+
+def pins_from(items: Iterable[tuple[bytes, bytes]]) -> dict[str, Digest]:
+    return {k.decode("utf-8", "replace"): Digest(v) for k, v in items if len(v) == 32}
+
+
+def _check_pin_name(name: str) -> str:
+    name = unicodedata.normalize("NFC", name)
+    if not name.strip() or len(name.encode()) > _MAX_PIN_NAME:
+        raise UsageError(f"pin name {name!r} must be 1 to {_MAX_PIN_NAME} bytes, not blank")
+    if any(unicodedata.category(c) == "Cc" for c in name):
+        raise UsageError(f"pin name {name!r} holds a control character")
+    return name
+
+
+def pin(store: Store, name: str, digest: Digest) -> Digest | None:
+    """Pin ``digest`` under ``name``; returns the digest it replaced. The blob must be present:
+    checked in the transaction that pins, so a gc deleting it cannot slip in between."""
+    name = _check_pin_name(name)
+
+    def run(txn: Txn) -> Digest | None:
+        if txn.get(digest, db=store.db("blobs")) is None:
+            raise BlobNotFound(str(digest))
+        old = txn.get(name.encode(), db=store.db("pins"))
+        txn.put(name.encode(), bytes(digest), db=store.db("pins"))
+        return Digest(old) if old is not None and len(old) == 32 else None
+
+    result: Digest | None = store.write(run)
+    return result
+
+
+def unpin(store: Store, name: str) -> Digest:
+    name = _check_pin_name(name)
+
+    def run(txn: Txn) -> bytes | None:
+        old: bytes | None = txn.get(name.encode(), db=store.db("pins"))
+        if old is not None:
+            txn.delete(name.encode(), db=store.db("pins"))
+        return old
+
+    old = store.write(run)
+    if old is None:
+        raise NotFound("pin", name, "'cas pins' lists them")
+    return Digest(old)
+
+
+# --- all of it ----------------------------------------------------------------------------------
+
+
+def load(
+    store: Store,
+    *,
+    extra_dirs: Iterable[str | os.PathLike[str]] = (),
+    keep: Iterable[Digest] = (),
+    known: dict[Digest, mf.Manifest] | None = None,
+) -> Roots:
+    """Every root: manifest files, pins (pinned manifests decoded), and ``keep``."""
+    roots = Roots(keep=set(keep))
+    files, roots.problems = manifest_files(store, manifest_dirs(store, extra_dirs))
+    roots.manifests = [read_manifest(label, path, known) for label, path in files]
+    roots.pins = pins(store)
+    for name in sorted(roots.pins, key=str.encode):
+        as_manifest = manifest_blob(store, roots.pins[name], f"pin:{name}", known)
+        if as_manifest is not None:
+            roots.manifests.append(as_manifest)
+    return roots

@@ -1,0 +1,394 @@
+"""verify: the roots decode, and every blob they reach is present and re-hashes to its digest.
+
+What is checked, per target:
+
+* a manifest file: it reads, decodes as a manifest of a known format (canonical bytes), and its
+  own copy is in the store (stored under the digest of the file's bytes, so a copy that
+  re-hashes is byte-for-byte the file);
+* every blob a manifest or pin references (contents and summaries), and with ``all_blobs`` every
+  blob in the store: its frame decodes, each chunk of a chunked blob is present and re-hashes to
+  its own digest and still holds a reference count (else gc would sweep it), the whole content
+  re-hashes to the blob's digest, and its metadata record agrees on the size.
+
+Fails closed: anything that cannot be checked is a problem or an error, never a pass. Blobs are
+read in short read transactions (one per frame or chunk, so a long verify never pins an old
+snapshot and the file does not grow under it), two at a time (BLAKE3 and zstd release the GIL),
+holding at most a chunk each. The stalest go first: the time each blob last passed is kept in
+the ``verified`` table, so a run cut short by ``max_duration_s`` resumes where it matters most.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import lmdb
+
+from cas import frame
+from cas import roots as roots_mod
+from cas.digest import Digest
+from cas.errors import CorruptBlob, NotFound, StoreAccessError, UsageError
+from cas.reader import BlobReader
+from cas.records import CHUNKREF, META, Txn, now_ns
+from cas.store import Store
+
+# verified table: digest -> last time it passed, ns since the epoch
+VERIFIED: Final = struct.Struct(">q")
+# Verified times are written after this many passes or seconds, with no read in flight.
+_RECORD_EVERY: Final = 512
+_RECORD_SECONDS: Final = 2.0
+_GROUP_BLOBS: Final = 64
+_GROUP_BYTES: Final = 4 << 20
+
+Progress = Callable[[int, int, int], None]  # (blobs done, blobs to do, bytes re-hashed)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    digest: str  # "blake3:..." or "" when there is none (an unreadable file, a missing folder)
+    what: str
+    manifests: tuple[str, ...] = ()
+
+    def line(self) -> str:
+        by = f"  (referenced by: {', '.join(self.manifests)})" if self.manifests else ""
+        return f"{self.digest or '-'}  {self.what}{by}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"digest": self.digest or None, "what": self.what, "manifests": list(self.manifests)}
+
+
+@dataclass(slots=True)
+class VerifyReport:
+    problems: list[Problem] = field(default_factory=list)
+    manifests: int = 0
+    pins: int = 0
+    checked: int = 0
+    bytes_checked: int = 0
+    not_reached: int = 0
+    outside_subset: int = 0
+    # Blobs only --all listed, removed by a concurrent gc before their turn: not a problem.
+    vanished: int = 0
+    seconds: float = 0.0
+    subset: tuple[int, int] | None = None
+    recorded: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "problems": [p.as_dict() for p in self.problems],
+            "manifests": self.manifests,
+            "pins": self.pins,
+            "checked": self.checked,
+            "bytes_checked": self.bytes_checked,
+            "not_reached": self.not_reached,
+            "outside_subset": self.outside_subset,
+            "vanished": self.vanished,
+            "seconds": round(self.seconds, 3),
+            "subset": f"{self.subset[0]}/{self.subset[1]}" if self.subset else None,
+            "recorded": self.recorded,
+        }
+
+
+@dataclass(slots=True)
+class _Plan:
+    referrers: dict[Digest, set[str]] = field(default_factory=dict)
+    own: set[Digest] = field(default_factory=set)  # manifests' own copies
+    listed_only: set[Digest] = field(default_factory=set)  # reached only by --all
+
+    def want(self, digest: Digest, label: str | None = None) -> None:
+        labels = self.referrers.setdefault(digest, set())
+        if label is not None:
+            labels.add(label)
+
+
+def in_subset(digest: Digest, subset: tuple[int, int] | None) -> bool:
+    """Slice N of T (1-based): the digests whose first 8 bytes are N-1 modulo T."""
+    if subset is None:
+        return True
+    n, t = subset
+    return int.from_bytes(digest[:8], "big") % t == n - 1
+
+
+def verify(
+    store: Store,
+    targets: Sequence[str] = (),
+    *,
+    all_blobs: bool = False,
+    extra_dirs: Iterable[str | os.PathLike[str]] = (),
+    subset: tuple[int, int] | None = None,
+    max_duration_s: float | None = None,
+    workers: int = 2,
+    record: bool = True,
+    progress: Progress | None = None,
+) -> VerifyReport:
+    """Check ``targets`` (manifest files, pack names, digests), or with none every root; with
+    ``all_blobs`` every blob in the store as well. Never raises for what it finds: problems
+    are in the report. Raises `StoreAccessError` when the store itself cannot be read."""
+    if subset is not None and not 1 <= subset[0] <= subset[1]:
+        raise UsageError(f"subset {subset[0]}/{subset[1]}: expected N/T with 1 <= N <= T")
+    started = time.monotonic()
+    try:
+        report = _verify(
+            store,
+            targets,
+            all_blobs=all_blobs,
+            extra_dirs=list(extra_dirs),
+            subset=subset,
+            deadline=None if max_duration_s is None else started + max_duration_s,
+            workers=max(1, workers),
+            record=record and not store.readonly,
+            progress=progress,
+        )
+    except lmdb.Error as exc:
+        raise StoreAccessError(str(store.path), f"damaged or unreadable: {exc}") from None
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _verify(
+    store: Store,
+    targets: Sequence[str],
+    *,
+    all_blobs: bool,
+    extra_dirs: list[str | os.PathLike[str]],
+    subset: tuple[int, int] | None,
+    deadline: float | None,
+    workers: int,
+    record: bool,
+    progress: Progress | None,
+) -> VerifyReport:
+    report = VerifyReport(subset=subset, recorded=record)
+    plan = _Plan()
+    if targets:
+        manifests = [_resolve(store, spec, extra_dirs, plan) for spec in targets]
+    else:
+        roots = roots_mod.load(store, extra_dirs=extra_dirs)
+        manifests = roots.manifests
+        report.problems += [Problem("", f"{what}: {why}") for what, why in roots.problems]
+        report.pins = len(roots.pins)
+        for name, digest in roots.pins.items():
+            plan.want(digest, f"pin:{name}")
+        if not manifests and not roots.pins and not all_blobs and not roots.problems:
+            raise UsageError(
+                f"nothing to verify: no manifests in {roots_mod.default_dir(store)} and no pins "
+                "(name a MANIFEST or DIGEST, or use --all)"
+            )
+    for m in manifests:
+        if m.path is not None:
+            report.manifests += 1
+        if m.problem is not None:
+            # A pinned blob that cannot be read is reported by its blob check below.
+            if m.path is not None:
+                report.problems.append(Problem(str(m.digest or ""), m.problem, (m.label,)))
+            continue
+        if m.digest is not None and m.path is not None:
+            plan.want(m.digest, m.label)
+            plan.own.add(m.digest)
+        for digest in m.references():
+            plan.want(digest, m.label)
+    if all_blobs:
+        for digest in store.iterate():
+            if digest not in plan.referrers:
+                plan.listed_only.add(digest)
+                plan.want(digest)
+
+    wanted = [d for d in plan.referrers if in_subset(d, subset)]
+    report.outside_subset = len(plan.referrers) - len(wanted)
+    order = _stalest_first(store, wanted)
+    _check_all(store, order, plan, report, deadline, workers, record, progress)
+    report.problems.sort(key=lambda p: (p.digest, p.what, p.manifests))
+    return report
+
+
+def _resolve(
+    store: Store, spec: str, extra_dirs: list[str | os.PathLike[str]], plan: _Plan
+) -> roots_mod.RootManifest:
+    """A target named on the command line: a digest, a manifest file, or a pack name."""
+    if spec.startswith("blake3:"):
+        digest = Digest.parse(spec)
+        plan.want(digest, None)
+        as_manifest = roots_mod.manifest_blob(store, digest, spec)
+        # A plain blob (or a missing one) is checked as a blob; a manifest, with what it names.
+        if as_manifest is None or as_manifest.problem is not None:
+            return roots_mod.RootManifest(spec, None, digest, None)
+        return as_manifest
+    path = Path(spec)
+    if path.is_file():
+        return roots_mod.read_manifest(spec, path)
+    name = spec if spec.endswith(roots_mod.PACK_SUFFIX) else spec + roots_mod.PACK_SUFFIX
+    for folder in roots_mod.manifest_dirs(store, extra_dirs):
+        candidate = folder / name
+        if candidate.is_file():
+            label = name if folder == roots_mod.default_dir(store) else str(candidate)
+            return roots_mod.read_manifest(label, candidate)
+    raise NotFound("pack", spec, "name a manifest file, a pack under manifests/, or a digest")
+
+
+def _stalest_first(
+    store: Store, digests: list[Digest], page: int = 10_000
+) -> list[tuple[Digest, int]]:
+    """(digest, raw size) never-verified first, then by last verified time, then by digest."""
+    ordered = sorted(digests)
+    rows: list[tuple[int, Digest, int]] = []
+    for start in range(0, len(ordered), page):
+        with store.read() as txn:
+            verified_db, meta_db = store.db("verified"), store.db("meta")
+            for digest in ordered[start : start + page]:
+                raw = txn.get(digest, db=verified_db)
+                meta = txn.get(digest, db=meta_db)
+                stamp = VERIFIED.unpack(raw)[0] if raw is not None and len(raw) == 8 else -1
+                rows.append((stamp, digest, META.unpack(meta)[0] if meta is not None else 0))
+    rows.sort()
+    return [(digest, size) for _stamp, digest, size in rows]
+
+
+def _groups(order: list[tuple[Digest, int]]) -> list[list[Digest]]:
+    """Small blobs travel to a worker together (a task per tiny blob costs more than checking
+    it); a group holds up to `_GROUP_BLOBS` blobs or `_GROUP_BYTES` of content."""
+    out: list[list[Digest]] = []
+    group: list[Digest] = []
+    size = 0
+    for digest, raw_size in order:
+        if group and (len(group) >= _GROUP_BLOBS or size + raw_size > _GROUP_BYTES):
+            out.append(group)
+            group, size = [], 0
+        group.append(digest)
+        size += raw_size
+    if group:
+        out.append(group)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    digest: Digest
+    nbytes: int
+    what: str | None
+    missing: bool = False
+
+
+def check_blob(store: Store, digest: Digest) -> _Outcome:
+    """Read one blob through a verifying reader; name what is wrong, if anything."""
+    with store.read() as txn:
+        value: bytes | None = txn.get(digest, db=store.db("blobs"))
+        meta: bytes | None = txn.get(digest, db=store.db("meta"))
+    if value is None:
+        return _Outcome(digest, 0, "missing from the store", missing=True)
+    try:
+        head = frame.header(value)
+    except frame.FrameError as exc:
+        return _Outcome(digest, 0, str(exc))
+    nbytes = 0
+    try:
+        with BlobReader(store, digest, value, verify=True) as reader:
+            for piece in reader.chunks():
+                nbytes += len(piece)
+    except CorruptBlob as exc:
+        return _Outcome(digest, nbytes, exc.problem)
+    if head.codec == frame.INDEX:
+        with store.read() as txn:
+            refs_db = store.db("chunkrefs")
+            for chunk in sorted(set(frame.decode_index(value)[2])):
+                ref = txn.get(chunk, db=refs_db)
+                if ref is None or CHUNKREF.unpack(ref)[0] == 0:
+                    what = f"chunk {chunk} has no reference count (gc would sweep it)"
+                    return _Outcome(digest, nbytes, what)
+    if meta is None:
+        return _Outcome(digest, nbytes, "its metadata record is missing")
+    recorded = META.unpack(meta)[0]
+    if recorded != head.raw_size:
+        return _Outcome(
+            digest, nbytes, f"its metadata records {recorded} bytes, its frame {head.raw_size}"
+        )
+    return _Outcome(digest, nbytes, None)
+
+
+def _check_group(store: Store, group: list[Digest]) -> list[_Outcome]:
+    return [check_blob(store, digest) for digest in group]
+
+
+def _check_all(
+    store: Store,
+    order: list[tuple[Digest, int]],
+    plan: _Plan,
+    report: VerifyReport,
+    deadline: float | None,
+    workers: int,
+    record: bool,
+    progress: Progress | None,
+) -> None:
+    passed: list[Digest] = []
+    last_record = time.monotonic()
+    todo = deque(_groups(order))
+    total = len(order)
+    done = 0
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="verify") as pool:
+        inflight: deque[Future[list[_Outcome]]] = deque()
+        while todo or inflight:
+            flush = record and (
+                len(passed) >= _RECORD_EVERY or time.monotonic() - last_record >= _RECORD_SECONDS
+            )
+            out_of_time = deadline is not None and time.monotonic() >= deadline
+            while todo and not flush and not out_of_time and len(inflight) < 2 * workers:
+                inflight.append(pool.submit(_check_group, store, todo.popleft()))
+            if not inflight:
+                if out_of_time:
+                    break
+                # Drained: no read is in flight while the verified times are written.
+                _record(store, passed)
+                passed.clear()
+                last_record = time.monotonic()
+                continue
+            for outcome in inflight.popleft().result():
+                done += 1
+                _tally(outcome, plan, report, passed)
+            if progress is not None:
+                progress(done, total, report.bytes_checked)
+    report.not_reached = sum(len(group) for group in todo)
+    if record:
+        _record(store, passed)
+
+
+def _tally(outcome: _Outcome, plan: _Plan, report: VerifyReport, passed: list[Digest]) -> None:
+    digest = outcome.digest
+    if outcome.what is None:
+        report.checked += 1
+        report.bytes_checked += outcome.nbytes
+        passed.append(digest)
+        return
+    if outcome.missing and digest in plan.listed_only:
+        report.vanished += 1
+        return
+    report.checked += 1
+    what = outcome.what
+    if digest in plan.own:
+        what += " (the manifest's own copy)"
+    labels = tuple(sorted(plan.referrers.get(digest, ()), key=str.encode))
+    report.problems.append(Problem(str(digest), what, labels))
+
+
+def _record(store: Store, passed: list[Digest]) -> None:
+    if not passed:
+        return
+    stamp = VERIFIED.pack(now_ns())
+    wanted = sorted(set(passed))
+
+    def run(txn: Txn) -> None:
+        blobs_db, verified_db = store.db("blobs"), store.db("verified")
+        for digest in wanted:
+            # A blob gc removed meanwhile gets no stale record.
+            if txn.get(digest, db=blobs_db) is not None:
+                txn.put(digest, stamp, db=verified_db)
+
+    store.write(run)
