@@ -225,9 +225,9 @@ class Batch:
             piece = data[start : start + self._store.chunk_size]
             chunk = Digest.of(piece)
             chunks.append(chunk)
-            existing = self._store.raw_chunk(chunk)
+            existing = self._store.chunk_stored_size(chunk)
             if existing is not None:
-                stored += len(existing)
+                stored += existing
                 ops.append(_Chunk(chunk, b""))
             else:
                 value = _checked_frame(piece, chunk, self._level)
@@ -266,9 +266,9 @@ class Batch:
             chunk = Digest.of(piece)
             chunks.append(chunk)
             raw_size += len(piece)
-            existing = None if chunk in self._seen_chunks else self._store.raw_chunk(chunk)
+            existing = None if chunk in self._seen_chunks else self._store.chunk_stored_size(chunk)
             if chunk in self._seen_chunks or existing is not None:
-                stored += len(existing or b"")
+                stored += existing or 0
                 # Still recorded: the commit refreshes the chunk's write time, so a concurrent
                 # gc sweeping unreferenced chunks leaves it alone until the index lands.
                 self._add(_Chunk(chunk, b""))
@@ -307,17 +307,21 @@ class Batch:
         def run(txn: Txn) -> tuple[int, int]:
             blobs_db, meta_db = store.db("blobs"), store.db("meta")
             chunks_db, refs_db = store.db("chunks"), store.db("chunkrefs")
+            # A chunk's value is never read to learn whether it exists: reading would fault
+            # every page of it into this process. Its chunkrefs row (written and deleted with
+            # it) says whether it is there, and a put that must not overwrite adds it only if
+            # it is not.
             now = now_ns()
             new_blobs = new_raw = new_stored = ingested = count = 0
             for op in ops:
                 if isinstance(op, _Chunk):
                     ref = txn.get(op.digest, db=refs_db)
                     refs = CHUNKREF.unpack(ref)[0] if ref else 0
-                    if txn.get(op.digest, db=chunks_db) is None:
-                        if not op.frame:
-                            raise CorruptBlob(str(op.digest), "chunk vanished during the put")
-                        txn.put(op.digest, op.frame, db=chunks_db)
-                        new_stored += len(op.frame)
+                    if op.frame:
+                        if txn.put(op.digest, op.frame, db=chunks_db, overwrite=False):
+                            new_stored += len(op.frame)
+                    elif ref is None:
+                        raise CorruptBlob(str(op.digest), "chunk vanished during the put")
                     txn.put(op.digest, CHUNKREF.pack(refs, now), db=refs_db)
                     continue
                 count += 1
@@ -331,7 +335,7 @@ class Batch:
                 if isinstance(op, _Index):
                     for chunk in sorted(set(op.chunks)):
                         ref = txn.get(chunk, db=refs_db)
-                        if ref is None or txn.get(chunk, db=chunks_db) is None:
+                        if ref is None:
                             raise CorruptBlob(str(op.digest), f"chunk {chunk} vanished during put")
                         refs = CHUNKREF.unpack(ref)[0]
                         txn.put(chunk, CHUNKREF.pack(refs + 1, now), db=refs_db)
@@ -358,6 +362,8 @@ class Batch:
             return new_blobs, new_stored
 
         new_blobs, new_stored = store.write(run, expected_bytes=expected)
+        # A commit leaves the pages it looked up (and copied) mapped: count them too.
+        store.residency.note(expected)
         self.new_blobs += new_blobs
         self.new_bytes += new_stored
 

@@ -240,10 +240,10 @@ def _late_roots(
         pinned = roots_mod.manifest_blob(store, digest, f"pin:{name}", known)
         if pinned is not None:
             out |= pinned.references()
-    blobs_db = store.db("blobs")
+    has_blob = txn.cursor(db=store.db("blobs")).set_key
     for root in fresh:
         for digest in sorted(root.references() | {d for d in [root.digest] if d is not None}):
-            if txn.get(digest, db=blobs_db) is None:
+            if not has_blob(digest):
                 problems.append(
                     (str(digest), f"missing from the store (referenced by: {root.label})")
                 )

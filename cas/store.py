@@ -53,6 +53,7 @@ from cas.errors import (
 from cas.fsutil import fsync_dir
 from cas.reader import BlobReader
 from cas.records import CHUNKREF, META, Txn, now_ns
+from cas.residency import MapReleaser
 
 FORMAT_VERSION: Final = 1
 STORE_DIRNAME: Final = ".cas"
@@ -172,6 +173,7 @@ class Store:
         self._lock_fd = lock_fd
         self._dbs = {name: env.open_db(name.encode(), create=False) for name in _TABLES}
         self._grow_lock = threading.Lock()
+        self.residency = MapReleaser(path / "data.mdb")
         with env.begin() as txn:
             info = txn.cursor(self._dbs["info"])
             self.chunk_size = int(info.get(b"chunk_size") or DEFAULT_CHUNK_SIZE)
@@ -570,15 +572,18 @@ class Store:
 
     # --- reading --------------------------------------------------------------------------------
 
+    # Presence is read from the small `meta` rows, written and deleted with each blob (as a put
+    # already judges it): looking a blob up in `blobs` would fault its whole value into memory.
+
     def has(self, digest: Digest) -> bool:
         with self.read() as txn:
-            return txn.get(digest, db=self._dbs["blobs"]) is not None
+            return txn.get(digest, db=self._dbs["meta"]) is not None
 
     def has_many(self, digests: Iterable[Digest]) -> set[Digest]:
         """The subset of ``digests`` present."""
         with self.read() as txn:
-            blobs_db = self._dbs["blobs"]
-            return {d for d in digests if txn.get(d, db=blobs_db) is not None}
+            meta_db = self._dbs["meta"]
+            return {d for d in digests if txn.get(d, db=meta_db) is not None}
 
     def stat(self, digest: Digest) -> BlobStat:
         with self.read() as txn:
@@ -609,6 +614,7 @@ class Store:
             value = txn.get(digest, db=self._dbs["blobs"])
         if value is None:
             raise BlobNotFound(str(digest))
+        self.residency.note(len(value))
         return BlobReader(self, digest, value, verify=verify)
 
     def read_chunk(self, blob: Digest, chunk: Digest, *, verify: bool) -> bytes:
@@ -616,6 +622,7 @@ class Store:
             value = txn.get(chunk, db=self._dbs["chunks"])
         if value is None:
             raise CorruptBlob(str(blob), f"chunk {chunk} is missing from the store")
+        self.residency.note(len(value))
         try:
             data = frame.decode(value)
         except frame.FrameError as exc:
@@ -665,12 +672,23 @@ class Store:
         """The stored frame of a blob, undecoded (for verification and remotes)."""
         with self.read() as txn:
             value: bytes | None = txn.get(digest, db=self._dbs["blobs"])
-            return value
+        self.residency.note(len(value or b""))
+        return value
 
     def raw_chunk(self, digest: Digest) -> bytes | None:
         with self.read() as txn:
             value: bytes | None = txn.get(digest, db=self._dbs["chunks"])
-            return value
+        self.residency.note(len(value or b""))
+        return value
+
+    def chunk_stored_size(self, digest: Digest) -> int | None:
+        """The stored size of a chunk, or None if absent (measured on a view into the map,
+        never copied; its pages count towards the next release of mapped pages)."""
+        with self._env.begin(db=self._dbs["chunks"], buffers=True) as txn:
+            view = txn.get(digest)
+            size = None if view is None else len(view)
+        self.residency.note(size or 0)
+        return size
 
     # --- frames made elsewhere (remotes) ---------------------------------------------------------
 

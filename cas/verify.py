@@ -285,6 +285,7 @@ def check_blob(store: Store, digest: Digest) -> _Outcome:
         meta: bytes | None = txn.get(digest, db=store.db("meta"))
     if value is None:
         return _Outcome(digest, 0, "missing from the store", missing=True)
+    store.residency.note(len(value))
     try:
         head = frame.header(value)
     except frame.FrameError as exc:
@@ -385,10 +386,11 @@ def _record(store: Store, passed: list[Digest]) -> None:
     wanted = sorted(set(passed))
 
     def run(txn: Txn) -> None:
-        blobs_db, verified_db = store.db("blobs"), store.db("verified")
+        blobs, verified_db = txn.cursor(db=store.db("blobs")), store.db("verified")
         for digest in wanted:
-            # A blob gc removed meanwhile gets no stale record.
-            if txn.get(digest, db=blobs_db) is not None:
+            # A blob gc removed meanwhile gets no stale record. (A cursor finds the key without
+            # copying the value out of the map.)
+            if blobs.set_key(digest):
                 txn.put(digest, stamp, db=verified_db)
 
     store.write(run)

@@ -1,0 +1,92 @@
+"""Keep a process that streams through the store from holding the whole store in its memory.
+
+LMDB reads through a memory map, so every page a process reads stays mapped into it, and counts
+in its resident set, until the map is closed: streaming a 2 GiB blob out of the store, or
+verifying every blob, would leave the process "using" as much memory as it read, although each
+chunk is dropped as soon as it is written out. `MapReleaser` tells the kernel, every
+`RELEASE_EVERY` bytes read, that the process no longer needs the mapped pages
+(``madvise(MADV_DONTNEED)``). For a shared file mapping that is lossless: the pages stay in the
+page cache and a later read maps them again (the man page guarantees the up-to-date file
+contents), so it is safe while other threads read through the same map.
+
+Linux only; elsewhere (or if libc cannot be loaded) it does nothing and memory is as before.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Final
+
+RELEASE_EVERY: Final = 64 << 20
+_MADV_DONTNEED: Final = 4
+
+
+def _load_madvise() -> object | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.madvise
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_MADVISE = _load_madvise()
+
+
+def mapped_ranges(path: Path) -> list[tuple[int, int]]:
+    """(start, end) of every mapping of ``path`` in this process, from /proc/self/maps."""
+    wanted = os.fsencode(os.path.realpath(path))
+    ranges: list[tuple[int, int]] = []
+    try:
+        with open("/proc/self/maps", "rb") as handle:
+            for line in handle:
+                fields = line.rstrip(b"\n").split(maxsplit=5)
+                if len(fields) == 6 and fields[5] == wanted:
+                    start, end = fields[0].split(b"-")
+                    ranges.append((int(start, 16), int(end, 16)))
+    except OSError:
+        return []
+    return ranges
+
+
+class MapReleaser:
+    """Counts bytes read through the map of ``data_file``; drops the mapped pages every
+    ``every`` bytes. Thread-safe."""
+
+    def __init__(self, data_file: Path, every: int = RELEASE_EVERY) -> None:
+        self.data_file = data_file
+        self.every = every
+        self.releases = 0
+        self._since = 0
+        self._lock = threading.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        return _MADVISE is not None
+
+    def note(self, nbytes: int) -> None:
+        if _MADVISE is None:
+            return
+        with self._lock:
+            self._since += nbytes
+            if self._since < self.every:
+                return
+            self._since = 0
+        self.release()
+
+    def release(self) -> None:
+        """Drop this process's mapped pages of the data file now (the map is re-read from the
+        page cache on the next access)."""
+        if _MADVISE is None:
+            return
+        for start, end in mapped_ranges(self.data_file):
+            _MADVISE(start, end - start, _MADV_DONTNEED)  # type: ignore[operator]
+        self.releases += 1

@@ -1,0 +1,80 @@
+"""Mapped pages of the store are given back while a process streams through it, losslessly."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cas import Digest, Store
+from cas.residency import MapReleaser, mapped_ranges
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madvise is Linux")
+
+
+def resident_kib(path: Path) -> int:
+    """Resident KiB of this process's mappings of ``path`` (from /proc/self/smaps)."""
+    wanted = os.path.realpath(path)
+    total = 0
+    blocks = re.split(r"\n(?=[0-9a-f]+-[0-9a-f]+ )", Path("/proc/self/smaps").read_text())
+    for block in blocks:
+        if block.split("\n", 1)[0].endswith(" " + wanted):
+            found = re.search(r"\nRss:\s+(\d+) kB", block)
+            total += int(found.group(1)) if found else 0
+    return total
+
+
+@linux_only
+def test_release_drops_mapped_pages_and_reads_stay_exact(tmp_path: Path) -> None:
+    data = os.urandom(24 << 20)  # incompressible: stored as 24 MiB of chunks
+    with Store.create(tmp_path / ".cas", chunk_size=1 << 20) as store:
+        digest = store.put(data)
+        store.residency.every = 1 << 62  # only explicit releases in this test
+        assert store.get(digest) == data
+        data_file = tmp_path / ".cas" / "data.mdb"
+        assert mapped_ranges(data_file)
+        before = resident_kib(data_file)
+        assert before > 16 << 10  # the chunks just read are mapped in
+        store.residency.release()
+        assert resident_kib(data_file) < 1 << 10
+        # Nothing was lost: the pages come back from the page cache.
+        assert store.get(digest) == data
+        assert store.stat(digest).raw_size == len(data)
+
+
+@linux_only
+def test_streaming_a_large_blob_keeps_mapped_pages_bounded(tmp_path: Path) -> None:
+    data = os.urandom(40 << 20)
+    with Store.create(tmp_path / ".cas", chunk_size=1 << 20) as store:
+        digest = store.put(data)
+        store.residency.every = 4 << 20
+        store.residency.release()
+        peak = 0
+        with store.open(Digest.of(data)) as reader:
+            for piece in reader.chunks():
+                assert piece
+                peak = max(peak, resident_kib(tmp_path / ".cas" / "data.mdb"))
+        assert store.residency.releases >= 5
+        assert peak < 12 << 10, peak  # a few chunks' worth, not the 40 MiB read
+        assert digest == Digest.of(data)
+
+
+@settings(max_examples=30)
+@given(st.lists(st.integers(min_value=0, max_value=1 << 20), max_size=40))
+def test_releases_happen_once_per_threshold(sizes: list[int]) -> None:
+    releaser = MapReleaser(Path("/nonexistent/data.mdb"), every=1 << 20)
+    releaser.releases = 0
+    expected = 0
+    since = 0
+    for n in sizes:
+        releaser.note(n)
+        since += n
+        if since >= 1 << 20:
+            expected += 1
+            since = 0
+    assert releaser.releases == (expected if releaser.enabled else 0)
