@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from cas.store import Store
 
 # A batch commits once its pending frames reach this size: large enough that 20,000 small files
-# are a few commits, small enough to bound memory whatever is being ingested.
-FLUSH_BYTES: Final = 32 << 20
+# are a handful of commits, small enough to bound memory whatever is being ingested.
+FLUSH_BYTES: Final = 16 << 20
 
 
 def _os_problem(exc: OSError) -> str:
@@ -32,6 +32,7 @@ class _Blob:
     digest: Digest
     frame: bytes | None  # None: the blob was present when checked; only touch it
     raw: bytes | None  # kept for a touch so the blob can be rewritten if gc removed it meanwhile
+    # (frame and raw both None: a bare touch, see `Batch.touch`)
     raw_size: int
 
 
@@ -255,7 +256,8 @@ class Batch:
     def _prepare_small(self, digest: Digest, data: bytes) -> _Blob:
         if digest in self._seen or self._store.has(digest):
             return _Blob(digest, None, data, len(data))
-        return _Blob(digest, _checked_frame(data, digest, self._level), data, len(data))
+        # The raw bytes are dropped once the frame exists: only a touch needs them.
+        return _Blob(digest, _checked_frame(data, digest, self._level), None, len(data))
 
     def _put_large(self, pieces: Iterator[bytes]) -> Digest:
         whole = hasher()
@@ -362,8 +364,9 @@ class Batch:
             return new_blobs, new_stored
 
         new_blobs, new_stored = store.write(run, expected_bytes=expected)
-        # A commit leaves the pages it looked up (and copied) mapped: count them too.
-        store.residency.note(expected)
+        # A commit's lookups fault in B-tree pages, and the kernel maps the pages around each
+        # fault too: after a while, much of what was just written. Give them back.
+        store.residency.release()
         self.new_blobs += new_blobs
         self.new_bytes += new_stored
 

@@ -3,11 +3,13 @@
 LMDB reads through a memory map, so every page a process reads stays mapped into it, and counts
 in its resident set, until the map is closed: streaming a 2 GiB blob out of the store, or
 verifying every blob, would leave the process "using" as much memory as it read, although each
-chunk is dropped as soon as it is written out. `MapReleaser` tells the kernel, every
-`RELEASE_EVERY` bytes read, that the process no longer needs the mapped pages
-(``madvise(MADV_DONTNEED)``). For a shared file mapping that is lossless: the pages stay in the
-page cache and a later read maps them again (the man page guarantees the up-to-date file
-contents), so it is safe while other threads read through the same map.
+chunk is dropped as soon as it is written out; and the kernel maps the neighbours of every page
+a lookup faults in, so after a long write much of what was written is mapped too. `MapReleaser`
+tells the kernel, every `RELEASE_EVERY` bytes read (and a batch after each commit), that the
+process no longer needs the mapped pages (``madvise(MADV_DONTNEED)``). For a shared file
+mapping that is lossless: the pages stay in the page cache and a later read maps them again
+(the man page guarantees the up-to-date file contents), so it is safe while other threads read
+through the same map.
 
 Linux only; elsewhere (or if libc cannot be loaded) it does nothing and memory is as before.
 """
@@ -21,7 +23,7 @@ import threading
 from pathlib import Path
 from typing import Final
 
-RELEASE_EVERY: Final = 64 << 20
+RELEASE_EVERY: Final = 16 << 20
 _MADV_DONTNEED: Final = 4
 
 

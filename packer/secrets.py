@@ -3,7 +3,7 @@
 A finding names the kind of secret and its line, never the value: findings end up in manifests,
 reports and logs, and a detector that copied what it found would leak it one step later.
 
-The content scan is two passes of compiled regular expressions over the decoded text: one for
+The content scan is two passes of compiled regular expressions over the raw bytes: one for
 tokens of a known shape, one for assignments to secret-sounding names. Every pattern either has
 bounded repetition or starts at the beginning of a run of the characters it repeats, so no input
 makes it backtrack more than a constant amount per character: a multi-megabyte minified file costs
@@ -21,8 +21,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 
+import ahocorasick_rs
+
 # Results are cached by content digest plus this version: bump it whenever a rule changes.
-SECRETS_VERSION = "1"
+SECRETS_VERSION = "2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,65 +82,106 @@ def secret_path_kind(path: str) -> str | None:
 
 # --- secrets in content -----------------------------------------------------------------------
 
-# Fixed-format tokens, one alternative per kind, each named by a group for the kind table below.
-# Every alternative starts with a plain character, so the engine skips ahead with a character-set
-# scan instead of trying each alternative at every position. The look-behind just after that first
-# character keeps a match from starting inside a longer word: it avoids false positives, and it
-# lets an unbounded repeat start only once per run of its characters (linear time).
-_TOKENS = re.compile(
-    r"""
-      -(?P<pem>----BEGIN[ ](?:[A-Z0-9]{1,16}[ ]){0,3}PRIVATE[ ]KEY(?:[ ]BLOCK)?-----
+# The content scan works on the raw bytes (every pattern is ASCII; undecodable bytes match no
+# token character, as the replacement character would not either) and runs a pattern only over
+# content holding a literal every match of it must contain: most files hold none of them, and a
+# substring test is a memchr-speed scan where a regular expression steps character by character.
+
+
+@dataclass(frozen=True, slots=True)
+class _TokenRule:
+    """A fixed-format token: its kind, the literals one of which every match contains (each a
+    tuple of literals that must all be present), and its pattern."""
+
+    kind: str
+    needles: tuple[tuple[bytes, ...], ...]
+    pattern: re.Pattern[bytes]
+
+
+def _rule(kind: str, needles: tuple[tuple[bytes, ...], ...], pattern: bytes) -> _TokenRule:
+    return _TokenRule(kind, needles, re.compile(pattern, re.VERBOSE))
+
+
+# Look-behinds keep a match from starting inside a longer word: fewer false positives, and an
+# unbounded repeat starts only once per run of its characters (linear time).
+_TOKEN_RULES: tuple[_TokenRule, ...] = (
+    _rule(
+        "private key block",
+        ((b"PRIVATE KEY",),),
+        rb"""-----BEGIN[ ](?:[A-Z0-9]{1,16}[ ]){0,3}PRIVATE[ ]KEY(?:[ ]BLOCK)?-----
         # A real key has its base64 body close by: optional armor headers, then the data.
         # "\n" escapes and string concatenation cover keys embedded in JSON or source.
         (?:\\[nr]|[\s"'+,]){1,24}
         (?:[A-Za-z][A-Za-z-]{0,30}:[^\n]{0,200}(?:\\[nr]|\s){1,8}){0,4}
-        [A-Za-z0-9+/=]{32})
-    | A(?<![A-Za-z0-9].)(?P<aws_id>(?:KIA|SIA)[A-Z0-9]{16})(?![A-Za-z0-9])
-    | a(?P<aws_secret>(?i:ws_?secret_?access_?key)["']?[ \t]{0,4}(?:=|:|=>)[ \t]{0,4}["']?
-        [A-Za-z0-9/+]{40}(?![A-Za-z0-9/+]))
-    | A(?P<aws_secret_upper>(?i:ws_?secret_?access_?key)["']?[ \t]{0,4}(?:=|:|=>)[ \t]{0,4}["']?
-        [A-Za-z0-9/+]{40}(?![A-Za-z0-9/+]))
-    | g(?<![A-Za-z0-9_].)(?P<github>h[pousr]_[A-Za-z0-9]{36,251}|ithub_pat_[A-Za-z0-9_]{50,244})
-        (?![A-Za-z0-9_])
-    | x(?<![A-Za-z0-9-].)(?P<slack>ox[baprs]-[A-Za-z0-9-]{10,250})
-    | h(?P<slack_hook>ttps://hooks\.slack\.com/services/T[A-Z0-9]{6,16}/B[A-Z0-9]{6,16}
-        /[A-Za-z0-9]{16,64})
-    | s(?<![A-Za-z0-9_-].)(?P<openai>k-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,250})
-        (?![A-Za-z0-9_-])
-    | A(?<![A-Za-z0-9_-].)(?P<google>Iza[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])
-    | s(?<![A-Za-z0-9_].)(?P<stripe>k_live_[A-Za-z0-9]{20,250})(?![A-Za-z0-9])
-    | r(?<![A-Za-z0-9_].)(?P<stripe_restricted>k_live_[A-Za-z0-9]{20,250})(?![A-Za-z0-9])
-    | n(?<![A-Za-z0-9_].)(?P<npm>pm_[A-Za-z0-9]{36})(?![A-Za-z0-9])
+        [A-Za-z0-9+/=]{32}""",
+    ),
+    _rule(
+        "AWS access key id",
+        ((b"AKIA",), (b"ASIA",)),
+        rb"A(?<![A-Za-z0-9].)(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9])",
+    ),
+    # The name in any case; the needles cover "access" and "ACCESS". A name in mixed case
+    # ("AcCeSs") escapes this rule but not the assignment pass, which judges its value.
+    _rule(
+        "AWS secret access key",
+        ((b"ccess",), (b"CCESS",)),
+        rb"""(?i:aws_?secret_?access_?key)["']?[ \t]{0,4}(?:=|:|=>)[ \t]{0,4}["']?
+        [A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])""",
+    ),
+    _rule(
+        "GitHub token",
+        tuple((n,) for n in (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_")),
+        rb"""g(?<![A-Za-z0-9_].)(?:h[pousr]_[A-Za-z0-9]{36,251}|ithub_pat_[A-Za-z0-9_]{50,244})
+        (?![A-Za-z0-9_])""",
+    ),
+    _rule("Slack token", ((b"xox",),), rb"x(?<![A-Za-z0-9-].)ox[baprs]-[A-Za-z0-9-]{10,250}"),
+    _rule(
+        "Slack webhook",
+        ((b"hooks.slack.com",),),
+        rb"https://hooks\.slack\.com/services/T[A-Z0-9]{6,16}/B[A-Z0-9]{6,16}/[A-Za-z0-9]{16,64}",
+    ),
+    _rule(
+        "OpenAI key",
+        ((b"sk-",),),
+        rb"""s(?<![A-Za-z0-9_-].)k-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,250}
+        (?![A-Za-z0-9_-])""",
+    ),
+    _rule(
+        "Google API key",
+        ((b"AIza",),),
+        rb"A(?<![A-Za-z0-9_-].)Iza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])",
+    ),
+    _rule(
+        "Stripe live key",
+        ((b"k_live_",),),
+        rb"[sr](?<![A-Za-z0-9_].)k_live_[A-Za-z0-9]{20,250}(?![A-Za-z0-9])",
+    ),
+    _rule("npm token", ((b"npm_",),), rb"n(?<![A-Za-z0-9_].)pm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
     # user:password@ in a URL; the password part is judged like an assigned value.
-    | :(?P<url_password>//[^\s:/@"'`]{0,64}:[^\s:/@"'`]{8,128}@)
+    _rule(
+        "password in URL",
+        ((b"://", b"@"),),
+        rb""":(//[^\s:/@"'`]{0,64}:[^\s:/@"'`]{8,128}@)""",
+    ),
     # A JWT is three base64url parts; the first two encode JSON objects, so both start "eyJ".
-    | e(?<![A-Za-z0-9_.-].)(?P<jwt>yJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,})
-    """,
-    re.VERBOSE,
+    _rule(
+        "JSON web token",
+        ((b"eyJ",),),
+        rb"e(?<![A-Za-z0-9_.-].)yJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}",
+    ),
 )
-
-_TOKEN_KINDS = {
-    "pem": "private key block",
-    "aws_id": "AWS access key id",
-    "aws_secret": "AWS secret access key",
-    "aws_secret_upper": "AWS secret access key",
-    "github": "GitHub token",
-    "slack": "Slack token",
-    "slack_hook": "Slack webhook",
-    "openai": "OpenAI key",
-    "google": "Google API key",
-    "stripe": "Stripe live key",
-    "stripe_restricted": "Stripe live key",
-    "npm": "npm token",
-    "jwt": "JSON web token",
-    "url_password": "password in URL",
-}
+_TOKEN_ORDER = {rule.kind: i for i, rule in enumerate(_TOKEN_RULES)}
+# One Aho-Corasick pass finds which needles occur (a substring test per needle would read the
+# content twenty times). One-byte needles would match everywhere: they are tested with `in`,
+# and only once the rest of their group is known to be present.
+_AC_NEEDLES = sorted({n for r in _TOKEN_RULES for g in r.needles for n in g if len(n) > 1})
+_NEEDLE_SEARCH = ahocorasick_rs.BytesAhoCorasick(_AC_NEEDLES)
 
 # `name <op> value`: the name starts at the beginning of a word (look-behind), so each run of
 # name characters is tried once and at most 64 characters deep. An optional type annotation
 # (`password: str = "..."`) sits between the name and `=`.
 _ASSIGNMENT = re.compile(
-    r"""
+    rb"""
     (?P<name>[A-Za-z_](?<![\w.-].)[\w.-]{0,63})
     ["']?
     (?:[ \t]{0,4}:[ \t]{0,4}[A-Za-z_][\w.\[\], |]{0,48}?)?
@@ -277,42 +320,73 @@ def _high_entropy(value: str) -> bool:
     return _entropy(value) >= bar and not _is_placeholder(value)
 
 
-def _token_is_real(group: str, value: str) -> bool:
+def _token_is_real(kind: str, value: str) -> bool:
     lowered = value.lower()
-    if group == "aws_id":
+    if kind == "AWS access key id":
         return "EXAMPLE" not in value
     if any(w in lowered for w in ("example", "your", "placeholder", "redacted", "dummy", "fake")):
         return False
-    if group == "url_password":
+    if kind == "password in URL":
         password = value[:-1].rsplit(":", 1)[1]
         return _entropy(password) >= _MIN_HEX_ENTROPY and not _is_placeholder(password)
-    if group == "openai":
+    if kind == "OpenAI key":
         tail = value.split("-", 1)[1]
         # "sk-" followed by kebab-case words is a CSS class or a slug, not a key.
         return not ("-" in tail and tail.replace("-", "").isalpha() and tail.islower())
     return True
 
 
-_WORDS_RE = re.compile("|".join(_SECRET_WORDS))
+_WORD_SEARCH = ahocorasick_rs.BytesAhoCorasick([w.encode() for w in _SECRET_WORDS])
 
 
-def _assignments(text: str) -> Iterator[re.Match[str]]:
+def _assignments(data: bytes) -> Iterator[re.Match[bytes]]:
     """`_ASSIGNMENT` matches whose name could be a secret's, found only on the lines that
     contain a secret word. Exact: a match never spans a newline, and a name whose squashed form
     holds a secret word lies on a line whose squashed form holds it too. Trying the assignment
     pattern at every word of every line costs ten times the rest of the scan."""
-    squashed = text.lower().replace("_", "").replace("-", "")
-    hits = [m.start() for m in _WORDS_RE.finditer(squashed)]
+    squashed = data.lower().replace(b"_", b"").replace(b"-", b"")
+    hits = sorted(start for _w, start, _end in _WORD_SEARCH.find_matches_as_indexes(squashed))
     if not hits:
         return
-    # Lowercasing may change lengths, but never the count of newlines before a position.
-    breaks = [m.start() for m in re.finditer("\n", squashed)]
-    lines = sorted({bisect_left(breaks, pos) for pos in hits})
-    starts = [0, *(m.end() for m in re.finditer("\n", text))]
+    # Squashing removes bytes but never a newline: a hit's line is the count of newlines
+    # before it, in either form.
+    lines: list[int] = []
+    line = at = 0
+    for pos in hits:
+        line += squashed.count(b"\n", at, pos)
+        at = pos
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    breaks = [m.start() for m in re.finditer(b"\n", data)]
     for index in lines:
-        begin = starts[index]
-        end = starts[index + 1] - 1 if index + 1 < len(starts) else len(text)
-        yield from _ASSIGNMENT.finditer(text, begin, end)
+        begin = breaks[index - 1] + 1 if index else 0
+        end = breaks[index] if index < len(breaks) else len(data)
+        yield from _ASSIGNMENT.finditer(data, begin, end)
+
+
+def _tokens(data: bytes) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of the fixed-format tokens, disjoint and in order: where two overlap,
+    the one that starts first wins (then the earlier rule)."""
+    found: list[tuple[int, int, int, str]] = []
+    matches = _NEEDLE_SEARCH.find_matches_as_indexes(data, overlapping=True)
+    if not matches:
+        return []
+    present = {_AC_NEEDLES[i] for i, _start, _end in matches}
+    for rule in _TOKEN_RULES:
+        if not any(
+            all(n in present if len(n) > 1 else n in data for n in group) for group in rule.needles
+        ):
+            continue
+        for m in rule.pattern.finditer(data):
+            value = m.group().decode("ascii", "replace")
+            if _token_is_real(rule.kind, value):
+                found.append((m.start(), _TOKEN_ORDER[rule.kind], m.end(), rule.kind))
+    found.sort()
+    kept: list[tuple[int, int, str]] = []
+    for start, _order, end, kind in found:
+        if not kept or start >= kept[-1][1]:
+            kept.append((start, end, kind))
+    return kept
 
 
 def scan_secrets(data: bytes) -> list[SecretFinding]:
@@ -320,28 +394,21 @@ def scan_secrets(data: bytes) -> list[SecretFinding]:
 
     Never raises for any input and runs in time linear in its size.
     """
-    text = data.decode("utf-8", errors="replace")
-    hits: list[tuple[int, str]] = []
-    covered: list[tuple[int, int]] = []
-    for m in _TOKENS.finditer(text):
-        group = m.lastgroup
-        if group is None:
-            continue
-        if _token_is_real(group, m.group()):
-            hits.append((m.start(), _TOKEN_KINDS[group]))
-            covered.append(m.span())
-    starts = [a for a, _ in covered]
-    for m in _assignments(text):
-        name = m.group("name")
+    covered = _tokens(data)
+    hits: list[tuple[int, str]] = [(start, kind) for start, _end, kind in covered]
+    starts = [start for start, _end, _kind in covered]
+    for m in _assignments(data):
+        name = m.group("name").decode("ascii")
         if not _secret_name(name):
             continue
         bare = m.group("bare")
         if bare is not None:
-            if text[m.end() : m.end() + 1] in ("(", "["):
+            if data[m.end() : m.end() + 1] in (b"(", b"["):
                 continue  # a call or a subscript: the value is computed, not written here
             # Punctuation that ends a statement or starts a block is not part of the value.
-            bare = bare.rstrip(":.")
-        value = bare or m.group("dq") or m.group("sq") or m.group("bq") or ""
+            bare = bare.rstrip(b":.")
+        raw = bare or m.group("dq") or m.group("sq") or m.group("bq") or b""
+        value = raw.decode("utf-8", "replace")
         if _is_reference(value) or _SLUG.fullmatch(value) or not _high_entropy(value):
             continue
         # Token spans are disjoint and in order: only the last one starting before this match
@@ -352,6 +419,5 @@ def scan_secrets(data: bytes) -> list[SecretFinding]:
         hits.append((m.start(), f"high-entropy assignment to {name!r}"))
     if not hits:
         return []
-    newlines = [m.start() for m in re.finditer("\n", text)]
-    found = {SecretFinding(kind, bisect_left(newlines, pos) + 1) for pos, kind in hits}
+    found = {SecretFinding(kind, data.count(b"\n", 0, pos) + 1) for pos, kind in hits}
     return sorted(found, key=lambda f: (f.line, f.kind))

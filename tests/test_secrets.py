@@ -400,6 +400,7 @@ def test_a_planted_key_is_found_on_its_line(lines: list[str], at: int) -> None:
 def test_line_filtered_assignment_pass_equals_the_full_pass(text: str) -> None:
     from packer.secrets import _ASSIGNMENT, _assignments, _secret_name
 
-    full = [m.span() for m in _ASSIGNMENT.finditer(text) if _secret_name(m.group("name"))]
-    fast = [m.span() for m in _assignments(text) if _secret_name(m.group("name"))]
+    data = text.encode()
+    full = [m.span() for m in _ASSIGNMENT.finditer(data) if _secret_name(m.group("name").decode())]
+    fast = [m.span() for m in _assignments(data) if _secret_name(m.group("name").decode())]
     assert fast == full
