@@ -146,9 +146,14 @@ def _canonical(m: Manifest, entries: list[dict[str, Any]]) -> dict[str, Any]:
 
 def encode(m: Manifest) -> bytes:
     """The canonical bytes of a manifest (validated first)."""
+    return _encode(m, validate=True)
+
+
+def _encode(m: Manifest, *, validate: bool) -> bytes:
     ordered = sorted(m.entries, key=lambda e: e.path.encode("utf-8"))
     obj = _canonical(m, [_entry_obj(e) for e in ordered])
-    _validate(obj, "manifest")
+    if validate:
+        _validate(obj, "manifest")
     data: bytes = msgpack.packb(obj, use_bin_type=True)
     return data
 
@@ -219,10 +224,9 @@ def decode(data: bytes, source: str = "manifest", *, canonical: bool = True) -> 
     )
     if not canonical:
         return m
-    try:
-        again = encode(m)
-    except ManifestError as exc:
-        raise ManifestError(source, exc.problem) from None
+    # The decoded object was validated above, and the manifest is built from it as it is: the
+    # re-encoding that proves the bytes canonical need not validate it again.
+    again = _encode(m, validate=False)
     if again != bytes(data):
         raise ManifestError(source, "not in canonical form (keys unsorted or non-minimal encoding)")
     return m

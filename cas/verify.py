@@ -316,7 +316,36 @@ def check_blob(store: Store, digest: Digest) -> _Outcome:
 
 
 def _check_group(store: Store, group: list[Digest]) -> list[_Outcome]:
-    return [check_blob(store, digest) for digest in group]
+    """`check_blob` for each of ``group``, with a fast path for inline blobs: their values are
+    read in one short transaction and checked without a streaming reader (the same checks: the
+    frame decodes, the content re-hashes to the digest, the metadata agrees on the size).
+    Anything else, and anything that fails, goes through `check_blob` for the full diagnosis."""
+    with store.read() as txn:
+        blobs_db, meta_db = store.db("blobs"), store.db("meta")
+        rows = [(d, txn.get(d, db=blobs_db), txn.get(d, db=meta_db)) for d in group]
+    out: list[_Outcome] = []
+    for digest, value, meta in rows:
+        if value is not None:
+            store.residency.note(len(value))
+        outcome = _check_inline(digest, value, meta)
+        out.append(outcome if outcome is not None else check_blob(store, digest))
+    return out
+
+
+def _check_inline(digest: Digest, value: bytes | None, meta: bytes | None) -> _Outcome | None:
+    """The passing outcome of an inline blob that passes every check, else None."""
+    if value is None or meta is None:
+        return None
+    try:
+        head = frame.header(value)
+        if head.codec == frame.INDEX:
+            return None
+        data = frame.decode(value)
+    except frame.FrameError:
+        return None
+    if Digest.of(data) != digest or META.unpack(meta)[0] != head.raw_size:
+        return None
+    return _Outcome(digest, len(data), None)
 
 
 def _check_all(
