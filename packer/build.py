@@ -35,6 +35,9 @@ from packer.tokens import TokenCounter
 
 MANIFEST_DIR = "manifests"
 MEMO_NS = "memo"
+# Per scope's rules: path -> (forced, kind, rule index, line prices), so an unchanged path is
+# neither matched against the rules nor are its index and omitted lines rendered and counted.
+PRICE_NS = "price"
 # Bump when the way a manifest is derived from its inputs changes (tiering, budgets, layout).
 MEMO_VERSION = "1"
 # Levels of compaction of the omitted list, tried in order when a pack cannot fit otherwise.
@@ -63,6 +66,9 @@ class PackReport:
     withheld: list[tuple[str, str]] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    # Where the ingest workers and tiering spent their time (see `PackReport.work`'s keys):
+    # worker seconds overlap, so these do not add up to the stages.
+    work: dict[str, float] = field(default_factory=dict)
     files: int = 0
     bytes_read: int = 0
     stat_hits: int = 0
@@ -106,6 +112,8 @@ class Packer:
         self._summary_texts: dict[Digest, str] = {}
         self._line_counts: dict[str, int] = {}
         self._lease: Lease | None = None
+        self._price_tables: dict[bytes, dict[str, list[object]]] = {}
+        self._work: dict[str, float] = {}
 
     # --- the whole run ----------------------------------------------------------------------
 
@@ -161,6 +169,7 @@ class Packer:
         report.notes.extend(ingested.notes)
         report.withheld = ingested.withheld
         report.bytes_read = ingested.bytes_read
+        report.work.update({f"ingest: {k}": v for k, v in ingested.work.items()})
         report.stat_hits = ingested.stat_hits
         facts = {f.path: f for f in ingested.facts}
         watch.lap("ingest")
@@ -175,6 +184,7 @@ class Packer:
                     if check and result.written:
                         report.stale.append(result.name)
             watch.lap("tier")
+            report.work.update({f"tier: {k}": v for k, v in sorted(self._work.items())})
         finally:
             # Derived facts are worth keeping even when a budget turned out impossible.
             self.cache.flush()
@@ -218,11 +228,19 @@ class Packer:
 
     def _price(self, facts: list[Fact], rules: TierRules) -> tuple[list[Item], dict[str, Fact]]:
         """Each file's cost at each tier, in markdown tokens. Summaries are priced lazily: most
-        files of a large tree end up omitted and never need one."""
+        files of a large tree end up omitted and never need one. A path priced by an earlier
+        run with the same rules, tokenizer and layout reuses that run's rule and line prices."""
         md = renderer("markdown")
+        key, table = self._price_table(rules)
+        fresh: dict[str, list[object]] = {}
         items: list[Item] = []
         by_path: dict[str, Fact] = {}
         for fact in facts:
+            cached = _price_row(table.get(fact.path), fact)
+            if cached is not None and cached[0] > len(rules.rules):
+                cached = None
+            if cached is not None:
+                rules.remember(fact.path, cached[0])
             decision = rules.classify(fact.path)
             item = Item(
                 path=fact.path,
@@ -234,21 +252,49 @@ class Packer:
                 fixed=fact.forced is not None,
                 kind=fact.kind,
             )
-            high_lines, medium_lines, low_line = price_lines(item, md, self._count_line)
+            if cached is not None:
+                high_lines, medium_lines, low_line = cached[1:]
+            else:
+                high_lines, medium_lines, low_line = price_lines(item, md, self._count_line)
+            fresh[fact.path] = [
+                fact.forced, fact.kind, decision.rule_index, high_lines, medium_lines, low_line
+            ]  # fmt: skip
             item.size = fact.size
             item.high_lines = high_lines
             item.low_cost = low_line
             item.medium_lines = medium_lines
             items.append(item)
             by_path[fact.path] = fact
+        if fresh != table:
+            self._price_tables[key] = fresh
+            self.cache.put(PRICE_NS, key, msgpack.packb(fresh, use_bin_type=True))
         return items, by_path
+
+    def _price_table(self, rules: TierRules) -> tuple[bytes, dict[str, list[object]]]:
+        head = [MEMO_VERSION, RENDER_VERSION, self.counter.name, repr(rules.rules)]
+        key = bytes(blake3.blake3(msgpack.packb(head, use_bin_type=True)).digest())
+        table = self._price_tables.get(key)
+        if table is None:
+            raw = self.cache.get(PRICE_NS, key)
+            try:
+                loaded = msgpack.unpackb(raw, raw=False) if raw is not None else {}
+            except (ValueError, msgpack.ExtraData):
+                loaded = {}  # a damaged cache entry is a miss
+            table = loaded if isinstance(loaded, dict) else {}
+            self._price_tables[key] = table
+        return key, table
 
     def _count_line(self, text: str) -> int:
         """Index and omitted lines repeat across targets and runs: count each text once."""
         known = self._line_counts.get(text)
         if known is None:
+            start = time.perf_counter()
             known = self._line_counts[text] = self.counter.count(text)
+            self._spent("tokenize", start)
         return known
+
+    def _spent(self, step: str, start: float) -> None:
+        self._work[step] = self._work.get(step, 0.0) + time.perf_counter() - start
 
     def _resolver(self, by_path: dict[str, Fact]) -> Callable[[list[Item]], None]:
         """Make the given items' costs exact: count bodies, price summaries. A MEDIUM file whose
@@ -278,9 +324,11 @@ class Packer:
         cached = self.cache.get(ns, bytes(fact.digest))
         if cached is not None:
             return int(cached)
+        start = time.perf_counter()
         text = decode_text(self.store.get(fact.digest))
         count = self.counter.count(renderer("markdown").section_body(text, lang))
         self.cache.put(ns, bytes(fact.digest), str(count).encode())
+        self._spent("tokenize", start)
         return count
 
     def _fit(
@@ -537,6 +585,7 @@ class Packer:
             return self._summaries[key]
         from packer.summarize import language_for
 
+        start = time.perf_counter()
         lang = language_for(fact.path) or "text"
         ns = f"summary:{SUMMARY_VERSION}:{lang}"
         cached = self.cache.get(ns, bytes(key))
@@ -545,7 +594,10 @@ class Packer:
         else:
             text = summarize(fact.path, decode_text(self.store.get(fact.digest)))
             self.cache.put(ns, bytes(key), text.encode("utf-8"))
+        self._spent("summarize", start)
+        start = time.perf_counter()
         tokens = self.counter.count(renderer("markdown").section_body(text, ""))
+        self._spent("tokenize", start)
         self._summaries[key] = (text, tokens)
         return text, tokens
 
@@ -554,6 +606,18 @@ class Packer:
         digest = Digest.of(text.encode("utf-8"))
         self._summary_texts[digest] = text
         return digest
+
+
+def _price_row(row: object, fact: Fact) -> tuple[int, int, int, int] | None:
+    """(rule index, high, medium, low line prices) from a price-table row made for the same
+    forced reason and kind; None for a miss or a malformed row."""
+    if not isinstance(row, list) or len(row) != 6 or row[0] != fact.forced or row[1] != fact.kind:
+        return None
+    numbers = row[2:]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in numbers):
+        return None
+    index, high, medium, low = numbers
+    return index, high, medium, low
 
 
 def _relative_inside(path: Path, root: Path) -> str | None:

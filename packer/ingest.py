@@ -63,6 +63,9 @@ class IngestReport:
     withheld: list[tuple[str, str]] = field(default_factory=list)  # (path, kind) - never values
     bytes_read: int = 0
     stat_hits: int = 0
+    # Seconds the worker threads spent per step, summed over threads (they overlap each other
+    # and the commits, so the sum may exceed the stage's wall time).
+    work: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -70,6 +73,10 @@ class _Worked:
     fact: Fact
     prepared: Prepared | None
     secrets: list[SecretFinding] | None  # computed now (to cache), or None if it came cached
+    seconds: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # see WORK_STEPS
+
+
+WORK_STEPS = ("read", "hash", "secret scan", "compress and check")
 
 
 def _secret_kind(findings: list[SecretFinding]) -> str:
@@ -198,6 +205,8 @@ class Ingest:
         if fut is None:
             return self._inline(f, report)
         worked = fut.result()
+        for step, seconds in zip(WORK_STEPS, worked.seconds, strict=True):
+            report.work[step] = report.work.get(step, 0.0) + seconds
         fact = worked.fact
         report.bytes_read += fact.size
         digest = fact.digest
@@ -237,8 +246,11 @@ class Ingest:
 
     def _work(self, f: ScannedFile) -> _Worked:
         """Read, hash, scan for secrets, compress: on a worker thread."""
+        t0 = time.perf_counter()
         data = _read(f)
+        t1 = time.perf_counter()
         digest = Digest.of(data)
+        t2 = time.perf_counter()
         secrets: list[SecretFinding] | None = None
         if f.path not in self.allow:
             cached = self.cache.get(self._secrets_ns, bytes(digest))
@@ -249,12 +261,16 @@ class Ingest:
             if findings:
                 kind = _secret_kind(findings)
                 fact = Fact(f.path, "file", len(data), None, forced=f"secret: {kind}", secret=kind)
-                return _Worked(fact, None, secrets)
+                t3 = time.perf_counter()
+                return _Worked(fact, None, secrets, (t1 - t0, t2 - t1, t3 - t2, 0.0))
+        t3 = time.perf_counter()
         prepared = self.batch.prepare(data, digest)
         if is_binary(data):
-            binary = Fact(f.path, "file", len(data), digest, forced="binary")
-            return _Worked(binary, prepared, secrets)
-        return _Worked(Fact(f.path, "file", len(data), digest, text=True), prepared, secrets)
+            fact = Fact(f.path, "file", len(data), digest, forced="binary")
+        else:
+            fact = Fact(f.path, "file", len(data), digest, text=True)
+        seconds = (t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3)
+        return _Worked(fact, prepared, secrets, seconds)
 
 
 def _pack_fact(f: ScannedFile, fact: Fact) -> bytes:

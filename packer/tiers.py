@@ -198,14 +198,23 @@ class TierRules:
         return known
 
     def _classify(self, path: str) -> TierDecision:
-        for index, (rule, spec, fast) in enumerate(
-            zip(self.rules, self._specs, self._fast, strict=True)
-        ):
+        for index, (spec, fast) in enumerate(zip(self._specs, self._fast, strict=True)):
             if fast.search(path) is not None if fast is not None else spec.match_file(path):
-                priority = -index if rule.priority is None else rule.priority
-                return TierDecision(rule.tier, rule.reason, rule.required, priority, index)
-        n = len(self.rules)
-        return TierDecision("low", NO_MATCH_REASON, False, -n, n)
+                return self.decision_at(index)
+        return self.decision_at(len(self.rules))
+
+    def decision_at(self, index: int) -> TierDecision:
+        """The decision of the rule at ``index`` (``len(rules)``: no rule matched)."""
+        if index >= len(self.rules):
+            n = len(self.rules)
+            return TierDecision("low", NO_MATCH_REASON, False, -n, n)
+        rule = self.rules[index]
+        priority = -index if rule.priority is None else rule.priority
+        return TierDecision(rule.tier, rule.reason, rule.required, priority, index)
+
+    def remember(self, path: str, index: int) -> None:
+        """Record a decision known from an earlier run (same rules), sparing the match."""
+        self._memo[path] = self.decision_at(index)
 
 
 def _one_regex(spec: GitIgnoreSpec) -> re.Pattern[str] | None:

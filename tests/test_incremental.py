@@ -94,3 +94,45 @@ def test_pruned_blob_named_by_the_cache_is_read_again(tmp_path: Path) -> None:
     assert report.stat_hits == report.files - 1  # type: ignore[attr-defined]
     with Store.at(root / ".cas") as s:
         assert s.has(e.digest)
+
+
+def test_cached_prices_and_memo_give_the_bytes_a_cold_store_gives(tmp_path: Path) -> None:
+    """After edits, a pack that reuses the price table, stat cache and memo writes the same
+    manifest as a pack into a fresh store that computes everything again."""
+    root = build_tree(tmp_path / "r", with_specials=False)
+    _age(root)
+    Store.create(root / ".cas").close()
+    _run(root)
+    (root / "docs" / "guide.md").write_text("# Guide\n\nRewritten, with more to say.\n" * 40)
+    (root / "docs" / "new-page.md").write_text("# A page that did not exist\n")
+    (root / "README.md").unlink()
+    _age(root)
+    _, warm = _run(root)
+    import shutil
+
+    shutil.rmtree(root / ".cas")
+    Store.create(root / ".cas").close()
+    _, cold = _run(root)
+    assert warm == cold
+    with Store.at(root / ".cas") as store:
+        assert store.kv_items("cache", b"price\0")  # the table was written
+
+
+def test_malformed_price_rows_are_misses() -> None:
+    from cas import Digest
+    from packer.build import _price_row
+    from packer.ingest import Fact
+
+    fact = Fact("a.py", "file", 10, Digest.of(b"x"), text=True)
+    assert _price_row([None, "file", 3, 10, 12, 5], fact) == (3, 10, 12, 5)
+    for row in (
+        None,
+        [None, "file", 3, 10, 12],  # short
+        ["binary", "file", 3, 10, 12, 5],  # made for another forced reason
+        [None, "symlink", 3, 10, 12, 5],  # another kind
+        [None, "file", 3, "10", 12, 5],  # not a number
+        [None, "file", 3, True, 12, 5],  # a bool is not a count
+        [None, "file", -1, 10, 12, 5],  # negative
+        {"a": 1},
+    ):
+        assert _price_row(row, fact) is None, row

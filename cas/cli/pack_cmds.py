@@ -119,6 +119,7 @@ def _report_json(report: PackReport, root: Path) -> dict[str, object]:
         "notes": [{"path": n.path, "reason": n.reason} for n in report.notes],
         "stale": report.stale,
         "timings": {k: round(v, 4) for k, v in report.timings.items()},
+        "work": {k: round(v, 4) for k, v in report.work.items()},
     }
 
 
