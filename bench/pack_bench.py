@@ -493,7 +493,8 @@ def cas_round(r: Runner, rows: Rows, i: int, available: dict[str, bool]) -> None
         _learn_tree(r, report)
     rows.cold.add(cold)
     rows.cold.nbytes = tree.nbytes
-    rows.cold.note = f"{report['files']:,} files, {len(report['withheld'])} withheld"
+    mode = report.get("ingest_mode", "threads")
+    rows.cold.note = f"{report['files']:,} files, {len(report['withheld'])} withheld; {mode}"
     timings: dict[str, float] = report["timings"]
     for key, row in rows.stages.items():
         if key in timings:

@@ -2,4 +2,5 @@
 
 from cas.cli import main
 
-main()
+if __name__ == "__main__":  # not when a worker process imports the parent's main module
+    main()

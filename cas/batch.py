@@ -122,6 +122,10 @@ class Batch:
     def store(self) -> Store:
         return self._store
 
+    @property
+    def level(self) -> int:
+        return self._level
+
     def __enter__(self) -> Batch:
         return self
 

@@ -69,6 +69,7 @@ class PackReport:
     # Where the ingest workers and tiering spent their time (see `PackReport.work`'s keys):
     # worker seconds overlap, so these do not add up to the stages.
     work: dict[str, float] = field(default_factory=dict)
+    ingest_mode: str = "threads"
     files: int = 0
     bytes_read: int = 0
     stat_hits: int = 0
@@ -170,6 +171,7 @@ class Packer:
         report.withheld = ingested.withheld
         report.bytes_read = ingested.bytes_read
         report.work.update({f"ingest: {k}": v for k, v in ingested.work.items()})
+        report.ingest_mode = ingested.mode
         report.stat_hits = ingested.stat_hits
         facts = {f.path: f for f in ingested.facts}
         watch.lap("ingest")

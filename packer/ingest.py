@@ -12,18 +12,22 @@ in worker threads while this thread commits.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 import stat as stat_mod
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 import msgpack
 
 from cas.batch import Batch, Prepared
 from cas.digest import Digest
+from cas.store import Store
 from packer.cache import Cache
 from packer.scan import ScannedFile, ScanNote, is_binary
 from packer.secrets import SECRETS_VERSION, SecretFinding, scan_secrets, secret_path_kind
@@ -41,6 +45,12 @@ STAT_VERSION = "2"
 # re-reads it (git calls this the racy-clean case). 2 s covers the coarsest common granularity.
 RACY_NS = 2_000_000_000
 _WINDOW = 64
+# A run with at least this many files (or bytes) to read works in processes, not threads: the
+# secret scan and the per-file Python work hold the interpreter lock, so threads cannot keep two
+# cores busy; a process costs about 0.2 s to start, which pays off from here on.
+PROCESS_MIN_FILES = 1500
+PROCESS_MIN_BYTES = 64 << 20
+_CHUNK = 32  # files per task sent to a worker process
 
 
 @dataclass(slots=True)
@@ -66,6 +76,7 @@ class IngestReport:
     # Seconds the worker threads spent per step, summed over threads (they overlap each other
     # and the commits, so the sum may exceed the stage's wall time).
     work: dict[str, float] = field(default_factory=dict)
+    mode: str = "threads"  # where files were read and hashed: "threads" or "processes"
 
 
 @dataclass(slots=True)
@@ -117,8 +128,10 @@ class Ingest:
         *,
         allow_secrets: Iterable[str] = (),
         workers: int | None = None,
+        processes: bool | None = None,
     ) -> None:
         self.batch = batch
+        self.processes = processes  # None: processes for large runs, threads for small ones
         self.cache = cache
         self.counter = counter
         self.allow = set(allow_secrets)
@@ -144,29 +157,18 @@ class Ingest:
         done += len(hits)
         if progress is not None and hits:
             progress(done, 0)
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            window: deque[tuple[ScannedFile, Future[_Worked] | None]] = deque()
-            source = iter(todo)
-            while True:
-                while len(window) < _WINDOW:
-                    f = next(source, None)
-                    if f is None:
-                        break
-                    window.append((f, self._submit(pool, f)))
-                if not window:
-                    break
-                f, fut = window.popleft()
-                try:
-                    fact = self._finish(f, fut, report)
-                except OSError as exc:
-                    report.notes.append(ScanNote(f.path, f"unreadable: {exc.strerror or exc}"))
-                    continue
-                by_path[f.path] = fact
-                if f.kind == "file" and f.path not in self.allow and f.mtime_ns < started - RACY_NS:
-                    self.cache.put(self._stat_ns, f.path.encode(), _pack_fact(f, fact))
-                done += 1
-                if progress is not None:
-                    progress(done, f.size)
+        for f, outcome in self._outcomes(todo, report):
+            try:
+                fact = self._finish(f, outcome, report)
+            except OSError as exc:
+                report.notes.append(ScanNote(f.path, f"unreadable: {exc.strerror or exc}"))
+                continue
+            by_path[f.path] = fact
+            if f.kind == "file" and f.path not in self.allow and f.mtime_ns < started - RACY_NS:
+                self.cache.put(self._stat_ns, f.path.encode(), _pack_fact(f, fact))
+            done += 1
+            if progress is not None:
+                progress(done, f.size)
         report.facts = [by_path[f.path] for f in files if f.path in by_path]
         return report
 
@@ -194,17 +196,108 @@ class Ingest:
             todo = [f for f in files if f.path not in keep]
         return hits, todo
 
-    def _submit(self, pool: ThreadPoolExecutor, f: ScannedFile) -> Future[_Worked] | None:
-        if f.kind == "symlink" or f.size > LARGE_FILE:
-            return None
-        if secret_path_kind(f.path) and f.path not in self.allow:
-            return None
-        return pool.submit(self._work, f)
+    # --- where the work is done ---------------------------------------------------------------
 
-    def _finish(self, f: ScannedFile, fut: Future[_Worked] | None, report: IngestReport) -> Fact:
-        if fut is None:
+    def _inline_only(self, f: ScannedFile) -> bool:
+        """Symlinks, large files and secrets by name are handled on the committing thread."""
+        if f.kind == "symlink" or f.size > LARGE_FILE:
+            return True
+        return bool(secret_path_kind(f.path)) and f.path not in self.allow
+
+    def use_processes(self, todo: list[ScannedFile]) -> bool:
+        if self.processes is not None:
+            return self.processes
+        if (os.cpu_count() or 1) < 2:
+            return False
+        return len(todo) >= PROCESS_MIN_FILES or sum(f.size for f in todo) >= PROCESS_MIN_BYTES
+
+    def _outcomes(
+        self, todo: list[ScannedFile], report: IngestReport
+    ) -> Iterator[tuple[ScannedFile, _Worked | OSError | None]]:
+        """Each file with what a worker made of it (None: handle it inline), in input order."""
+        if not self.use_processes(todo):
+            yield from self._in_threads(todo)
+            return
+        report.mode = "processes"
+        done = 0
+        try:
+            for item in self._in_processes(todo):
+                yield item
+                done += 1
+        except BrokenProcessPool:
+            # A worker process could not start or died (a program run from stdin cannot start
+            # one, for instance): what it did not finish is done here, in threads.
+            report.mode = f"processes, then threads after {done} files (a worker process failed)"
+            yield from self._in_threads(todo[done:])
+
+    def _in_threads(
+        self, todo: list[ScannedFile]
+    ) -> Iterator[tuple[ScannedFile, _Worked | OSError | None]]:
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            window: deque[tuple[ScannedFile, Future[_Worked] | None]] = deque()
+            source = iter(todo)
+            while True:
+                while len(window) < _WINDOW:
+                    f = next(source, None)
+                    if f is None:
+                        break
+                    inline = self._inline_only(f)
+                    window.append((f, None if inline else pool.submit(self._work, f)))
+                if not window:
+                    return
+                f, fut = window.popleft()
+                if fut is None:
+                    yield f, None
+                    continue
+                try:
+                    yield f, fut.result()
+                except OSError as exc:
+                    yield f, exc
+
+    def _in_processes(
+        self, todo: list[ScannedFile]
+    ) -> Iterator[tuple[ScannedFile, _Worked | OSError | None]]:
+        store = self.batch.store
+        setup = _Setup(str(store.path), self.batch.level, self._secrets_ns, frozenset(self.allow))
+        workers = max(2, min(4, os.cpu_count() or 2))
+        context = multiprocessing.get_context("spawn")  # never fork a process with LMDB open
+        with ProcessPoolExecutor(workers, context, initializer=_start, initargs=(setup,)) as pool:
+            window: deque[tuple[list[ScannedFile], Future[list[_Worked | str]] | None]] = deque()
+            chunk: list[ScannedFile] = []
+
+            def drain(limit: int) -> Iterator[tuple[ScannedFile, _Worked | OSError | None]]:
+                while len(window) > limit:
+                    files, fut = window.popleft()
+                    if fut is None:
+                        yield files[0], None
+                        continue
+                    for f, got in zip(files, fut.result(), strict=True):
+                        yield f, OSError(got) if isinstance(got, str) else got
+
+            for f in todo:
+                if self._inline_only(f):
+                    if chunk:
+                        window.append((chunk, pool.submit(_work_chunk, chunk)))
+                        chunk = []
+                    window.append(([f], None))
+                else:
+                    chunk.append(f)
+                    if len(chunk) >= _CHUNK:
+                        window.append((chunk, pool.submit(_work_chunk, chunk)))
+                        chunk = []
+                yield from drain(4 * workers)
+            if chunk:
+                window.append((chunk, pool.submit(_work_chunk, chunk)))
+            yield from drain(0)
+
+    def _finish(
+        self, f: ScannedFile, outcome: _Worked | OSError | None, report: IngestReport
+    ) -> Fact:
+        if outcome is None:
             return self._inline(f, report)
-        worked = fut.result()
+        if isinstance(outcome, OSError):
+            raise outcome
+        worked = outcome
         for step, seconds in zip(WORK_STEPS, worked.seconds, strict=True):
             report.work[step] = report.work.get(step, 0.0) + seconds
         fact = worked.fact
@@ -245,32 +338,74 @@ class Ingest:
         return Fact(f.path, "file", f.size, digest, forced="large file")
 
     def _work(self, f: ScannedFile) -> _Worked:
-        """Read, hash, scan for secrets, compress: on a worker thread."""
-        t0 = time.perf_counter()
-        data = _read(f)
-        t1 = time.perf_counter()
-        digest = Digest.of(data)
-        t2 = time.perf_counter()
-        secrets: list[SecretFinding] | None = None
-        if f.path not in self.allow:
-            cached = self.cache.get(self._secrets_ns, bytes(digest))
-            if cached is not None:
-                findings = [SecretFinding(k, line) for k, line in msgpack.unpackb(cached)]
-            else:
-                findings = secrets = scan_secrets(data)
-            if findings:
-                kind = _secret_kind(findings)
-                fact = Fact(f.path, "file", len(data), None, forced=f"secret: {kind}", secret=kind)
-                t3 = time.perf_counter()
-                return _Worked(fact, None, secrets, (t1 - t0, t2 - t1, t3 - t2, 0.0))
-        t3 = time.perf_counter()
-        prepared = self.batch.prepare(data, digest)
-        if is_binary(data):
-            fact = Fact(f.path, "file", len(data), digest, forced="binary")
+        return work_file(f, f.path in self.allow, self.cache, self.batch, self._secrets_ns)
+
+
+def work_file(
+    f: ScannedFile, allowed: bool, cache: Cache, batch: Batch, secrets_ns: str
+) -> _Worked:
+    """Read, hash, scan for secrets, compress and check one file (a worker's job: a thread's,
+    or a process's with its own read-only view of the store)."""
+    t0 = time.perf_counter()
+    data = _read(f)
+    t1 = time.perf_counter()
+    digest = Digest.of(data)
+    t2 = time.perf_counter()
+    secrets: list[SecretFinding] | None = None
+    if not allowed:
+        cached = cache.get(secrets_ns, bytes(digest))
+        if cached is not None:
+            findings = [SecretFinding(k, line) for k, line in msgpack.unpackb(cached)]
         else:
-            fact = Fact(f.path, "file", len(data), digest, text=True)
-        seconds = (t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3)
-        return _Worked(fact, prepared, secrets, seconds)
+            findings = secrets = scan_secrets(data)
+        if findings:
+            kind = _secret_kind(findings)
+            fact = Fact(f.path, "file", len(data), None, forced=f"secret: {kind}", secret=kind)
+            t3 = time.perf_counter()
+            return _Worked(fact, None, secrets, (t1 - t0, t2 - t1, t3 - t2, 0.0))
+    t3 = time.perf_counter()
+    prepared = batch.prepare(data, digest)
+    if is_binary(data):
+        fact = Fact(f.path, "file", len(data), digest, forced="binary")
+    else:
+        fact = Fact(f.path, "file", len(data), digest, text=True)
+    seconds = (t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3)
+    return _Worked(fact, prepared, secrets, seconds)
+
+
+# --- worker processes ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Setup:
+    store: str
+    level: int
+    secrets_ns: str
+    allow: frozenset[str]
+
+
+# A worker process's state, set once by `_start` (a process holds one store view).
+_WORKER: dict[str, tuple[_Setup, Cache, Batch]] = {}
+
+
+def _start(setup: _Setup) -> None:
+    """A worker process's start: Ctrl-C is the parent's to handle; the store is opened read-only
+    (for the secret-scan cache and to skip compressing what is already stored)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    store = Store.at(setup.store, readonly=True)
+    _WORKER["state"] = (setup, Cache(store), store.batch(level=setup.level))
+
+
+def _work_chunk(files: list[ScannedFile]) -> list[_Worked | str]:
+    """`work_file` for each file; an unreadable one gives its error text."""
+    setup, cache, batch = _WORKER["state"]
+    out: list[_Worked | str] = []
+    for f in files:
+        try:
+            out.append(work_file(f, f.path in setup.allow, cache, batch, setup.secrets_ns))
+        except OSError as exc:
+            out.append(exc.strerror or str(exc))
+    return out
 
 
 def _pack_fact(f: ScannedFile, fact: Fact) -> bytes:

@@ -120,6 +120,7 @@ def _report_json(report: PackReport, root: Path) -> dict[str, object]:
         "stale": report.stale,
         "timings": {k: round(v, 4) for k, v in report.timings.items()},
         "work": {k: round(v, 4) for k, v in report.work.items()},
+        "ingest_mode": report.ingest_mode,
     }
 
 
