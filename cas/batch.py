@@ -16,6 +16,7 @@ from cas.errors import CorruptBlob, InputError
 from cas.records import CHUNKREF, META, Txn, now_ns
 
 if TYPE_CHECKING:
+    from cas.procpool import View as ProcView
     from cas.store import Store
 
 # A batch commits once its pending frames reach this size: large enough that 20,000 small files
@@ -175,12 +176,53 @@ class Batch:
     # --- many files in parallel -------------------------------------------------------------
 
     def put_files(
-        self, paths: Iterable[str | os.PathLike[str]], *, window: int = 64
+        self,
+        paths: Iterable[str | os.PathLike[str]],
+        *,
+        window: int = 64,
+        processes: bool | None = None,
     ) -> Iterator[tuple[str | os.PathLike[str], Digest | InputError]]:
-        """Store many files, reading, hashing and compressing in worker threads (blake3 and
-        zstd release the GIL) while this thread commits. Yields (path, digest or error) in
-        input order; an unreadable file is reported, not fatal."""
+        """Store many files, reading, hashing and compressing in workers while this thread
+        commits: worker processes for a large run (see `cas.procpool`; ``processes`` forces the
+        choice), else threads (blake3 and zstd release the GIL). Yields (path, digest or error)
+        in input order; an unreadable file is reported, not fatal."""
+        from concurrent.futures.process import BrokenProcessPool
 
+        from cas import procpool
+
+        items = list(paths)
+        if processes if processes is not None else procpool.worth_it(len(items), 0):
+            done = 0
+            try:
+                for path, got in procpool.run(self._store, self._level, _put_task, items):
+                    yield path, self._take(path, got)
+                    done += 1
+                return
+            except BrokenProcessPool:
+                items = items[done:]  # the rest in threads
+        yield from self._put_files_in_threads(items, window)
+
+    def _take(
+        self,
+        path: str | os.PathLike[str],
+        got: tuple[Digest, _Blob] | int | tuple[str, str] | None,
+    ) -> Digest | InputError:
+        """Queue what a worker made of ``path``: a prepared blob, a size (too large for a
+        worker: streamed here) or a (problem, hint) error."""
+        try:
+            if got is None or isinstance(got, int):
+                return self.put_file(path)
+            first, second = got
+            if isinstance(first, Digest) and isinstance(second, _Blob):
+                self._add(second)
+                return first
+            return InputError(os.fsdecode(path), str(first), str(second))
+        except InputError as exc:
+            return exc
+
+    def _put_files_in_threads(
+        self, paths: list[str | os.PathLike[str]], window: int
+    ) -> Iterator[tuple[str | os.PathLike[str], Digest | InputError]]:
         def work(path: str | os.PathLike[str]) -> tuple[Digest, _Blob] | int:
             size, data = _read_regular(path, self._store.chunk_size)
             if data is None:
@@ -373,6 +415,20 @@ class Batch:
         store.residency.release()
         self.new_blobs += new_blobs
         self.new_bytes += new_stored
+
+
+def _put_task(
+    view: ProcView, path: str | os.PathLike[str]
+) -> tuple[Digest, _Blob] | int | tuple[str, str]:
+    """A worker process's part of `Batch.put_files`: read, hash, frame and check one file."""
+    try:
+        size, data = _read_regular(path, view.store.chunk_size)
+    except InputError as exc:
+        return exc.problem, exc.hint
+    if data is None:
+        return size
+    digest = Digest.of(data)
+    return digest, view.batch._prepare_small(digest, data)
 
 
 def _iter_bytes(data: bytes, size: int) -> Iterator[bytes]:

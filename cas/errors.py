@@ -61,6 +61,7 @@ class InputError(UsageError):
         super().__init__(msg)
         self.path = path
         self.problem = problem
+        self.hint = hint
 
 
 class StoreNotFound(UsageError):

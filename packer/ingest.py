@@ -12,22 +12,20 @@ in worker threads while this thread commits.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import signal
 import stat as stat_mod
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 import msgpack
 
+from cas import procpool
 from cas.batch import Batch, Prepared
 from cas.digest import Digest
-from cas.store import Store
 from packer.cache import Cache
 from packer.scan import ScannedFile, ScanNote, is_binary
 from packer.secrets import SECRETS_VERSION, SecretFinding, scan_secrets, secret_path_kind
@@ -45,12 +43,6 @@ STAT_VERSION = "2"
 # re-reads it (git calls this the racy-clean case). 2 s covers the coarsest common granularity.
 RACY_NS = 2_000_000_000
 _WINDOW = 64
-# A run with at least this many files (or bytes) to read works in processes, not threads: the
-# secret scan and the per-file Python work hold the interpreter lock, so threads cannot keep two
-# cores busy; a process costs about 0.2 s to start, which pays off from here on.
-PROCESS_MIN_FILES = 1500
-PROCESS_MIN_BYTES = 64 << 20
-_CHUNK = 32  # files per task sent to a worker process
 
 
 @dataclass(slots=True)
@@ -205,11 +197,11 @@ class Ingest:
         return bool(secret_path_kind(f.path)) and f.path not in self.allow
 
     def use_processes(self, todo: list[ScannedFile]) -> bool:
+        # The secret scan and the per-file Python work hold the interpreter lock: a large run
+        # keeps both cores busy only in processes (see cas.procpool).
         if self.processes is not None:
             return self.processes
-        if (os.cpu_count() or 1) < 2:
-            return False
-        return len(todo) >= PROCESS_MIN_FILES or sum(f.size for f in todo) >= PROCESS_MIN_BYTES
+        return procpool.worth_it(len(todo), sum(f.size for f in todo))
 
     def _outcomes(
         self, todo: list[ScannedFile], report: IngestReport
@@ -257,38 +249,12 @@ class Ingest:
     def _in_processes(
         self, todo: list[ScannedFile]
     ) -> Iterator[tuple[ScannedFile, _Worked | OSError | None]]:
-        store = self.batch.store
-        setup = _Setup(str(store.path), self.batch.level, self._secrets_ns, frozenset(self.allow))
-        workers = max(2, min(4, os.cpu_count() or 2))
-        context = multiprocessing.get_context("spawn")  # never fork a process with LMDB open
-        with ProcessPoolExecutor(workers, context, initializer=_start, initargs=(setup,)) as pool:
-            window: deque[tuple[list[ScannedFile], Future[list[_Worked | str]] | None]] = deque()
-            chunk: list[ScannedFile] = []
-
-            def drain(limit: int) -> Iterator[tuple[ScannedFile, _Worked | OSError | None]]:
-                while len(window) > limit:
-                    files, fut = window.popleft()
-                    if fut is None:
-                        yield files[0], None
-                        continue
-                    for f, got in zip(files, fut.result(), strict=True):
-                        yield f, OSError(got) if isinstance(got, str) else got
-
-            for f in todo:
-                if self._inline_only(f):
-                    if chunk:
-                        window.append((chunk, pool.submit(_work_chunk, chunk)))
-                        chunk = []
-                    window.append(([f], None))
-                else:
-                    chunk.append(f)
-                    if len(chunk) >= _CHUNK:
-                        window.append((chunk, pool.submit(_work_chunk, chunk)))
-                        chunk = []
-                yield from drain(4 * workers)
-            if chunk:
-                window.append((chunk, pool.submit(_work_chunk, chunk)))
-            yield from drain(0)
+        extra = (self._secrets_ns, frozenset(self.allow))
+        store, level = self.batch.store, self.batch.level
+        for f, got in procpool.run(
+            store, level, _task, todo, extra=extra, inline=self._inline_only
+        ):
+            yield f, OSError(got) if isinstance(got, str) else got
 
     def _finish(
         self, f: ScannedFile, outcome: _Worked | OSError | None, report: IngestReport
@@ -373,39 +339,13 @@ def work_file(
     return _Worked(fact, prepared, secrets, seconds)
 
 
-# --- worker processes ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Setup:
-    store: str
-    level: int
-    secrets_ns: str
-    allow: frozenset[str]
-
-
-# A worker process's state, set once by `_start` (a process holds one store view).
-_WORKER: dict[str, tuple[_Setup, Cache, Batch]] = {}
-
-
-def _start(setup: _Setup) -> None:
-    """A worker process's start: Ctrl-C is the parent's to handle; the store is opened read-only
-    (for the secret-scan cache and to skip compressing what is already stored)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    store = Store.at(setup.store, readonly=True)
-    _WORKER["state"] = (setup, Cache(store), store.batch(level=setup.level))
-
-
-def _work_chunk(files: list[ScannedFile]) -> list[_Worked | str]:
-    """`work_file` for each file; an unreadable one gives its error text."""
-    setup, cache, batch = _WORKER["state"]
-    out: list[_Worked | str] = []
-    for f in files:
-        try:
-            out.append(work_file(f, f.path in setup.allow, cache, batch, setup.secrets_ns))
-        except OSError as exc:
-            out.append(exc.strerror or str(exc))
-    return out
+def _task(view: procpool.View, f: ScannedFile) -> _Worked | str:
+    """`work_file` in a worker process; an unreadable file gives its error text."""
+    secrets_ns, allow = view.extra
+    try:
+        return work_file(f, f.path in allow, Cache(view.store), view.batch, secrets_ns)
+    except OSError as exc:
+        return exc.strerror or str(exc)
 
 
 def _pack_fact(f: ScannedFile, fact: Fact) -> bytes:

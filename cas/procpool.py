@@ -1,0 +1,123 @@
+"""Per-file work in worker processes, for runs large enough to pay for starting them.
+
+Hashing and zstd release the interpreter lock, but reading a file, preparing its frame and (in
+the packer) scanning it for secrets are Python between those calls: in threads, two cores stay
+half idle. Processes do not share a lock. Workers are spawned, never forked (a forked child would
+inherit the parent's LMDB handles and its locks), ignore Ctrl-C (the parent handles it), and each
+opens its own read-only view of the store, so it can skip compressing what is already stored and
+read the caches. Only the committing process writes.
+
+`run` returns results in input order. If a worker cannot start (a program read from stdin cannot
+spawn one) or dies, it raises `BrokenProcessPool`: the caller does the rest in threads.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Final, Generic, TypeVar
+
+from cas.batch import Batch
+from cas.store import Store
+
+# Below these, threads win: a worker process costs about 0.2 s of start-up.
+MIN_FILES: Final = 1500
+MIN_BYTES: Final = 64 << 20
+CHUNK: Final = 32  # items per task
+_IN_FLIGHT: Final = 4  # tasks per worker queued ahead
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """What a task sees in a worker process: the store, read-only; a batch over it for
+    `Batch.prepare` (never flushed); the caller's picklable extra."""
+
+    store: Store
+    batch: Batch
+    extra: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Setup(Generic[T, R]):
+    store: str
+    level: int
+    task: Callable[[View, T], R]  # a module-level function: pickled by reference
+    extra: Any
+
+
+_WORKER: dict[str, tuple[View, Callable[[View, Any], Any]]] = {}
+
+
+def worth_it(count: int, nbytes: int) -> bool:
+    """Whether a run of ``count`` files, ``nbytes`` in all, should use processes."""
+    if (os.cpu_count() or 1) < 2:
+        return False
+    return count >= MIN_FILES or nbytes >= MIN_BYTES
+
+
+def workers() -> int:
+    return max(2, min(4, os.cpu_count() or 2))
+
+
+def _start(setup: _Setup[Any, Any]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    store = Store.at(setup.store, readonly=True)
+    _WORKER["view"] = (View(store, store.batch(level=setup.level), setup.extra), setup.task)
+
+
+def _run_chunk(items: list[Any]) -> list[Any]:
+    view, task = _WORKER["view"]
+    return [task(view, item) for item in items]
+
+
+def run(
+    store: Store,
+    level: int,
+    task: Callable[[View, T], R],
+    items: Sequence[T],
+    *,
+    extra: Any = None,
+    inline: Callable[[T], bool] | None = None,
+) -> Iterator[tuple[T, R | None]]:
+    """``(item, task(view, item))`` for each item, in input order, computed in worker processes.
+    Items ``inline`` picks come back with None, in their place, for the caller to handle."""
+    setup = _Setup(str(store.path), level, task, extra)
+    count = workers()
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(count, context, initializer=_start, initargs=(setup,)) as pool:
+        window: deque[tuple[list[T], Future[list[R]] | None]] = deque()
+        chunk: list[T] = []
+
+        def send() -> None:
+            nonlocal chunk
+            if chunk:
+                window.append((chunk, pool.submit(_run_chunk, chunk)))
+                chunk = []
+
+        def drain(limit: int) -> Iterator[tuple[T, R | None]]:
+            while len(window) > limit:
+                sent, fut = window.popleft()
+                if fut is None:
+                    yield sent[0], None
+                else:
+                    yield from zip(sent, fut.result(), strict=True)
+
+        for item in items:
+            if inline is not None and inline(item):
+                send()
+                window.append(([item], None))
+            else:
+                chunk.append(item)
+                if len(chunk) >= CHUNK:
+                    send()
+            yield from drain(_IN_FLIGHT * count)
+        send()
+        yield from drain(0)

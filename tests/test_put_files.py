@@ -1,0 +1,93 @@
+"""`Batch.put_files` in worker processes stores and reports exactly what it does in threads, in
+input order, and a broken process pool hands the rest to threads without losing a file."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cas import Digest, Store, procpool
+from cas.errors import InputError
+
+
+def _files(root: Path) -> list[str]:
+    root.mkdir()
+    paths = []
+    for i in range(40):
+        p = root / f"f{i:02}.txt"
+        p.write_bytes(b"line %d\n" % (i % 7) * (i + 1))  # some contents repeat
+        paths.append(str(p))
+    big = root / "big.bin"
+    big.write_bytes(os.urandom(3 << 20))  # over the chunk size: streamed by the committer
+    fifo = root / "pipe"
+    os.mkfifo(fifo)
+    paths[5:5] = [str(big), str(root / "missing.txt"), str(root), str(fifo)]
+    return paths
+
+
+def _put(store_dir: Path, paths: list[str], **kwargs: Any) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    with Store.create(store_dir) as store:
+        with store.batch() as batch:
+            for path, got in batch.put_files(paths, **kwargs):
+                out.append(
+                    (os.fspath(path), got.problem if isinstance(got, InputError) else str(got))
+                )
+        for path, shown in out:
+            if shown.startswith("blake3:"):
+                assert store.get(Digest.parse(shown)) == Path(path).read_bytes()
+    return out
+
+
+def test_processes_and_threads_agree_in_order_with_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = _files(tmp_path / "t")
+    threads = _put(tmp_path / "a", paths, processes=False)
+    real = procpool.run
+    from_workers: list[object] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        for item in real(*args, **kwargs):
+            from_workers.append(item)
+            yield item
+
+    monkeypatch.setattr(procpool, "run", counted)
+    procs = _put(tmp_path / "b", paths, processes=True)
+    assert len(from_workers) == len(paths)  # every file went through a worker process
+    assert procs == threads
+    assert [p for p, _ in procs] == paths
+    problems = {os.path.basename(p): shown for p, shown in procs if not shown.startswith("blake3:")}
+    assert problems == {"missing.txt": "no such file", "t": "is a directory", "pipe": "is a FIFO"}
+
+
+def test_broken_pool_hands_the_rest_to_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = _files(tmp_path / "t")
+    expected = _put(tmp_path / "a", paths, processes=False)
+    real = procpool.run
+
+    def breaks(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        for i, item in enumerate(real(*args, **kwargs)):
+            if i == 7:
+                raise BrokenProcessPool("a worker died")
+            yield item
+
+    monkeypatch.setattr(procpool, "run", breaks)
+    assert _put(tmp_path / "b", paths, processes=True) == expected
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(min_value=0, max_value=5000), st.integers(min_value=0, max_value=1 << 28))
+def test_processes_only_for_runs_that_pay_for_them(count: int, nbytes: int) -> None:
+    chosen = procpool.worth_it(count, nbytes)
+    big_enough = count >= procpool.MIN_FILES or nbytes >= procpool.MIN_BYTES
+    assert chosen == (big_enough and (os.cpu_count() or 1) >= 2)
