@@ -16,6 +16,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -30,6 +32,7 @@ MIN_FILES: Final = 1500
 MIN_BYTES: Final = 64 << 20
 CHUNK: Final = 32  # items per task
 _IN_FLIGHT: Final = 4  # tasks per worker queued ahead
+_ORPHAN_CHECK_S: Final = 0.5
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -51,6 +54,7 @@ class _Setup(Generic[T, R]):
     level: int
     task: Callable[[View, T], R]  # a module-level function: pickled by reference
     extra: Any
+    parent: int  # the pid of the process that started the pool
 
 
 _WORKER: dict[str, tuple[View, Callable[[View, Any], Any]]] = {}
@@ -69,8 +73,19 @@ def workers() -> int:
 
 def _start(setup: _Setup[Any, Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The parent is named by the setup, not asked of the OS: a parent killed while this worker
+    # started would otherwise look like the process this worker was handed to.
+    threading.Thread(target=_exit_when_orphaned, args=(setup.parent,), daemon=True).start()
     store = Store.at(setup.store, readonly=True)
     _WORKER["view"] = (View(store, store.batch(level=setup.level), setup.extra), setup.task)
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    """A worker whose parent was killed (SIGKILL runs no clean-up) would wait for work forever,
+    holding the store open: it leaves as soon as it is re-parented."""
+    while os.getppid() == parent:
+        time.sleep(_ORPHAN_CHECK_S)
+    os._exit(0)
 
 
 def _run_chunk(items: list[Any]) -> list[Any]:
@@ -89,7 +104,7 @@ def run(
 ) -> Iterator[tuple[T, R | None]]:
     """``(item, task(view, item))`` for each item, in input order, computed in worker processes.
     Items ``inline`` picks come back with None, in their place, for the caller to handle."""
-    setup = _Setup(str(store.path), level, task, extra)
+    setup = _Setup(str(store.path), level, task, extra, os.getpid())
     count = workers()
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(count, context, initializer=_start, initargs=(setup,)) as pool:

@@ -91,3 +91,42 @@ def test_processes_only_for_runs_that_pay_for_them(count: int, nbytes: int) -> N
     chosen = procpool.worth_it(count, nbytes)
     big_enough = count >= procpool.MIN_FILES or nbytes >= procpool.MIN_BYTES
     assert chosen == (big_enough and (os.cpu_count() or 1) >= 2)
+
+
+def test_workers_leave_when_their_parent_is_killed(tmp_path: Path) -> None:
+    """SIGKILL runs no clean-up: the worker processes of a killed `cas put -r` must not stay
+    behind, waiting for work and holding the store open."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    from tests.conftest import cas_env
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for i in range(procpool.MIN_FILES + 500):
+        (tree / f"{i:05}.txt").write_bytes(os.urandom(2048))
+    Store.create(tmp_path / ".cas").close()
+    store = str(tmp_path / ".cas")
+    cas = subprocess.Popen(
+        [sys.executable, "-P", "-m", "cas", "--store", store, "put", "-r", "-q", str(tree)],
+        env=cas_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    workers: list[psutil.Process] = []
+    deadline = time.monotonic() + 30
+    while not workers and time.monotonic() < deadline and cas.poll() is None:
+        workers = [
+            c for c in psutil.Process(cas.pid).children() if "spawn_main" in " ".join(c.cmdline())
+        ]
+        time.sleep(0.02)
+    assert workers, "the put finished before its workers could be seen; make the tree larger"
+    cas.send_signal(signal.SIGKILL)
+    cas.wait()
+    gone, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive, [p.pid for p in alive]
+    assert len(gone) == len(workers)
