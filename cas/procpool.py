@@ -7,8 +7,13 @@ inherit the parent's LMDB handles and its locks), ignore Ctrl-C (the parent hand
 opens its own read-only view of the store, so it can skip compressing what is already stored and
 read the caches. Only the committing process writes.
 
-`run` returns results in input order. If a worker cannot start (a program read from stdin cannot
-spawn one) or dies, it raises `BrokenProcessPool`: the caller does the rest in threads.
+`run` returns results in input order. If a worker cannot start or dies, it raises
+`BrokenProcessPool`: the caller does the rest in threads.
+
+A spawned worker imports the parent's main module, so processes are chosen by themselves
+(`worth_it`) only once `enable_auto` was called: the `cas` command does so, its main module being
+safe to import. A program that embeds cas gets threads unless it opts in the same way (with its
+entry point under ``if __name__ == "__main__":``) or asks for processes explicitly.
 """
 
 from __future__ import annotations
@@ -58,11 +63,17 @@ class _Setup(Generic[T, R]):
 
 
 _WORKER: dict[str, tuple[View, Callable[[View, Any], Any]]] = {}
+_AUTO: dict[str, bool] = {"enabled": False}
+
+
+def enable_auto(enabled: bool = True) -> None:
+    """Let `worth_it` choose processes for large runs (see the module docstring)."""
+    _AUTO["enabled"] = enabled
 
 
 def worth_it(count: int, nbytes: int) -> bool:
     """Whether a run of ``count`` files, ``nbytes`` in all, should use processes."""
-    if (os.cpu_count() or 1) < 2:
+    if not _AUTO["enabled"] or (os.cpu_count() or 1) < 2:
         return False
     return count >= MIN_FILES or nbytes >= MIN_BYTES
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cas import Store
+from cas import Store, procpool
 from packer.cache import Cache
 from packer.ingest import Ingest, IngestReport
 from packer.scan import ScannedFile, scan
@@ -84,9 +84,15 @@ def test_small_runs_use_threads_and_large_ones_processes(tmp_path: Path) -> None
     files = scan(root, exclude_dirs=[".cas"]).files
     with Store.create(tmp_path / "s") as store, store.batch() as batch:
         auto = Ingest(batch, Cache(store), TokenCounter())
-        assert not auto.use_processes(files)
         many = files * (1500 // len(files) + 1)
-        assert auto.use_processes(many) == ((os.cpu_count() or 1) >= 2)
+        procpool.enable_auto(False)
+        assert not auto.use_processes(many)  # a program embedding cas gets threads
+        procpool.enable_auto(True)  # as the `cas` command does
+        try:
+            assert not auto.use_processes(files)
+            assert auto.use_processes(many) == ((os.cpu_count() or 1) >= 2)
+        finally:
+            procpool.enable_auto(False)
         assert (
             Ingest(batch, Cache(store), TokenCounter(), processes=False).use_processes(many)
             is False

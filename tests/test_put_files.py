@@ -86,11 +86,57 @@ def test_broken_pool_hands_the_rest_to_threads(
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(min_value=0, max_value=5000), st.integers(min_value=0, max_value=1 << 28))
-def test_processes_only_for_runs_that_pay_for_them(count: int, nbytes: int) -> None:
-    chosen = procpool.worth_it(count, nbytes)
+@given(
+    st.integers(min_value=0, max_value=5000),
+    st.integers(min_value=0, max_value=1 << 28),
+    st.booleans(),
+)
+def test_processes_only_for_runs_that_pay_for_them(count: int, nbytes: int, auto: bool) -> None:
+    before = procpool._AUTO["enabled"]
+    procpool.enable_auto(auto)
+    try:
+        chosen = procpool.worth_it(count, nbytes)
+    finally:
+        procpool.enable_auto(before)
     big_enough = count >= procpool.MIN_FILES or nbytes >= procpool.MIN_BYTES
-    assert chosen == (big_enough and (os.cpu_count() or 1) >= 2)
+    assert chosen == (auto and big_enough and (os.cpu_count() or 1) >= 2)
+
+
+def test_only_the_cas_command_lets_processes_be_chosen(tmp_path: Path) -> None:
+    """A spawned worker imports the parent's main module: only the `cas` command (console
+    script or `python -m cas`) is known to be safe; a program read from stdin is not."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import cas_env
+
+    probe = "import cas.procpool as p, cas.cli as c; c.main(['--version'])\n"
+    probe += "print(p._AUTO['enabled'])\n"
+    script = tmp_path / "embed.py"
+    script.write_text(probe)
+    for argv, stdin in (
+        ([sys.executable, "-P", "-"], probe.encode()),
+        ([sys.executable, "-P", str(script)], None),
+    ):
+        done = subprocess.run(argv, input=stdin, env=cas_env(), capture_output=True, check=False)
+        assert done.stdout.decode().split()[-1] == "False", (argv, done.stdout, done.stderr)
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for i in range(procpool.MIN_FILES + 100):
+        (tree / f"m{i:05}.md").write_text(f"# Note {i}\n")
+    (tree / ".git").mkdir()  # the project root
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "cas", "pack", "--json"],
+        cwd=tree,
+        env=cas_env(),
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout)["ingest_mode"] == "processes"
+    assert b"Traceback" not in done.stderr
 
 
 def test_workers_leave_when_their_parent_is_killed(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import traceback
 
 import click
 
+from cas import procpool
 from cas.cli._common import Ctx
 from cas.cli.maint_cmds import COMMANDS as MAINT_COMMANDS
 from cas.cli.pack_cmds import COMMANDS as PACK_COMMANDS
@@ -48,9 +49,21 @@ def _debug_wanted(argv: list[str]) -> bool:
     return "--debug" in argv or os.environ.get("CAS_DEBUG", "") not in ("", "0")
 
 
+def _launched_as_cas() -> bool:
+    """Whether this process is the `cas` command (its console script or ``python -m cas``),
+    whose main module a spawned worker process can import without running anything."""
+    entry = sys.modules.get("__main__")
+    spec = getattr(entry, "__spec__", None)
+    if spec is not None:
+        return getattr(spec, "name", None) in ("cas", "cas.__main__")
+    path = getattr(entry, "__file__", None)
+    return path is not None and os.path.basename(path) in ("cas", "cas.exe", "cas-script.py")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = _debug_wanted(args)
+    procpool.enable_auto(_launched_as_cas())
     try:
         cli.main(args=args, prog_name="cas", standalone_mode=False)
     except CasError as exc:
