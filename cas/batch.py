@@ -306,25 +306,43 @@ class Batch:
         return _Blob(digest, _checked_frame(data, digest, self._level), None, len(data))
 
     def _put_large(self, pieces: Iterator[bytes]) -> Digest:
+        """Chunk a large blob: pieces are hashed, compressed and checked in worker threads
+        (BLAKE3 and zstd release the GIL), a few at a time so memory stays bounded, and queued
+        in order; the index goes last."""
         whole = hasher()
         chunks: list[Digest] = []
         raw_size = stored = 0
-        for piece in pieces:
-            whole.update(piece)
+
+        def frame_of(piece: bytes) -> tuple[Digest, bytes | None, int | None]:
             chunk = Digest.of(piece)
+            existing = self._store.chunk_stored_size(chunk)
+            if existing is not None:
+                return chunk, None, existing
+            return chunk, _checked_frame(piece, chunk, self._level), None
+
+        def take(chunk: Digest, value: bytes | None, existing: int | None) -> None:
+            nonlocal stored
             chunks.append(chunk)
-            raw_size += len(piece)
-            existing = None if chunk in self._seen_chunks else self._store.chunk_stored_size(chunk)
-            if chunk in self._seen_chunks or existing is not None:
-                stored += existing or 0
+            if chunk in self._seen_chunks or value is None:
+                stored += 0 if chunk in self._seen_chunks else existing or 0
                 # Still recorded: the commit refreshes the chunk's write time, so a concurrent
                 # gc sweeping unreferenced chunks leaves it alone until the index lands.
                 self._add(_Chunk(chunk, b""))
-                continue
-            value = _checked_frame(piece, chunk, self._level)
+                return
             stored += len(value)
             self._seen_chunks.add(chunk)
             self._add(_Chunk(chunk, value))
+
+        with ThreadPoolExecutor(max_workers=self._workers) as pool:
+            window: deque[Future[tuple[Digest, bytes | None, int | None]]] = deque()
+            for piece in pieces:
+                whole.update(piece)
+                raw_size += len(piece)
+                window.append(pool.submit(frame_of, piece))
+                while len(window) >= 2 * self._workers:
+                    take(*window.popleft().result())
+            while window:
+                take(*window.popleft().result())
         digest = Digest(whole.digest())
         index = frame.encode_index(raw_size, self._store.chunk_size, chunks)
         self._add(_Index(digest, index, raw_size, stored + len(index), chunks))

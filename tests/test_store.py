@@ -283,3 +283,40 @@ class StoreMachine(RuleBasedStateMachine):
 
 TestStoreMachine = StoreMachine.TestCase
 TestStoreMachine.settings = settings(max_examples=30, stateful_step_count=25, deadline=None)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=40 * 4096 + 7),
+    st.lists(st.integers(min_value=1, max_value=3 * 4096), min_size=1, max_size=30),
+)
+def test_read_ahead_returns_every_byte_in_order(size: int, reads: list[int]) -> None:
+    import random
+    import tempfile
+
+    data = random.Random(size).randbytes(size)
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Store.create(Path(tmp) / ".cas", chunk_size=4096) as store,
+    ):
+        digest = store.put(data)
+        got = bytearray()
+        with store.open(digest) as reader:
+            for n in reads * (size // sum(reads) + 2):
+                piece = reader.read(n)
+                if not piece:
+                    break
+                got += piece
+        assert bytes(got) == data
+
+
+def test_closing_a_reader_early_stops_its_read_ahead(tmp_path: Path) -> None:
+    import threading
+
+    data = os.urandom(64 * 4096)
+    with Store.create(tmp_path / ".cas", chunk_size=4096) as store:
+        digest = store.put(data)
+        with store.open(digest) as reader:
+            assert reader.read(4096) == data[:4096]
+            assert any(t.name.startswith("cas-read") for t in threading.enumerate())
+        assert not any(t.name.startswith("cas-read") for t in threading.enumerate())
