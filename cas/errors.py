@@ -64,6 +64,15 @@ class InputError(UsageError):
         self.hint = hint
 
 
+class OutputError(UsageError):
+    """The output (stdout or a file) cannot be written: a full disk, a closed device."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"cannot write {where}: {problem}")
+        self.where = where
+        self.problem = problem
+
+
 class StoreNotFound(UsageError):
     """No store at or above the working directory."""
 

@@ -247,3 +247,42 @@ def test_store_files_are_not_world_writable_by_default(repo: Path) -> None:
 
 def test_root_constant_points_at_the_project() -> None:
     assert (ROOT / "pyproject.toml").is_file()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_output_that_cannot_be_written_is_one_line(repo: Path) -> None:
+    data = os.urandom(3 << 20)  # chunked: the failure comes mid-stream
+    (repo / "big.bin").write_bytes(data)
+    digest = run_cas("put", "big.bin", cwd=repo).out.strip()
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [sys.executable, "-P", "-m", "cas", "get", digest],
+            cwd=repo,
+            env=cas_env(),
+            stdout=full,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+    assert done.returncode == 2
+    assert one_line_error(done.stderr.decode()) == (
+        "cas: error: cannot write the output: No space left on device"
+    )
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_any_report_to_a_full_device_is_one_line(repo: Path) -> None:
+    for i in range(50):
+        (repo / f"f{i}.txt").write_text(f"file {i}\n" * 50)
+    assert run_cas("put", "-r", str(repo), cwd=repo).code == 0
+    for args in (["ls"], ["info"], ["ls", "--json"]):
+        with open("/dev/full", "wb") as full:
+            done = subprocess.run(
+                [sys.executable, "-P", "-m", "cas", *args],
+                cwd=repo,
+                env=cas_env(),
+                stdout=full,
+                stderr=subprocess.PIPE,
+                check=False,
+            )
+        assert done.returncode == 2, args
+        assert "cannot write the output" in one_line_error(done.stderr.decode()), args

@@ -7,6 +7,7 @@ code; anything else is a bug, shown in one line (with a traceback under ``--debu
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import traceback
@@ -43,6 +44,9 @@ def cli(ctx: click.Context, store_opt: str | None, debug: bool, quiet: bool) -> 
 
 for _command in [*STORE_COMMANDS, *PACK_COMMANDS, *REMOTE_COMMANDS, *MAINT_COMMANDS]:
     cli.add_command(_command)
+
+
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
 def _debug_wanted(argv: list[str]) -> bool:
@@ -97,9 +101,14 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if debug:
             traceback.print_exc()
-        click.echo(
-            f"cas: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a "
-            "traceback, and please report it)",
-            err=True,
-        )
+        if isinstance(exc, OSError) and exc.errno in _NO_ROOM:
+            # Writing the output (stdout, a rendered file) failed; writes to the store have
+            # their own error (StoreFull) and roll back.
+            click.echo(f"cas: error: cannot write the output: {exc.strerror}", err=True)
+        else:
+            click.echo(
+                f"cas: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a "
+                "traceback, and please report it)",
+                err=True,
+            )
         sys.exit(EXIT_USAGE)

@@ -19,7 +19,7 @@ from cas.cli._common import (
     warn,
 )
 from cas.digest import Digest
-from cas.errors import EXIT_PROBLEM, EXIT_USAGE, InputError
+from cas.errors import EXIT_PROBLEM, EXIT_USAGE, InputError, OutputError
 from cas.progress import Progress, human_bytes
 from cas.store import DEFAULT_LEVEL, Store
 from cas.tree import Skipped, regular_files
@@ -154,9 +154,14 @@ def get(ctx: Ctx, digest: str, output: Path | None, no_verify: bool) -> None:
     ):
         if output is None:
             out = sys.stdout.buffer
-            for piece in reader.chunks():
-                out.write(piece)
-            out.flush()
+            try:
+                for piece in reader.chunks():
+                    out.write(piece)
+                out.flush()
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                raise OutputError("the output", exc.strerror or str(exc)) from None
             return
         folder = output.absolute().parent
         fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".partial", dir=folder)
@@ -167,6 +172,9 @@ def get(ctx: Ctx, digest: str, output: Path | None, no_verify: bool) -> None:
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, output)
+        except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            raise OutputError(str(output), exc.strerror or str(exc)) from None
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
