@@ -84,9 +84,13 @@ def line_entry(item: Item) -> Entry:
 
 
 def price_lines(item: Item, r: Renderer, count: Callable[[str], int]) -> tuple[int, int, int]:
-    """(index+head tokens at high, at medium, omitted line tokens at low)."""
+    """(index+head tokens at high, at medium, omitted line tokens at low). A file that starts
+    LOW is never shown (tiers only go down, and only MEDIUM goes up to HIGH): its high and
+    medium prices are 0, not counted."""
     saved = item.tier
     try:
+        if item.tier == "low":
+            return 0, 0, count(r.omitted_line(line_entry(item)))
         item.tier = "high"
         high = count(r.index_line(line_entry(item)) + r.section_head(line_entry(item), False))
         item.tier = "medium"

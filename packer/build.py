@@ -39,7 +39,7 @@ MEMO_NS = "memo"
 # neither matched against the rules nor are its index and omitted lines rendered and counted.
 PRICE_NS = "price"
 # Bump when the way a manifest is derived from its inputs changes (tiering, budgets, layout).
-MEMO_VERSION = "1"
+MEMO_VERSION = "2"
 # Levels of compaction of the omitted list, tried in order when a pack cannot fit otherwise.
 LOW_LEVELS = (0, 1, 2, 3, 4)
 
