@@ -219,3 +219,28 @@ def test_one_regex_per_rule_matches_exactly_like_pathspec(path: str) -> None:
     for spec, fast in zip(rules._specs, rules._fast, strict=True):
         if fast is not None:
             assert (fast.search(path) is not None) == spec.match_file(path), path
+
+
+_GLOBS = st.sampled_from(
+    ["*.py", "*.md", "*.min.js", "*.tar-gz", "*_test.go", "docs/", "/dist/", "**/fixtures/",
+     "README*", "a*.txt", "src/**/*.rs", "x.py", "*.", "*.c", "*.cc", "pkg/*.go", "ü*"]
+)  # fmt: skip
+_PATH_SEGMENTS = st.sampled_from(
+    ["src", "docs", "dist", "fixtures", "pkg", "a.txt", "x.py", "y.md", "m.min.js", "k.tar-gz",
+     "t_test.go", "README", "READMEx", "lib.rs", "f.c", "g.cc", "c.", "ü.py", "z"]
+)  # fmt: skip
+
+
+@given(
+    st.lists(_GLOBS, min_size=1, max_size=6, unique=True),
+    st.lists(_PATH_SEGMENTS, min_size=1, max_size=5).map("/".join),
+)
+def test_factored_rule_regex_matches_like_pathspec_for_any_globs(
+    globs: list[str], path: str
+) -> None:
+    from packer.tiers import _one_regex, glob_spec
+
+    spec = glob_spec(tuple(globs))
+    fast = _one_regex(spec)
+    assert fast is not None
+    assert (fast.search(path) is not None) == spec.match_file(path), (globs, path, fast.pattern)
