@@ -162,11 +162,13 @@ def digest_of(data: bytes) -> Digest:
     return Digest.of(data)
 
 
-def decode(data: bytes, source: str = "manifest", *, canonical: bool = True) -> Manifest:
+def decode(data: bytes, source: str = "manifest", *, trusted: bool = False) -> Manifest:
     """Parse and validate manifest bytes. Anything wrong is a `ManifestError` naming ``source``.
 
-    ``canonical=False`` skips re-encoding to prove the bytes canonical: for bytes this program
-    encoded itself and the store just re-hashed (the memo of an unchanged pack)."""
+    ``trusted=True`` skips validation and the re-encoding that proves the bytes canonical: only
+    for bytes this program encoded from a validated manifest and the store just re-hashed to
+    the digest recorded then (the memo of an unchanged pack). Other input may then raise
+    anything."""
     if not isinstance(data, bytes | bytearray | memoryview):
         raise ManifestError(source, "expected bytes")
     if len(data) == 0:
@@ -196,7 +198,8 @@ def decode(data: bytes, source: str = "manifest", *, canonical: bool = True) -> 
         raise ManifestError(
             source, f"format version {version} is not supported (this cas reads version {FORMAT})"
         )
-    _validate(obj, source)
+    if not trusted:
+        _validate(obj, source)
     entries = tuple(
         Entry(
             path=e["path"],
@@ -222,7 +225,7 @@ def decode(data: bytes, source: str = "manifest", *, canonical: bool = True) -> 
         kind=obj["kind"],
         format=obj["format"],
     )
-    if not canonical:
+    if trusted:
         return m
     # The decoded object was validated above, and the manifest is built from it as it is: the
     # re-encoding that proves the bytes canonical need not validate it again.

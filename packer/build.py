@@ -512,9 +512,9 @@ class Packer:
             return None
         try:
             data = self.store.get(Digest(known))  # re-hashed on read
-            m = mf.decode(data, canonical=False)
-        except CasError:
-            return None  # pruned or damaged: build it again
+            m = mf.decode(data, trusted=True)  # our own bytes, under the digest we recorded
+        except (CasError, KeyError, TypeError, ValueError):
+            return None  # pruned, damaged or from another version: build it again
         if self.store.has_many(m.digests()) != m.digests():
             return None
         tokens = m.totals.get("tokens")
