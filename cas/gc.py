@@ -240,10 +240,10 @@ def _late_roots(
         pinned = roots_mod.manifest_blob(store, digest, f"pin:{name}", known)
         if pinned is not None:
             out |= pinned.references()
-    has_blob = txn.cursor(db=store.db("blobs")).set_key
+    meta_db = store.db("meta")  # presence from the small meta rows, as Store.has reads it
     for root in fresh:
         for digest in sorted(root.references() | {d for d in [root.digest] if d is not None}):
-            if not has_blob(digest):
+            if txn.get(digest, db=meta_db) is None:
                 problems.append(
                     (str(digest), f"missing from the store (referenced by: {root.label})")
                 )

@@ -24,6 +24,9 @@ from pathlib import Path
 from typing import Final
 
 RELEASE_EVERY: Final = 16 << 20
+# A read fault maps this much around the faulting page (Linux's default fault_around_bytes), so
+# a small value read maps far more than its size: each read counts as at least this much.
+FAULT_AROUND: Final = 64 << 10
 _MADV_DONTNEED: Final = 4
 
 
@@ -78,7 +81,7 @@ class MapReleaser:
         if _MADVISE is None:
             return
         with self._lock:
-            self._since += nbytes
+            self._since += max(nbytes, FAULT_AROUND)
             if self._since < self.every:
                 return
             self._since = 0
@@ -92,3 +95,25 @@ class MapReleaser:
         for start, end in mapped_ranges(self.data_file):
             _MADVISE(start, end - start, _MADV_DONTNEED)  # type: ignore[operator]
         self.releases += 1
+
+
+def _load_malloc_trim() -> object | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        fn = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None  # not glibc
+    fn.argtypes = [ctypes.c_size_t]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_MALLOC_TRIM = _load_malloc_trim()
+
+
+def trim_heap() -> None:
+    """Give the C heap's free memory back to the kernel (glibc keeps what a burst of large,
+    short-lived buffers freed, such as an ingest's frames). A no-op where unavailable."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)  # type: ignore[operator]

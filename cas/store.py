@@ -515,6 +515,7 @@ class Store:
             value = txn.get(digest, db=blobs_db)
             if value is None:
                 continue
+            self.residency.note(len(value))
             meta = txn.get(digest, db=meta_db)
             raw_size = META.unpack(meta)[0] if meta else 0
             freed_here = len(value)
@@ -643,6 +644,9 @@ class Store:
                     positioned = cur.next()
                 while positioned and len(keys) < page:
                     keys.append(cur.key())
+                    # Moving a cursor faults its value's pages in (the binding reads them
+                    # ahead): count each step, so they are released as the walk goes.
+                    self.residency.note(0)
                     positioned = cur.next()
             yield from (Digest(k) for k in keys)
             if len(keys) < page:

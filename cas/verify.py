@@ -415,11 +415,11 @@ def _record(store: Store, passed: list[Digest]) -> None:
     wanted = sorted(set(passed))
 
     def run(txn: Txn) -> None:
-        blobs, verified_db = txn.cursor(db=store.db("blobs")), store.db("verified")
+        meta_db, verified_db = store.db("meta"), store.db("verified")
         for digest in wanted:
-            # A blob gc removed meanwhile gets no stale record. (A cursor finds the key without
-            # copying the value out of the map.)
-            if blobs.set_key(digest):
+            # A blob gc removed meanwhile gets no stale record. Presence is read from its small
+            # meta row: looking it up in `blobs` would fault its whole value into memory.
+            if txn.get(digest, db=meta_db) is not None:
                 txn.put(digest, stamp, db=verified_db)
 
     store.write(run)

@@ -22,6 +22,7 @@ from cas.digest import Digest
 from cas.errors import BudgetError, CasError, NotFound
 from cas.fsutil import atomic_write
 from cas.lease import Lease
+from cas.residency import trim_heap
 from cas.store import Store
 from packer.budget import Item, demote_until, price_lines, reason_at
 from packer.cache import Cache
@@ -168,6 +169,7 @@ class Packer:
             tick = (lambda i, _n: progress("store", i, len(todo))) if progress else None
             ingested: IngestReport = ingest.run([by_path[p] for p in todo], tick)
         report.notes.extend(ingested.notes)
+        trim_heap()  # the ingest's frames and buffers are freed: keep the peak down
         report.withheld = ingested.withheld
         report.bytes_read = ingested.bytes_read
         report.work.update({f"ingest: {k}": v for k, v in ingested.work.items()})
