@@ -633,20 +633,28 @@ class Store:
         return data
 
     def iterate(self, *, start: Digest | None = None, page: int = 10_000) -> Iterator[Digest]:
-        """Every blob digest in key order, read in pages of short transactions."""
+        """Every blob digest in key order, read in pages of short transactions.
+
+        Moving a cursor reads its value's pages ahead (the binding does), so the keys are
+        walked in `meta`, whose rows are small and match `blobs` one for one. If the two tables
+        do not hold as many rows (a damaged store), `blobs` itself is walked, its mapped pages
+        counted for release as the walk goes.
+        """
+        with self.read() as txn:
+            counts = {t: txn.stat(self._dbs[t])["entries"] for t in ("blobs", "meta")}
+        table = "meta" if counts["blobs"] == counts["meta"] else "blobs"
         after: bytes | None = None
         while True:
             keys: list[bytes] = []
             with self.read() as txn:
-                cur = txn.cursor(db=self._dbs["blobs"])
+                cur = txn.cursor(db=self._dbs[table])
                 positioned = cur.set_range(after if after is not None else (start or b""))
                 if positioned and after is not None and cur.key() == after:
                     positioned = cur.next()
                 while positioned and len(keys) < page:
                     keys.append(cur.key())
-                    # Moving a cursor faults its value's pages in (the binding reads them
-                    # ahead): count each step, so they are released as the walk goes.
-                    self.residency.note(0)
+                    if table == "blobs":
+                        self.residency.note(0)
                     positioned = cur.next()
             yield from (Digest(k) for k in keys)
             if len(keys) < page:
