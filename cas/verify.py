@@ -12,9 +12,12 @@ What is checked, per target:
 
 Fails closed: anything that cannot be checked is a problem or an error, never a pass. Blobs are
 read in short read transactions (one per frame or chunk, so a long verify never pins an old
-snapshot and the file does not grow under it), two at a time (BLAKE3 and zstd release the GIL),
-holding at most a chunk each. The stalest go first: the time each blob last passed is kept in
-the ``verified`` table, so a run cut short by ``max_duration_s`` resumes where it matters most.
+snapshot and the file does not grow under it; small blobs in groups), by one worker thread
+while this one keeps the report: the chunks of a large blob are read ahead in threads of their
+own (BLAKE3 and zstd release the GIL), and a second group worker measured slower, not faster,
+on small blobs, whose checking is Python that holds the GIL. At most a few chunks are held.
+The stalest go first: the time each blob last passed is kept in the ``verified`` table, so a
+run cut short by ``max_duration_s`` resumes where it matters most.
 """
 
 from __future__ import annotations
@@ -128,7 +131,7 @@ def verify(
     extra_dirs: Iterable[str | os.PathLike[str]] = (),
     subset: tuple[int, int] | None = None,
     max_duration_s: float | None = None,
-    workers: int = 2,
+    workers: int = 1,
     record: bool = True,
     progress: Progress | None = None,
 ) -> VerifyReport:
