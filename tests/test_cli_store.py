@@ -286,3 +286,23 @@ def test_any_report_to_a_full_device_is_one_line(repo: Path) -> None:
             )
         assert done.returncode == 2, args
         assert "cannot write the output" in one_line_error(done.stderr.decode()), args
+
+
+def test_a_reader_that_stops_early_is_no_pass_and_no_traceback(repo: Path) -> None:
+    """`cas get D | head`: the pipe closes mid-stream. Exit 1 (a report cut short must not pass
+    for a whole one under pipefail), nothing on stderr."""
+    (repo / "big.bin").write_bytes(os.urandom(4 << 20))
+    digest = run_cas("put", "big.bin", cwd=repo).out.strip()
+    cas = subprocess.Popen(
+        [sys.executable, "-P", "-m", "cas", "get", digest],
+        cwd=repo,
+        env=cas_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert cas.stdout is not None and cas.stderr is not None
+    assert len(cas.stdout.read(100)) == 100
+    cas.stdout.close()
+    err = cas.stderr.read()
+    assert cas.wait(timeout=30) == 1
+    assert err == b""

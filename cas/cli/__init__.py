@@ -20,7 +20,7 @@ from cas.cli.maint_cmds import COMMANDS as MAINT_COMMANDS
 from cas.cli.pack_cmds import COMMANDS as PACK_COMMANDS
 from cas.cli.remote_cmds import COMMANDS as REMOTE_COMMANDS
 from cas.cli.store_cmds import COMMANDS as STORE_COMMANDS
-from cas.errors import EXIT_INTERRUPTED, EXIT_USAGE, CasError, Interrupted
+from cas.errors import EXIT_INTERRUPTED, EXIT_PROBLEM, EXIT_USAGE, CasError, Interrupted
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -94,10 +94,11 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except BrokenPipeError:
-        # The reader went away (cas get ... | head): not an error of ours.
+        # The reader went away (cas get ... | head). Exit 1, as click does for the same case:
+        # a report cut short must not pass for a clean one (cas verify | head under pipefail).
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(0)
+        sys.exit(EXIT_PROBLEM)
     except Exception as exc:
         if debug:
             traceback.print_exc()
