@@ -318,8 +318,7 @@ def test_version_is_a_nonempty_string() -> None:
 )
 def test_the_project_does_not_flag_its_own_sources(rel: str) -> None:
     path = ROOT / rel
-    if not path.exists():
-        pytest.skip(f"{rel} not present")
+    assert path.is_file(), rel  # the test names files this repository holds
     assert scan_secrets(path.read_bytes()) == []
 
 

@@ -26,7 +26,7 @@ from cas import frame
 from cas import manifest as mf
 from cas.digest import Digest
 from cas.errors import BlobNotFound, InputError, NotFound, UsageError
-from cas.remote.s3 import LIST_PAGE, Bucket, ObjectInfo
+from cas.remote.s3 import LIST_PAGE, Bucket, ObjectInfo, ObjectTooLarge
 from cas.store import Store
 
 BLOBS: Final = "blobs/"
@@ -187,3 +187,11 @@ def hexes(digests: Iterable[Digest]) -> list[str]:
 def maybe_index(size: int) -> bool:
     """Whether an object of ``size`` bytes could be a chunk index (header, two u32, digests)."""
     return size >= _INDEX_FIXED + 32 and (size - _INDEX_FIXED) % 32 == 0
+
+
+def fetch_manifest(bucket: Bucket, name: str) -> bytes | str | None:
+    """The remote's pack ``name``: its bytes, None if absent, or why it was refused unread."""
+    try:
+        return bucket.get(MANIFESTS + name + PACK_SUFFIX, max_size=mf.MAX_BYTES)
+    except ObjectTooLarge as exc:
+        return str(exc)

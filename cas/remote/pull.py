@@ -9,7 +9,6 @@ A pull killed half-way leaves committed, checked frames only; the next one fetch
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,12 +29,13 @@ from cas.remote.layout import (
     PACK_SUFFIX,
     LocalManifest,
     check_pack_name,
+    fetch_manifest,
     local_manifests,
     manifests_dir,
     max_object,
     remote_pack_names,
 )
-from cas.remote.s3 import Bucket, ObjectTooLarge
+from cas.remote.s3 import Bucket, ObjectTooLarge, session
 from cas.remote.transfer import DEFAULT_JOBS, Meter, parallel
 from cas.store import Store
 
@@ -103,18 +103,11 @@ def pull(
     if everything and specs:
         raise UsageError("name MANIFESTs or pass --all, not both")
     target = resolve_remote(store, remote)
-    started = time.monotonic()
-    bucket = Bucket(target, connections=jobs + 4)
     report = PullReport(target.name, target.url)
-    try:
-        # Under a lease, like a pack: blobs found present are not fetched again, so a gc must
-        # keep off until the manifests that reference them are written.
-        with Lease(store, "pull") as lease:
-            _Pull(store, bucket, jobs, Meter(progress), report, force, lease).run(specs, everything)
-    finally:
-        report.requests = bucket.requests()
-        report.seconds = time.monotonic() - started
-        bucket.close()
+    # Under a lease, like a pack: blobs found present are not fetched again, so a gc must keep
+    # off until the manifests that reference them are written.
+    with session(target, jobs, report) as bucket, Lease(store, "pull") as lease:
+        _Pull(store, bucket, jobs, Meter(progress), report, force, lease).run(specs, everything)
     return report
 
 
@@ -185,10 +178,7 @@ class _Pull:
         self.meter.expect(len(names))
 
         def get(name: str) -> bytes | str | None:
-            try:
-                return self.bucket.get(MANIFESTS + name + PACK_SUFFIX, max_size=mf.MAX_BYTES)
-            except ObjectTooLarge as exc:
-                return str(exc)
+            return fetch_manifest(self.bucket, name)
 
         def got(name: str, data: bytes | str | None) -> None:
             fetched[name] = data

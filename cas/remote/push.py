@@ -10,7 +10,6 @@ so a locally damaged frame never reaches the remote, where pullers would refuse 
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +29,7 @@ from cas.remote.layout import (
     index_chunks,
     seek_listing,
 )
-from cas.remote.s3 import Bucket
+from cas.remote.s3 import Bucket, session
 from cas.remote.transfer import DEFAULT_JOBS, Meter, parallel
 from cas.store import Store
 
@@ -80,15 +79,9 @@ def push(
 ) -> PushReport:
     """Upload ``manifests`` and every blob and chunk they reach that the remote lacks."""
     target = resolve_remote(store, remote)
-    started = time.monotonic()
-    bucket = Bucket(target, connections=jobs + 4)
     report = PushReport(target.name, target.url)
-    try:
+    with session(target, jobs, report) as bucket:
         _Push(store, bucket, jobs, Meter(progress), report).run(manifests)
-    finally:
-        report.requests = bucket.requests()
-        report.seconds = time.monotonic() - started
-        bucket.close()
     return report
 
 

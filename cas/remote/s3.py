@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import io
 import threading
+import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import boto3
 import botocore.exceptions as bexc
@@ -71,35 +74,30 @@ class Bucket:
         self.remote = remote
         self._lock = threading.Lock()
         self._requests: Counter[str] = Counter()
-        try:
-            session = boto3.session.Session(profile_name=remote.profile)
-            if session.get_credentials() is None:
-                raise RemoteAuthError(remote.name, "no AWS credentials found")
-            region = remote.region or session.region_name or "us-east-1"
-            config = Config(
-                region_name=region,
-                connect_timeout=5,
-                read_timeout=60,
-                retries={"max_attempts": 3, "mode": "standard"},
-                max_pool_connections=connections,
-                user_agent_extra="cas",
-                # S3-compatible servers are addressed by path: their buckets have no DNS names.
-                s3={"addressing_style": "path"} if remote.endpoint else {},
-            )
-            self._client: Any = session.client("s3", endpoint_url=remote.endpoint, config=config)
-        except CasError:
-            raise
-        except Exception as exc:
-            mapped = self._mapped(exc)
-            if mapped is None:
-                raise
-            raise mapped from None
+        self._client: Any = self._guard(lambda: self._connect(connections))
         self._client.meta.events.register("before-send.s3", self._count)
         self._transfer = TransferConfig(
             multipart_threshold=MULTIPART_THRESHOLD,
             multipart_chunksize=PART_SIZE,
             max_concurrency=4,
         )
+
+    def _connect(self, connections: int) -> Any:
+        remote = self.remote
+        aws = boto3.session.Session(profile_name=remote.profile)
+        if aws.get_credentials() is None:
+            raise RemoteAuthError(remote.name, "no AWS credentials found")
+        config = Config(
+            region_name=remote.region or aws.region_name or "us-east-1",
+            connect_timeout=5,
+            read_timeout=60,
+            retries={"max_attempts": 3, "mode": "standard"},
+            max_pool_connections=connections,
+            user_agent_extra="cas",
+            # S3-compatible servers are addressed by path: their buckets have no DNS names.
+            s3={"addressing_style": "path"} if remote.endpoint else {},
+        )
+        return aws.client("s3", endpoint_url=remote.endpoint, config=config)
 
     # --- requests -------------------------------------------------------------------------------
 
@@ -276,3 +274,24 @@ class _MissingObject(CasError):
 
     def __init__(self) -> None:
         super().__init__("no such object")
+
+
+class Timed(Protocol):
+    """A transfer report: it records the requests a run sent and how long it took."""
+
+    requests: dict[str, int]
+    seconds: float
+
+
+@contextmanager
+def session(remote: Remote, jobs: int, report: Timed) -> Iterator[Bucket]:
+    """A `Bucket` for one push, pull or verify with ``jobs`` transfers in flight; on the way out,
+    whatever happened, ``report`` gets the requests sent and the seconds taken."""
+    started = time.monotonic()
+    bucket = Bucket(remote, connections=jobs + 4)
+    try:
+        yield bucket
+    finally:
+        report.requests = bucket.requests()
+        report.seconds = time.monotonic() - started
+        bucket.close()

@@ -8,7 +8,6 @@ blob's whole content included. Nothing is written anywhere.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +22,7 @@ from cas.remote.layout import (
     CHUNKS,
     MANIFESTS,
     PACK_SUFFIX,
+    fetch_manifest,
     hexes,
     index_chunks,
     max_object,
@@ -30,7 +30,7 @@ from cas.remote.layout import (
     remote_pack_names,
     seek_listing,
 )
-from cas.remote.s3 import Bucket, ObjectInfo, ObjectTooLarge
+from cas.remote.s3 import Bucket, ObjectInfo, ObjectTooLarge, session
 from cas.remote.transfer import DEFAULT_JOBS, Meter, ordered, parallel
 from cas.store import Store
 
@@ -96,15 +96,9 @@ def verify_remote(
     and the limits; nothing is written to it.
     """
     target = resolve_remote(store, remote)
-    started = time.monotonic()
-    bucket = Bucket(target, connections=jobs + 4)
     report = RemoteVerifyReport(target.name, target.url, deep)
-    try:
+    with session(target, jobs, report) as bucket:
         _Verify(store, bucket, jobs, Meter(progress), report).run()
-    finally:
-        report.requests = bucket.requests()
-        report.seconds = time.monotonic() - started
-        bucket.close()
     report.problems.sort(key=lambda p: (p.what, p.kind, p.detail))
     return report
 
@@ -152,10 +146,7 @@ class _Verify:
         found: dict[str, bytes | str | None] = {}
 
         def get(name: str) -> bytes | str | None:
-            try:
-                return self.bucket.get(MANIFESTS + name + PACK_SUFFIX, max_size=mf.MAX_BYTES)
-            except ObjectTooLarge as exc:
-                return str(exc)
+            return fetch_manifest(self.bucket, name)
 
         def got(name: str, data: bytes | str | None) -> None:
             found[name] = data
