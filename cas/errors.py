@@ -125,6 +125,19 @@ class ConfigError(UsageError):
         self.problem = problem
 
 
+class UnknownName(UsageError):
+    """A scope or target named on the command line that the configuration does not define."""
+
+    def __init__(self, what: str, name: str, known: list[str], source: str, hint: str = "") -> None:
+        listed = ", ".join(known) if known else "none"
+        msg = f"{what} {name!r} is not configured in {source}; {what}s there: {listed}"
+        super().__init__(msg + (f" ({hint})" if hint else ""))
+        self.what = what
+        self.name = name
+        self.known = known
+        self.source = source
+
+
 class ManifestError(UsageError):
     """Bytes that do not decode as a valid manifest of a supported format."""
 

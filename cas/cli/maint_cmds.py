@@ -10,6 +10,7 @@ import click
 
 from cas import roots as roots_mod
 from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
+from cas.cli.pack_cmds import project_manifests
 from cas.digest import Digest
 from cas.errors import NotFound, StoreAccessError, UsageError, VerifyFailed
 from cas.gc import DEFAULT_LEASE_WAIT_S, GcReport, collect
@@ -97,7 +98,8 @@ def verify_cmd(
     as_json: bool,
 ) -> None:
     """Check that packs are whole: manifests decode, every blob they reference is present and
-    re-hashes to its digest. No argument: every manifest under manifests/ and every pin.
+    re-hashes to its digest. No argument: every manifest under manifests/ (beside the store, of
+    the project here, and in the recorded folders) and every pin.
     With --remote NAME, the same for a remote. Exit 1 with one line per problem."""
     if remote is not None:
         if targets or all_blobs or subset or max_duration is not None or extra_dirs:
@@ -122,6 +124,7 @@ def verify_cmd(
             targets,
             all_blobs=all_blobs,
             extra_dirs=extra_dirs,
+            project_dir=project_manifests(),
             subset=subset,
             max_duration_s=max_duration,
             progress=tick if ctx.progress else None,
@@ -210,6 +213,7 @@ def gc_cmd(
         report = collect(
             store,
             extra_dirs=extra_dirs,
+            project_dir=project_manifests(),
             grace_ns=round(grace * 1e9),
             dry_run=dry_run,
             keep=kept,
@@ -335,6 +339,7 @@ def unpin_cmd(ctx: Ctx, name: str | None, folder: Path | None) -> None:
 
 @click.command(name="pins")
 @json_option
+@quiet_option
 @pass_ctx
 def pins_cmd(ctx: Ctx, as_json: bool) -> None:
     """List pins and recorded root folders."""
@@ -342,13 +347,23 @@ def pins_cmd(ctx: Ctx, as_json: bool) -> None:
         pinned = roots_mod.pins(store)
         dirs = roots_mod.recorded_dirs(store)
     names = sorted(pinned, key=str.encode)
+    missing = [d for d in dirs if not d.is_dir()]
     if as_json:
-        emit_json({"pins": {n: str(pinned[n]) for n in names}, "root_dirs": [str(d) for d in dirs]})
+        emit_json(
+            {
+                "pins": {n: str(pinned[n]) for n in names},
+                "root_dirs": [str(d) for d in dirs],
+                "missing_root_dirs": [str(d) for d in missing],
+            }
+        )
         return
     for n in names:
         click.echo(f"{pinned[n]}  {n}")
     for d in dirs:
-        click.echo(f"dir  {d}")
+        state = "  (missing: gc refuses until it is back or unpinned)" if d in missing else ""
+        click.echo(f"dir  {d}{state}")
+    if missing and not ctx.quiet:
+        warn(f"note: forget a folder that is gone for good with 'cas unpin --dir {missing[0]}'")
 
 
 COMMANDS = [verify_cmd, gc_cmd, pin_cmd, unpin_cmd, pins_cmd]

@@ -29,6 +29,14 @@ def _root() -> Path:
     return find_project_root(Path.cwd())
 
 
+def project_manifests() -> Path:
+    """The manifests folder of the project the command runs in, where `cas pack` writes: verify
+    and gc take its packs as roots, whichever store they serve."""
+    from packer.locate import MANIFEST_DIR
+
+    return _root() / MANIFEST_DIR
+
+
 def _store_for_pack(ctx: Ctx, root: Path) -> Store:
     try:
         return ctx.open_store()
