@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -9,8 +10,8 @@ from typing import TYPE_CHECKING
 import click
 
 from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
-from cas.errors import EXIT_PROBLEM, StoreNotFound, UsageError
-from cas.fsutil import atomic_write
+from cas.errors import EXIT_PROBLEM, OutputError, StoreNotFound, UsageError
+from cas.fsutil import write_output
 from cas.progress import Progress
 from cas.store import Store
 
@@ -203,10 +204,14 @@ def render(ctx: Ctx, manifest: str, mode: str, fmt: str, output: Path | None) ->
         if mode == "split":
             if output is None:
                 raise UsageError("--mode split writes a directory: give it with -o DIR")
+            _check_split_folder(output)
             parts = render_split(m, fetch, fmt)
-            output.mkdir(parents=True, exist_ok=True)
+            try:
+                output.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise OutputError(str(output), exc.strerror or str(exc)) from None
             for name, text in parts.items():
-                atomic_write(output / name, text.encode("utf-8"))
+                write_output(output / name, [text.encode("utf-8")])
             if not ctx.quiet:
                 click.echo(f"wrote {len(parts)} files to {output}")
             return
@@ -214,7 +219,20 @@ def render(ctx: Ctx, manifest: str, mode: str, fmt: str, output: Path | None) ->
     if output is None:
         click.echo(text, nl=False)
     else:
-        atomic_write(output, text.encode("utf-8"))
+        write_output(output, [text.encode("utf-8")])
+
+
+def _check_split_folder(output: Path) -> None:
+    """--mode split writes one file per part into a folder: anything else there is an error
+    before any rendering, never a half-written set."""
+    if output.is_dir() or not os.path.lexists(output):
+        return
+    what = "a dangling symlink" if output.is_symlink() and not output.exists() else "not a folder"
+    raise OutputError(
+        str(output),
+        f"--mode split writes a folder of files, and this is {what}: give a new "
+        "or existing folder with -o DIR",
+    )
 
 
 @click.command()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import click
@@ -20,6 +19,7 @@ from cas.cli._common import (
 )
 from cas.digest import Digest
 from cas.errors import EXIT_PROBLEM, EXIT_USAGE, InputError, OutputError
+from cas.fsutil import write_output
 from cas.progress import Progress, human_bytes
 from cas.store import DEFAULT_LEVEL, Store
 from cas.tree import Skipped, regular_files
@@ -141,7 +141,8 @@ def _put_recursive(ctx: Ctx, store: Store, dirs: tuple[str, ...], as_json: bool)
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Write to FILE (atomically, only once the content verified) instead of stdout.",
+    help="Write to FILE instead of stdout: a file is replaced only once the content verified; "
+    "a device, FIFO or /dev/stdout is written in place; a symlink is followed.",
 )
 @click.option("--no-verify", is_flag=True, help="Skip re-hashing (faster, trusts the store).")
 @pass_ctx
@@ -163,21 +164,7 @@ def get(ctx: Ctx, digest: str, output: Path | None, no_verify: bool) -> None:
             except OSError as exc:
                 raise OutputError("the output", exc.strerror or str(exc)) from None
             return
-        folder = output.absolute().parent
-        fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".partial", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                for piece in reader.chunks():
-                    handle.write(piece)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, output)
-        except OSError as exc:
-            Path(tmp).unlink(missing_ok=True)
-            raise OutputError(str(output), exc.strerror or str(exc)) from None
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_output(output, reader.chunks())
 
 
 @click.command()
