@@ -5,7 +5,7 @@ Output rules (`write_output`), as the README states them:
 
 * a regular file, or a path where nothing exists: the content goes to a temporary file beside it
   and is renamed over it once complete (a failure removes the temporary file and leaves the old
-  file as it was). An existing file's permission bits are kept.
+  file as it was). An existing file's permission bits are kept; missing folders are created.
 * a symlink: followed. The file it points to is replaced as above and the link stays a link; a
   dangling link gets its target created. Never is the link itself replaced by a file.
 * anything else (a character device such as ``/dev/null`` or ``/dev/full``, a FIFO, a socket):
@@ -49,10 +49,7 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> bool:
             return False
     except OSError:
         pass
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(str(target.parent), _problem(exc)) from None
+    _make_folder(target.parent, str(target))
     if target.is_dir():
         raise OutputError(str(target), "is a directory")
     _replace(target, [data], str(target), mode=None)
@@ -90,6 +87,7 @@ def write_output(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> None:
         _write_through(fd, chunks, shown)
         return
     mode = stat.S_IMODE(st.st_mode) if st is not None else None
+    _make_folder(Path(where).parent, shown)
     _replace(Path(where), chunks, shown, mode=mode)
 
 
@@ -147,6 +145,17 @@ def _replace(target: Path, chunks: Iterable[bytes], shown: str, *, mode: int | N
             tmp.unlink()
         raise
     fsync_dir(target.parent)
+
+
+def _make_folder(folder: Path, shown: str) -> None:
+    """Create the folder a new file goes in, as `cas pack` and `render -o` always have."""
+    if folder.is_dir():
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        problem = "a file is in the way" if isinstance(exc, FileExistsError) else _problem(exc)
+        raise OutputError(shown, f"cannot create its folder {folder}: {problem}") from None
 
 
 def _problem(exc: OSError) -> str:

@@ -227,8 +227,10 @@ def test_write_output_api(tmp_path: Path) -> None:
     assert target.read_bytes() == b"ab"
     with pytest.raises(OutputError, match="is a directory"):
         write_output(tmp_path, [b"x"])
-    with pytest.raises(OutputError, match="No such file"):
-        write_output(tmp_path / "missing" / "f", [b"x"])
+    write_output(tmp_path / "new" / "folders" / "f", [b"x"])  # as render -o always did
+    assert (tmp_path / "new" / "folders" / "f").read_bytes() == b"x"
+    with pytest.raises(OutputError, match="Not a directory"):
+        write_output(target / "below-a-file", [b"x"])
     loop = tmp_path / "loop"
     loop.symlink_to("loop")
     with pytest.raises(OutputError, match="symbolic links"):
@@ -241,3 +243,10 @@ def test_write_output_api(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         write_output(target, failing())
     assert target.read_bytes() == b"ab" and not partials(tmp_path)
+
+
+def test_missing_folders_of_a_new_path_are_created(repo: Path, digest: str) -> None:
+    r = run_cas("render", "repo", "-o", repo / "out" / "deep" / "repo.md", cwd=repo)
+    assert r.code == 0 and b"answer = 42" in (repo / "out" / "deep" / "repo.md").read_bytes()
+    assert run_cas("get", digest, "-o", repo / "blobs" / "one", cwd=repo).code == 0
+    assert (repo / "blobs" / "one").read_bytes() == CONTENT
