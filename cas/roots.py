@@ -62,6 +62,9 @@ class RootDir:
     # "default": beside the store; "project": the project a command runs in; both may be absent.
     # "recorded": kept in the store; "extra": --roots for one run; both must exist.
     kind: str
+    # Whether the store records it, under this kind or another that names the same folder: a
+    # recorded folder must exist whatever else it is.
+    recorded: bool = False
 
     def missing_problem(self) -> str | None:
         """What is wrong with the folder as it is on disk now, or None."""
@@ -74,7 +77,7 @@ class RootDir:
             return f"is a symlink to {points}, which is not a directory"
         if os.path.lexists(self.path):
             return "is not a directory"
-        if self.kind == "recorded":
+        if self.recorded:
             return (
                 "recorded root folder is missing (if its project is gone for good, forget it "
                 f"with 'cas unpin --dir {self.path}'; if it is on a disk not mounted now, mount it)"
@@ -198,22 +201,24 @@ def manifest_dirs(
     recorded: list[Path] | None = None,
 ) -> list[RootDir]:
     """The default folder, the project's, then the recorded and extra ones: each folder once
-    (by its real path), under the first kind that names it. ``recorded`` replaces the store's
-    list (gc passes the one its deleting transaction reads)."""
+    (by its real path), under the first kind that names it, and marked recorded if the store
+    records it. ``recorded`` replaces the store's list (gc passes the one its deleting
+    transaction reads)."""
     candidates = [RootDir(default_dir(store), "default")]
     if project is not None:
         candidates.append(RootDir(Path(project).absolute(), "project"))
     for folder in recorded_dirs(store) if recorded is None else recorded:
-        candidates.append(RootDir(folder, "recorded"))
+        candidates.append(RootDir(folder, "recorded", recorded=True))
     candidates += [RootDir(Path(e).absolute(), "extra") for e in extra]
-    out: list[RootDir] = []
-    seen: set[str] = set()
+    out: dict[str, RootDir] = {}
     for candidate in candidates:
         real = os.path.realpath(candidate.path)
-        if real not in seen:
-            seen.add(real)
-            out.append(candidate)
-    return out
+        first = out.get(real)
+        if first is None:
+            out[real] = candidate
+        elif candidate.recorded and not first.recorded:
+            out[real] = RootDir(first.path, first.kind, recorded=True)
+    return list(out.values())
 
 
 def manifest_files(

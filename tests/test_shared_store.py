@@ -146,6 +146,20 @@ def test_a_deleted_project_blocks_gc_until_it_is_forgotten(tmp_path: Path) -> No
     assert _blob_count(store_dir) == 0
 
 
+def test_a_recorded_folder_missing_is_refused_from_inside_its_project_too(
+    tmp_path: Path,
+) -> None:
+    """The project's own folder is optional to gc run there, but being recorded makes it
+    required: its packs may be on a disk not mounted now, whatever folder gc runs in."""
+    store_dir, project, env = _shared(tmp_path)
+    _ok(run_cas("pack", cwd=project, env=env))
+    shutil.rmtree(project / "manifests")
+    before = _blob_count(store_dir)
+    gc = run_cas("gc", "--grace", "0", cwd=project, env=env)
+    assert gc.code == 1 and "recorded root folder is missing" in gc.err
+    assert _blob_count(store_dir) == before
+
+
 def test_a_folder_recorded_while_gc_runs_is_read_by_its_deleting_transaction(
     tmp_path: Path,
 ) -> None:
