@@ -119,7 +119,8 @@ class Roots:
                 out.setdefault(m.digest, set()).add(m.label)
             for d in m.references():
                 out.setdefault(d, set()).add(m.label)
-        return {d: sorted(labels, key=str.encode) for d, labels in out.items()}
+        # os.fsencode: a label holds a folder's path, which need not be UTF-8
+        return {d: sorted(labels, key=os.fsencode) for d, labels in out.items()}
 
 
 # --- folders ------------------------------------------------------------------------------------
@@ -143,7 +144,21 @@ def _decode_dirs(raw: bytes | None) -> list[str]:
     if raw is None:
         return []
     loaded = msgpack.unpackb(raw)
-    return [p for p in loaded if isinstance(p, str)] if isinstance(loaded, list) else []
+    if not isinstance(loaded, list):
+        return []
+    return [
+        os.fsdecode(p) if isinstance(p, bytes) else p for p in loaded if isinstance(p, str | bytes)
+    ]
+
+
+def _encode_dir(path: str) -> str | bytes:
+    """A folder as the store keeps it: UTF-8 text when it is text, else the raw bytes of its
+    name (a path that is not UTF-8 must still be recorded, or its packs are lost to gc)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(path)
+    return path
 
 
 def _edit_dirs(store: Store, folder: Path, *, add: bool) -> bool:
@@ -153,8 +168,9 @@ def _edit_dirs(store: Store, folder: Path, *, add: bool) -> bool:
         dirs = _decode_dirs(txn.get(ROOT_DIRS_KEY, db=store.db("info")))
         if (wanted in dirs) == add:
             return False
-        dirs = sorted({*dirs, wanted} if add else set(dirs) - {wanted}, key=str.encode)
-        txn.put(ROOT_DIRS_KEY, msgpack.packb(dirs), db=store.db("info"))
+        dirs = sorted({*dirs, wanted} if add else set(dirs) - {wanted}, key=os.fsencode)
+        encoded = [_encode_dir(d) for d in dirs]
+        txn.put(ROOT_DIRS_KEY, msgpack.packb(encoded, use_bin_type=True), db=store.db("info"))
         return True
 
     return bool(store.write(run))
@@ -323,6 +339,10 @@ def pins_from(items: Iterable[tuple[bytes, bytes]]) -> dict[str, Digest]:
 
 
 def _check_pin_name(name: str) -> str:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"pin name {name!r} is not valid UTF-8") from None
     name = unicodedata.normalize("NFC", name)
     if not name.strip() or len(name.encode()) > _MAX_PIN_NAME:
         raise UsageError(f"pin name {name!r} must be 1 to {_MAX_PIN_NAME} bytes, not blank")

@@ -415,7 +415,7 @@ def _tally(outcome: _Outcome, plan: _Plan, report: VerifyReport, passed: list[Di
     what = outcome.what
     if digest in plan.own:
         what += " (the manifest's own copy)"
-    labels = tuple(sorted(plan.referrers.get(digest, ()), key=str.encode))
+    labels = tuple(sorted(plan.referrers.get(digest, ()), key=os.fsencode))
     report.problems.append(Problem(str(digest), what, labels))
 
 

@@ -9,6 +9,7 @@ store. Everything here runs the real ``cas`` command against real stores.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -188,3 +189,25 @@ def test_a_folder_recorded_while_gc_runs_is_read_by_its_deleting_transaction(
         # Recording is idempotent, and the default folder is never recorded.
         assert roots.keep_manifest_dir(store, elsewhere / "manifests") is None
         assert roots.keep_manifest_dir(store, tmp_path / "s" / "manifests") is None
+
+
+def test_a_project_whose_path_is_not_utf8(tmp_path: Path) -> None:
+    """Folder names are bytes on Linux: recording one must not need it to be UTF-8."""
+    store_dir, _project, env = _shared(tmp_path)
+    project = tmp_path / os.fsdecode(b"proj\xff")
+    project.mkdir()
+    (project / "a.py").write_text("x = 1\n")
+    _ok(run_cas("pack", cwd=project, env=env))
+    (store_dir / "manifests").mkdir()
+    gc = run_cas("gc", "--grace", "0", cwd=store_dir, env=env)
+    _ok(gc)
+    assert gc.out.startswith("pruned 0 blobs")
+    _ok(run_cas("verify", cwd=store_dir, env=env))
+    with Store.at(store_dir / ".cas") as store:
+        assert roots.recorded_dirs(store) == [(project / "manifests").resolve()]
+        body = [d for d in store.iterate() if store.get(d) == b"x = 1\n"]
+        store.write(lambda txn: store.delete_in(txn, body))
+    r = run_cas("verify", cwd=store_dir, env=env)
+    assert r.code == 1 and "missing from the store" in r.out and "Traceback" not in r.err
+    r = run_cas("pin", os.fsdecode(b"name\xfe"), str(body[0]), cwd=store_dir, env=env)
+    assert r.code == 2 and "not valid UTF-8" in r.err
