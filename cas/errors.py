@@ -169,7 +169,9 @@ class RemoteUnreachable(RemoteError):
 class RemoteTimeout(RemoteError):
     """The endpoint took a connection (or not) but sent no answer within the timeout."""
 
-    def __init__(self, remote: str, endpoint: str, seconds: float, tries: int, setting: str) -> None:
+    def __init__(
+        self, remote: str, endpoint: str, seconds: float, tries: int, setting: str
+    ) -> None:
         tried = f" ({tries} tries)" if tries > 1 else ""
         super().__init__(
             remote,

@@ -379,7 +379,7 @@ class _Pull:
                 if needs[owner][chunk] != held:
                     self.problem(
                         owner,
-                        f"chunk {chunk} holds {held} bytes where its place in the index "
+                        f"chunk {chunk}: holds {held} bytes where its place in the index "
                         f"needs {needs[owner][chunk]}",
                     )
             self.meter.moved(len(result))

@@ -128,6 +128,9 @@ class Bucket:
                 "malformed",
                 "fix it, or give the remote an --endpoint",
             ) from None
+        if remote.endpoint is None:
+            # From the environment or the profile: held to the rules of 'cas remote add'.
+            check_endpoint(str(client.meta.endpoint_url), "the endpoint from the AWS configuration")
         client.meta.events.register("before-send.s3", self._count)
         return client
 
