@@ -304,15 +304,16 @@ def make_remote(
         check_endpoint(endpoint) if endpoint is not None else None,
         region,
         profile,
-        None
-        if connect_timeout is None
-        else float(check_setting("connect_timeout", connect_timeout, OPTION["connect_timeout"])),
-        None
-        if read_timeout is None
-        else float(check_setting("read_timeout", read_timeout, OPTION["read_timeout"])),
-        None if attempts is None else int(check_setting("attempts", attempts, OPTION["attempts"])),
-        None if max_blob is None else int(check_setting("max_blob", max_blob, OPTION["max_blob"])),
+        _checked("connect_timeout", connect_timeout),
+        _checked("read_timeout", read_timeout),
+        _checked("attempts", attempts),
+        _checked("max_blob", max_blob),
     )
+
+
+def _checked(key: str, value: float | None) -> Any:
+    """A setting given to `make_remote`: None (not set), or checked like the option."""
+    return None if value is None else check_setting(key, value, OPTION[key])
 
 
 def _encode(remote: Remote) -> bytes:

@@ -180,8 +180,9 @@ class _Verify:
             sizes, conflicts = claimed_sizes(manifest)
             for digest, why in sorted(conflicts.items()):
                 self.problem("corrupt", str(digest), why)
-            sizes[Digest.of(data)] = len(data)
-            for digest in manifest.digests() | {Digest.of(data)}:
+            own = Digest.of(data)
+            sizes[own] = len(data)
+            for digest in manifest.digests() | {own}:
                 self._claim(claims, digest, sizes.get(digest))
             del data, manifest  # one manifest at a time
         return claims
