@@ -179,6 +179,23 @@ class RemoteUnreachable(RemoteError):
         self.endpoint = endpoint
 
 
+class RemoteTimeout(RemoteError):
+    """The endpoint took a connection (or not) but sent no answer within the timeout."""
+
+    def __init__(
+        self, remote: str, endpoint: str, seconds: float, tries: int, setting: str
+    ) -> None:
+        tried = f" ({tries} tries)" if tries > 1 else ""
+        super().__init__(
+            remote,
+            f"no answer from {endpoint} within {seconds:g} s{tried}",
+            f"is the server up? a slow one needs a longer {setting}",
+        )
+        self.endpoint = endpoint
+        self.seconds = seconds
+        self.tries = tries
+
+
 class RemoteAuthError(RemoteError):
     """Credentials are missing or refused by the server."""
 
@@ -265,13 +282,18 @@ class VerifyFailed(ProblemError):
 class RemoteRefused(ProblemError):
     """Objects from a remote that are missing or fail their checks; none of them was stored."""
 
-    def __init__(self, remote: str, problems: list[tuple[str, str]]) -> None:
+    def __init__(
+        self, remote: str, problems: list[tuple[str, str]], total: int | None = None
+    ) -> None:
+        # ``total`` counts every refused object when ``problems`` holds only the first ones.
+        total = max(total or 0, len(problems))
         shown = "; ".join(f"{what}: {why}" for what, why in problems[:3])
-        more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
-        count = f"{len(problems)} object{'s' if len(problems) != 1 else ''}"
+        more = f"; and {total - 3} more" if total > 3 else ""
+        count = f"{total} object{'s' if total != 1 else ''}"
         super().__init__(f"remote {remote!r}: refused {count}: {shown}{more}")
         self.remote = remote
         self.problems = problems
+        self.total = total
 
 
 class StoreInconsistent(ProblemError):
