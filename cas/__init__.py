@@ -10,8 +10,8 @@ command must reach its Ctrl-C handling (``cas/__main__.py``) before LMDB and zst
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # not typing's: importing typing would cost the command its start-up time
 if TYPE_CHECKING:
     from cas.batch import Batch
     from cas.digest import Digest
@@ -43,7 +43,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'cas' has no attribute {name!r}")

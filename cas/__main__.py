@@ -6,14 +6,19 @@ KeyboardInterrupt traceback. SIGINT is blocked first (this module imports nothin
 handler that turns it into one line and exit 130.
 """
 
-import signal
+import _signal  # type: ignore[import-not-found]  # the C module: `signal` would import enum
 
 
 def run() -> None:
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
     from cas.cli import main
 
-    main()
+    try:
+        main()
+    finally:
+        # The command is done (or has reported why not): a Ctrl-C now would only turn the
+        # interpreter's exit into a traceback.
+        _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
 
 
 if __name__ == "__main__":

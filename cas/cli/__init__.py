@@ -10,11 +10,14 @@ can interrupt the clean-up with a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import gc
 import os
 import signal
 import sys
 import traceback
+from typing import NoReturn
 
 import click
 
@@ -72,10 +75,23 @@ def _launched_as_cas() -> bool:
     return path is not None and os.path.basename(path) in ("cas", "cas.exe", "cas-script.py")
 
 
-def _interrupted() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up
+def _exit_interrupted() -> NoReturn:
+    """One line and exit 130, once the interrupted work has unwound (its transactions rolled
+    back, its worker processes stopped).
+
+    The `cas` command leaves with ``os._exit``, after flushing its output: CPython turns the exit
+    of a process into a death by SIGINT whenever a KeyboardInterrupt went through code run by
+    ``exec`` (dataclasses build their methods that way during an import), even one that was
+    caught later, and the documented code is 130 whatever was being imported.
+    """
+    gc.collect()  # a generator the caught exception's frames held closes now, and its workers stop
     click.echo(f"cas: {Interrupted()}", err=True)
-    sys.exit(EXIT_INTERRUPTED)
+    if not _launched_as_cas():
+        sys.exit(EXIT_INTERRUPTED)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(EXIT_INTERRUPTED)
 
 
 def _note_fallback(state: Ctx) -> None:
@@ -89,6 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     debug = _debug_wanted(args)
     procpool.enable_auto(_launched_as_cas())
     state = Ctx(store_opt=None, debug=debug, quiet=False)
+    interrupted = False
     try:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # see cas/__main__.py
         try:
@@ -105,7 +122,8 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"cas: error: {exc}", err=True)
         sys.exit(exc.exit_code)
     except (click.exceptions.Abort, KeyboardInterrupt):
-        _interrupted()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up
+        interrupted = True
     except click.exceptions.NoArgsIsHelpError as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
         sys.exit(EXIT_USAGE)
@@ -145,3 +163,5 @@ def main(argv: list[str] | None = None) -> None:
                 err=True,
             )
         sys.exit(EXIT_USAGE)
+    if interrupted:  # outside the handler: the exception and the frames it holds are released
+        _exit_interrupted()
