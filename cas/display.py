@@ -42,12 +42,27 @@ def _escape_char(ch: str) -> str:
     return f"\\U{code:08x}"
 
 
+def _plain(text: str) -> bool:
+    # isprintable() is False for every category escaped here (and a few more, such as a
+    # no-break space): a True answer, the usual one, spares the look at each character
+    return text.isprintable() or not any(needs_escape(ch) for ch in text)
+
+
 def shown(name: str) -> str:
     """``name`` as it is if nothing in it needs escaping, else quoted and escaped."""
-    if not name.startswith('"') and not any(needs_escape(ch) for ch in name):
+    if not name.startswith('"') and _plain(name):
         return name
     body = "".join(_escape_char(ch) if ch in _SHORT or needs_escape(ch) else ch for ch in name)
     return f'"{body}"'
+
+
+def one_line(text: str) -> str:
+    """A free-form line (an error message, a note, a report line built elsewhere) with every
+    character `shown` would escape written as its escape, without quotes: it stays one line
+    and cannot act on a terminal. Names inside it should have gone through `shown` already."""
+    if _plain(text):
+        return text
+    return "".join(_escape_char(ch) if needs_escape(ch) else ch for ch in text)
 
 
 def _json_escape(match: re.Match[str]) -> str:

@@ -37,7 +37,7 @@ from packer.tokens import TokenCounter
 LARGE_FILE = 8 << 20
 _SCAN_WINDOW = 4 << 20
 _SCAN_OVERLAP = 64 << 10
-RENDER_VERSION = "1"
+RENDER_VERSION = "2"  # 2: names shown escaped (cas.display)
 STAT_VERSION = "2"
 # A file modified this close to the scan may change again within the file system's timestamp
 # granularity without its mtime moving: it is not recorded in the stat cache, so the next pack

@@ -27,7 +27,7 @@ from cas.cli.maint_cmds import COMMANDS as MAINT_COMMANDS
 from cas.cli.pack_cmds import COMMANDS as PACK_COMMANDS
 from cas.cli.remote_cmds import COMMANDS as REMOTE_COMMANDS
 from cas.cli.store_cmds import COMMANDS as STORE_COMMANDS
-from cas.display import shown
+from cas.display import one_line, shown
 from cas.errors import EXIT_INTERRUPTED, EXIT_PROBLEM, EXIT_USAGE, CasError, Interrupted
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
     except CasError as exc:
         if debug:
             traceback.print_exc()
-        click.echo(f"cas: error: {exc}", err=True)
+        click.echo(f"cas: error: {one_line(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except (click.exceptions.Abort, KeyboardInterrupt):
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> None:
         ctx = getattr(exc, "ctx", None)
         if ctx is not None:
             hint = f" (see '{ctx.command_path} --help')"
-        click.echo(f"cas: error: {exc.format_message()}{hint}", err=True)
+        click.echo(f"cas: error: {one_line(exc.format_message())}{one_line(hint)}", err=True)
         sys.exit(exc.exit_code if exc.exit_code else EXIT_USAGE)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
@@ -158,7 +158,8 @@ def main(argv: list[str] | None = None) -> None:
             )
         else:
             click.echo(
-                f"cas: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a "
+                f"cas: internal error: {type(exc).__name__}: {one_line(str(exc))} (rerun with "
+                "--debug for a "
                 "traceback, and please report it)",
                 err=True,
             )

@@ -11,6 +11,7 @@ import click
 from cas import roots as roots_mod
 from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
 from cas.digest import Digest
+from cas.display import one_line, shown
 from cas.errors import NotFound, StoreAccessError, UsageError, VerifyFailed
 from cas.gc import DEFAULT_LEASE_WAIT_S, GcReport, collect
 from cas.progress import Progress, human_bytes
@@ -130,7 +131,7 @@ def verify_cmd(
         emit_json(report.as_dict())
     else:
         for problem in report.problems:
-            click.echo(problem.line())
+            click.echo(one_line(problem.line()))
         click.echo(_verify_summary(report))
     if report.not_reached and not ctx.quiet and not as_json:
         warn(
@@ -301,14 +302,14 @@ def pin_cmd(ctx: Ctx, name: str | None, target: str | None, folder: Path | None)
             if name or target:
                 raise UsageError("give either NAME DIGEST or --dir DIR, not both")
             where = roots_mod.add_root_dir(store, folder)
-            click.echo(f"root folder {where}")
+            click.echo(f"root folder {shown(str(where))}")
             return
         if not name or not target:
             raise UsageError("usage: cas pin NAME DIGEST (or cas pin --dir DIR)")
         digest = _digest_of_target(store, target)
         old = roots_mod.pin(store, name, digest)
     was = f" (was {old})" if old is not None and old != digest else ""
-    click.echo(f"pinned {name} {digest}{was}")
+    click.echo(f"pinned {shown(name)} {digest}{was}")
 
 
 @click.command(name="unpin")
@@ -325,12 +326,12 @@ def unpin_cmd(ctx: Ctx, name: str | None, folder: Path | None) -> None:
     with ctx.open_store() as store:
         if folder is not None:
             where = roots_mod.remove_root_dir(store, folder)
-            click.echo(f"forgot root folder {where}")
+            click.echo(f"forgot root folder {shown(str(where))}")
             return
         if not name:
             raise UsageError("usage: cas unpin NAME (or cas unpin --dir DIR)")
         old = roots_mod.unpin(store, name)
-    click.echo(f"unpinned {name} {old}")
+    click.echo(f"unpinned {shown(name)} {old}")
 
 
 @click.command(name="pins")
@@ -346,9 +347,9 @@ def pins_cmd(ctx: Ctx, as_json: bool) -> None:
         emit_json({"pins": {n: str(pinned[n]) for n in names}, "root_dirs": [str(d) for d in dirs]})
         return
     for n in names:
-        click.echo(f"{pinned[n]}  {n}")
+        click.echo(f"{pinned[n]}  {shown(n)}")
     for d in dirs:
-        click.echo(f"dir  {d}")
+        click.echo(f"dir  {shown(str(d))}")
 
 
 COMMANDS = [verify_cmd, gc_cmd, pin_cmd, unpin_cmd, pins_cmd]
