@@ -178,3 +178,16 @@ def test_workers_leave_when_their_parent_is_killed(tmp_path: Path) -> None:
     gone, alive = psutil.wait_procs(workers, timeout=10)
     assert not alive, [p.pid for p in alive]
     assert len(gone) == len(workers)
+
+
+def test_a_bad_cas_workers_value_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    from tests.conftest import run_cas
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "a.md").write_text("# A\n")
+    done = run_cas("pack", cwd=tmp_path, env={"CAS_WORKERS": "many"})
+    assert done.code == 2
+    assert done.err.splitlines()[-1] == (
+        "cas: error: CAS_WORKERS is 'many': expected one of auto, threads, processes "
+        "(or leave it unset)"
+    )
