@@ -12,6 +12,8 @@ Exit codes (every command):
 
 from __future__ import annotations
 
+from cas.display import shown
+
 EXIT_OK = 0
 EXIT_PROBLEM = 1
 EXIT_USAGE = 2
@@ -55,7 +57,7 @@ class InputError(UsageError):
     """A path given as input cannot be read as a regular file."""
 
     def __init__(self, path: str, problem: str, hint: str = "") -> None:
-        msg = f"{path}: {problem}"
+        msg = f"{shown(path)}: {problem}"
         if hint:
             msg += f" ({hint})"
         super().__init__(msg)
@@ -68,7 +70,7 @@ class OutputError(UsageError):
     """The output (stdout or a file) cannot be written: a full disk, a closed device."""
 
     def __init__(self, where: str, problem: str) -> None:
-        super().__init__(f"cannot write {where}: {problem}")
+        super().__init__(f"cannot write {shown(where)}: {problem}")
         self.where = where
         self.problem = problem
 
@@ -78,8 +80,8 @@ class StoreNotFound(UsageError):
 
     def __init__(self, start: str) -> None:
         super().__init__(
-            f"no cas store found in {start} or any parent directory: run 'cas init' to create "
-            "one, or pass --store PATH / set CAS_STORE"
+            f"no cas store found in {shown(start)} or any parent directory: run 'cas init' to "
+            "create one, or pass --store PATH / set CAS_STORE"
         )
         self.start = start
 
@@ -89,7 +91,8 @@ class StoreVersionError(UsageError):
 
     def __init__(self, path: str, found: int, supported: int) -> None:
         super().__init__(
-            f"store {path} has format version {found}, but this cas supports up to {supported}: "
+            f"store {shown(path)} has format version {found}, but this cas supports up to "
+            f"{supported}: "
             "upgrade cas to open it"
         )
         self.path = path
@@ -101,7 +104,7 @@ class StoreAccessError(UsageError):
     """The store exists but cannot be opened as asked (permissions, a damaged file)."""
 
     def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"cannot open store {path}: {problem}")
+        super().__init__(f"cannot open store {shown(path)}: {problem}")
         self.path = path
         self.problem = problem
 
@@ -110,7 +113,7 @@ class StoreExists(UsageError):
     """`cas init` on a directory that already holds a store."""
 
     def __init__(self, path: str) -> None:
-        super().__init__(f"a cas store already exists at {path}")
+        super().__init__(f"a cas store already exists at {shown(path)}")
         self.path = path
 
 
@@ -118,7 +121,7 @@ class ConfigError(UsageError):
     """The project configuration is wrong: names the file, the key and what is allowed."""
 
     def __init__(self, file: str, key: str, problem: str) -> None:
-        where = f"{file}: {key}" if key else file
+        where = f"{shown(file)}: {key}" if key else shown(file)
         super().__init__(f"{where}: {problem}")
         self.file = file
         self.key = key
@@ -142,7 +145,7 @@ class ManifestError(UsageError):
     """Bytes that do not decode as a valid manifest of a supported format."""
 
     def __init__(self, source: str, problem: str) -> None:
-        super().__init__(f"{source}: not a valid cas manifest: {problem}")
+        super().__init__(f"{shown(source)}: not a valid cas manifest: {problem}")
         self.source = source
         self.problem = problem
 

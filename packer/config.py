@@ -33,7 +33,7 @@ The format (every key is optional unless marked)::
     glob = "cas/errors.py"
     tier = "high"
 
-All globs are gitignore patterns (git's wildmatch, via pathspec) matched against POSIX paths
+All globs are gitignore patterns (git's wildmatch, `packer.wildmatch`) matched against POSIX paths
 relative to the project root, whatever the scope's roots: ``*.py`` matches at any depth,
 ``docs/**`` only at the top, a ``!`` line re-includes what an earlier line of the same list
 matched. A scope packs the paths under one of its roots that match its ``include`` (when given)
@@ -68,11 +68,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from pathspec import GitIgnoreSpec
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 from cas.errors import ConfigError
 from packer.tokens import SUPPORTED_ENCODINGS
+from packer.wildmatch import GlobList, parse_line
 
 __all__ = [
     "CONFIG_FILE",
@@ -173,14 +173,15 @@ def glob_problem(glob: str) -> str | None:
         return f"is not a valid gitignore pattern ({exc.msg})"
     except ValueError as exc:
         return f"is not a valid gitignore pattern ({exc})"
-    if pattern.include is None:
-        return "matches nothing (a comment, '/', or an unclosed '[')"
+    if pattern.include is None or parse_line(glob) is None:
+        return "matches nothing (a comment, '/', an unclosed '[' or an unknown '[:class:]')"
     return None
 
 
-def glob_spec(globs: Iterable[str]) -> GitIgnoreSpec:
-    """One matcher for a list of gitignore patterns: the last matching line decides."""
-    return GitIgnoreSpec.from_lines(list(globs))
+def glob_spec(globs: Iterable[str]) -> GlobList:
+    """One matcher for a list of gitignore patterns: the last matching line decides. Matching
+    takes time proportional to glob times path for any glob (see `packer.wildmatch`)."""
+    return GlobList(globs)
 
 
 # --- loading -------------------------------------------------------------------------------------

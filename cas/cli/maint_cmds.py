@@ -12,6 +12,7 @@ from cas import roots as roots_mod
 from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
 from cas.cli.pack_cmds import project_manifests
 from cas.digest import Digest
+from cas.display import one_line, shown
 from cas.errors import NotFound, StoreAccessError, UsageError, VerifyFailed
 from cas.gc import DEFAULT_LEASE_WAIT_S, GcReport, collect
 from cas.progress import Progress, human_bytes
@@ -133,7 +134,7 @@ def verify_cmd(
         emit_json(report.as_dict())
     else:
         for problem in report.problems:
-            click.echo(problem.line())
+            click.echo(one_line(problem.line()))
         click.echo(_verify_summary(report))
     if report.not_reached and not ctx.quiet and not as_json:
         warn(
@@ -305,14 +306,14 @@ def pin_cmd(ctx: Ctx, name: str | None, target: str | None, folder: Path | None)
             if name or target:
                 raise UsageError("give either NAME DIGEST or --dir DIR, not both")
             where = roots_mod.add_root_dir(store, folder)
-            click.echo(f"root folder {where}")
+            click.echo(f"root folder {shown(str(where))}")
             return
         if not name or not target:
             raise UsageError("usage: cas pin NAME DIGEST (or cas pin --dir DIR)")
         digest = _digest_of_target(store, target)
         old = roots_mod.pin(store, name, digest)
     was = f" (was {old})" if old is not None and old != digest else ""
-    click.echo(f"pinned {name} {digest}{was}")
+    click.echo(f"pinned {shown(name)} {digest}{was}")
 
 
 @click.command(name="unpin")
@@ -329,12 +330,12 @@ def unpin_cmd(ctx: Ctx, name: str | None, folder: Path | None) -> None:
     with ctx.open_store() as store:
         if folder is not None:
             where = roots_mod.remove_root_dir(store, folder)
-            click.echo(f"forgot root folder {where}")
+            click.echo(f"forgot root folder {shown(str(where))}")
             return
         if not name:
             raise UsageError("usage: cas unpin NAME (or cas unpin --dir DIR)")
         old = roots_mod.unpin(store, name)
-    click.echo(f"unpinned {name} {old}")
+    click.echo(f"unpinned {shown(name)} {old}")
 
 
 @click.command(name="pins")
@@ -358,12 +359,15 @@ def pins_cmd(ctx: Ctx, as_json: bool) -> None:
         )
         return
     for n in names:
-        click.echo(f"{pinned[n]}  {n}")
+        click.echo(f"{pinned[n]}  {shown(n)}")
     for d in dirs:
         state = "  (missing: gc refuses until it is back or unpinned)" if d in missing else ""
-        click.echo(f"dir  {d}{state}")
+        click.echo(f"dir  {shown(str(d))}{state}")
     if missing and not ctx.quiet:
-        warn(f"note: forget a folder that is gone for good with 'cas unpin --dir {missing[0]}'")
+        warn(
+            "note: forget a folder that is gone for good with "
+            f"'cas unpin --dir {shown(str(missing[0]))}'"
+        )
 
 
 COMMANDS = [verify_cmd, gc_cmd, pin_cmd, unpin_cmd, pins_cmd]

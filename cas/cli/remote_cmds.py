@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
+from cas.display import one_line, shown
 from cas.errors import VerifyFailed
 from cas.progress import Progress, human_bytes
 from cas.remote.config import (
@@ -120,7 +121,7 @@ def remote_add(
     with ctx.open_store() as store:
         add_remote(store, remote)
     if not ctx.quiet:
-        click.echo(f"added remote {remote.name} -> {remote.url}")
+        click.echo(f"added remote {shown(remote.name)} -> {shown(remote.url)}")
 
 
 @remote_group.command(name="list")
@@ -134,13 +135,13 @@ def remote_list(ctx: Ctx, as_json: bool) -> None:
         emit_json([r.as_json() for r in remotes])
         return
     for r in remotes:
-        shown = r.as_json()
+        fields = r.as_json()
         extra = [
-            f"{key}={shown[key]}"
+            f"{key}={fields[key]}"
             for key in ("endpoint", "region", "profile", *OPTION)
-            if shown.get(key) is not None
+            if fields.get(key) is not None
         ]
-        click.echo("  ".join([r.name, r.url, *extra]))
+        click.echo("  ".join(shown(str(x)) for x in [r.name, r.url, *extra]))
 
 
 @remote_group.command(name="remove")
@@ -151,7 +152,7 @@ def remote_remove(ctx: Ctx, name: str) -> None:
     with ctx.open_store() as store:
         remove_remote(store, name)
     if not ctx.quiet:
-        click.echo(f"removed remote {name}")
+        click.echo(f"removed remote {shown(name)}")
 
 
 @remote_group.command(name="verify")
@@ -173,7 +174,7 @@ def remote_verify(ctx: Ctx, name: str | None, deep: bool, jobs: int, as_json: bo
         emit_json(report.as_json())
     else:
         for p in report.problems:
-            click.echo(f"{p.kind:<8} {p.what}: {p.detail}")
+            click.echo(one_line(f"{p.kind:<8} {p.what}: {p.detail}"))
         depth = "deep" if deep else "listed"
         click.echo(
             f"remote {report.remote}: {report.manifests} manifests, {report.blobs} blobs, "
@@ -207,7 +208,7 @@ def push(ctx: Ctx, args: tuple[str, ...], jobs: int, as_json: bool) -> None:
         emit_json(report.as_json())
         return
     for m in report.manifests:
-        click.echo(f"{m['digest']}  {m['name']} ({m['status']})")
+        click.echo(f"{m['digest']}  {shown(m['name'])} ({m['status']})")
     if not ctx.quiet:
         click.echo(
             f"pushed to {report.remote} ({report.url}): {report.blobs_uploaded} blobs and "
@@ -251,9 +252,10 @@ def pull(
         emit_json(report.as_json())
         return
     for m in report.manifests:
-        click.echo(f"{m['digest']}  {m['name']} ({m['status']})")
+        click.echo(f"{m['digest']}  {shown(m['name'])} ({m['status']})")
         if m["status"] == "kept-local":
-            warn(f"manifests/{m['name']}.pack differs from the remote's: kept (--force replaces)")
+            kept = shown(f"manifests/{m['name']}.pack")
+            warn(f"{kept} differs from the remote's: kept (--force replaces)")
     if not ctx.quiet:
         click.echo(
             f"pulled from {report.remote} ({report.url}): {report.blobs_downloaded} blobs and "

@@ -18,6 +18,7 @@ from cas.cli._common import (
     warn,
 )
 from cas.digest import Digest
+from cas.display import shown
 from cas.errors import EXIT_PROBLEM, EXIT_USAGE, InputError, OutputError
 from cas.fsutil import write_output
 from cas.progress import Progress, human_bytes
@@ -47,7 +48,7 @@ def init(ctx: Ctx, path: Path | None, level: int, as_json: bool) -> None:
         if as_json:
             emit_json({"store": str(store.path), "level": store.level})
         else:
-            click.echo(f"initialized empty cas store in {store.path}")
+            click.echo(f"initialized empty cas store in {shown(str(store.path))}")
 
 
 @click.command()
@@ -115,15 +116,15 @@ def _put_recursive(ctx: Ctx, store: Store, dirs: tuple[str, ...], as_json: bool)
             bar.advance()
             if isinstance(outcome, InputError):
                 failures += 1
-                warn(f"error: {outcome}")
+                warn(f"error: {_input_error(outcome)}")
                 continue
             results.append({"path": os.fspath(path), "digest": str(outcome)})
     if not as_json:
         for row in results:
-            click.echo(f"{row['digest']}  {row['path']}")
+            click.echo(f"{row['digest']}  {shown(row['path'])}")
     for item in skipped:
         if not ctx.quiet:
-            warn(f"skipped {item.path}: {item.reason}")
+            warn(f"skipped {shown(item.path)}: {item.reason}")
     if as_json:
         emit_json(
             {
@@ -250,7 +251,7 @@ def info(ctx: Ctx, as_json: bool) -> None:
     if as_json:
         emit_json(report)
         return
-    click.echo(f"store              {st.path} (format {st.format})")
+    click.echo(f"store              {shown(str(st.path))} (format {st.format})")
     click.echo(f"blobs              {st.blobs}")
     click.echo(f"logical bytes      {st.raw_bytes} ({human_bytes(st.raw_bytes)})")
     click.echo(f"stored bytes       {st.stored_bytes} ({human_bytes(st.stored_bytes)})")
@@ -263,3 +264,8 @@ def info(ctx: Ctx, as_json: bool) -> None:
 
 
 COMMANDS = [init, put, get, has, stat, ls_cmd, info]
+
+
+def _input_error(exc: InputError) -> str:
+    """An unreadable input's line, its path shown safely (`cas.display.shown`)."""
+    return f"{shown(exc.path)}: {exc.problem}" + (f" ({exc.hint})" if exc.hint else "")
