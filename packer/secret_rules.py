@@ -114,11 +114,33 @@ def entropy(value: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
 
 
+# Letter pairs common in English words and in the names code is written with. A run of letters
+# most of whose pairs are here reads as a word; random letters seldom do ("jqgoq" has one).
+_BIGRAMS = frozenset(
+    str.split(
+        """th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io
+        le ve co me de hi ri ro ic ne ea ra ce li ch ll be ma si om ur ca el ta la ns di fo ho pe
+        ec pr no ct us ac ot il tr ly nc et ut ss so rs un lo wa ge ie wh ee wi em ad ol rt po we
+        na ul ni ts mo ow pa im mi ai sh ir su id os iv ia am fi ci vi pl ig tu ev ld ry mp fe bl
+        ab gh ty op wo sa ay ex ke fr oo av ag if ap gr od bo sp rd do uc bu ei ov by rm ep tt oc
+        fa ef cu rn sc gi da yo cr cl du ga qu ue ff ba ey ls va um pp ua up lu go ht ru ug ds lt
+        pi rc rr eg au ck ew mu br bi pt ak pu ui rg ib tl ny ki rk ys ob mm fu ph og ms ye ud mb
+        ip ub oi rl gu dr hr cc tw ft wn nu af hu nn eo vo rv nf xp gn sm fl iz ok nl my gl aw ju
+        oa eq sy sl ps jo lf nv je nk kn gs dy hy ze ks xt bj yp oy lv ka lp mt ix wr hn xa ek ax
+        sk oh yi yt rp ky ae dd sw tp dl ym za zi zo ya yl yn oe ah ck cy nm ox xy xi oz"""
+    )
+)
+
+
 def _is_word(piece: str) -> bool:
-    if len(piece) < 3 or len(piece) > 16:
+    if len(piece) < 4 or len(piece) > 16:
         return False
     vowels = sum(1 for c in piece if c in _VOWELS)
-    return 0.2 <= vowels / len(piece) <= 0.7 and not _CONSONANT_RUN.search(piece)
+    if not 0.2 <= vowels / len(piece) <= 0.7 or _CONSONANT_RUN.search(piece):
+        return False
+    low = piece.lower()
+    common = sum(1 for a, b in pairwise(low) if a + b in _BIGRAMS)
+    return common >= 0.75 * (len(low) - 1)
 
 
 def is_wordish(value: str) -> bool:
@@ -719,4 +741,11 @@ BLANK_VALUE = re.compile(
 # `<password>value</password>` and `<add key="Password" value="..."/>`.
 XML_VALUE = re.compile(rb">(?P<bare>[^<\s]{1,4096})</")
 XML_ATTRIBUTE = re.compile(rb"""\s{1,8}value\s{0,4}=\s{0,4}["'](?P<dq>[^"'\s]{1,4096})["']""")
+# `- name: DB_PASSWORD` then `value: ...` (Kubernetes env lists, JSON name/value pairs).
+PAIR_NAME_PREFIX = re.compile(rb"""(?i:name|key)["']?[ \t]{0,4}[:=][ \t]{0,4}["']?$""")
+PAIR_VALUE = re.compile(
+    rb"""["']?[ \t]{0,4}(?:,[ \t]{0,4}|\r?\n[ \t]{0,16}-?[ \t]{0,4})
+    ["']?(?i:value)["']?[ \t]{0,4}[:=][ \t]{0,4}""",
+    re.VERBOSE,
+)
 XML_KEY_PREFIX = re.compile(rb"""(?i:key|name)\s{0,4}=\s{0,4}["']$""")

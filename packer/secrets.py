@@ -35,6 +35,8 @@ from packer.secret_rules import (
     BLANK_OPERATOR_PREFIX,
     BLANK_VALUE,
     MAX_NAME,
+    PAIR_NAME_PREFIX,
+    PAIR_VALUE,
     TOKEN_RULES,
     VALUE,
     XML_ATTRIBUTE,
@@ -303,6 +305,14 @@ def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, 
             if m:
                 group = "dq" if "dq" in m.re.groupindex else "bare"
                 return (*m.span(group), False)
+    if PAIR_NAME_PREFIX.search(data[max(0, start - 16) : start]):
+        pair = PAIR_VALUE.match(data, end, min(len(data), end + 64))
+        if pair is not None:
+            next_end = data.find(b"\n", pair.end(), pair.end() + 4200)
+            v = VALUE.match(data, pair.end(), next_end if next_end >= 0 else len(data))
+            if v is not None:
+                group = v.lastgroup or "bare"
+                return (*v.span(group), group == "bare")
     op = AFTER_NAME.match(data, end, hi)
     if op is not None and not (op.group("op") == b"," and not op.group("close")):
         v = VALUE.match(data, op.end(), hi)
