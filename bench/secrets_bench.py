@@ -67,13 +67,17 @@ def cas_runner(root: Path) -> Callable[..., tuple[int, bytes, bytes]]:
     env.update({"PYTHONPATH": str(ROOT), "CAS_NO_PROGRESS": "1"})
 
     def cas(*args: str) -> tuple[int, bytes, bytes]:
-        r = subprocess.run([sys.executable, "-m", "cas", *args], cwd=root, capture_output=True, env=env)
+        r = subprocess.run(
+            [sys.executable, "-m", "cas", *args], cwd=root, capture_output=True, env=env
+        )
         return r.returncode, r.stdout, r.stderr
 
     return cas
 
 
-def recall(work: Path, seed: int, heldout: bool, old: Callable[[bytes], list[object]] | None) -> list[tuple[str, str, str]]:
+def recall(
+    work: Path, seed: int, heldout: bool, old: Callable[[bytes], list[object]] | None
+) -> list[tuple[str, str, str]]:
     root = work / ("heldout" if heldout else "planted")
     root.mkdir(parents=True)
     plants = plant(root, seed, heldout=heldout)
@@ -196,7 +200,9 @@ def main(argv: list[str] | None = None) -> int:
         after, _ = timed(scan_secrets, datas)
         if old is not None:
             before, _ = timed(old, datas)
-            print(f"{label:24} {mib:>7.0f} {before:>9.2f} {mib / before:>7.0f} {after:>8.2f} {mib / after:>7.0f}")
+            print(
+                f"{label:24} {mib:>7.0f} {before:>9.2f} {mib / before:>7.0f} {after:>8.2f} {mib / after:>7.0f}"
+            )
         else:
             print(f"{label:24} {mib:>7.0f} {'-':>9} {'-':>7} {after:>8.2f} {mib / after:>7.0f}")
     from packer.secrets import _prefilter

@@ -34,6 +34,7 @@ class LiteralSearch:
             raise ValueError("literals must be non-empty")
         self.engine = engine or ("hyperscan" if hyperscan is not None else "aho-corasick")
         self._local = threading.local()
+        self._lengths = [len(lit) for lit in self.literals]
         if self.engine == "hyperscan":
             if hyperscan is None:
                 raise ValueError("hyperscan is not installed")
@@ -54,7 +55,7 @@ class LiteralSearch:
             found = self._ac.find_matches_as_indexes(data.translate(_LOWER), overlapping=True)
             return sorted((start, i) for i, start, _end in found)
         hits: list[tuple[int, int]] = []
-        lengths = [len(lit) for lit in self.literals]
+        lengths = self._lengths
 
         def on_match(i: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
             hits.append((end - lengths[i], i))

@@ -50,7 +50,20 @@ _PLACEHOLDER_WORDS = (
     "not-a-secret",
     "<",
     ">",
+    # A value that says what it is ("my-secret-key", "env-secret") was written by a person.
+    "secret",
+    "passw",
+    "token",
+    "apikey",
+    "api-key",
+    "api_key",
+    "aws4_request",
+    # a regular expression, not a value
+    "(?",
+    "[^",
 )
+# Stored password hashes: what a user table keeps, not a password.
+_HASH = re.compile(r"(?:pbkdf2|argon2|bcrypt|scrypt|sha\d+|md5|\$\d[a-z]?\$|\{[A-Z]+\})")
 _TEMPLATE_MARKERS = ("{", "}", "%(", "$(", "${", "[[", "]]")
 _REFERENCE_MARKERS = (
     "environ",
@@ -146,7 +159,7 @@ def _is_word(piece: str) -> bool:
 def is_wordish(value: str) -> bool:
     """Words joined by separators, digits or case ("refreshed-token-123", "PasswordLastUsed",
     "testPassword1"): what a person writes as a test value or a name, not a generated secret."""
-    covered = 0
+    covered = 0.0
     words = 0
     for m in _PIECE.finditer(value):
         piece = m.group()
@@ -154,6 +167,8 @@ def is_wordish(value: str) -> bool:
             if _is_word(piece):
                 covered += len(piece)
                 words += 1
+            elif len(piece) == 3 and _is_word(piece + piece[-1]):
+                covered += 1.5  # a short word ("new", "my") counts for half
         elif piece[0].isdigit():
             covered += len(piece) if len(piece) <= 6 else 0
         else:
@@ -182,6 +197,8 @@ def is_reference(value: str) -> bool:
     if "://" in value or value.startswith(("./", "../", "~/")):
         return True
     if _DOTTED.fullmatch(value) or _UUID.fullmatch(value) or _VERSION.fullmatch(value):
+        return True
+    if _HASH.match(value) or "%2F" in value:
         return True
     if _DATE.search(value) or _NUMBERISH.fullmatch(value) or _MIME.fullmatch(value):
         return True
@@ -304,6 +321,12 @@ _NOT_SECRET_ENDINGS = frozenset(
     duration period count counter number num"""
     )
 )
+_NOT_REAL = frozenset(
+    {"test", "tests", "fake", "mock", "dummy", "example", "sample", "masked"}
+    # tokens that page through results or prove a request, not credentials
+    | {"next", "continuation", "page", "pagination", "output", "input", "purchase", "marker"}
+    | {"verification", "grant", "idempotency", "request", "cursor", "sync", "csrf", "old"}
+)
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
@@ -312,6 +335,8 @@ def name_class(name: str) -> str | None:
     words = [w.lower() for w in _NAME_WORDS.findall(name)]
     if not words or words[-1] in _NOT_SECRET_ENDINGS:
         return None
+    if any(w in _NOT_REAL for w in words):
+        return None  # TEST_SECRET, fake_token, mock_api_key: written to look like one
     squashed = "".join(words).replace("author", "")
     if any(w in squashed for w in PASSWORD_WORDS) or "pwd" in words or "pass" in words:
         return "password"

@@ -314,7 +314,7 @@ def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, 
                 group = v.lastgroup or "bare"
                 return (*v.span(group), group == "bare")
     op = AFTER_NAME.match(data, end, hi)
-    if op is not None and not (op.group("op") == b"," and not op.group("close")):
+    if op is not None and _operator_fits(data, start, op):
         v = VALUE.match(data, op.end(), hi)
         if v is not None:
             group = v.lastgroup or "bare"
@@ -327,6 +327,19 @@ def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, 
             group = v.lastgroup or "bare"
             return (*v.span(group), group == "bare")
     return None
+
+
+def _operator_fits(data: bytes, start: int, op: re.Match[bytes]) -> bool:
+    """Whether the operator after a name makes the next value the name's."""
+    sign = op.group("op")
+    if sign == b",":
+        # Only a call's first argument pairs with its second: define('DB_PASSWORD', '...'),
+        # setenv("API_KEY", "..."); not the items of a tuple or a list.
+        return bool(op.group("close")) and bool(
+            re.match(rb"[A-Za-z_]\($", data[max(0, start - 3) : start - 1])
+        )
+    # `arn:aws:secretsmanager:...:secret:name`: a colon-separated path, not a mapping.
+    return not (sign == b":" and data[start - 1 : start] == b":")
 
 
 def _base64_at(data: bytes, pos: int, depth: int, seen: set[int]) -> _Found | None:
@@ -404,7 +417,7 @@ def _utf16(data: bytes) -> str | None:
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return "utf-16"
     head = data[:4096]
-    if len(head) < 16:
+    if len(head) < 16 or b"\0" not in head:
         return None
     even, odd = head[0::2], head[1::2]
     if odd.count(0) >= 0.9 * len(odd) and even.count(0) <= 0.1 * len(even):

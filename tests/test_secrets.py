@@ -147,7 +147,10 @@ LEAKED_FORMS = {
     "JDBC URL": (f"url=jdbc:postgresql://db/app?user=app&{P}={MIXED}", MIXED),
     "Go var": (f'var db{P.title()} string = "{MIXED}"', MIXED),
     "Slack app token": (f"token: {SLACK_APP}", SLACK_APP),
-    "URL password with /": ("redis://default:" + MIXED[:8] + "/" + MIXED[8:] + "@cache:6379", MIXED[8:]),
+    "URL password with /": (
+        "redis://default:" + MIXED[:8] + "/" + MIXED[8:] + "@cache:6379",
+        MIXED[8:],
+    ),
     "bare Stripe test key": (STRIPE_TEST, STRIPE_TEST),
     "restricted Stripe key": ("rk" + "_live_" + "aB3dE" * 5, "aB3dEaB3dE"),
     "kubeconfig client-key-data": (
@@ -155,8 +158,13 @@ LEAKED_FORMS = {
         base64.b64encode(pem_block("RSA").encode()).decode()[:40],
     ),
     "PuTTY key": (
-        "PuTTY-User-Key-File-" + "3: ssh-ed25519\nPrivate-Lines: 1\n" + B64 + "\n"
-        + "Private-MAC: " + "0f1e2d3c4b5a6978" * 4, B64,
+        "PuTTY-User-Key-File-"
+        + "3: ssh-ed25519\nPrivate-Lines: 1\n"
+        + B64
+        + "\n"
+        + "Private-MAC: "
+        + "0f1e2d3c4b5a6978" * 4,
+        B64,
     ),  # fmt: skip
     "Maven password": (f"<server><{P}>{MIXED}</{P}></server>", MIXED),
     "web.config value": (f'<add key="ApiSecret" value="{MIXED}" />', MIXED),
@@ -188,7 +196,7 @@ def test_forms_that_once_leaked_are_found_and_sealed(form: str) -> None:
 
 def test_utf16_powershell_is_found_and_withheld_whole() -> None:
     for codec in ("utf-16", "utf-16-le", "utf-16-be"):
-        data = f'$' + f'{P} = "{MIXED}"\r\n'
+        data = f"$" + f'{P} = "{MIXED}"\r\n'
         found = scan_secrets(("# deploy\r\n" + data).encode(codec))
         assert found and not any(f.exact for f in found), codec
         assert redact(("# deploy\r\n" + data).encode(codec), found) is None
@@ -213,8 +221,8 @@ def test_redaction_cuts_only_the_value_and_keeps_the_rest() -> None:
     data = f'import os\nDB_{P.upper()} = "{MIXED}"\nprint("ok")\n'.encode()
     body = redact(data, scan_secrets(data))
     assert body == (
-        b'import os\nDB_' + P.upper().encode() + b' = "[REDACTED: high-entropy assignment to '
-        b"'DB_" + P.upper().encode() + b"']\"\nprint(\"ok\")\n"
+        b"import os\nDB_" + P.upper().encode() + b' = "[REDACTED: high-entropy assignment to '
+        b"'DB_" + P.upper().encode() + b'\']"\nprint("ok")\n'
     )
 
 
@@ -323,8 +331,8 @@ def test_lookalikes_are_not_tokens(text: str) -> None:
         "webhook_secret => " + "3f9a0c4e7b1d2a8f" + "6e5d4c3b",
         f"$password = '{MIXED}';",
         "//registry.npmjs.org/:_authToken=" + "a1b2c3d4-e5f6-4789-abcd-" + "ef1234567890",
-        f"val apiSecret: String = \"{MIXED}\"",
-        f"let clientSecret = \"{MIXED}\"",
+        f'val apiSecret: String = "{MIXED}"',
+        f'let clientSecret = "{MIXED}"',
         f"os.environ['API_TOKEN'] = '{MIXED}'",
         f"SECRET = b'{MIXED}'",
         f'Sys.setenv("API_TOKEN", "{MIXED}")',
@@ -371,8 +379,17 @@ def test_crlf_and_invalid_utf8_do_not_shift_lines() -> None:
         b"cGFzc3dvcmQ" * 450_000,
         (b"token " * 10 + b"\n") * 80_000,
     ],
-    ids=["letters", "assignments", "jwt-parts", "unclosed-quotes", "pem-headers", "pem-labels",
-         "url-parts", "base64-keywords", "words"],  # fmt: skip
+    ids=[
+        "letters",
+        "assignments",
+        "jwt-parts",
+        "unclosed-quotes",
+        "pem-headers",
+        "pem-labels",
+        "url-parts",
+        "base64-keywords",
+        "words",
+    ],  # fmt: skip
 )
 def test_five_megabytes_of_adversarial_input_scans_in_linear_time(data: bytes) -> None:
     start = time.perf_counter()
@@ -419,10 +436,27 @@ def test_secret_files_by_name(path: str) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    [".env.example", ".env.sample", "app/.env.local.example", "example.env", "id_rsa.pub",
-     ".npmrc", "environment.py", "env.py", "env.d.ts", "docs/env.md", "config/env.example",
-     "keys.py", "credentials.py", "secrets.py", "packer/secrets.py", "server.pem", "ca.crt", "",
-     "dir/"],  # fmt: skip
+    [
+        ".env.example",
+        ".env.sample",
+        "app/.env.local.example",
+        "example.env",
+        "id_rsa.pub",
+        ".npmrc",
+        "environment.py",
+        "env.py",
+        "env.d.ts",
+        "docs/env.md",
+        "config/env.example",
+        "keys.py",
+        "credentials.py",
+        "secrets.py",
+        "packer/secrets.py",
+        "server.pem",
+        "ca.crt",
+        "",
+        "dir/",
+    ],  # fmt: skip
 )
 def test_templates_public_keys_and_code_are_not_secret_files(path: str) -> None:
     assert secret_path_kind(path) is None
@@ -444,8 +478,14 @@ def test_version_is_a_nonempty_string() -> None:
 
 @pytest.mark.parametrize(
     "rel",
-    ["tests/test_secrets.py", "tests/secret_corpus.py", "packer/secrets.py",
-     "packer/secret_rules.py", "tests/test_summarize.py", "bench/secrets_bench.py"],  # fmt: skip
+    [
+        "tests/test_secrets.py",
+        "tests/secret_corpus.py",
+        "packer/secrets.py",
+        "packer/secret_rules.py",
+        "tests/test_summarize.py",
+        "bench/secrets_bench.py",
+    ],  # fmt: skip
 )
 def test_the_project_does_not_flag_its_own_sources(rel: str) -> None:
     path = ROOT / rel
@@ -483,7 +523,9 @@ def test_never_raises_and_output_is_well_formed(data: bytes) -> None:
     at=st.integers(min_value=0),
     form=st.sampled_from(sorted(LEAKED_FORMS)),
 )
-def test_a_planted_secret_anywhere_is_found_and_cut_out(lines: list[str], at: int, form: str) -> None:
+def test_a_planted_secret_anywhere_is_found_and_cut_out(
+    lines: list[str], at: int, form: str
+) -> None:
     text, value = LEAKED_FORMS[form]
     index = at % (len(lines) + 1)
     lines.insert(index, text)
@@ -526,12 +568,17 @@ def test_no_planted_secret_reaches_the_store_a_manifest_a_report_or_a_render(
     assert len(plants) == len(FORMS) >= 60
     # Ordinary files beside them, including the testers' false positives, stay whole.
     (root / "urllib_request.py").write_text('proxy_auth_hdr = "Proxy-Authorization"\n')
-    (root / "ca.pem").write_text("-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+g\n-----END CERTIFICATE-----\n")
+    (root / "ca.pem").write_text(
+        "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+g\n-----END CERTIFICATE-----\n"
+    )
     out = exposed(root, _cas_in(root))
     assert leaks(plants, out) == {}
     show = run_cas("show", "repo", "--json", cwd=root)
     entries = {e["path"]: e for e in json.loads(show.out)["entries"]}
-    assert entries["urllib_request.py"]["digest"] and "secret" not in entries["urllib_request.py"]["reason"]
+    assert (
+        entries["urllib_request.py"]["digest"]
+        and "secret" not in entries["urllib_request.py"]["reason"]
+    )
     assert entries["ca.pem"]["digest"]
     # A redacted file is kept, marked, and listed in the report like a withheld one.
     redacted = [e for e in entries.values() if "secrets redacted" in (e["reason"] or "")]
