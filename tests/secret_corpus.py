@@ -119,7 +119,7 @@ simple("go var", "cmd/{tag}/main.go", f'package main\n\nvar db{P.title()} string
 simple(
     "go short",
     "pkg/{tag}/db.go",
-    f'func f() {{\n\tapiToken := "{{v}}"\n\t_ = apiToken\n}}\n',
+    'func f() {\n\tapiToken := "{v}"\n\t_ = apiToken\n}\n',
     tok("", ALNUM, 32),
 )
 simple(
@@ -162,7 +162,8 @@ simple(
 simple(
     "dotnet connection string",
     "web/{tag}.config",
-    f'<connectionStrings><add name="db" connectionString="Server=db;User Id=sa;{P.title()}={{v}};"/></connectionStrings>\n',
+    '<connectionStrings><add name="db" '
+    f'connectionString="Server=db;User Id=sa;{P.title()}={{v}};"/></connectionStrings>\n',
     pw(16, "#%^*!"),
 )
 simple(

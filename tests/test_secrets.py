@@ -196,7 +196,7 @@ def test_forms_that_once_leaked_are_found_and_sealed(form: str) -> None:
 
 def test_utf16_powershell_is_found_and_withheld_whole() -> None:
     for codec in ("utf-16", "utf-16-le", "utf-16-be"):
-        data = f"$" + f'{P} = "{MIXED}"\r\n'
+        data = "$" + f'{P} = "{MIXED}"\r\n'
         found = scan_secrets(("# deploy\r\n" + data).encode(codec))
         assert found and not any(f.exact for f in found), codec
         assert redact(("# deploy\r\n" + data).encode(codec), found) is None
