@@ -347,7 +347,12 @@ def name_class(name: str) -> str | None:
     return None
 
 
-def value_is_secret(name_kind: str, value: str) -> bool:
+def value_is_secret(name_kind: str, value: str, name: str = "") -> bool:
+    if _UUID.fullmatch(value):
+        # A UUID is an id or a request token, unless the name says it authenticates
+        # (npm's legacy `_authToken`, `HEROKU_API_KEY`).
+        squashed = re.sub(r"[^a-z]", "", name.lower())
+        return any(w in squashed for w in ("authtoken", "apikey", "authkey", "accesstoken"))
     if name_kind == "password":
         return looks_random(value, 8) or (
             len(value) >= 8 and password_is_real(value) and _classes(value) >= 3

@@ -286,7 +286,7 @@ def _assignment_at(data: bytes, pos: int, length: int, seen: set[int]) -> _Found
         while vend > vstart and data[vend - 1] in b":.":
             vend -= 1
     text = data[vstart:vend].decode("utf-8", "replace")
-    if not text or not value_is_secret(kind, text):
+    if not text or not value_is_secret(kind, text, name):
         return None
     return _Found(start, f"high-entropy assignment to {name!r}", (vstart, vend), token=False)
 
