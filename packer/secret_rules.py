@@ -16,6 +16,7 @@ the size of its input whatever the input is.
 from __future__ import annotations
 
 import base64
+import functools
 import binascii
 import math
 import re
@@ -330,6 +331,7 @@ _NOT_REAL = frozenset(
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
+@functools.lru_cache(maxsize=4096)
 def name_class(name: str) -> str | None:
     """ "password" for a password-like name, "token" for a token or key name, None otherwise."""
     words = [w.lower() for w in _NAME_WORDS.findall(name)]

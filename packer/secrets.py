@@ -208,6 +208,7 @@ _B64_RUN = re.compile(rb"[A-Za-z0-9+/_-]{0,65536}")
 _B64_TAIL = re.compile(rb"={0,2}")
 _NAME_RUN = re.compile(rb"[A-Za-z0-9_.-]{0,64}")
 _QUOTES = b"\"'"
+_BLANK_KEYWORDS = (b"ENV", b"env", b"Env", b"ARG", b"arg", b"Arg", b"define", b"set", b"login")
 
 
 def _line_bounds(data: bytes, start: int, end: int, before: int, after: int) -> tuple[int, int]:
@@ -257,7 +258,7 @@ def _token_matches(data: bytes, rule: TokenRule, positions: list[tuple[int, int]
     return found
 
 
-def _assignment_at(data: bytes, pos: int, length: int, seen: set[int]) -> _Found | None:
+def _assignment_at(data: bytes, pos: int, length: int, seen: set[int]) -> tuple[_Found | None, int]:
     """The assignment whose name holds the literal at ``pos``, if its value is a secret."""
     back = data[max(0, pos - MAX_NAME) : pos][::-1]
     start = pos - _NAME_RUN.match(back).end()  # type: ignore[union-attr]
@@ -268,27 +269,29 @@ def _assignment_at(data: bytes, pos: int, length: int, seen: set[int]) -> _Found
     while end > start and data[end - 1] in b".-":
         end -= 1
     if start in seen or end - start > MAX_NAME:
-        return None
+        return None, 0
     seen.add(start)
     name = data[start:end].decode("ascii")
     kind = name_class(name)
     if kind is None:
-        return None
+        return None, 0
     _lo, hi = _line_bounds(data, end, end, 0, 4400)
     value = _value_after(data, start, end, hi)
     if value is None:
-        return None
+        return None, 0
     vstart, vend, bare = value
+    skip_to = vend
     if bare:
         if data[vend : vend + 1] in (b"(", b"["):
-            return None  # a call or a subscript: the value is computed, not written here
+            return None, skip_to  # a call or a subscript: the value is computed, not written here
         # Punctuation that ends a statement or a sentence is not part of the value.
         while vend > vstart and data[vend - 1] in b":.":
             vend -= 1
     text = data[vstart:vend].decode("utf-8", "replace")
     if not text or not value_is_secret(kind, text, name):
-        return None
-    return _Found(start, f"high-entropy assignment to {name!r}", (vstart, vend), token=False)
+        return None, skip_to
+    found = _Found(start, f"high-entropy assignment to {name!r}", (vstart, vend), token=False)
+    return found, skip_to
 
 
 def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, bool] | None:
@@ -321,7 +324,8 @@ def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, 
             return (*v.span(group), group == "bare")
     # ENV NAME value, #define NAME "value", login NAME password value
     line_start = data.rfind(b"\n", max(0, start - 200), start) + 1
-    if BLANK_OPERATOR_PREFIX.search(data[max(line_start, start - 200) : start]):
+    prefix = data[max(line_start, start - 200) : start]
+    if any(k in prefix for k in _BLANK_KEYWORDS) and BLANK_OPERATOR_PREFIX.search(prefix):
         v = BLANK_VALUE.match(data, end, hi)
         if v is not None:
             group = v.lastgroup or "bare"
@@ -342,23 +346,23 @@ def _operator_fits(data: bytes, start: int, op: re.Match[bytes]) -> bool:
     return not (sign == b":" and data[start - 1 : start] == b":")
 
 
-def _base64_at(data: bytes, pos: int, depth: int, seen: set[int]) -> _Found | None:
+def _base64_at(data: bytes, pos: int, depth: int, seen: set[int]) -> tuple[_Found | None, int]:
     """A base64 run around ``pos`` that decodes to text holding a secret."""
     back = data[max(0, pos - 65536) : pos][::-1]
     start = pos - _B64_RUN.match(back).end()  # type: ignore[union-attr]
     end = _B64_RUN.match(data, pos).end()  # type: ignore[union-attr]
     end = _B64_TAIL.match(data, end).end()  # type: ignore[union-attr]
     if start in seen or end - start < 16:
-        return None
+        return None, end
     seen.add(start)
     text = base64_text(data[start:end])
     if text is None:
-        return None
+        return None, end
     inner = _scan_view(text, binary=False, depth=depth + 1)
     if not inner:
-        return None
+        return None, end
     kinds = sorted({f.kind for f in inner})
-    return _Found(start, f"base64-encoded {kinds[0]}", (start, end), token=True)
+    return _Found(start, f"base64-encoded {kinds[0]}", (start, end), token=True), end
 
 
 def _scan_view(data: bytes, *, binary: bool, depth: int = 0) -> list[_Found]:
@@ -371,6 +375,9 @@ def _scan_view(data: bytes, *, binary: bool, depth: int = 0) -> list[_Found]:
     found: list[_Found] = []
     seen_names: set[int] = set()
     seen_runs: set[int] = set()
+    # A hit inside a value or a base64 run already read belongs to it: reading it again would
+    # make a file of repeated keywords cost the square of its size.
+    skip_to = 0
     for pos, index in hits:
         end = pos + _LENGTHS[index]
         for handler, rule_index in _HANDLERS[index]:
@@ -379,12 +386,14 @@ def _scan_view(data: bytes, *, binary: bool, depth: int = 0) -> list[_Found]:
                     per_rule.setdefault(rule_index, []).append((pos, end))
             elif binary:
                 continue
+            elif pos < skip_to:
+                continue
             elif handler == _ASSIGNMENT:
-                hit = _assignment_at(data, pos, _LENGTHS[index], seen_names)
+                hit, skip_to = _assignment_at(data, pos, _LENGTHS[index], seen_names)
                 if hit is not None:
                     found.append(hit)
             elif depth < _MAX_DEPTH:
-                hit = _base64_at(data, pos, depth, seen_runs)
+                hit, skip_to = _base64_at(data, pos, depth, seen_runs)
                 if hit is not None:
                     found.append(hit)
     for rule_index, positions in sorted(per_rule.items()):
