@@ -16,8 +16,8 @@ the size of its input whatever the input is.
 from __future__ import annotations
 
 import base64
-import functools
 import binascii
+import functools
 import math
 import re
 from collections import Counter

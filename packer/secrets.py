@@ -208,7 +208,7 @@ _B64_RUN = re.compile(rb"[A-Za-z0-9+/_-]{0,65536}")
 _B64_TAIL = re.compile(rb"={0,2}")
 _NAME_RUN = re.compile(rb"[A-Za-z0-9_.-]{0,64}")
 _QUOTES = b"\"'"
-_BLANK_KEYWORDS = (b"ENV", b"env", b"Env", b"ARG", b"arg", b"Arg", b"define", b"set", b"login")
+_BLANK_KEYWORDS = re.compile(rb"(?i:env|arg)|define|set|login")
 
 
 def _line_bounds(data: bytes, start: int, end: int, before: int, after: int) -> tuple[int, int]:
@@ -325,7 +325,7 @@ def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, 
     # ENV NAME value, #define NAME "value", login NAME password value
     line_start = data.rfind(b"\n", max(0, start - 200), start) + 1
     prefix = data[max(line_start, start - 200) : start]
-    if any(k in prefix for k in _BLANK_KEYWORDS) and BLANK_OPERATOR_PREFIX.search(prefix):
+    if _BLANK_KEYWORDS.search(prefix) and BLANK_OPERATOR_PREFIX.search(prefix):
         v = BLANK_VALUE.match(data, end, hi)
         if v is not None:
             group = v.lastgroup or "bare"
@@ -384,9 +384,7 @@ def _scan_view(data: bytes, *, binary: bool, depth: int = 0) -> list[_Found]:
             if handler == _TOKEN:
                 if not binary or TOKEN_RULES[rule_index].in_binary:
                     per_rule.setdefault(rule_index, []).append((pos, end))
-            elif binary:
-                continue
-            elif pos < skip_to:
+            elif binary or pos < skip_to:
                 continue
             elif handler == _ASSIGNMENT:
                 hit, skip_to = _assignment_at(data, pos, _LENGTHS[index], seen_names)
