@@ -165,7 +165,7 @@ LEAKED_FORMS = {
         + "Private-MAC: "
         + "0f1e2d3c4b5a6978" * 4,
         B64,
-    ),  # fmt: skip
+    ),
     "Maven password": (f"<server><{P}>{MIXED}</{P}></server>", MIXED),
     "web.config value": (f'<add key="ApiSecret" value="{MIXED}" />', MIXED),
     "PHP define": (f"define('DB_{P.upper()}', '{MIXED}');", MIXED),
@@ -389,7 +389,7 @@ def test_crlf_and_invalid_utf8_do_not_shift_lines() -> None:
         "url-parts",
         "base64-keywords",
         "words",
-    ],  # fmt: skip
+    ],
 )
 def test_five_megabytes_of_adversarial_input_scans_in_linear_time(data: bytes) -> None:
     start = time.perf_counter()
@@ -456,7 +456,7 @@ def test_secret_files_by_name(path: str) -> None:
         "ca.crt",
         "",
         "dir/",
-    ],  # fmt: skip
+    ],
 )
 def test_templates_public_keys_and_code_are_not_secret_files(path: str) -> None:
     assert secret_path_kind(path) is None
@@ -485,7 +485,7 @@ def test_version_is_a_nonempty_string() -> None:
         "packer/secret_rules.py",
         "tests/test_summarize.py",
         "bench/secrets_bench.py",
-    ],  # fmt: skip
+    ],
 )
 def test_the_project_does_not_flag_its_own_sources(rel: str) -> None:
     path = ROOT / rel
