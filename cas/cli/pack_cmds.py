@@ -126,6 +126,7 @@ def _report_json(report: PackReport, root: Path) -> dict[str, object]:
             for r in report.results
         ],
         "withheld": [{"path": p, "kind": k} for p, k in report.withheld],
+        "redacted": [{"path": p, "kind": k} for p, k in report.redacted],
         "notes": [{"path": n.path, "reason": n.reason} for n in report.notes],
         "stale": report.stale,
         "timings": {k: round(v, 4) for k, v in report.timings.items()},
@@ -162,6 +163,9 @@ def _print_report(report: PackReport, root: Path, *, quiet: bool, check: bool) -
     if report.withheld:
         listed = ", ".join(f"{shown(p)} ({k})" for p, k in report.withheld)
         click.echo(f"withheld as secrets, stored nowhere: {listed}")
+    if report.redacted:
+        listed = ", ".join(f"{p} ({k})" for p, k in report.redacted)
+        click.echo(f"secrets redacted, stored with the values cut out: {listed}")
     if not quiet:
         for note in report.notes:
             warn(f"note: {shown(note.path)}: {note.reason}")
