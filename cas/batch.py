@@ -13,7 +13,7 @@ from typing import IO, TYPE_CHECKING, Final
 from cas import frame
 from cas.digest import Digest, hasher
 from cas.errors import CorruptBlob, InputError
-from cas.records import CHUNKREF, META, Txn, now_ns
+from cas.records import CHUNKREF, META, Txn, chunkref_of, now_ns
 
 if TYPE_CHECKING:
     from cas.procpool import View as ProcView
@@ -382,7 +382,7 @@ class Batch:
             for op in ops:
                 if isinstance(op, _Chunk):
                     ref = txn.get(op.digest, db=refs_db)
-                    refs = CHUNKREF.unpack(ref)[0] if ref else 0
+                    refs = chunkref_of(op.digest, ref).refs if ref else 0
                     if op.frame:
                         if txn.put(op.digest, op.frame, db=chunks_db, overwrite=False):
                             new_stored += len(op.frame)
@@ -403,7 +403,7 @@ class Batch:
                         ref = txn.get(chunk, db=refs_db)
                         if ref is None:
                             raise CorruptBlob(str(op.digest), f"chunk {chunk} vanished during put")
-                        refs = CHUNKREF.unpack(ref)[0]
+                        refs = chunkref_of(chunk, ref).refs
                         txn.put(chunk, CHUNKREF.pack(refs + 1, now), db=refs_db)
                     value = op.frame
                     stored_size = op.stored_size

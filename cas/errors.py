@@ -100,10 +100,50 @@ class StoreVersionError(UsageError):
 class StoreAccessError(UsageError):
     """The store exists but cannot be opened as asked (permissions, a damaged file)."""
 
-    def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"cannot open store {path}: {problem}")
+    def __init__(self, path: str, problem: str, *, action: str = "open") -> None:
+        super().__init__(f"cannot {action} store {path}: {problem}")
         self.path = path
         self.problem = problem
+
+
+class StoreDamaged(UsageError):
+    """The store's data file is damaged (truncated, overwritten, bits flipped): it is refused
+    before anything reads the damaged part, by every command alike."""
+
+    def __init__(self, path: str, problem: str, details: tuple[str, ...] = ()) -> None:
+        more = f" (and {len(details) - 1} more problems)" if len(details) > 1 else ""
+        super().__init__(
+            f"damaged store {path}: {problem}{more}; restore .cas from a copy, or move it aside "
+            "and rebuild it ('cas init', then 'cas pull' from a remote, or 'cas pack')"
+        )
+        self.path = path
+        self.problem = problem
+        self.details = details or (problem,)
+
+
+class KeyTooLong(UsageError):
+    """A key over the store's key size limit, where the caller chose the key (a name)."""
+
+    def __init__(self, table: str, size: int, limit: int) -> None:
+        super().__init__(
+            f"a {table} name of {size} bytes is too long: the store keeps names of at most "
+            f"{limit} bytes (UTF-8)"
+        )
+        self.table = table
+        self.size = size
+        self.limit = limit
+
+
+class BadRecordSize(UsageError):
+    """LMDB refused a key or value for its size (MDB_BAD_VALSIZE): a caller-chosen key over the
+    key size limit. Nothing was written; it is never a full disk."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"store {path} refused a key or value of a size it cannot hold (keys, such as pin "
+            "names, are limited to 511 bytes); nothing was written"
+        )
+        self.path = path
 
 
 class StoreExists(UsageError):

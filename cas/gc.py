@@ -134,7 +134,10 @@ class _Sweep:
         """Collect unreachable blobs last referenced before the cutoff; returns how many
         unreachable ones the grace period keeps."""
         kept = seen = 0
-        for digest, _raw, _stored, _first, last in self.store.iter_meta():
+        # A blob whose metadata row is damaged has no last-referenced time to judge: it is kept
+        # (and 'cas verify' reports it).
+        damaged: list[Digest] = []
+        for digest, _raw, _stored, _first, last in self.store.iter_meta(damaged=damaged):
             seen += 1
             if seen % 4096 == 0:
                 tick("mark", seen, 0)
@@ -144,7 +147,7 @@ class _Sweep:
                 kept += 1
             else:
                 self.candidates.append(digest)
-        return kept
+        return kept + len(damaged)
 
     def run(self, lease_wait_s: float, lease_ttl_ns: int) -> GcReport:
         started = time.monotonic()
@@ -187,7 +190,7 @@ class _Sweep:
             raw = txn.get(digest, db=meta_db)
             if raw is None:
                 continue
-            if digest in late or META.unpack(raw)[3] >= self.cutoff:
+            if digest in late or len(raw) != META.size or META.unpack(raw)[3] >= self.cutoff:
                 out.spared_late += 1
                 continue
             out.digests.append(digest)

@@ -11,7 +11,7 @@ import click
 from cas import roots as roots_mod
 from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
 from cas.digest import Digest
-from cas.errors import NotFound, StoreAccessError, UsageError, VerifyFailed
+from cas.errors import NotFound, StoreAccessError, StoreDamaged, UsageError, VerifyFailed
 from cas.gc import DEFAULT_LEASE_WAIT_S, GcReport, collect
 from cas.progress import Progress, human_bytes
 from cas.store import Store
@@ -111,21 +111,30 @@ def verify_cmd(
         return
     if deep:
         raise UsageError("--deep goes with --remote NAME (a local verify always re-hashes)")
-    with _open_for_verify(ctx) as store, Progress("verifying", enabled=ctx.progress) as bar:
+    try:
+        with _open_for_verify(ctx) as store, Progress("verifying", enabled=ctx.progress) as bar:
 
-        def tick(done: int, total: int, nbytes: int) -> None:
-            bar.total = total
-            bar.update(done, nbytes)
+            def tick(done: int, total: int, nbytes: int) -> None:
+                bar.total = total
+                bar.update(done, nbytes)
 
-        report = verify(
-            store,
-            targets,
-            all_blobs=all_blobs,
-            extra_dirs=extra_dirs,
-            subset=subset,
-            max_duration_s=max_duration,
-            progress=tick if ctx.progress else None,
-        )
+            report = verify(
+                store,
+                targets,
+                all_blobs=all_blobs,
+                extra_dirs=extra_dirs,
+                subset=subset,
+                max_duration_s=max_duration,
+                progress=tick if ctx.progress else None,
+            )
+    except StoreDamaged as exc:
+        # Every problem the walk of the data file found, then the one-line error (exit 2).
+        if as_json:
+            emit_json({"ok": False, "damaged": list(exc.details), "problems": []})
+        else:
+            for line in exc.details:
+                click.echo(f"-  damaged store: {line}")
+        raise
     if as_json:
         emit_json(report.as_dict())
     else:

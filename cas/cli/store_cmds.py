@@ -19,7 +19,7 @@ from cas.cli._common import (
     warn,
 )
 from cas.digest import Digest
-from cas.errors import EXIT_PROBLEM, EXIT_USAGE, InputError, OutputError
+from cas.errors import EXIT_PROBLEM, EXIT_USAGE, CorruptBlob, InputError, OutputError
 from cas.progress import Progress, human_bytes
 from cas.store import DEFAULT_LEVEL, Store
 from cas.tree import Skipped, regular_files
@@ -227,16 +227,22 @@ def stat(ctx: Ctx, digest: str, as_json: bool) -> None:
 @json_option
 @pass_ctx
 def ls_cmd(ctx: Ctx, as_json: bool) -> None:
-    """List every blob: digest, raw size, stored size."""
+    """List every blob: digest, raw size, stored size (exit 1 if a metadata row is damaged)."""
+    damaged: list[Digest] = []
     with ctx.open_store(readonly=True) as store:
-        rows = store.iter_meta()
+        rows = store.iter_meta(damaged=damaged)
         if as_json:
             emit_json(
                 [{"digest": str(d), "raw_size": r, "stored_size": s} for d, r, s, _f, _l in rows]
             )
-            return
-        for d, raw, stored, _first, _last in rows:
-            click.echo(f"{d}  {raw:>12}  {stored:>12}")
+        else:
+            for d, raw, stored, _first, _last in rows:
+                click.echo(f"{d}  {raw:>12}  {stored:>12}")
+    if damaged:
+        more = f" (and {len(damaged) - 1} more; 'cas verify --all' lists them)"
+        raise CorruptBlob(
+            str(damaged[0]), "its metadata record is damaged" + (more if len(damaged) > 1 else "")
+        )
 
 
 @click.command()
