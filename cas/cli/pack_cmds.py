@@ -30,15 +30,7 @@ def _root() -> Path:
 
 
 def _store_for_pack(ctx: Ctx, root: Path) -> Store:
-    try:
-        return ctx.open_store()
-    except StoreNotFound:
-        if ctx.store_opt:
-            raise
-        where = root / ".cas"
-        if not ctx.quiet:
-            warn(f"created a new store in {where}")
-        return Store.create(where)
+    return ctx.open_or_create_store(root / ".cas")
 
 
 @click.command()
