@@ -208,12 +208,16 @@ def short_by(state: State) -> str | None:
 
 @dataclass(slots=True)
 class Walk:
-    """What a walk found: problems (empty: sound), the free pages the free table lists, and
-    which pages are in use (1) or not (0), by page number."""
+    """What a walk found: problems (empty: sound), the free pages the free table lists (with
+    the transaction that freed them), and which pages are in use (1) or not (0), by number."""
 
     problems: list[str]
-    free_pages: list[int]
+    freed: list[tuple[int, tuple[int, ...]]]  # (transaction id, pages it freed)
     live: bytearray
+
+    @property
+    def free_pages(self) -> list[int]:
+        return [page for _txnid, pages in self.freed for page in pages]
 
     @property
     def live_pages(self) -> int:
@@ -230,7 +234,7 @@ class _Walker:
         self.in_file = min(state.pages_in_file, state.next_pgno)
         self.live = bytearray(state.next_pgno)
         self.problems: list[str] = []
-        self.free_pages: list[int] = []
+        self.freed: list[tuple[int, tuple[int, ...]]] = []
         self.tables: list[tuple[str, Db]] = []
         self.key_size: int | None = None  # what the table being walked requires, if anything
 
@@ -278,13 +282,13 @@ class _Walker:
             self.key_size = self.key_sizes.get(name)
             self.tree(f"table {name}", db, kind="table")
         if not self.done:
-            busy = [p for p in self.free_pages if self.live[p]]
+            busy = [p for _txnid, pages in self.freed for p in pages if self.live[p]]
             if busy:
                 self.problem(
                     f"{len(busy)} pages are both in use and listed as free (first: page "
                     f"{busy[0]}): a write would overwrite live data"
                 )
-        return Walk(self.problems, self.free_pages, self.live)
+        return Walk(self.problems, self.freed, self.live)
 
     def tree(self, name: str, db: Db, *, kind: str) -> None:
         if db.root == NO_PAGE:
@@ -374,7 +378,8 @@ class _Walker:
                     return
                 value = buf[data : data + size] if kind != "table" else b""
             if kind == "free":
-                self.free_list(value, f"node {i} of {where}")
+                txnid = _U64.unpack_from(buf, off + NODE)[0]
+                self.free_list(txnid, value, f"node {i} of {where}")
             elif kind == "main":
                 self.table(buf[off + NODE : data], value, f"node {i} of {where}")
 
@@ -400,7 +405,7 @@ class _Walker:
             return b""
         return os.pread(self.fd, size, first * psize + HEADER)
 
-    def free_list(self, value: bytes, where: str) -> None:
+    def free_list(self, txnid: int, value: bytes, where: str) -> None:
         if len(value) < 8:
             self.problem(f"{where}: a free-page list of {len(value)} bytes")
             return
@@ -413,7 +418,7 @@ class _Walker:
         if bad:
             self.problem(f"{where}: the free-page list names page {bad[0]}, outside the file")
             return
-        self.free_pages.extend(pages)
+        self.freed.append((txnid, pages))
 
     def table(self, key: bytes, value: bytes, where: str) -> None:
         name = key.decode("utf-8", "replace")

@@ -177,12 +177,30 @@ class ManifestError(UsageError):
 class StoreFull(UsageError):
     """The disk (or the largest map LMDB may grow to) is full; the batch was rolled back."""
 
-    def __init__(self, path: str, detail: str) -> None:
+    def __init__(
+        self,
+        path: str,
+        detail: str,
+        outcome: str = "the last batch was rolled back, nothing was half-written",
+    ) -> None:
+        super().__init__(f"store {path} is full ({detail}): {outcome}; free disk space and retry")
+        self.path = path
+        self.detail = detail
+
+
+class RollbackIncomplete(UsageError):
+    """A batch failed, and taking back what its earlier commits stored failed too (a disk too
+    full even for the deletions): says what is left, unreferenced, and how to clear it."""
+
+    def __init__(self, path: str, cause: str, problem: object, blobs: int, chunks: int) -> None:
         super().__init__(
-            f"store {path} is full ({detail}): the last batch was rolled back, nothing was "
-            "half-written; free disk space and retry"
+            f"store {path}: a batch failed ({cause}) and rolling back its earlier commits failed "
+            f"too ({problem}): up to {blobs} blobs and {chunks} chunks are left, referenced by "
+            "nothing; run 'cas gc --grace 0' once there is room"
         )
         self.path = path
+        self.blobs = blobs
+        self.chunks = chunks
 
 
 class RemoteError(UsageError):

@@ -51,6 +51,8 @@ class GcReport:
     spared_late: int = 0
     stale_leases: int = 0
     live_leases: int = 0
+    # Disk blocks of free pages given back to the file system in place (see cas/space.py).
+    bytes_given_back: int = 0
     waited_s: float = 0.0
     digests: list[Digest] = field(default_factory=list)  # pruned, or would be in a dry run
 
@@ -112,6 +114,10 @@ def collect(
     report.pins = len(roots.pins)
     report.reachable = len(sweep.reachable)
     report.kept_by_grace = kept_by_grace
+    if not dry_run:
+        # What was deleted is free inside the data file; give its disk blocks back now, so a
+        # full disk gets room without the copy that compaction needs.
+        report.bytes_given_back = store.give_back_space()
     return report
 
 
@@ -161,7 +167,10 @@ class _Sweep:
                 )[0]
             outcome: GcReport | _Busy
             try:
-                outcome = self.store.write(lambda txn: self._delete(txn, lease_ttl_ns))
+                # A cleanup: on a full disk it may use the store's reserve (cas/space.py).
+                outcome = self.store.write(
+                    lambda txn: self._delete(txn, lease_ttl_ns), cleanup=True
+                )
             except _DryRun as done:
                 outcome = done.report
             if not isinstance(outcome, _Busy):

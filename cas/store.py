@@ -38,8 +38,8 @@ from typing import Any, BinaryIO, Final
 import lmdb
 import msgpack
 
-from cas import datafile, frame
-from cas.batch import Batch
+from cas import datafile, frame, space
+from cas.batch import Batch, Written
 from cas.digest import Digest
 from cas.errors import (
     BadRecordSize,
@@ -82,6 +82,9 @@ _TABLES: Final = (
     "verified",
     "remotes",
 )
+_UNCHANGED: Final = (
+    "the store is as it was (a compaction needs room for a copy: run 'cas gc' first)"
+)
 # Tables keyed by a digest: a key of any other size is damage the walk of the file reports.
 _KEY_SIZES: Final = dict.fromkeys(("blobs", "chunks", "chunkrefs", "meta", "verified"), 32)
 # The least content a frame received from elsewhere may hold: see `Store.foreign_frame_limit`.
@@ -112,6 +115,8 @@ class StoreStats:
     ingested_bytes: int
     ingested_count: int
     file_bytes: int
+    # What the data file occupies on disk: less than its size once free pages were given back.
+    disk_bytes: int = 0
 
     @property
     def dedup_ratio(self) -> float:
@@ -452,6 +457,9 @@ class Store:
             if version > FORMAT_VERSION:
                 raise StoreVersionError(str(where), version, FORMAT_VERSION)
             raise StoreAccessError(str(where), f"unknown format marker {found!r}")
+        if not readonly:
+            # Room to clean up in, should the disk ever fill up (see cas/space.py).
+            space.ensure_reserve(where)
         try:
             return cls(env, where, readonly=readonly, lock_fd=lock_fd, walked=walked)
         except lmdb.Error as exc:
@@ -553,9 +561,11 @@ class Store:
             os.replace(tmp, data)
             fsync_dir(self.path)
         except OSError as exc:
-            raise StoreFull(str(self.path), f"compaction failed: {_os_problem(exc)}") from None
+            raise StoreFull(
+                str(self.path), f"compaction failed: {_os_problem(exc)}", _UNCHANGED
+            ) from None
         except lmdb.Error as exc:
-            raise StoreFull(str(self.path), f"compaction failed: {exc}") from None
+            raise StoreFull(str(self.path), f"compaction failed: {exc}", _UNCHANGED) from None
         finally:
             tmp.unlink(missing_ok=True)
             # Back to shared before reopening: a compaction that slips in between finds this
@@ -604,12 +614,32 @@ class Store:
         finally:
             txn.abort()
 
-    def write(self, fn: Callable[[Txn], Any], *, expected_bytes: int = 0) -> Any:
+    def write(
+        self, fn: Callable[[Txn], Any], *, expected_bytes: int = 0, cleanup: bool = False
+    ) -> Any:
         """Run ``fn`` in one write transaction; grow the map and retry when it is full.
 
         ``fn`` must be safe to run again after an abort (it only writes through the txn).
         A full disk or file size limit rolls the transaction back and raises `StoreFull`.
+        A ``cleanup`` transaction (one that frees space: a rollback, a gc) that finds the
+        disk full releases the store's reserve (`cas.space`) and runs again in the room it
+        leaves.
         """
+        try:
+            return self._write(fn, expected_bytes)
+        except StoreFull as full:
+            if not cleanup or not space.release_reserve(self.path):
+                raise
+            try:
+                return self._write(fn, expected_bytes)
+            except StoreFull as again:
+                raise StoreFull(
+                    str(self.path),
+                    f"{again.detail}, even with its {space.RESERVE_BYTES >> 20} "
+                    "MiB reserve released",
+                ) from full
+
+    def _write(self, fn: Callable[[Txn], Any], expected_bytes: int) -> Any:
         if self.readonly:
             raise StoreAccessError(str(self.path), "opened read-only")
         self._ensure_room(expected_bytes)
@@ -680,12 +710,14 @@ class Store:
         with self.read() as txn:
             totals = self._totals(txn)
         data = self.path / "data.mdb"
+        st = data.stat()
         return StoreStats(
             path=str(self.path),
             format=FORMAT_VERSION,
             chunk_size=self.chunk_size,
             level=self.level,
-            file_bytes=data.stat().st_size,
+            file_bytes=st.st_size,
+            disk_bytes=st.st_blocks * 512,
             **totals,
         )
 
@@ -751,6 +783,100 @@ class Store:
             if cursor.set_key(chunk):
                 stored += len(cursor.value())
         return head.raw_size, stored
+
+    def undo(self, written: Written) -> None:
+        """Take back what a failed batch committed (`Batch` calls it): every blob and chunk it
+        stored that no other writer has used since (the stamp its last commit left is still
+        there), and its share of the totals; then give the freed pages' disk blocks back.
+        Runs as a cleanup transaction, so it works on the disk that made the batch fail."""
+
+        def run(txn: Txn) -> None:
+            meta_db, refs_db, chunks_db = (
+                self._dbs["meta"],
+                self._dbs["chunkrefs"],
+                self._dbs["chunks"],
+            )
+            ours: list[Digest] = []
+            for chunk, stamp in sorted(written.chunks.items()):
+                ref = txn.get(chunk, db=refs_db)
+                if (
+                    ref is not None
+                    and len(ref) == CHUNKREF.size
+                    and CHUNKREF.unpack(ref)[1] == stamp
+                ):
+                    ours.append(chunk)
+            blobs = []
+            for digest, stamp in sorted(written.blobs.items()):
+                raw = txn.get(digest, db=meta_db)
+                if raw is not None and len(raw) == META.size and META.unpack(raw)[3] == stamp:
+                    blobs.append(digest)
+            self.delete_in(txn, blobs)  # decrements the counts of the chunks they list
+            freed = 0
+            cursor = txn.cursor(db=chunks_db)
+            for chunk in ours:
+                ref = txn.get(chunk, db=refs_db)
+                if ref is None or CHUNKREF.unpack(ref)[0] != 0:
+                    continue  # another blob's index lists it now
+                if cursor.set_key(chunk):
+                    freed += len(cursor.value())
+                    cursor.delete()
+                txn.delete(chunk, db=refs_db)
+            self._add_totals(
+                txn,
+                {
+                    "stored_bytes": -freed,
+                    "ingested_bytes": -written.ingested_bytes,
+                    "ingested_count": -written.ingested_count,
+                },
+            )
+
+        self.write(run, cleanup=True)
+        self.give_back_space()
+
+    def give_back_space(self) -> int:
+        """Give the disk blocks of pages nothing can read any more back to the file system, in
+        place (`cas.space`), then restore the reserve if there is room. Returns the bytes
+        given back; 0 on a file system that cannot punch holes."""
+        if self.readonly:
+            return 0
+        # A commit first: pages freed by the last commit stay readable through the previous
+        # meta page (LMDB's fallback after a crash) until one more commit replaces it.
+        self.write(
+            lambda txn: txn.put(
+                b"space_given_back_ns", str(now_ns()).encode(), db=self._dbs["info"]
+            ),
+            cleanup=True,
+        )
+        given = 0
+        fd = os.open(self.path / "data.mdb", os.O_RDWR | os.O_CLOEXEC)
+        try:
+            # Holding the write lock (a write transaction that writes nothing), so no writer
+            # can reuse a page between the walk that lists it as free and the punch.
+            with self._env.begin(write=True):
+                state = _inspect(self.path, fd)
+                walk = datafile.walk(fd, state, _KEY_SIZES)
+                if walk.problems:
+                    raise StoreDamaged(str(self.path), walk.problems[0], tuple(walk.problems))
+                runs = space.free_ranges(
+                    walk.freed,
+                    last_txnid=state.txnid,
+                    oldest_reader_txnid=space.oldest_reader(self._env.readers()),
+                    next_pgno=state.next_pgno,
+                    pages_in_file=state.pages_in_file,
+                )
+                given = space.punch(fd, runs, state.psize)
+        except lmdb.Error as exc:
+            raise self._write_failure(exc) from None
+        except OSError as exc:
+            raise StoreAccessError(
+                str(self.path),
+                f"giving free space back failed: {_os_problem(exc)}",
+                action="write to",
+            ) from None
+        finally:
+            os.close(fd)
+        space.ensure_reserve(self.path)
+        return given
 
     def delete(self, digests: Iterable[Digest]) -> tuple[int, int]:
         """Remove blobs (reserved for gc). Returns (blobs removed, stored bytes freed).

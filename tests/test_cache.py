@@ -128,5 +128,5 @@ def test_an_oversized_key_inside_any_write_is_never_reported_as_a_full_store(
     with pytest.raises(BadRecordSize) as info:
         store.write(lambda txn: txn.put(b"k" * 600, b"v", db=store.db("pins")))
     assert not isinstance(info.value, StoreFull) and "nothing was written" in str(info.value)
-    with pytest.raises(BadRecordSize), store.read() as txn:
-        txn.get(b"k" * 600, db=store.db("pins"))
+    with store.read() as txn:  # a lookup finds nothing: no key that long can be there
+        assert txn.get(b"k" * 600, db=store.db("pins")) is None

@@ -249,6 +249,8 @@ def _print_gc(report: GcReport, *, as_json: bool, quiet: bool) -> None:
         f"kept {report.reachable} reachable from {_n(report.manifests, 'manifest')} and "
         f"{_n(report.pins, 'pin')}, {report.kept_by_grace} unreferenced within the grace period"
     )
+    if report.bytes_given_back:
+        click.echo(f"gave {human_bytes(report.bytes_given_back)} of free pages back to the disk")
     if quiet:
         return
     if report.spared_late:
@@ -275,6 +277,7 @@ def _gc_json(report: GcReport, compacted: tuple[int, int] | None) -> dict[str, A
         "stale_leases_cleared": report.stale_leases,
         "live_leases": report.live_leases,
         "waited_s": round(report.waited_s, 3),
+        "bytes_given_back": report.bytes_given_back,
         "digests": [str(d) for d in report.digests],
         "compacted": None if compacted is None else {"before": compacted[0], "after": compacted[1]},
     }

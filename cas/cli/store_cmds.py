@@ -263,6 +263,7 @@ def info(ctx: Ctx, as_json: bool) -> None:
         "ingested_bytes": st.ingested_bytes,
         "ingested_count": st.ingested_count,
         "file_bytes": st.file_bytes,
+        "disk_bytes": st.disk_bytes,
         "dedup_ratio": round(st.dedup_ratio, 4),
         "compression_ratio": round(st.compression_ratio, 4),
     }
@@ -273,7 +274,10 @@ def info(ctx: Ctx, as_json: bool) -> None:
     click.echo(f"blobs              {st.blobs}")
     click.echo(f"logical bytes      {st.raw_bytes} ({human_bytes(st.raw_bytes)})")
     click.echo(f"stored bytes       {st.stored_bytes} ({human_bytes(st.stored_bytes)})")
-    click.echo(f"file size          {st.file_bytes} ({human_bytes(st.file_bytes)})")
+    click.echo(
+        f"file size          {st.file_bytes} ({human_bytes(st.file_bytes)}; "
+        f"{human_bytes(st.disk_bytes)} on disk)"
+    )
     click.echo(
         f"dedup ratio        {st.dedup_ratio:.2f}x "
         f"({st.ingested_count} puts, {human_bytes(st.ingested_bytes)} offered)"
