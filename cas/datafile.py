@@ -23,6 +23,7 @@ damaged"). This module never imports LMDB.
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import struct
 import sys
@@ -225,8 +226,8 @@ class Walk:
 
 
 class _Walker:
-    def __init__(self, fd: int, state: State, key_sizes: Mapping[str, int]) -> None:
-        self.fd = fd
+    def __init__(self, mem: mmap.mmap, state: State, key_sizes: Mapping[str, int]) -> None:
+        self.mem = mem  # the file's pages up to the last one the meta page counts
         self.state = state
         self.key_sizes = key_sizes
         self.psize = state.psize
@@ -265,12 +266,9 @@ class _Walker:
         self.live[first:end] = b"\x01" * count
         return True
 
-    def read_page(self, pgno: int) -> bytes | None:
-        buf = os.pread(self.fd, self.psize, pgno * self.psize)
-        if len(buf) != self.psize:
-            self.problem(f"page {pgno} could not be read whole")
-            return None
-        return buf
+    def read_page(self, pgno: int) -> bytes:
+        start = pgno * self.psize
+        return self.mem[start : start + self.psize]
 
     def run(self) -> Walk:
         st = self.state
@@ -306,8 +304,6 @@ class _Walker:
             if not self.mark(pgno, 1, where):
                 continue
             buf = self.read_page(pgno)
-            if buf is None:
-                continue
             stored, _pad, flags, lower, upper = _PAGE_HEADER.unpack_from(buf, 0)
             if stored != pgno:
                 self.problem(f"{where} records itself as page {stored}")
@@ -349,6 +345,10 @@ class _Walker:
             stack.append((lo | hi << 16 | top << 32, depth + 1))
 
     def leaf(self, buf: bytes, offsets: tuple[int, ...], upper: int, where: str, kind: str) -> None:
+        if kind == "table" and self.table_leaf(buf, offsets, upper):
+            return
+        # The other tables, and a table's leaf the fast pass found a fault in: node by node,
+        # naming the fault.
         psize = self.psize
         allowed = F_SUBDATA if kind == "main" else F_BIGDATA
         for i, off in enumerate(offsets):
@@ -369,7 +369,7 @@ class _Walker:
                 self.problem(f"{where}: node {i} has a key of {ksize} bytes, not {want}")
                 return
             if flags & F_BIGDATA:
-                value = self.overflow(buf, data, size, f"the value of node {i} on {where}", kind)
+                value = self.overflow(buf, data, size, kind, f"node {i} of {where}")
                 if value is None:
                     continue
             else:
@@ -383,27 +383,56 @@ class _Walker:
             elif kind == "main":
                 self.table(buf[off + NODE : data], value, f"node {i} of {where}")
 
-    def overflow(self, buf: bytes, data: int, size: int, what: str, kind: str) -> bytes | None:
+    def table_leaf(self, buf: bytes, offsets: tuple[int, ...], upper: int) -> bool:
+        """The common case, fast: a leaf of one of the store's tables (a store of 20,000 blobs
+        has 100,000 such nodes). Checks every node's bounds first, marking nothing; False at the
+        first fault, for `leaf` to go through again and name it. Then the overflow values."""
+        unpack = _NODE.unpack_from
+        psize = self.psize
+        last = psize - NODE
+        key_size = self.key_size
+        overflows: list[tuple[int, int]] = []
+        for off in offsets:
+            if off < upper or off > last:
+                return False
+            lo, hi, flags, ksize = unpack(buf, off)
+            data = off + NODE + ksize
+            if key_size is not None and ksize != key_size:
+                return False
+            if flags == 0:
+                if data + (lo | hi << 16) > psize:
+                    return False
+            elif flags != F_BIGDATA or data + 8 > psize:
+                return False
+            else:
+                overflows.append((data, lo | hi << 16))
+        for data, size in overflows:
+            self.overflow(buf, data, size, "table", "a node")
+        return True
+
+    def overflow(self, buf: bytes, data: int, size: int, kind: str, node: str) -> bytes | None:
         psize = self.psize
         if data + 8 > psize:
-            self.problem(f"{what}: its page number runs past the page")
+            self.problem(f"the value of {node}: its page number runs past the page")
             return None
         first = _U64.unpack_from(buf, data)[0]
         pages = (HEADER - 1 + size) // psize + 1
-        if not self.mark(first, pages, what):
+        end = first + pages
+        if first < 2 or end > self.in_file or self.live.find(1, first, end) >= 0:
+            self.mark(first, pages, f"an overflow value ({size} bytes) at page {first}")
             return None
-        head = os.pread(self.fd, HEADER, first * psize)
-        stored, _pad, flags, _lower, _upper = _PAGE_HEADER.unpack_from(head, 0)
-        claimed = _OVERFLOW_PAGES.unpack_from(head, 12)[0]
+        self.live[first:end] = b"\x01" * pages
+        stored, _pad, flags, _lower, _upper = _PAGE_HEADER.unpack_from(self.mem, first * psize)
+        claimed = _OVERFLOW_PAGES.unpack_from(self.mem, first * psize + 12)[0]
         if stored != first or flags != P_OVERFLOW or claimed != pages:
             self.problem(
-                f"{what}: overflow page {first} is damaged (records page {stored}, flags "
+                f"overflow page {first} is damaged (it records page {stored}, flags "
                 f"0x{flags:x}, {claimed} pages for a value that needs {pages})"
             )
             return None
         if kind != "free":
             return b""
-        return os.pread(self.fd, size, first * psize + HEADER)
+        return self.mem[first * psize + HEADER : first * psize + HEADER + size]
 
     def free_list(self, txnid: int, value: bytes, where: str) -> None:
         if len(value) < 8:
@@ -436,8 +465,14 @@ def walk(fd: int, state: State, key_sizes: Mapping[str, int] | None = None) -> W
     """Follow every page the current meta page reaches and check every bound a read or a write
     by LMDB relies on; ``key_sizes`` names tables whose keys all have one size (digests). Run
     it with a read transaction open, so a concurrent writer cannot reuse a page of the
-    snapshot being walked."""
-    return _Walker(fd, state, key_sizes or {}).run()
+    snapshot being walked.
+
+    Pages are read through a map of the file, only after their number was checked against
+    the file's size: a page past the end is a problem, never touched. (A file cut short while
+    the walk runs would kill it, as it would kill LMDB itself.)"""
+    length = min(state.pages_in_file, state.next_pgno) * state.psize
+    with mmap.mmap(fd, length, prot=mmap.PROT_READ) as mem:
+        return _Walker(mem, state, key_sizes or {}).run()
 
 
 # --- the seal: a walk that passed, for this exact file ----------------------------------------

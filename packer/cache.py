@@ -28,10 +28,12 @@ from cas.store import Store
 _VERSION: Final = b"\x01"
 _CRC: Final = struct.Struct(">I")
 _HEAD: Final = len(_VERSION) + _CRC.size
-# The separator after a namespace: plain keys follow b"\0", keys too long for LMDB are stored
-# as their digest after b"\1" (with the whole key inside the value, behind its length).
-_PLAIN: Final = b"\0"
-_HASHED: Final = b"\1"
+# The separator after a namespace: plain keys follow b"\2", keys too long for LMDB are stored
+# as their digest after b"\3" (with the whole key inside the value, behind its length). Entries
+# of the unframed layout, keyed after b"\0", are never read (nor overwritten: a cas from before
+# the frames still finds its own values there).
+_PLAIN: Final = b"\2"
+_HASHED: Final = b"\3"
 _KEY_LEN: Final = struct.Struct(">I")
 
 
