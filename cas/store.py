@@ -26,6 +26,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import shutil
 import stat as stat_mod
 import threading
 import time
@@ -174,9 +175,8 @@ def _release(fd: int | None) -> None:
 
 
 def _unlink_partial(tmp: Path) -> None:
-    for leftover in (tmp, tmp.with_name(tmp.name + "-lock")):
-        with contextlib.suppress(OSError):
-            leftover.unlink()
+    """Remove a data file built by `Store._build` and the folder it was built in."""
+    shutil.rmtree(tmp.parent, ignore_errors=True)
 
 
 def _has_table(env: lmdb.Environment, name: str) -> bool:
@@ -343,12 +343,14 @@ class Store:
 
     @staticmethod
     def _build(where: Path, level: int, chunk_size: int) -> Path:
-        """A complete new data file under a temporary name in ``where``; returns its path."""
-        tmp = where / f"data.mdb.{os.getpid()}.{uuid.uuid4().hex[:12]}.partial"
+        """A complete new data file, built in a folder of its own inside ``where`` (so it is
+        made exactly as `_open_env` would make it); returns its path."""
+        folder = where / f".new.{os.getpid()}.{uuid.uuid4().hex[:12]}.partial"
+        tmp = folder / "data.mdb"
         try:
+            folder.mkdir()
             env = lmdb.open(
-                str(tmp),
-                subdir=False,
+                str(folder),
                 map_size=_INITIAL_MAP,
                 max_dbs=len(_TABLES) + 2,
                 create=True,
