@@ -455,6 +455,8 @@ class Batch:
                             raise CorruptBlob(str(op.digest), f"chunk {chunk} vanished during put")
                         refs = chunkref_of(chunk, ref).refs
                         txn.put(chunk, CHUNKREF.pack(refs + 1, now), db=refs_db)
+                        if chunk in self._written.chunks:
+                            added.chunks[chunk] = now  # stamped by this batch again
                     value = op.frame
                     stored_size = op.stored_size
                 else:

@@ -290,3 +290,41 @@ def test_oldest_reader_reads_lmdbs_reader_table() -> None:
     table = "    pid     thread     txnid\n     123 7f00 41\n     124 7f01 -\n     125 7f02 39\n"
     assert space.oldest_reader(table) == 39
     assert space.oldest_reader("    pid     thread     txnid\n") is None
+
+
+def test_a_failed_batch_takes_back_every_commit_it_made(
+    small_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sub-batches commit as the batch goes (here every 64 KiB): chunks of a large blob in
+    several commits, its index in a later one, then more blobs. An exception takes it all back,
+    totals included, and leaves what was there before, even what the batch used again."""
+    from cas import batch as batch_mod
+
+    monkeypatch.setattr(batch_mod, "FLUSH_BYTES", 64 << 10)
+    old = small_store.put(b"there before " * 100)
+    before = small_store.stats()
+    with small_store.read() as txn:
+        chunks_before = txn.stat(small_store.db("chunks"))["entries"]
+    big = os.urandom(1 << 20)  # 256 chunks of 4 KiB
+    with pytest.raises(RuntimeError), small_store.batch() as batch:
+        digest = batch.put(big)
+        batch.put(b"there before " * 100)  # used again: it stays
+        small = [batch.put(os.urandom(3000)) for _ in range(40)]
+        batch.flush()
+        assert small_store.has(digest) and small_store.has_many(small) == set(small)
+        raise RuntimeError("the caller fails after the commits")
+    assert not small_store.has(digest) and not small_store.has_many(small)
+    assert small_store.get(old) == b"there before " * 100
+    with small_store.read() as txn:
+        assert txn.stat(small_store.db("chunks"))["entries"] == chunks_before
+        assert txn.stat(small_store.db("chunkrefs"))["entries"] == chunks_before
+    after = small_store.stats()
+    assert (after.blobs, after.raw_bytes, after.stored_bytes) == (
+        before.blobs,
+        before.raw_bytes,
+        before.stored_bytes,
+    )
+    assert (after.ingested_bytes, after.ingested_count) == (
+        before.ingested_bytes,
+        before.ingested_count,
+    )
