@@ -17,7 +17,12 @@ Writes go through a `Batch`: values are hashed and compressed outside the write 
 (in worker threads for many files), then committed together, so ingesting 20,000 files is a
 handful of commits. Content above the chunk size is split into chunks committed in bounded
 sub-batches, so memory stays bounded for any size; the blob's index record is committed last,
-once every chunk is in.
+once every chunk is in. A batch that fails takes back what its commits stored (`Store.undo`).
+
+Opening checks the data file before LMDB reads it (`cas.datafile`: meta pages, length, a walk
+of every page, skipped while a seal says the file is as a passing walk left it), so a damaged
+file is `StoreDamaged`, never a bus error. Creation is atomic (`Store.create`). A full disk is
+handled with a reserve and by giving free pages back in place (`cas.space`).
 """
 
 from __future__ import annotations
@@ -279,8 +284,8 @@ class Store:
         try:
             self._dbs = {name: env.open_db(name.encode(), create=False) for name in _TABLES}
         except lmdb.NotFoundError:
-            missing = [n for n in _TABLES if not _has_table(env, n)]
-            raise StoreDamaged(str(path), f"its table {missing[:1]} is missing") from None
+            missing = [n for n in _TABLES if not _has_table(env, n)] or ["?"]
+            raise StoreDamaged(str(path), f"its table {missing[0]!r} is missing") from None
         self._grow_lock = threading.Lock()
         # Keys longer than this are refused by LMDB (MDB_BAD_VALSIZE); 511 bytes by default.
         self.max_key_size: int = env.max_key_size()
