@@ -40,15 +40,7 @@ def project_manifests() -> Path:
 
 
 def _store_for_pack(ctx: Ctx, root: Path) -> Store:
-    try:
-        return ctx.open_store()
-    except StoreNotFound:
-        if ctx.store_opt:
-            raise
-        where = root / ".cas"
-        if not ctx.quiet:
-            warn(f"created a new store in {shown(str(where))}")
-        return Store.create(where)
+    return ctx.open_or_create_store(root / ".cas")
 
 
 @click.command()
