@@ -24,6 +24,14 @@ if TYPE_CHECKING:
 # A batch commits once its pending frames reach this size: large enough that 20,000 small files
 # are a handful of commits, small enough to bound memory whatever is being ingested.
 FLUSH_BYTES: Final = 16 << 20
+# ... or once it holds this many records. Each record a commit writes copies a B-tree page or two
+# into memory LMDB allocates, and LMDB keeps those pages for later transactions until the store
+# is closed: the largest commit sets how much a process keeps. 9,000 small blobs in one commit
+# (16 MiB of compressed source) left about 55 MiB behind; this many leave about 20 MiB. Smaller
+# commits cost more (each rewrites the leaves it touches): this bound costs about 2 us a file.
+FLUSH_OPS: Final = 4096
+# A commit gives back the pages of the map it faulted in every this many records.
+_RELEASE_OPS: Final = 512
 
 
 def _os_problem(exc: OSError) -> str:
@@ -408,7 +416,7 @@ class Batch:
             self._seen.add(op.digest)
             self._pending_bytes += len(op.frame) + 64
         self._ops.append(op)
-        if self._pending_bytes >= FLUSH_BYTES:
+        if self._pending_bytes >= FLUSH_BYTES or len(self._ops) >= FLUSH_OPS:
             self.flush()
 
     def flush(self) -> None:
@@ -429,7 +437,12 @@ class Batch:
             # it is not.
             now = now_ns()
             new_blobs = new_raw = new_stored = ingested = count = 0
-            for op in ops:
+            for i, op in enumerate(ops):
+                if i and i % _RELEASE_OPS == 0:
+                    # Each op's lookups fault in B-tree pages and the pages around them: a
+                    # commit of thousands of small blobs would map much of the file. The map is
+                    # only read here (written pages live in LMDB's buffers until the commit).
+                    store.residency.release()
                 if isinstance(op, _Chunk):
                     ref = txn.get(op.digest, db=refs_db)
                     refs = CHUNKREF.unpack(ref)[0] if ref else 0
@@ -478,9 +491,6 @@ class Batch:
             return new_blobs, new_stored
 
         new_blobs, new_stored = store.write(run, expected_bytes=expected)
-        # A commit's lookups fault in B-tree pages, and the kernel maps the pages around each
-        # fault too: after a while, much of what was just written. Give them back.
-        store.residency.release()
         self.new_blobs += new_blobs
         self.new_bytes += new_stored
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
 from cas.batch import Batch
+from cas.residency import map_large_buffers
 from cas.store import Store
 
 # Below these, threads win: a worker process costs about 0.2 s of start-up.
@@ -84,6 +85,7 @@ def workers() -> int:
 
 def _start(setup: _Setup[Any, Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    map_large_buffers()  # each file's content and frame is a large buffer, freed at once
     # The parent is named by the setup, not asked of the OS: a parent killed while this worker
     # started would otherwise look like the process this worker was handed to.
     threading.Thread(target=_exit_when_orphaned, args=(setup.parent,), daemon=True).start()

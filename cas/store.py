@@ -53,7 +53,7 @@ from cas.errors import (
 from cas.fsutil import fsync_dir
 from cas.reader import BlobReader
 from cas.records import CHUNKREF, META, Txn, now_ns
-from cas.residency import MapReleaser
+from cas.residency import FAULT_AROUND, MapReleaser
 
 FORMAT_VERSION: Final = 1
 STORE_DIRNAME: Final = ".cas"
@@ -387,7 +387,12 @@ class Store:
         for _attempt in range(8):
             try:
                 with self._env.begin(write=True) as txn:
-                    return fn(txn)
+                    result = fn(txn)
+                # A commit's lookups fault in B-tree pages, and the kernel maps the pages around
+                # each fault too: after a large commit, much of what was just written. Give them
+                # back (see `cas.residency`).
+                self.residency.release()
+                return result
             except lmdb.MapFullError:
                 self._grow(max(expected_bytes * 2, self._env.info()["map_size"]))
             except lmdb.MapResizedError:
@@ -581,10 +586,16 @@ class Store:
             return txn.get(digest, db=self._dbs["meta"]) is not None
 
     def has_many(self, digests: Iterable[Digest]) -> set[Digest]:
-        """The subset of ``digests`` present."""
+        """The subset of ``digests`` present. Each lookup faults in a page and its neighbours:
+        they count towards the next release, or 100,000 lookups would map the whole table."""
+        present: set[Digest] = set()
         with self.read() as txn:
             meta_db = self._dbs["meta"]
-            return {d for d in digests if txn.get(d, db=meta_db) is not None}
+            for d in digests:
+                if txn.get(d, db=meta_db) is not None:
+                    present.add(d)
+                self.residency.note(0)
+        return present
 
     def stat(self, digest: Digest) -> BlobStat:
         with self.read() as txn:
@@ -856,7 +867,8 @@ class Store:
     def kv_get(self, table: str, key: bytes) -> bytes | None:
         with self.read() as txn:
             value: bytes | None = txn.get(key, db=self._dbs[table])
-            return value
+        self.residency.note(len(value or b""))
+        return value
 
     def kv_items(self, table: str, prefix: bytes = b"") -> list[tuple[bytes, bytes]]:
         with self.read() as txn:
@@ -864,10 +876,16 @@ class Store:
             out: list[tuple[bytes, bytes]] = []
             if not cur.set_range(prefix):
                 return out
+            read = 0
             for key, value in cur:
                 if not key.startswith(prefix):
                     break
                 out.append((key, value))
+                # A walk reads its pages in order: count what it read, page by page.
+                read += len(key) + len(value) + 16
+                if read >= FAULT_AROUND:
+                    self.residency.note(read)
+                    read = 0
             return out
 
     def kv_put(self, table: str, items: Iterable[tuple[bytes, bytes]]) -> None:

@@ -53,6 +53,7 @@ STAT_VERSION = "2"
 # re-reads it (git calls this the racy-clean case). 2 s covers the coarsest common granularity.
 RACY_NS = 2_000_000_000
 _WINDOW = 64
+_CACHE_FLUSH_FILES = 8192
 
 
 @dataclass(slots=True)
@@ -203,6 +204,7 @@ class Ingest:
         started = time.time_ns()
         stat_cache = self.cache.preload(self._stat_ns)
         hits, todo = self._stat_hits(files, stat_cache)
+        del stat_cache  # a large tree's table: not kept while the rest is read
         report.stat_hits = len(hits)
         done = 0
         by_path: dict[str, Fact] = dict(hits)
@@ -224,6 +226,11 @@ class Ingest:
                 if f.kind == "file" and f.path not in self.allow and f.mtime_ns < started - RACY_NS:
                     self.cache.put(self._stat_ns, f.path.encode(), _pack_fact(f, fact))
                 done += 1
+                if done % _CACHE_FLUSH_FILES == 0:
+                    # The stat and secret-scan facts go to the store as they come rather than
+                    # pile up: a stat entry naming a blob whose commit is still to come is safe
+                    # (a later pack finds the blob missing and reads the file again).
+                    self.cache.flush()
                 if progress is not None:
                     progress(done, f.size)
         finally:
@@ -337,6 +344,7 @@ class Ingest:
         for step, seconds in zip(WORK_STEPS, worked.seconds, strict=True):
             report.work[step] = report.work.get(step, 0.0) + seconds
         fact = worked.fact
+        fact.path = f.path  # one string per path, not a copy from each worker process
         report.bytes_read += fact.size
         digest = fact.digest
         if worked.secrets is not None and digest is not None:

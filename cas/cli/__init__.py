@@ -21,6 +21,7 @@ from cas.cli.pack_cmds import COMMANDS as PACK_COMMANDS
 from cas.cli.remote_cmds import COMMANDS as REMOTE_COMMANDS
 from cas.cli.store_cmds import COMMANDS as STORE_COMMANDS
 from cas.errors import EXIT_INTERRUPTED, EXIT_PROBLEM, EXIT_USAGE, CasError, Interrupted
+from cas.residency import map_large_buffers
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -68,6 +69,7 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = _debug_wanted(args)
     procpool.enable_auto(_launched_as_cas())
+    map_large_buffers()
     try:
         cli.main(args=args, prog_name="cas", standalone_mode=False)
     except CasError as exc:
