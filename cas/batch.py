@@ -28,7 +28,8 @@ FLUSH_BYTES: Final = 16 << 20
 # into memory LMDB allocates, and LMDB keeps those pages for later transactions until the store
 # is closed: the largest commit sets how much a process keeps. 9,000 small blobs in one commit
 # (16 MiB of compressed source) left about 55 MiB behind; this many leave about 20 MiB. Smaller
-# commits cost more (each rewrites the leaves it touches): this bound costs about 2 us a file.
+# commits cost more (each rewrites every leaf it touches): this bound costs a few microseconds
+# a file, and only runs of thousands of small files reach it.
 FLUSH_OPS: Final = 4096
 # A commit gives back the pages of the map it faulted in every this many records.
 _RELEASE_OPS: Final = 512
@@ -424,6 +425,10 @@ class Batch:
         if not self._ops:
             return
         ops, self._ops = self._ops, []
+        # In key order, consecutive records share their B-tree pages: fewer pages are faulted in
+        # and copied. Chunks come first (an index needs its chunks), a chunk's frame before any
+        # bare reference to it.
+        ops.sort(key=_op_order)
         expected, self._pending_bytes = self._pending_bytes, 0
         store = self._store
         level = self._level
@@ -493,6 +498,12 @@ class Batch:
         new_blobs, new_stored = store.write(run, expected_bytes=expected)
         self.new_blobs += new_blobs
         self.new_bytes += new_stored
+
+
+def _op_order(op: _Op) -> tuple[int, bytes]:
+    if isinstance(op, _Chunk):
+        return (0 if op.frame else 1), op.digest
+    return (2 if isinstance(op, _Blob) else 3), op.digest
 
 
 def _put_task(

@@ -161,6 +161,11 @@ def _release(fd: int | None) -> None:
         os.close(fd)  # closing the last descriptor releases the flock
 
 
+# Lookups in key order share their leaf page (a row is under a hundred bytes): these many
+# count as one random lookup.
+_SORTED_LOOKUPS_PER_LOOKUP = 4
+
+
 class Store:
     """A content-addressed blob store in one LMDB environment. Use as a context manager."""
 
@@ -294,7 +299,8 @@ class Store:
         )
 
     def close(self) -> None:
-        self._env.close()
+        with self.residency.remapping():
+            self._env.close()
         lock_fd, self._lock_fd = self._lock_fd, None
         _release(lock_fd)
 
@@ -312,7 +318,8 @@ class Store:
         before = data.stat().st_size
         # Close first and take the lock from unlocked: converting shared to exclusive in place
         # is not atomic (a failed attempt drops the shared lock).
-        self._env.close()
+        with self.residency.remapping():
+            self._env.close()
         fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
         try:
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -322,17 +329,19 @@ class Store:
             raise StoreBusy(str(self.path)) from None
         tmp = self.path / "data.mdb.compact.partial"
         try:
-            env = self._open_env(self.path, readonly=False, create=False)
-            try:
-                mode = stat_mod.S_IMODE(data.stat().st_mode)
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+            # The copy's own map of the file lives and dies within: no release may touch it.
+            with self.residency.remapping():
+                env = self._open_env(self.path, readonly=False, create=False)
                 try:
-                    env.copyfd(fd, compact=True)
-                    os.fsync(fd)
+                    mode = stat_mod.S_IMODE(data.stat().st_mode)
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+                    try:
+                        env.copyfd(fd, compact=True)
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
                 finally:
-                    os.close(fd)
-            finally:
-                env.close()
+                    env.close()
             os.replace(tmp, data)
             fsync_dir(self.path)
         except OSError as exc:
@@ -348,7 +357,8 @@ class Store:
         return before, data.stat().st_size
 
     def _reopen(self) -> None:
-        self._env = self._open_env(self.path, readonly=self.readonly, create=False)
+        with self.residency.remapping():
+            self._env = self._open_env(self.path, readonly=self.readonly, create=False)
         self._dbs = {name: self._env.open_db(name.encode(), create=False) for name in _TABLES}
 
     def __enter__(self) -> Store:
@@ -368,7 +378,8 @@ class Store:
         try:
             txn = self._env.begin(buffers=False)
         except lmdb.MapResizedError:
-            self._env.set_mapsize(0)
+            with self.residency.remapping():
+                self._env.set_mapsize(0)
             txn = self._env.begin(buffers=False)
         try:
             yield txn
@@ -396,7 +407,8 @@ class Store:
             except lmdb.MapFullError:
                 self._grow(max(expected_bytes * 2, self._env.info()["map_size"]))
             except lmdb.MapResizedError:
-                self._env.set_mapsize(0)
+                with self.residency.remapping():
+                    self._env.set_mapsize(0)
             except lmdb.Error as exc:
                 raise self._write_failure(exc) from None
             except OSError as exc:
@@ -429,7 +441,8 @@ class Store:
             new = current
             while new < at_least or new == current:
                 new *= 2
-            self._env.set_mapsize(new)
+            with self.residency.remapping():
+                self._env.set_mapsize(new)
 
     # --- info and totals --------------------------------------------------------------------
 
@@ -583,18 +596,24 @@ class Store:
 
     def has(self, digest: Digest) -> bool:
         with self.read() as txn:
-            return txn.get(digest, db=self._dbs["meta"]) is not None
+            found = txn.get(digest, db=self._dbs["meta"]) is not None
+        self.residency.note_lookups()
+        return found
 
     def has_many(self, digests: Iterable[Digest]) -> set[Digest]:
-        """The subset of ``digests`` present. Each lookup faults in a page and its neighbours:
-        they count towards the next release, or 100,000 lookups would map the whole table."""
+        """The subset of ``digests`` present.
+
+        Looked up in key order: consecutive lookups then share their leaf, so 100,000 of them
+        fault in each page of the table once instead of 100,000 random ones (each mapping its
+        neighbours too). What they map counts towards the next release."""
         present: set[Digest] = set()
         with self.read() as txn:
             meta_db = self._dbs["meta"]
-            for d in digests:
+            for i, d in enumerate(sorted(digests)):
                 if txn.get(d, db=meta_db) is not None:
                     present.add(d)
-                self.residency.note(0)
+                if i % _SORTED_LOOKUPS_PER_LOOKUP == 0:
+                    self.residency.note_lookups()
         return present
 
     def stat(self, digest: Digest) -> BlobStat:
@@ -867,7 +886,7 @@ class Store:
     def kv_get(self, table: str, key: bytes) -> bytes | None:
         with self.read() as txn:
             value: bytes | None = txn.get(key, db=self._dbs[table])
-        self.residency.note(len(value or b""))
+        self.residency.note_lookups()
         return value
 
     def kv_items(self, table: str, prefix: bytes = b"") -> list[tuple[bytes, bytes]]:

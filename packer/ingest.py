@@ -397,11 +397,13 @@ class Ingest:
         return Fact(f.path, "file", size, digest, text=True)
 
     def _opener(self, f: ScannedFile) -> TreeOpener:
-        opener = self._openers.get(f.root)
-        if opener is None:
-            with self._openers_lock:
-                opener = self._openers.setdefault(f.root, TreeOpener(f.root))
-        return opener
+        """The opener of ``f``'s root, shared by the worker threads (each keeps its own open
+        folders) and closed at the end of the run."""
+        with self._openers_lock:
+            opener = self._openers.get(f.root)
+            if opener is None:
+                opener = self._openers[f.root] = TreeOpener(f.root)
+            return opener
 
     def _work(self, f: ScannedFile) -> _Worked | None:
         return work_file(
