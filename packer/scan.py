@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cas.errors import InputError, UsageError
+from cas.fsutil import read_upto
 from packer.ignore import IgnoreStack, split_ignore_file
 
 __all__ = [
@@ -42,6 +43,15 @@ __all__ = [
 
 IGNORE_FILES = (".gitignore", ".casignore")  # in rising rank: a later file's rules win
 PROGRESS_EVERY = 1000
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+# O_NONBLOCK: a FIFO swapped in after the walk must not make open() wait for a writer;
+# O_NOCTTY: a terminal swapped in must not become the controlling one.
+FILE_FLAGS = os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | _CLOEXEC
+_ROOT_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC  # the root may be a link
+_DIR_FLAGS = _ROOT_FLAGS | _NOFOLLOW
+_AT_SUPPORTED = os.open in os.supports_dir_fd and _NOFOLLOW != 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,14 +137,23 @@ def _normalize_excludes(exclude_dirs: Iterable[str], root_abs: str) -> frozenset
 
 def _root_stack(root_abs: str) -> IgnoreStack:
     stack = IgnoreStack()
-    exclude = os.path.join(root_abs, ".git", "info", "exclude")
     try:
-        if stat.S_ISREG(os.lstat(exclude).st_mode):
-            with open(exclude, "rb") as f:
-                stack = stack.push("", split_ignore_file(f.read()))
+        data = _read_ignore_file(os.path.join(root_abs, ".git", "info", "exclude"))
     except OSError:
-        pass  # git itself reads it only when it can
-    return stack
+        data = None  # git itself reads it only when it can
+    return stack if data is None else stack.push("", split_ignore_file(data))
+
+
+def _read_ignore_file(path: str) -> bytes | None:
+    """An ignore file's content, or None if it is not a regular file. Opened without following
+    a symlink and without waiting, then checked on the descriptor: git refuses symlinked
+    ignore files, and a FIFO swapped in for one must not stall the walk."""
+    fd = os.open(path, FILE_FLAGS)
+    try:
+        st = os.fstat(fd)
+        return read_upto(fd, st.st_size) if stat.S_ISREG(st.st_mode) else None
+    finally:
+        os.close(fd)
 
 
 def _printable(parent: str, name: str) -> str:
@@ -219,13 +238,15 @@ class _Walk:
             if entry is None or not entry.is_file(follow_symlinks=False):
                 continue
             try:
-                with open(entry.path, "rb") as f:
-                    data = f.read()
+                data = _read_ignore_file(entry.path)
             except OSError as e:
+                if e.errno in (errno.ELOOP, errno.EMLINK):
+                    continue  # became a symlink since it was listed
                 where = f"{d.nfc}/{name}" if d.nfc else name
                 self.note(where, f"unreadable ignore file: {e.strerror or e}")
                 continue
-            ignores = ignores.push(d.rel, split_ignore_file(data))
+            if data is not None:
+                ignores = ignores.push(d.rel, split_ignore_file(data))
         return ignores
 
     def add_entry(self, entry: os.DirEntry[str], rel: str, nfc: str) -> None:
@@ -302,15 +323,6 @@ def _within(path: str, root: str) -> bool:
 
 
 # --- reading what the walk found -------------------------------------------------------------
-
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-# O_NONBLOCK: a FIFO swapped in after the walk must not make open() wait for a writer;
-# O_NOCTTY: a terminal swapped in must not become the controlling one.
-FILE_FLAGS = os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | _CLOEXEC
-_ROOT_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC  # the root may be a link
-_DIR_FLAGS = _ROOT_FLAGS | _NOFOLLOW
-_AT_SUPPORTED = os.open in os.supports_dir_fd and _NOFOLLOW != 0
 
 
 class ChangedFile(OSError):

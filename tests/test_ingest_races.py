@@ -155,6 +155,51 @@ def test_a_file_replaced_by_a_fifo_after_the_walk_is_a_note(tmp_path: Path) -> N
     assert _notes(report)["b.py"] == "changed during the pack"
 
 
+def test_an_ignore_file_swapped_for_a_fifo_during_the_walk_does_not_stall_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from packer import scan as scan_module
+
+    root = _project(tmp_path, {".gitignore": b"*.log\n", "a.md": b"# A\n", "x.log": b"x\n"})
+    real = os.scandir
+
+    def list_then_swap(path: str) -> object:
+        listing = real(path)
+        if os.path.realpath(path) == os.path.realpath(root):
+            entries = list(listing)
+            listing.close()
+            os.unlink(root / ".gitignore")
+            os.mkfifo(root / ".gitignore")
+            return _Listing(entries)
+        return listing
+
+    monkeypatch.setattr(scan_module.os, "scandir", list_then_swap)
+    found: list[list[str]] = []
+    walker = threading.Thread(
+        target=lambda: found.append([f.path for f in scan(root, exclude_dirs=[".cas"]).files]),
+        daemon=True,
+    )
+    walker.start()
+    walker.join(timeout=30)
+    assert found, "the walk waited for a writer on the FIFO"
+    assert "a.md" in found[0]
+
+
+class _Listing:
+    """What os.scandir returns, for entries already listed."""
+
+    def __init__(self, entries: list[os.DirEntry[str]]) -> None:
+        self.entries = entries
+
+    def __enter__(self) -> Iterator[os.DirEntry[str]]:
+        return iter(self.entries)
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
 # --- removed, grown -------------------------------------------------------------------------------
 
 
