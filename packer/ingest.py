@@ -223,7 +223,14 @@ class Ingest:
                     report.notes.append(ScanNote(f.path, _problem(exc)))
                     continue
                 by_path[f.path] = fact
-                if f.kind == "file" and f.path not in self.allow and f.mtime_ns < started - RACY_NS:
+                # Recorded under the walk's stat data: only if what was read is the size the walk
+                # saw (a file that changed in between is read again next time).
+                if (
+                    f.kind == "file"
+                    and f.path not in self.allow
+                    and f.mtime_ns < started - RACY_NS
+                    and fact.size == f.size
+                ):
                     self.cache.put(self._stat_ns, f.path.encode(), _pack_fact(f, fact))
                 done += 1
                 if done % _CACHE_FLUSH_FILES == 0:
