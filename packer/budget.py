@@ -17,6 +17,7 @@ instead, and is demoted straight from HIGH to LOW.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -72,8 +73,14 @@ class Item:
 
 def reason_at(item: Item) -> str:
     if TIER_RANK[item.tier] < TIER_RANK[item.rule_tier] and not item.fixed:
-        return f"{item.rule_reason}, demoted to fit the budget"
+        return _demoted(item.rule_reason)
     return item.rule_reason
+
+
+@functools.lru_cache(maxsize=1024)
+def _demoted(reason: str) -> str:
+    # Shared by every entry with the same reason: a huge tree demotes most of its files.
+    return f"{reason}, demoted to fit the budget"
 
 
 def line_entry(item: Item) -> Entry:

@@ -118,10 +118,8 @@ class Packer:
         # Summary texts by their own digest, so trial renders need not store them; only the
         # summaries a final manifest references are stored.
         self._summary_texts: dict[Digest, str] = {}
-        self._line_counts: dict[str, int] = {}
         self._lease: Lease | None = None
         self._folder_ready = False
-        self._price_tables: dict[bytes, dict[str, list[object]]] = {}
         self._work: dict[str, float] = {}
 
     # --- the whole run ----------------------------------------------------------------------
@@ -180,6 +178,11 @@ class Packer:
             ingest = Ingest(batch, self.cache, self.counter, allow_secrets=self.allow_secrets)
             tick = (lambda i, _n: progress("store", i, len(todo))) if progress else None
             ingested: IngestReport = ingest.run([by_path[p] for p in todo], tick)
+        # The bodies are committed: commit the stat and secret-scan facts now too, and drop the
+        # walk's records and the batch's index of what it wrote, rather than carry them
+        # through tiering (a large tree's biggest tables).
+        self.cache.flush()
+        del scanned, by_path, batch, ingest
         report.notes.extend(ingested.notes)
         trim_heap()  # the ingest's frames and buffers are freed: keep the peak down
         report.withheld = ingested.withheld
@@ -281,6 +284,7 @@ class Packer:
         items, by_path = self._price(facts, rules)
         m, tokens, level = self._fit(scope, target, items, by_path, baseline)
         m = self._manifest(scope, target, items, by_path, baseline, level, tokens=tokens)
+        del items, by_path  # the manifest is all that is left to write: free the prices first
         return self._finish(scope, target, name, m, tokens, check, memo_key)
 
     def _price(self, facts: list[Fact], rules: TierRules) -> tuple[list[Item], dict[str, Fact]]:
@@ -326,32 +330,30 @@ class Packer:
             items.append(item)
             by_path[fact.path] = fact
         if fresh != table:
-            self._price_tables[key] = fresh
+            # Committed at once and not kept: a large tree's table is megabytes. Another target
+            # with the same rules reads it back from the store.
             self.cache.put(PRICE_NS, key, msgpack.packb(fresh, use_bin_type=True))
+            self.cache.flush()
         return items, by_path
 
     def _price_table(self, rules: TierRules) -> tuple[bytes, dict[str, list[object]]]:
         head = [MEMO_VERSION, RENDER_VERSION, self.counter.name, repr(rules.rules)]
         key = bytes(blake3.blake3(msgpack.packb(head, use_bin_type=True)).digest())
-        table = self._price_tables.get(key)
-        if table is None:
-            raw = self.cache.get(PRICE_NS, key)
-            try:
-                loaded = msgpack.unpackb(raw, raw=False) if raw is not None else {}
-            except (ValueError, msgpack.ExtraData):
-                loaded = {}  # a damaged cache entry is a miss
-            table = loaded if isinstance(loaded, dict) else {}
-            self._price_tables[key] = table
-        return key, table
+        raw = self.cache.get(PRICE_NS, key)
+        try:
+            loaded = msgpack.unpackb(raw, raw=False) if raw is not None else {}
+        except (ValueError, msgpack.ExtraData):
+            loaded = {}  # a damaged cache entry is a miss
+        return key, loaded if isinstance(loaded, dict) else {}
 
     def _count_line(self, text: str) -> int:
-        """Index and omitted lines repeat across targets and runs: count each text once."""
-        known = self._line_counts.get(text)
-        if known is None:
-            start = time.perf_counter()
-            known = self._line_counts[text] = self.counter.count(text)
-            self._spent("tokenize", start)
-        return known
+        """Index and omitted lines name their path, so no two files share one: they are not
+        remembered here (100,000 files would keep 300,000 strings), but in the price table,
+        which a second target with the same rules, or the next run, reads instead."""
+        start = time.perf_counter()
+        count = self.counter.count(text)
+        self._spent("tokenize", start)
+        return count
 
     def _spent(self, step: str, start: float) -> None:
         self._work[step] = self._work.get(step, 0.0) + time.perf_counter() - start
@@ -516,6 +518,7 @@ class Packer:
         memo_key: bytes,
         data: bytes | None = None,
     ) -> PackResult:
+        trim_heap()  # fitting's trial renders and counts are freed: keep the peak down
         data = data if data is not None else mf.encode(m)
         digest = Digest.of(data)
         path = self._folder() / f"{name}.pack"
