@@ -100,6 +100,7 @@ class _Worked:
     secrets: list[SecretFinding] | None  # computed now (to cache), or None if it came cached
     seconds: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # see WORK_STEPS
     source: Digest | None = None  # the digest of the bytes read, which the findings are cached by
+    read: int = -1  # how many bytes were read (a redacted body is shorter)
 
 
 WORK_STEPS = ("read", "hash", "secret scan", "compress and check")
@@ -233,7 +234,7 @@ class Ingest:
         try:
             for f, outcome in outcomes:
                 try:
-                    fact = self._finish(f, outcome, report)
+                    fact, read = self._finish(f, outcome, report)
                 except OSError as exc:
                     report.notes.append(ScanNote(f.path, _problem(exc)))
                     continue
@@ -244,7 +245,7 @@ class Ingest:
                     f.kind == "file"
                     and f.path not in self.allow
                     and f.mtime_ns < started - RACY_NS
-                    and fact.size == f.size
+                    and read == f.size
                 ):
                     self.cache.put(self._stat_ns, f.path.encode(), _pack_fact(f, fact))
                 done += 1
@@ -372,9 +373,11 @@ class Ingest:
 
     def _finish(
         self, f: ScannedFile, outcome: _Worked | OSError | None, report: IngestReport
-    ) -> Fact:
+    ) -> tuple[Fact, int]:
+        """The file's fact, and how many bytes of it were read."""
         if outcome is None:
-            return self._inline(f, report)
+            fact = self._inline(f, report)
+            return fact, fact.size
         if isinstance(outcome, OSError):
             raise outcome
         worked = outcome
@@ -382,7 +385,8 @@ class Ingest:
             report.work[step] = report.work.get(step, 0.0) + seconds
         fact = worked.fact
         fact.path = f.path  # one string per path, not a copy from each worker process
-        report.bytes_read += fact.size
+        read = worked.read if worked.read >= 0 else fact.size
+        report.bytes_read += read
         if worked.secrets is not None and worked.source is not None:
             self.cache.put(self._secrets_ns, bytes(worked.source), _pack_findings(worked.secrets))
         if fact.secret:
@@ -391,7 +395,7 @@ class Ingest:
             report.redacted.append((f.path, fact.redacted))
         if worked.prepared is not None:
             self.batch.add(worked.prepared)
-        return fact
+        return fact, read
 
     # --- per file -----------------------------------------------------------------------------
 
@@ -460,6 +464,7 @@ def work_file(
     data = _read(f, opener)
     if data is None:
         return None
+    read = len(data)
     t1 = time.perf_counter()
     digest = Digest.of(data)
     t2 = time.perf_counter()
@@ -478,7 +483,7 @@ def work_file(
             if body is None:
                 fact = Fact(f.path, "file", len(data), None, forced=f"secret: {kind}", secret=kind)
                 t3 = time.perf_counter()
-                return _Worked(fact, None, secrets, (t1 - t0, t2 - t1, t3 - t2, 0.0), source)
+                return _Worked(fact, None, secrets, (t1 - t0, t2 - t1, t3 - t2, 0.0), source, read)
             data, redacted = body, kind
             digest = Digest.of(data)
     t3 = time.perf_counter()
@@ -488,7 +493,7 @@ def work_file(
     else:
         fact = Fact(f.path, "file", len(data), digest, text=True, redacted=redacted)
     seconds = (t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3)
-    return _Worked(fact, prepared, secrets, seconds, source)
+    return _Worked(fact, prepared, secrets, seconds, source, read)
 
 
 def _pack_findings(findings: list[SecretFinding]) -> bytes:
