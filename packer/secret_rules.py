@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
-from urllib.parse import unquote_to_bytes
+from urllib.parse import unquote, unquote_to_bytes
 
 # --- judging a value ------------------------------------------------------------------------------
 
@@ -62,7 +62,29 @@ _PLACEHOLDER_WORDS = (
     # a regular expression, not a value
     "(?",
     "[^",
+    # Passwords that documentation and tutorials use as examples (Oracle's scott/tiger and the
+    # like): written to be read, so they are no one's secret.
+    "tiger",
+    "hunter2",
+    "letmein",
+    "qwerty",
+    "12345",
+    "abc123",
+    "foobar",
+    "correcthorse",
 )
+# Letters people write as digits or symbols ("p@ssw0rd", "s3cr3t"): read back as letters before
+# a value is compared with placeholder words or cut into words, but only between two letters,
+# so a generated value keeps its digits.
+_LEET = re.compile(r"(?<=[A-Za-z])[@4310$57!](?=[A-Za-z])")
+_LEET_LETTERS = dict(zip("@4310$57!", "aaeiossti", strict=True))
+
+
+def unleet(value: str) -> str:
+    """``value`` with digits and symbols that stand for letters read as those letters."""
+    return _LEET.sub(lambda m: _LEET_LETTERS[m.group()], value)
+
+
 # Stored password hashes: what a user table keeps, not a password.
 _HASH = re.compile(r"(?:pbkdf2|argon2|bcrypt|scrypt|sha\d+|md5|\$\d[a-z]?\$|\{[A-Z]+\})")
 _TEMPLATE_MARKERS = ("{", "}", "%(", "$(", "${", "[[", "]]")
@@ -107,6 +129,11 @@ _WEAK_DEFAULTS = frozenset(
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+(?:\(\))?")
 _HEX = re.compile(r"[0-9a-fA-F]+")
+# Lowercase words joined by separators: a slug ("cached-sak", "my-process"), not a secret.
+_SLUG = re.compile(r"[a-z]+(?:[-_.][a-z]+)+")
+_HEX_GROUPS = re.compile(r"[0-9a-fA-F]+(?:[-:][0-9a-fA-F]+)+")
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_BASE64_VALUE = re.compile(r"[A-Za-z0-9+/_-]{8,}={0,2}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{2}:\d{2}:\d{2}")
 _NUMBERISH = re.compile(r"[\d.,:/ +-]+")
@@ -159,7 +186,15 @@ def _is_word(piece: str) -> bool:
 
 def is_wordish(value: str) -> bool:
     """Words joined by separators, digits or case ("refreshed-token-123", "PasswordLastUsed",
-    "testPassword1"): what a person writes as a test value or a name, not a generated secret."""
+    "testPassword1", "veryPriv@ate"): what a person writes as a test value or a name, not a
+    generated secret."""
+    if _wordish(value):
+        return True
+    plain = unleet(value)
+    return plain != value and _wordish(plain)
+
+
+def _wordish(value: str) -> bool:
     covered = 0.0
     words = 0
     for m in _PIECE.finditer(value):
@@ -180,6 +215,9 @@ def is_wordish(value: str) -> bool:
 def is_placeholder(value: str) -> bool:
     lowered = value.lower()
     if any(w in lowered for w in _PLACEHOLDER_WORDS):
+        return True
+    plain = unleet(lowered)
+    if plain != lowered and any(w in plain for w in _PLACEHOLDER_WORDS):
         return True
     if any(m in value for m in _TEMPLATE_MARKERS) or value[0] in "$%@&*#:":
         return True
@@ -227,10 +265,13 @@ def looks_random(value: str, min_length: int) -> bool:
     """Long enough, varied enough and not made of words: a generated secret."""
     if len(value) < min_length or is_placeholder(value) or is_reference(value):
         return False
+    if _HEX_GROUPS.fullmatch(value):
+        # Hex in groups (a piece of a UUID, a MAC address, a fingerprint) counts by its digits.
+        value = value.replace("-", "").replace(":", "")
     if _HEX.fullmatch(value):
         # A hex secret is long; short hex is a colour, an id or a hash prefix.
         return len(value) >= 20 and entropy(value) >= 3.0 and any(c.isalpha() for c in value)
-    if is_wordish(value) or _classes(value) < 2:
+    if is_wordish(value) or _classes(value) < 2 or _SLUG.fullmatch(value):
         return False
     # The most a string of n characters can have is log2(n) bits: ask for most of that.
     bar = min(3.5, math.log2(len(value)) - 0.7)
@@ -242,7 +283,11 @@ def password_is_real(value: str) -> bool:
     phrases of words do not."""
     if len(value) < 6 or value.lower() in _WEAK_DEFAULTS or " " in value:
         return False
+    if len(value) < 8 and _classes(value) < 3:
+        return False  # "foo(b]c": too short and too plain to be anyone's password
     if is_placeholder(value) or is_reference(value) or is_wordish(value):
+        return False
+    if _SLUG.fullmatch(value):
         return False
     return _classes(value) >= 2 and entropy(value) >= 2.3
 
@@ -288,7 +333,6 @@ TOKEN_WORDS = (
     "masterkey",
     "clientkey",
     "appkey",
-    "sessionkey",
     "licensekey",
     "accountkey",
     "servicekey",
@@ -319,7 +363,17 @@ _NOT_SECRET_ENDINGS = frozenset(
     config settings setting opts template example sample test tests spec schema struct enum
     pattern validation valid invalid check checker verify verifier mask masked visible shown
     show hide hidden display position pos offset start end begin stop limit rotation interval
-    duration period count counter number num"""
+    duration period count counter number num region regions zone scope scopes domain audience
+    issuer user username email owner role roles arn bucket table queue topic fingerprint
+    thumbprint locale cache process command cmd program helper script executable"""
+    )
+)
+# "<word> key" where the key looks something up or orders it: an identifier, not a credential.
+_LOOKUP_KEYS = frozenset(
+    str.split(
+        """cache session lookup primary foreign partition sort row column range routing shard
+    dedup dedupe object i18n translation map dict group item entity record registry composite
+    unique natural surrogate"""
     )
 )
 _NOT_REAL = frozenset(
@@ -340,6 +394,10 @@ def name_class(name: str) -> str | None:
     if any(w in _NOT_REAL for w in words):
         return None  # TEST_SECRET, fake_token, mock_api_key: written to look like one
     squashed = "".join(words).replace("author", "")
+    if squashed.endswith("key") and (
+        any(squashed.endswith(w + "key") for w in _LOOKUP_KEYS) or "cached" in words
+    ):
+        return None  # cache_key, session_key, sortKey, cached_token_key
     if any(w in squashed for w in PASSWORD_WORDS) or "pwd" in words or "pass" in words:
         return "password"
     if any(w in squashed for w in TOKEN_WORDS) or "auth" in words:
@@ -349,7 +407,32 @@ def name_class(name: str) -> str | None:
     return None
 
 
+def encoded_text(value: str) -> str | None:
+    """The readable text that ``value`` encodes in base64, or None. Random bytes, what a
+    generated secret encodes, are almost never readable text."""
+    if not _BASE64_VALUE.fullmatch(value) or _HEX.fullmatch(value):
+        return None
+    text = base64_text(value.encode("ascii"))
+    return None if text is None else text.decode("ascii", "replace").rstrip("\r\n")
+
+
 def value_is_secret(name_kind: str, value: str, name: str = "") -> bool:
+    if "%" in value and _PERCENT_ESCAPE.search(value):
+        if is_reference(value):
+            return False  # an escaped path or URL
+        value = unquote(value)  # a URL's escapes say nothing about the value
+        if not value:
+            return False
+    decoded = encoded_text(value)
+    if decoded is not None:
+        # Base64 of readable text: the text decides. Basic credentials ("user:password"),
+        # or an encoded password, are secrets; an encoded sentence, JSON or a pagination
+        # cursor is not.
+        if name_kind == "token" and _basic_credentials(value.encode("ascii")):
+            return True
+        if not decoded or any(c.isspace() for c in decoded):
+            return False
+        return value_is_secret(name_kind, decoded, name)
     if _UUID.fullmatch(value):
         # A UUID is an id or a request token, unless the name says it authenticates
         # (npm's legacy `_authToken`, `HEROKU_API_KEY`).
@@ -374,8 +457,9 @@ class TokenRule:
     ``literals``: every match holds one of them (ASCII case ignored), at most ``before`` bytes
     after the match starts; a match ends at most ``after`` bytes past the literal's end.
     ``group``: the part of the match that is the secret (what redaction replaces). ``check``
-    judges that part. ``end``: for a block, the pattern that closes it, searched up to ``reach``
-    bytes on; a block whose end is not found cannot be redacted exactly.
+    judges that part; ``context``, given the bytes and the match, judges its surroundings.
+    ``end``: for a block, the pattern that closes it, searched up to ``reach`` bytes on; a block
+    whose end is not found cannot be redacted exactly.
     """
 
     kind: str
@@ -389,6 +473,7 @@ class TokenRule:
     in_binary: bool = True
     end: re.Pattern[bytes] | None = None
     reach: int = 0
+    context: Callable[[bytes, re.Match[bytes]], bool] | None = None
 
 
 def _ascii(check: Callable[[str], bool]) -> Callable[[bytes], bool]:
@@ -417,14 +502,39 @@ def _url_password(value: bytes) -> bool:
     return password_is_real(password)
 
 
-def _url_userinfo(match: re.Match[bytes]) -> bool:
-    """The text between "//" and ":" is a user, not a host with a port and a path."""
+_HOST = re.compile(rb"[A-Za-z0-9.-]{1,253}")
+# Names reserved for documentation and tests (RFC 2606, RFC 6761): no real service lives there.
+_EXAMPLE_DOMAINS = (b"example.com", b"example.org", b"example.net", b"example", b"test", b"invalid")
+
+
+def _url_credentials(data: bytes, match: re.Match[bytes]) -> bool:
+    """The text between "//" and ":" is a user, not a host with a port and a path; and the URL
+    leads to a real host, not one of the names reserved for examples."""
     user, password = match.group("user"), match.group("v")
     if b"/" in password:
         head = password.split(b"/", 1)[0]
         if head.isdigit() or b"." in user:
             return False
-    return True
+    host = _HOST.match(data, match.end())
+    if host is None:
+        return True
+    name = host.group().lower().rstrip(b".")
+    return not any(name == d or name.endswith(b"." + d) for d in _EXAMPLE_DOMAINS)
+
+
+_URL_RUN = re.compile(rb"""[^\s"'<>`]{0,4096}""")
+_SAS_EXPIRY = re.compile(rb"(?:^|[?&;])se=(\d{4}-\d{2}-\d{2})")
+# A shared access signature carries its expiry; one that expired before this rule was written
+# has expired for whoever reads it, on any day, so the verdict never depends on the clock.
+_EXPIRED_BEFORE = b"2025-01-01"
+
+
+def _sas_live(data: bytes, match: re.Match[bytes]) -> bool:
+    back = data[max(0, match.start() - 4096) : match.start()][::-1]
+    start = match.start() - _URL_RUN.match(back).end()  # type: ignore[union-attr]
+    end = _URL_RUN.match(data, match.end()).end()  # type: ignore[union-attr]
+    expiry = _SAS_EXPIRY.search(data[start:end].replace(b"&amp;", b"&"))
+    return expiry is None or expiry.group(1) >= _EXPIRED_BEFORE
 
 
 def _rule(
@@ -640,6 +750,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
         before=1,
         group="v",
         check=_mixed,
+        context=_sas_live,
     ),
     _rule(
         "Azure client secret",
@@ -664,6 +775,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
         @(?=[A-Za-z0-9\[_-])""",
         group="v",
         check=_url_password,
+        context=_url_credentials,
         in_binary=False,
     ),
     _rule(
@@ -680,7 +792,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
         (?P<v>[A-Za-z0-9_.~+/=-]{16,2000})(?![A-Za-z0-9_.~+/=-])""",
         before=24,
         group="v",
-        check=_ascii(lambda v: looks_random(v, 16)),
+        check=_ascii(lambda v: value_is_secret("token", v)),
         in_binary=False,
     ),
     _rule(
@@ -728,7 +840,7 @@ ASSIGNMENT_LITERALS: tuple[bytes, ...] = tuple(
         "password", "passwd", "passphrase", "passcode", "pwd", "secret", "credential",
         "token", "auth", "bearer", "_pass", "-pass", ".pass", "pass=", "pass:", "pass\"",
         "_key", "-key", ".key", "apikey", "accesskey", "privatekey", "secretkey", "signingkey",
-        "masterkey", "encryptionkey", "appkey", "sessionkey", "licensekey", "accountkey",
+        "masterkey", "encryptionkey", "appkey", "licensekey", "accountkey",
         "consumerkey", "subscriptionkey", "clientkey", "servicekey", "adminkey", "webhookkey",
         "authkey", "sharedkey", "hmackey", "cryptkey",
     )

@@ -208,6 +208,9 @@ _B64_RUN = re.compile(rb"[A-Za-z0-9+/_-]{0,65536}")
 _B64_TAIL = re.compile(rb"={0,2}")
 _NAME_RUN = re.compile(rb"[A-Za-z0-9_.-]{0,64}")
 _QUOTES = b"\"'"
+# After a bare value, blanks and then more of an expression (not the end of a line, a
+# statement, a string or a comment).
+_CONTINUED = re.compile(rb"[ \t]+[A-Za-z0-9_$=]")
 _BLANK_KEYWORDS = re.compile(rb"(?i:env|arg)|define|set|login")
 
 
@@ -250,6 +253,8 @@ def _token_matches(data: bytes, rule: TokenRule, positions: list[tuple[int, int]
             span = _value_span(m, rule.group)
             if rule.check is not None and not rule.check(data[span[0] : span[1]]):
                 continue
+            if rule.context is not None and not rule.context(data, m):
+                continue
             exact: tuple[int, int] | None = span
             if rule.end is not None:
                 closing = rule.end.search(data, m.end(), m.end() + rule.reach)
@@ -287,6 +292,8 @@ def _assignment_at(data: bytes, pos: int, length: int, seen: set[int]) -> tuple[
         # Punctuation that ends a statement or a sentence is not part of the value.
         while vend > vstart and data[vend - 1] in b":.":
             vend -= 1
+        if _CONTINUED.match(data, vend):
+            return None, skip_to  # `a?b:void 0`: more code follows, the value is an expression
     text = data[vstart:vend].decode("utf-8", "replace")
     if not text or not value_is_secret(kind, text, name):
         return None, skip_to
