@@ -416,7 +416,12 @@ def encoded_text(value: str) -> str | None:
     return None if text is None else text.decode("ascii", "replace").rstrip("\r\n")
 
 
+@functools.lru_cache(maxsize=4096)
 def value_is_secret(name_kind: str, value: str, name: str = "") -> bool:
+    """Whether ``value``, written after a name of class ``name_kind``, is a secret. Values
+    repeat (`token: null`, a fixture used a hundred times): verdicts are remembered."""
+    if len(value) < 6:
+        return False  # shorter than any password this scan would call one
     if "%" in value and _PERCENT_ESCAPE.search(value):
         if is_reference(value):
             return False  # an escaped path or URL
@@ -458,6 +463,8 @@ class TokenRule:
     after the match starts; a match ends at most ``after`` bytes past the literal's end.
     ``group``: the part of the match that is the secret (what redaction replaces). ``check``
     judges that part; ``context``, given the bytes and the match, judges its surroundings.
+    ``anchor``: a byte every match holds after its literal (within ``after`` bytes), so a hit
+    with no anchor that near is passed over without running the pattern.
     ``end``: for a block, the pattern that closes it, searched up to ``reach`` bytes on; a block
     whose end is not found cannot be redacted exactly.
     """
@@ -474,6 +481,7 @@ class TokenRule:
     end: re.Pattern[bytes] | None = None
     reach: int = 0
     context: Callable[[bytes, re.Match[bytes]], bool] | None = None
+    anchor: bytes | None = None
 
 
 def _ascii(check: Callable[[str], bool]) -> Callable[[bytes], bool]:
@@ -776,6 +784,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
         group="v",
         check=_url_password,
         context=_url_credentials,
+        anchor=b"@",
         in_binary=False,
     ),
     _rule(
@@ -872,9 +881,10 @@ VALUE = re.compile(
     re.VERBOSE,
 )
 # Forms where only blanks separate a name from its value.
-BLANK_OPERATOR_PREFIX = re.compile(
-    rb"""(?:^|[\n;])[ \t]*
-    (?:(?i:env|arg)|\#[ \t]*define|setx|set[ ]-[gxU]{1,3}|login[ \t]+\S{1,128})[ \t]+$""",
+# Forms where only blanks separate a name from its value: what comes between the start of the
+# statement (a line, or what follows a ";") and the name.
+BLANK_PREFIX = re.compile(
+    rb"""[ \t]*(?:(?i:env|arg)|\#[ \t]*define|setx|set[ ]-[gxU]{1,3}|login[ \t]+\S{1,128})[ \t]+""",
     re.VERBOSE,
 )
 BLANK_VALUE = re.compile(

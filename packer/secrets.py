@@ -32,7 +32,7 @@ from packer.scan import is_binary
 from packer.secret_rules import (
     AFTER_NAME,
     ASSIGNMENT_LITERALS,
-    BLANK_OPERATOR_PREFIX,
+    BLANK_PREFIX,
     BLANK_VALUE,
     MAX_NAME,
     PAIR_NAME_PREFIX,
@@ -184,6 +184,8 @@ for _lit in _BASE64_LITERALS:
 _LITERALS = sorted(_handlers)
 _HANDLERS = [_handlers[lit] for lit in _LITERALS]
 _LENGTHS = [len(lit) for lit in _LITERALS]
+# The part of an assignment literal that belongs to the name ("pass" of "pass=").
+_NAME_LENGTHS = [len(lit.rstrip(b'=:"')) for lit in _LITERALS]
 
 
 @functools.cache
@@ -208,10 +210,29 @@ _B64_RUN = re.compile(rb"[A-Za-z0-9+/_-]{0,65536}")
 _B64_TAIL = re.compile(rb"={0,2}")
 _NAME_RUN = re.compile(rb"[A-Za-z0-9_.-]{0,64}")
 _QUOTES = b"\"'"
+_PAIR_ENDS = (b'"', b"'", b" ", b"\t", b":", b"=")  # how `name: ` and `key=` end
+# What can follow a name that is given a value: a closing quote or bracket, then an operator,
+# a newline (the value of a `name:`/`value:` pair is on the next line), `>` (XML), a type and
+# then `=`, or XML's `value=`. Every form `_value_after` reads starts so, or with a blank.
+_ASSIGNS = re.compile(
+    rb"""(?:\\?["']\]?|\])?(?:[ \t]{0,8}[=:|?!,>\r\n-]
+    |[ \t]{1,4}\*?[A-Za-z_][\w.\[\]*]{0,32}[ \t]{0,4}=|\s{1,8}value)""",
+    re.VERBOSE,
+)
 # After a bare value, blanks and then more of an expression (not the end of a line, a
 # statement, a string or a comment).
 _CONTINUED = re.compile(rb"[ \t]+[A-Za-z0-9_$=]")
-_BLANK_KEYWORDS = re.compile(rb"(?i:env|arg)|define|set|login")
+_BLANK_REACH = 200  # the most text between a statement's start and a blank-separated name
+
+
+def _after_blank_keyword(data: bytes, start: int) -> bool:
+    """Whether the name at ``start`` follows `ENV`, `ARG`, `#define`, `setx`, `set -x` or
+    `login USER` at the start of its statement (a line, or what follows a ";")."""
+    lo = max(0, start - _BLANK_REACH)
+    cut = max(data.rfind(b"\n", lo, start), data.rfind(b";", lo, start))
+    if cut < 0 and lo > 0:
+        return False
+    return BLANK_PREFIX.fullmatch(data, cut + 1, start) is not None
 
 
 def _line_bounds(data: bytes, start: int, end: int, before: int, after: int) -> tuple[int, int]:
@@ -237,16 +258,36 @@ def _value_span(m: re.Match[bytes], group: str | int) -> tuple[int, int]:
 
 def _token_matches(data: bytes, rule: TokenRule, positions: list[tuple[int, int]]) -> list[_Found]:
     """Matches of ``rule`` in the windows around its literals' hits (windows merged)."""
-    windows: list[tuple[int, int]] = []
+    anchor = rule.anchor
+    if anchor is not None and anchor not in data:
+        return []
+    size = len(data)
+    before, after, multiline = rule.before, rule.after, rule.multiline
+    windows: list[list[int]] = []
+    last_hi = -1
+    closed = False  # the last window ends where its line does
+    next_anchor = -1
     for start, end in positions:
-        if rule.multiline:
-            lo, hi = max(0, start - rule.before), min(len(data), end + rule.after)
+        if anchor is not None:
+            if next_anchor < end:
+                next_anchor = data.find(anchor, end)
+                if next_anchor < 0:
+                    break
+            if next_anchor > end + after:
+                continue  # no match can reach its anchor from here
+        if start < last_hi and (closed or end + after <= last_hi):
+            continue  # inside the last window already: a hit on the same line
+        if multiline:
+            lo, hi = max(0, start - before), min(size, end + after)
         else:
-            lo, hi = _line_bounds(data, start, end, rule.before, rule.after)
-        if windows and lo <= windows[-1][1]:
-            windows[-1] = (windows[-1][0], max(hi, windows[-1][1]))
+            lo, hi = _line_bounds(data, start, end, before, after)
+        if windows and lo <= last_hi:
+            if hi > last_hi:
+                windows[-1][1] = last_hi = hi
         else:
-            windows.append((lo, hi))
+            windows.append([lo, hi])
+            last_hi = hi
+        closed = not multiline and (last_hi == size or data[last_hi] == 10)
     found: list[_Found] = []
     for lo, hi in windows:
         for m in rule.pattern.finditer(data, lo, hi):
@@ -264,15 +305,26 @@ def _token_matches(data: bytes, rule: TokenRule, positions: list[tuple[int, int]
 
 
 def _assignment_at(data: bytes, pos: int, length: int, seen: set[int]) -> tuple[_Found | None, int]:
-    """The assignment whose name holds the literal at ``pos``, if its value is a secret."""
+    """The assignment whose name holds the literal at ``pos``, if its value is a secret.
+
+    Most hits are names in code that assigns nothing (`token.kind`, `tokens)`): the cheap test
+    of what follows the name comes first, and only a name followed by an operator, a newline
+    or (on a line that starts with `ENV`, `#define` and their kin) a blank reads on."""
+    end = _NAME_RUN.match(data, pos + length, pos + length + MAX_NAME).end()  # type: ignore[union-attr]
+    while end > pos + 1 and data[end - 1] in b".-":
+        end -= 1
+    if _ASSIGNS.match(data, end) is None:
+        if data[end : end + 1] not in (b" ", b"\t"):
+            return None, 0
+        blank = True
+    else:
+        blank = False
     back = data[max(0, pos - MAX_NAME) : pos][::-1]
     start = pos - _NAME_RUN.match(back).end()  # type: ignore[union-attr]
-    end = pos + length
-    end += _NAME_RUN.match(data, end, end + MAX_NAME).end() - end  # type: ignore[union-attr]
-    while start < end and data[start] in b".-":
+    while start < pos and data[start] in b".-":
         start += 1
-    while end > start and data[end - 1] in b".-":
-        end -= 1
+    if blank and not _after_blank_keyword(data, start):
+        return None, 0  # only `ENV NAME value` and its kin are left
     if start in seen or end - start > MAX_NAME:
         return None, 0
     seen.add(start)
@@ -280,7 +332,9 @@ def _assignment_at(data: bytes, pos: int, length: int, seen: set[int]) -> tuple[
     kind = name_class(name)
     if kind is None:
         return None, 0
-    _lo, hi = _line_bounds(data, end, end, 0, 4400)
+    hi = data.find(b"\n", end, end + 4400)
+    if hi < 0:
+        hi = min(len(data), end + 4400)
     value = _value_after(data, start, end, hi)
     if value is None:
         return None, 0
@@ -315,7 +369,7 @@ def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, 
             if m:
                 group = "dq" if "dq" in m.re.groupindex else "bare"
                 return (*m.span(group), False)
-    if PAIR_NAME_PREFIX.search(data[max(0, start - 16) : start]):
+    if before in _PAIR_ENDS and PAIR_NAME_PREFIX.search(data[max(0, start - 16) : start]):
         pair = PAIR_VALUE.match(data, end, min(len(data), end + 64))
         if pair is not None:
             next_end = data.find(b"\n", pair.end(), pair.end() + 4200)
@@ -330,9 +384,9 @@ def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, 
             group = v.lastgroup or "bare"
             return (*v.span(group), group == "bare")
     # ENV NAME value, #define NAME "value", login NAME password value
-    line_start = data.rfind(b"\n", max(0, start - 200), start) + 1
-    prefix = data[max(line_start, start - 200) : start]
-    if _BLANK_KEYWORDS.search(prefix) and BLANK_OPERATOR_PREFIX.search(prefix):
+    if after not in (b" ", b"\t"):
+        return None
+    if _after_blank_keyword(data, start):
         v = BLANK_VALUE.match(data, end, hi)
         if v is not None:
             group = v.lastgroup or "bare"
@@ -394,7 +448,7 @@ def _scan_view(data: bytes, *, binary: bool, depth: int = 0) -> list[_Found]:
             elif binary or pos < skip_to:
                 continue
             elif handler == _ASSIGNMENT:
-                hit, skip_to = _assignment_at(data, pos, _LENGTHS[index], seen_names)
+                hit, skip_to = _assignment_at(data, pos, _NAME_LENGTHS[index], seen_names)
                 if hit is not None:
                     found.append(hit)
             elif depth < _MAX_DEPTH:
@@ -460,6 +514,56 @@ def _unescaped(data: bytes) -> bytes | None:
     return None if view == data else view
 
 
+_ESCAPE = re.compile(rb"\\(?:u00[2-7][0-9a-fA-F]|[\\\"'/nrt])")
+# How far around an escape its view reaches: back to the start of a line at least this far
+# before it, on to the end of a line at least this far after it (a name, its value and a
+# `name:`/`value:` pair's next line), but never further than the hard limits.
+_ESCAPE_NEAR = 640
+_WORD = re.compile(rb"""[^\s"'`,;<>(){}\[\]]{0,256}""")
+_ESCAPE_BACK = 4400
+_ESCAPE_AHEAD = 8800
+
+
+def _escaped_views(data: bytes) -> list[tuple[int, bytes]]:
+    """The parts of ``data`` around its string escapes, each with its escapes undone, and the
+    offset where each part starts.
+
+    Only text near an escape can read differently once escapes are undone, so only that text
+    is scanned again: a file with a few escapes costs a few windows, not a second pass. Every
+    rule reads at most a line or two around a hit, and a window holds whole lines around its
+    escapes (within the limits)."""
+    if b"\\" not in data:
+        return []
+    windows: list[list[int]] = []
+    size = len(data)
+    for m in _ESCAPE.finditer(data):
+        start, end = m.span()
+        if windows and end + _ESCAPE_NEAR <= windows[-1][1]:
+            continue  # well inside the current window
+        lo = max(0, start - _ESCAPE_NEAR)
+        if lo > 0:
+            cut = data.rfind(b"\n", max(0, start - _ESCAPE_BACK), lo)
+            lo = cut + 1 if cut >= 0 else max(0, start - _ESCAPE_BACK)
+        hi = min(size, end + _ESCAPE_NEAR)
+        if hi < size:
+            cut = data.find(b"\n", hi, end + _ESCAPE_AHEAD)
+            hi = cut if cut >= 0 else min(size, end + _ESCAPE_AHEAD)
+        if lo > 0 and data[lo - 1] != 10:  # a long line: start and end between words
+            lo = _WORD.match(data, lo, start).end()  # type: ignore[union-attr]
+        if hi < size and data[hi] != 10:
+            hi -= _WORD.match(data[max(end, hi - 256) : hi][::-1]).end()  # type: ignore[union-attr]
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = max(hi, windows[-1][1])
+        else:
+            windows.append([lo, hi])
+    out = []
+    for lo, hi in windows:
+        view = _unescaped(data[lo:hi])
+        if view is not None:
+            out.append((lo, view))
+    return out
+
+
 def _findings(data: bytes, found: list[_Found], *, exact: bool) -> list[SecretFinding]:
     out = []
     for f in found:
@@ -492,12 +596,17 @@ def scan_secrets(data: bytes) -> list[SecretFinding]:
     body = redact(data, findings) if findings else data
     assert body is not None
     leftover = _scan_view(body, binary=False) if findings else []
-    view = _unescaped(body)
-    if view is not None:
-        leftover += _scan_view(view, binary=False)
-    if leftover:
-        # What the cut missed, or what escapes hid: no exact span covers it.
-        extra = _findings(view if view is not None else body, leftover, exact=False)
+    extra = _findings(body, leftover, exact=False)
+    for offset, view in _escaped_views(body):
+        hidden = _scan_view(view, binary=False)
+        if hidden:
+            # What escapes hid: no exact span covers it.
+            first = body.count(b"\n", 0, offset)
+            extra += [
+                SecretFinding(f.kind, first + view.count(b"\n", 0, f.start) + 1) for f in hidden
+            ]
+    if extra:
+        # What the cut missed, or what escapes hid: the file can only be withheld whole.
         return _sorted([SecretFinding(f.kind, f.line) for f in findings + extra])
     return _sorted(findings)
 
