@@ -80,9 +80,16 @@ _LEET = re.compile(r"(?<=[A-Za-z])[@4310$57!](?=[A-Za-z])")
 _LEET_LETTERS = dict(zip("@4310$57!", "aaeiossti", strict=True))
 
 
-def unleet(value: str) -> str:
-    """``value`` with digits and symbols that stand for letters read as those letters."""
-    return _LEET.sub(lambda m: _LEET_LETTERS[m.group()], value)
+# Only symbols when a value is cut into words: digits between letters are common in generated
+# values, and reading them as letters would make pseudo-words of random ones.
+_LEET_SYMBOLS = re.compile(r"(?<=[A-Za-z])[@$!](?=[A-Za-z])")
+
+
+def unleet(value: str, *, digits: bool = True) -> str:
+    """``value`` with the symbols (and, with ``digits``, the digits) that stand for letters
+    read as those letters."""
+    pattern = _LEET if digits else _LEET_SYMBOLS
+    return pattern.sub(lambda m: _LEET_LETTERS[m.group()], value)
 
 
 # Stored password hashes: what a user table keeps, not a password.
@@ -181,7 +188,13 @@ def _is_word(piece: str) -> bool:
         return False
     low = piece.lower()
     common = sum(1 for a, b in pairwise(low) if a + b in _BIGRAMS)
-    return common >= 0.75 * (len(low) - 1)
+    # A short run of random letters has few pairs, so each must be common; a longer one may
+    # have a rare pair or two, as long words do.
+    if len(low) <= 4:
+        return common == len(low) - 1
+    if len(low) <= 6:
+        return common >= len(low) - 2
+    return common >= 0.85 * (len(low) - 1)
 
 
 def is_wordish(value: str) -> bool:
@@ -190,7 +203,7 @@ def is_wordish(value: str) -> bool:
     generated secret."""
     if _wordish(value):
         return True
-    plain = unleet(value)
+    plain = unleet(value, digits=False)
     return plain != value and _wordish(plain)
 
 
@@ -212,12 +225,39 @@ def _wordish(value: str) -> bool:
     return words > 0 and covered >= 0.85 * len(value)
 
 
+# Short words ("fake", "your", "todo") turn up by chance inside long random values: they count
+# only where they start or end a word of the value. Only longer words are also looked for with
+# digits and symbols read as letters.
+_SHORT_WORDS = tuple(w for w in _PLACEHOLDER_WORDS if len(w) <= 4 and w.isalpha() and w != "xxxx")
+_LONG_WORDS = tuple(w for w in _PLACEHOLDER_WORDS if w not in _SHORT_WORDS)
+_LEET_WORDS = tuple(w for w in _LONG_WORDS if len(w) >= 5)
+
+
+def _word_at_edge(value: str, lowered: str, word: str) -> bool:
+    i = lowered.find(word)
+    while i >= 0:
+        j = i + len(word)
+        if (
+            i == 0
+            or not value[i - 1].isalpha()
+            or (value[i].isupper() and value[i - 1].islower())
+            or j == len(value)
+            or not value[j].isalpha()
+            or (value[j].isupper() and value[j - 1].islower())
+        ):
+            return True
+        i = lowered.find(word, i + 1)
+    return False
+
+
 def is_placeholder(value: str) -> bool:
     lowered = value.lower()
-    if any(w in lowered for w in _PLACEHOLDER_WORDS):
+    if any(w in lowered for w in _LONG_WORDS):
+        return True
+    if any(w in lowered and _word_at_edge(value, lowered, w) for w in _SHORT_WORDS):
         return True
     plain = unleet(lowered)
-    if plain != lowered and any(w in plain for w in _PLACEHOLDER_WORDS):
+    if plain != lowered and any(w in plain for w in _LEET_WORDS):
         return True
     if any(m in value for m in _TEMPLATE_MARKERS) or value[0] in "$%@&*#:":
         return True
@@ -230,12 +270,29 @@ def is_placeholder(value: str) -> bool:
     return steps * 2 >= len(value)
 
 
+_MEMBER_SEP = re.compile(r"\.|::|->")
+
+
+def _generated(part: str) -> bool:
+    """A long run of mixed case and digits that is no phrase of words: after a dot it is a
+    token's body ("hvs.CAES..."), not an attribute's name."""
+    return (
+        len(part) >= 16
+        and any(c.isupper() for c in part)
+        and any(c.islower() for c in part)
+        and any(c.isdigit() for c in part)
+        and not is_wordish(part)
+    )
+
+
 def is_reference(value: str) -> bool:
     """A value that names a variable, an attribute, an import path, a file, a MIME type, a
     date or a version: not a secret."""
     if "://" in value or value.startswith(("./", "../", "~/")):
         return True
-    if _DOTTED.fullmatch(value) or _UUID.fullmatch(value) or _VERSION.fullmatch(value):
+    if _DOTTED.fullmatch(value) and not any(map(_generated, _MEMBER_SEP.split(value))):
+        return True
+    if _UUID.fullmatch(value) or _VERSION.fullmatch(value):
         return True
     if _HASH.match(value) or "%2F" in value:
         return True
@@ -738,6 +795,12 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
         group="v",
     ),
     _rule(
+        "Vault token",
+        ("hvs.", "hvb.", "hvr."),
+        _BOUNDARY + rb"hv[sbr]\.[A-Za-z0-9_-]{24,250}(?![A-Za-z0-9_-])",
+        check=_mixed,
+    ),
+    _rule(
         "JSON web token",
         ("eyJ",),
         rb"(?<![A-Za-z0-9_.-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}",
@@ -861,8 +924,8 @@ MAX_NAME = 64
 AFTER_NAME = re.compile(
     rb"""
     (?P<close>\\?["']\]?|\])?
-    (?:[ \t]{0,4}:[ \t]{0,4}&?(?:'[a-z]+[ ])?[A-Za-z_][\w\[\]<>&., |?*]{0,48}?(?=[ \t]{0,4}=[^=>]))?
-    (?:[ \t]{1,4}\*?[A-Za-z_][\w.\[\]*]{0,32}(?=[ \t]{0,4}=[^=>]))?
+    (?:[ \t]{0,4}:[ \t]{0,4}&?(?:'[a-z]+[ ])?[A-Za-z_\[(][\w\[\]<>&., |?*;()]{0,48}?(?=[ \t]{0,4}=[^=>]))?
+    (?:[ \t]{1,4}\*?[A-Za-z_\[][\w.\[\]*]{0,32}(?=[ \t]{0,4}=[^=>]))?
     [ \t]{0,8}(?P<op>=>|:=|\|\|=|\?\?=|\?=|===?|!==?|=|:|,|->)[ \t]{0,8}
     (?:!!str[ \t]+|new[ ]+String\(|\(?[ \t]{0,2})?
     """,

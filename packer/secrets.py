@@ -216,8 +216,20 @@ _PAIR_ENDS = (b'"', b"'", b" ", b"\t", b":", b"=")  # how `name: ` and `key=` en
 # then `=`, or XML's `value=`. Every form `_value_after` reads starts so, or with a blank.
 _ASSIGNS = re.compile(
     rb"""(?:\\?["']\]?|\])?(?:[ \t]{0,8}[=:|?!,>\r\n-]
-    |[ \t]{1,4}\*?[A-Za-z_][\w.\[\]*]{0,32}[ \t]{0,4}=|\s{1,8}value)""",
+    |[ \t]{1,4}\*?[A-Za-z_\[][\w.\[\]*]{0,32}[ \t]{0,4}=|\s{1,8}value)""",
     re.VERBOSE,
+)
+# Two string literals in parentheses or brackets: a user and a password, or a variable's name
+# and its default.
+_TWO_STRINGS = re.compile(
+    rb"""[(\[][ \t]{0,4}[bBrRuU]?\\?(["'`])[^"'`\\\n]{0,256}\\?\1[ \t]{0,4},[ \t]{0,4}
+    [bBrRuU]?\\?(["'`])(?P<v>[^"'`\s\\]{1,4096})\\?\2[ \t]{0,4}[)\]]""",
+    re.VERBOSE,
+)
+_KEYWORD_ARGUMENT = re.compile(rb"[A-Za-z_]\w{0,63}=(?!=)")
+# A default after a reference: `process.env.X || "..."`, `ENV["X"] ?? "..."`, `x or "..."`.
+_FALLBACK = re.compile(
+    rb"""[ \t]{0,4}(?:\|\||\?\?|or[ \t]|\?:)[ \t]{0,4}(["'`])(?P<v>[^"'`\s\\]{1,4096})\1"""
 )
 # After a bare value, blanks and then more of an expression (not the end of a line, a
 # statement, a string or a comment).
@@ -340,19 +352,97 @@ def _assignment_at(data: bytes, pos: int, length: int, seen: set[int]) -> tuple[
         return None, 0
     vstart, vend, bare = value
     skip_to = vend
-    if bare:
-        if data[vend : vend + 1] in (b"(", b"["):
-            return None, skip_to  # a call or a subscript: the value is computed, not written here
+    if bare and data[vend : vend + 1] in (b"(", b"["):
+        # A call or a subscript: the value is computed, not written here, unless the call is
+        # given a user and a password (`HTTPBasicAuth("svc", "...")`) or a lookup's default
+        # (`os.getenv("API_KEY", "...")`).
+        written = _TWO_STRINGS.match(data, vend)
+        if written is None:
+            return None, skip_to
+        vstart, vend = written.span("v")
+        skip_to = written.end()
+    elif bare:
         # Punctuation that ends a statement or a sentence is not part of the value.
         while vend > vstart and data[vend - 1] in b":.":
             vend -= 1
-        if _CONTINUED.match(data, vend):
+        kwarg = _KEYWORD_ARGUMENT.match(data, vstart, vend)
+        if kwarg is not None and kwarg.end() < vend:
+            return None, skip_to  # `prompt("Password", hide_input=True)`: code, not a value
+        fallback = _FALLBACK.match(data, vend)
+        if fallback is not None:
+            # `process.env.JWT_SECRET || "..."`: the default is written here.
+            vstart, vend = fallback.span("v")
+            skip_to = fallback.end()
+        elif _CONTINUED.match(data, vend):
             return None, skip_to  # `a?b:void 0`: more code follows, the value is an expression
+    else:
+        opening = data.rfind(b"(", max(0, vstart - 6), vstart)
+        if opening >= 0 and not data[opening + 1 : vstart - 1].strip(b" \t\\"):
+            # `auth=("svc", "...")`: a user and a password; the password is the secret.
+            pair = _TWO_STRINGS.match(data, opening)
+            if pair is not None:
+                vstart, vend = pair.span("v")
+                skip_to = pair.end()
     text = data[vstart:vend].decode("utf-8", "replace")
     if not text or not value_is_secret(kind, text, name):
         return None, skip_to
     found = _Found(start, f"high-entropy assignment to {name!r}", (vstart, vend), token=False)
     return found, skip_to
+
+
+_CELL = re.compile(rb"""[ \t]*(["']?)[A-Za-z_][\w.-]{0,63}\1[ \t]*""")
+_MAX_HEADER = 4096
+
+
+def _table_secrets(data: bytes, header_end: int) -> list[_Found]:
+    """Secrets in the columns of a table (CSV, TSV) whose first line names them
+    (`service,username,password`): each cell of such a column is judged as a value written
+    after that name. One pass over the rows, whatever the number of columns."""
+    header = data[:header_end].rstrip(b"\r")
+    lead = 3 if header.startswith(codecs.BOM_UTF8) else 0
+    header = header[lead:]
+    if len(header) > _MAX_HEADER:
+        return []
+    delimiter = next((d for d in (b",", b"\t", b";", b"|") if d in header), None)
+    if delimiter is None:
+        return []
+    cells = header.split(delimiter)
+    if not all(_CELL.fullmatch(c) for c in cells):
+        return []
+    columns: list[tuple[int, str, str]] = []
+    for i, cell in enumerate(cells):
+        name = cell.strip(b" \t\"'").decode("ascii")
+        kind = name_class(name)
+        if kind is not None:
+            columns.append((i, name, kind))
+    found: list[_Found] = []
+    if not columns:
+        return found
+    offset = header_end + 1
+    size = len(data)
+    while offset < size:
+        line_end = data.find(b"\n", offset)
+        if line_end < 0:
+            line_end = size
+        parts = data[offset:line_end].rstrip(b"\r").split(delimiter)
+        if len(parts) == len(cells):
+            starts = [offset]
+            for part in parts[:-1]:
+                starts.append(starts[-1] + len(part) + 1)
+            for i, name, kind in columns:
+                cell = parts[i]
+                value = cell.strip(b" \t").strip(b"\"'")
+                if not value:
+                    continue
+                vstart = starts[i] + cell.find(value)
+                text = value.decode("utf-8", "replace")
+                if value_is_secret(kind, text, name):
+                    span = (vstart, vstart + len(value))
+                    found.append(
+                        _Found(vstart, f"high-entropy assignment to {name!r}", span, token=False)
+                    )
+        offset = line_end + 1
+    return found
 
 
 def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, bool] | None:
@@ -435,6 +525,10 @@ def _scan_view(data: bytes, *, binary: bool, depth: int = 0) -> list[_Found]:
     per_rule: dict[int, list[tuple[int, int]]] = {}
     found: list[_Found] = []
     seen_names: set[int] = set()
+    header_end = data.find(b"\n")
+    if header_end < 0:
+        header_end = len(data)
+    table = False
     seen_runs: set[int] = set()
     # A hit inside a value or a base64 run already read belongs to it: reading it again would
     # make a file of repeated keywords cost the square of its size.
@@ -448,6 +542,10 @@ def _scan_view(data: bytes, *, binary: bool, depth: int = 0) -> list[_Found]:
             elif binary or pos < skip_to:
                 continue
             elif handler == _ASSIGNMENT:
+                if pos < header_end and not table:
+                    # A name in the first line may head a column of a table.
+                    found += _table_secrets(data, header_end)
+                    table = True
                 hit, skip_to = _assignment_at(data, pos, _NAME_LENGTHS[index], seen_names)
                 if hit is not None:
                     found.append(hit)
