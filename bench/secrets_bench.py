@@ -277,11 +277,12 @@ def false_positives(
             totals[i] += v
     n, fp_b, fp_a, r_b, r_a = totals
     print(
-        f"{'all':22} {n:>6} {fp_b:>10} {fp_a:>9} {100 * fp_a / max(1, n):>11.3f}%"
-        f" {r_b:>13}/{r_a}"
+        f"{'all':22} {n:>6} {fp_b:>10} {fp_a:>9} {100 * fp_a / max(1, n):>11.3f}% {r_b:>13}/{r_a}"
     )
     print(f"(before: {100 * fp_b / max(1, n):.3f}% of files)")
-    print("\nFalse positives, per file (B: flagged before, A: flagged after; the kinds each found):")
+    print(
+        "\nFalse positives, per file (B: flagged before, A: flagged after; the kinds each found):"
+    )
     for line in listed:
         print(line)
     print("\nReal secrets in ordinary code (counted apart; private keys that parse):")

@@ -273,11 +273,12 @@ def is_placeholder(value: str) -> bool:
 _MEMBER_SEP = re.compile(r"\.|::|->")
 
 
-def _generated(part: str) -> bool:
+def _generated(part: str, min_length: int = 16) -> bool:
     """A long run of mixed case and digits that is no phrase of words: after a dot it is a
-    token's body ("hvs.CAES..."), not an attribute's name."""
+    token's body ("hvs.CAES..."), not an attribute's name; between slashes, a piece of base64,
+    not a folder's."""
     return (
-        len(part) >= 16
+        len(part) >= min_length
         and any(c.isupper() for c in part)
         and any(c.islower() for c in part)
         and any(c.isdigit() for c in part)
@@ -298,7 +299,12 @@ def is_reference(value: str) -> bool:
         return True
     if _DATE.search(value) or _NUMBERISH.fullmatch(value) or _MIME.fullmatch(value):
         return True
-    if value.startswith("/") and _PATHISH.fullmatch(value) and value.count("/") >= 2:
+    if (
+        value.startswith("/")
+        and _PATHISH.fullmatch(value)
+        and value.count("/") >= 2
+        and not any(_generated(part, 12) for part in value.split("/"))
+    ):
         return True
     if _IDENTIFIER.fullmatch(value):
         # Random tokens mix digits in; identifiers are words joined by "_" or in CONSTANT_CASE.
@@ -924,7 +930,8 @@ MAX_NAME = 64
 AFTER_NAME = re.compile(
     rb"""
     (?P<close>\\?["']\]?|\])?
-    (?:[ \t]{0,4}:[ \t]{0,4}&?(?:'[a-z]+[ ])?[A-Za-z_\[(][\w\[\]<>&., |?*;()]{0,48}?(?=[ \t]{0,4}=[^=>]))?
+    (?:[ \t]{0,4}:[ \t]{0,4}&?(?:'[a-z]+[ ])?[A-Za-z_\[(][\w\[\]<>&., |?*;()]{0,48}?
+       (?=[ \t]{0,4}=[^=>]))?
     (?:[ \t]{1,4}\*?[A-Za-z_\[][\w.\[\]*]{0,32}(?=[ \t]{0,4}=[^=>]))?
     [ \t]{0,8}(?P<op>=>|:=|\|\|=|\?\?=|\?=|===?|!==?|=|:|,|->)[ \t]{0,8}
     (?:!!str[ \t]+|new[ ]+String\(|\(?[ \t]{0,2})?

@@ -712,7 +712,7 @@ simple(
 simple(
     "helm values nested auth",
     "charts/{tag}/values-prod.yaml",
-    "postgresql:\n  auth:\n    username: app\n    password: \"{v}\"\n    database: app\n",
+    'postgresql:\n  auth:\n    username: app\n    password: "{v}"\n    database: app\n',
     pw2(20),
     heldout=H2,
 )
@@ -765,8 +765,8 @@ simple(
 simple(
     "go struct literal",
     "internal/{tag}/client.go",
-    "package {tag}\n\nvar cfg = Config{\n\tBaseURL: \"https://api.vendor.io\",\n"
-    "\tAPIKey:  \"{v}\",\n}\n".replace("{tag}", "cfg"),
+    'package {tag}\n\nvar cfg = Config{\n\tBaseURL: "https://api.vendor.io",\n'
+    '\tAPIKey:  "{v}",\n}\n'.replace("{tag}", "cfg"),
     tok("", ALNUM, 32),
     heldout=H2,
 )
@@ -780,14 +780,14 @@ simple(
 simple(
     "swift static let",
     "ios/{tag}/Keys.swift",
-    "enum Keys {\n    static let backendSecret = \"{v}\"\n}\n",
+    'enum Keys {\n    static let backendSecret = "{v}"\n}\n',
     tok("", ALNUM, 32),
     heldout=H2,
 )
 simple(
     "kotlin const val",
     "android/{tag}/Api.kt",
-    "object Api {\n    private const val API_TOKEN = \"{v}\"\n}\n",
+    'object Api {\n    private const val API_TOKEN = "{v}"\n}\n',
     tok("", ALNUM, 36),
     heldout=H2,
 )
@@ -801,7 +801,7 @@ simple(
 simple(
     "libpq keyword dsn",
     "db/{tag}/connect.sql",
-    "-- run with psql\n\\connect \"host=pg.prod dbname=app user=app password={v}\"\n",
+    '-- run with psql\n\\connect "host=pg.prod dbname=app user=app password={v}"\n',
     lambda vals: vals.pick(ALNUM, 15) + vals.rng.choice("^*!") + vals.pick(string.digits, 2),
     heldout=H2,
 )
@@ -888,8 +888,7 @@ simple(
 simple(
     "yaml anchor database.yml",
     "config/{tag}/database.yml",
-    "default: &default\n  adapter: postgresql\n\nproduction:\n  <<: *default\n"
-    "  password: {v}\n",
+    "default: &default\n  adapter: postgresql\n\nproduction:\n  <<: *default\n  password: {v}\n",
     pw2(18),
     heldout=H2,
 )
