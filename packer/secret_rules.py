@@ -4,8 +4,11 @@ Two kinds of rule. A *token rule* knows a credential by its shape (a provider's 
 alphabet, a PEM header, a password in a URL) and is anchored at a literal every match holds. An
 *assignment* is a value written next to a secret-sounding name (`password = "..."`, `<password>`,
 `ENV API_KEY ...`, `define('DB_PASSWORD', '...')`); whether the value is a secret is judged from
-the value itself: long and random enough, and not a placeholder, a reference, a template, a
-timestamp, an identifier or a phrase of words.
+the value itself: long and random enough, and not a placeholder or a documentation example
+(`scott:tiger`, `p@ssw0rd`), a reference, a path, a template, a timestamp, an identifier, a
+slug, a hex digest, base64 of readable text or a phrase of words. Some names say the value is
+not a credential whatever it looks like: keys that look things up (`cache_key`), and names
+that end in what is about a secret rather than the secret (`token_type`, `password_hash`).
 
 Token shapes come from providers' documentation and the public rule lists of secret scanners;
 the patterns and the judgement are this project's. Every pattern has bounded repetition only,

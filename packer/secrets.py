@@ -8,13 +8,16 @@ would leak it one step later.
 The scan is one prefilter pass and then a little work per hit. The prefilter
 (`packer.literal_search`) finds every literal any rule needs, in one pass over the bytes; each
 hit then runs only the rules that literal belongs to, in a bounded window around it (see
-`packer.secret_rules`). Most files hold no literal at all and cost one pass.
+`packer.secret_rules`). Most files hold no literal at all and cost one pass. Most hits are
+names in code that assign nothing, so the first test per hit is the cheapest: whether an
+operator follows the name at all.
 
 Bytes can hide text from patterns, so the scan also looks through decodings: UTF-16 (by its BOM
 or by NUL bytes between ASCII letters) is decoded; a JSON or shell string's escapes (`\\"`,
-`\\n`, `\\/`, `\\u00xx`) are undone; a base64 run that holds an encoded keyword is decoded and
-scanned in turn. A secret found in the raw bytes has an exact span; one found only through a
-decoding that cannot be mapped back (UTF-16, escapes) has none, and its file is withheld whole.
+`\\n`, `\\/`, `\\u00xx`) are undone in the lines around each escape (only there can the text
+read differently); a base64 run that holds an encoded keyword is decoded and scanned in turn. A
+secret found in the raw bytes has an exact span; one found only through a decoding that cannot
+be mapped back (UTF-16, escapes) has none, and its file is withheld whole.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ __all__ = [
 ]
 
 # Results are cached by content digest plus this version: bump it whenever a rule changes.
-SECRETS_VERSION = "3"
+SECRETS_VERSION = "4"
 
 
 @dataclass(frozen=True, slots=True)
@@ -459,7 +462,8 @@ def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, 
             if m:
                 group = "dq" if "dq" in m.re.groupindex else "bare"
                 return (*m.span(group), False)
-    if before in _PAIR_ENDS and PAIR_NAME_PREFIX.search(data[max(0, start - 16) : start]):
+    head = data[max(0, start - 16) : start].lower() if before in _PAIR_ENDS else b""
+    if (b"name" in head or b"key" in head) and PAIR_NAME_PREFIX.search(head):
         pair = PAIR_VALUE.match(data, end, min(len(data), end + 64))
         if pair is not None:
             next_end = data.find(b"\n", pair.end(), pair.end() + 4200)
