@@ -274,6 +274,7 @@ def is_placeholder(value: str) -> bool:
 
 
 _MEMBER_SEP = re.compile(r"\.|::|->")
+_MEMBER_REF = re.compile(r"[a-z][\w$]*(?:\.[A-Za-z_$][\w$]*)+#[A-Za-z_$][\w$]*")
 
 
 def _generated(part: str, min_length: int = 16) -> bool:
@@ -296,6 +297,8 @@ def is_reference(value: str) -> bool:
         return True
     if _DOTTED.fullmatch(value) and not any(map(_generated, _MEMBER_SEP.split(value))):
         return True
+    if _MEMBER_REF.fullmatch(value):
+        return True  # `smithy.api#noAuth`, `java.util.List#add`: a name in a namespace
     if _UUID.fullmatch(value) or _VERSION.fullmatch(value):
         return True
     if _HASH.match(value) or "%2F" in value:
@@ -934,10 +937,10 @@ AFTER_NAME = re.compile(
     rb"""
     (?P<close>\\?["']\]?|\])?
     (?:[ \t]{0,4}:[ \t]{0,4}&?(?:'[a-z]+[ ])?[A-Za-z_\[(][\w\[\]<>&., |?*;()]{0,48}?
-       (?=[ \t]{0,4}=[^=>]))?
+       (?=[ \t]{1,4}=[^=>]))?
     (?:[ \t]{1,4}\*?[A-Za-z_\[][\w.\[\]*]{0,32}(?=[ \t]{0,4}=[^=>]))?
     [ \t]{0,8}(?P<op>=>|:=|\|\|=|\?\?=|\?=|===?|!==?|=|:|,|->)[ \t]{0,8}
-    (?:!!str[ \t]+|new[ ]+String\(|\(?[ \t]{0,2})?
+    (?:!!str[ \t]+|new[ ]+String\(|[(\[]?[ \t]{0,2})?
     """,
     re.VERBOSE,
 )

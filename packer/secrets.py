@@ -369,7 +369,7 @@ def _assignment_at(data: bytes, pos: int, length: int, seen: set[int]) -> tuple[
         while vend > vstart and data[vend - 1] in b":.":
             vend -= 1
         kwarg = _KEYWORD_ARGUMENT.match(data, vstart, vend)
-        if kwarg is not None and kwarg.end() < vend:
+        if kwarg is not None and kwarg.end() < vend and data[vend : vend + 1] in (b")", b","):
             return None, skip_to  # `prompt("Password", hide_input=True)`: code, not a value
         fallback = _FALLBACK.match(data, vend)
         if fallback is not None:
@@ -379,18 +379,27 @@ def _assignment_at(data: bytes, pos: int, length: int, seen: set[int]) -> tuple[
         elif _CONTINUED.match(data, vend):
             return None, skip_to  # `a?b:void 0`: more code follows, the value is an expression
     else:
-        opening = data.rfind(b"(", max(0, vstart - 6), vstart)
-        if opening >= 0 and not data[opening + 1 : vstart - 1].strip(b" \t\\"):
-            # `auth=("svc", "...")`: a user and a password; the password is the secret.
-            pair = _TWO_STRINGS.match(data, opening)
+        lead = data[max(0, vstart - 6) : vstart - 1]
+        opening = max(lead.rfind(b"("), lead.rfind(b"["))
+        if opening >= 0 and not lead[opening + 1 :].strip(b" \t\\bBrRuU"):
+            # `auth=("svc", "...")`: a user and a password, where the password is the secret;
+            # or `keys = ["...", "..."]`, where the first may be.
+            pair = _TWO_STRINGS.match(data, max(0, vstart - 6) + opening)
+            if pair is not None and _written_secret(data, kind, name, vstart, vend):
+                found = _Found(start, f"high-entropy assignment to {name!r}", (vstart, vend), False)
+                return found, vend
             if pair is not None:
                 vstart, vend = pair.span("v")
                 skip_to = pair.end()
-    text = data[vstart:vend].decode("utf-8", "replace")
-    if not text or not value_is_secret(kind, text, name):
+    if not _written_secret(data, kind, name, vstart, vend):
         return None, skip_to
     found = _Found(start, f"high-entropy assignment to {name!r}", (vstart, vend), token=False)
     return found, skip_to
+
+
+def _written_secret(data: bytes, kind: str, name: str, start: int, end: int) -> bool:
+    text = data[start:end].decode("utf-8", "replace")
+    return bool(text) and value_is_secret(kind, text, name)
 
 
 _CELL = re.compile(rb"""[ \t]*(["']?)[A-Za-z_][\w.-]{0,63}\1[ \t]*""")

@@ -330,6 +330,8 @@ NOT_SECRETS_BY_CATEGORY = {
     # an Azure SAS that expired before the rule was written
     "expired SAS": "<code>sp=r&amp;st=2023-12-20T14:54:52Z&amp;se=2023-12-20T22:54:52Z&amp;"
     "spr=https&amp;sv=2021-06-08&amp;sr=c&amp;" + SAS + "</code>",
+    # a name in a namespace, in a list
+    "member reference": '"auth":["smithy.api#noAuth"]',
     # code, and runs that say they are placeholders
     "keyword argument": 'password = click.prompt("Password", hide_input=True)',
     "run of Xs": '"WebIdentityToken": "Atza%7CIQEBLjAsAhRFiXuWpUXuRvQ9PZL3GMFcYevydwIUFAHZwXZ'
@@ -361,6 +363,9 @@ STILL_SECRETS = {
     "user and password call": f'auth = HTTPBasicAuth("svc", "{MIXED}#1")',
     "table column": f"service,username,{P}\nbilling,svc_billing,{MIXED}#1\n",
     "table column, quoted": f'"service";"{P}"\n"billing";"{MIXED}#1"\n',
+    "user and password list": f'auth = ["svc", "{MIXED}#1"]',
+    "first of a list": f'api_keys = ["{MIXED}{MIXED}", "x"]',
+    "password with an equals sign": f"{P}: Xk9mQ=" + "2vL7pRz",
     "Vault token": 'token = "' + "hv" + "s." + MIXED + "Qz3" + '"',
     "generated part after a dot": f'api_token = "tk.{MIXED}Qz3"',
     "a short word inside random": 'api_key = "mfAkEETst2g8eU' + MIXED + '"',
