@@ -12,7 +12,8 @@ Three scanners run side by side, loaded from git: *old* (BASELINE, the scanner b
    8-character piece of its secret appears in the pack report, a manifest, `cas show`, any
    render (every format and mode) or anything in the store. *before* is the file-level check:
    the file scanned and redacted (or withheld) by that scanner, and its path. *old*: did that
-   scanner flag the file at all.
+   scanner flag the file at all. Then the same file-level check over many seeds (`--seeds`):
+   values are drawn anew each time, so a form whose verdict depends on its value shows there.
 2. **False positives**: ordinary code that holds no secret, fetched the way a fresh machine can
    (`pip download --no-binary :all:` sdists of large projects and `npm pack` tarballs), cached in
    `bench/.cache/secrets-corpus/`. Every flagged file is listed with the kinds found, for
@@ -135,6 +136,26 @@ def recall(
             flagged = "flagged" if old.scan(data) else "missed"
         rows.append((p.form, "LEAKED" if p.form in bad else "sealed", was, flagged))
     return rows
+
+
+def recall_over_seeds(
+    work: Path, seeds: int, scanners: list[Scanner]
+) -> dict[str, dict[tuple[str, str], int]]:
+    """File-level misses per (corpus, form) over ``seeds`` seeds: the values are drawn anew
+    each time, so a form whose judgement depends on the drawn value shows here."""
+    misses: dict[str, dict[tuple[str, str], int]] = {s.label: {} for s in scanners}
+    for seed in range(1000, 1000 + seeds):
+        for corpus in CORPORA:
+            root = work / f"seeds-{corpus}-{seed}"
+            root.mkdir(parents=True)
+            for p in plant(root, seed, corpus=corpus):
+                data = (root / p.path).read_bytes()
+                for s in scanners:
+                    if not sealed_by(s, p.path, data, p.needles):
+                        key = (corpus, p.form)
+                        misses[s.label][key] = misses[s.label].get(key, 0) + 1
+            shutil.rmtree(root)
+    return misses
 
 
 def fetch_ordinary(download: bool) -> dict[str, Path]:
@@ -305,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mb", type=float, default=300.0, help="size of the synthetic tree")
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--skip-recall", action="store_true")
+    parser.add_argument("--seeds", type=int, default=50, help="seeds for recall over values")
     parser.add_argument("--skip-tree", action="store_true")
     parser.add_argument("--skip-adversarial", action="store_true")
     args = parser.parse_args(argv)
@@ -333,6 +355,24 @@ def main(argv: list[str] | None = None) -> int:
             )
         for corpus, (a, b, o, n) in totals.items():
             print(f"{corpus}: after {a}/{n} sealed; before {b}/{n} sealed; old flagged {o}/{n}")
+        if args.seeds:
+            print(f"\n## Recall over {args.seeds} seeds, file by file: forms ever missed\n")
+            with_redact = [s for s in (before,) if s is not None]
+            misses = recall_over_seeds(
+                work, args.seeds, [Scanner("after", current.scan_secrets, current), *with_redact]
+            )
+            keys = sorted({k for m in misses.values() for k in m})
+            print(f"{'corpus':11} {'form':34} {'after missed':>13} {'before missed':>14}")
+            for corpus, form in keys:
+                row = f"{corpus:11} {form:34}"
+                for label in ("after", "before"):
+                    n = misses.get(label, {}).get((corpus, form), 0)
+                    row += f" {n:>{13 if label == 'after' else 14}}"
+                print(row)
+            plantings = args.seeds * sum(len(f) for f in CORPORA.values())
+            for label, m in misses.items():
+                lost = sum(m.values())
+                print(f"{label}: {lost} of {plantings} plantings missed")
 
     corpora = fetch_ordinary(not args.no_download)
     ordinary, _listed = false_positives(corpora, before)
