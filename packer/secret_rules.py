@@ -471,8 +471,10 @@ def name_class(name: str) -> str | None:
         return "password"
     if any(w in squashed for w in TOKEN_WORDS) or "auth" in words:
         return "token"
-    if words[-1] == "key" and len(words) > 1:
-        return "key"
+    if words[-1] == "key":
+        # A bare "key" names anything from a dictionary key to a storage account's secret:
+        # only a long generated value after it counts (see `value_is_secret`).
+        return "key" if len(words) > 1 else "bare key"
     return None
 
 
@@ -483,6 +485,9 @@ def encoded_text(value: str) -> str | None:
         return None
     text = base64_text(value.encode("ascii"))
     return None if text is None else text.decode("ascii", "replace").rstrip("\r\n")
+
+
+_BARE_KEY_VALUE = re.compile(r"[A-Za-z0-9]{32,}(?:[+/][A-Za-z0-9]+)*={0,2}")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -518,6 +523,13 @@ def value_is_secret(name_kind: str, value: str, name: str = "") -> bool:
         )
     if name_kind == "token":
         return looks_random(value, 16) or _basic_credentials(value.encode("ascii", "replace"))
+    if name_kind == "bare key":
+        # Letters of both cases and digits, nothing else (no path, no slug, no file name).
+        return (
+            _BARE_KEY_VALUE.fullmatch(value) is not None
+            and _classes(value) >= 3
+            and looks_random(value, 32)
+        )
     return looks_random(value, 20)
 
 
@@ -926,7 +938,7 @@ ASSIGNMENT_LITERALS: tuple[bytes, ...] = tuple(
         "_key", "-key", ".key", "apikey", "accesskey", "privatekey", "secretkey", "signingkey",
         "masterkey", "encryptionkey", "appkey", "licensekey", "accountkey",
         "consumerkey", "subscriptionkey", "clientkey", "servicekey", "adminkey", "webhookkey",
-        "authkey", "sharedkey", "hmackey", "cryptkey",
+        "authkey", "sharedkey", "hmackey", "cryptkey", "\"key\"", "'key'",
     )
 )  # fmt: skip
 MAX_NAME = 64

@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 # Results are cached by content digest plus this version: bump it whenever a rule changes.
-SECRETS_VERSION = "4"
+SECRETS_VERSION = "5"
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +188,9 @@ _LITERALS = sorted(_handlers)
 _HANDLERS = [_handlers[lit] for lit in _LITERALS]
 _LENGTHS = [len(lit) for lit in _LITERALS]
 # The part of an assignment literal that belongs to the name ("pass" of "pass=").
-_NAME_LENGTHS = [len(lit.rstrip(b'=:"')) for lit in _LITERALS]
+_NAME_LENGTHS = [len(lit.rstrip(b"=:\"'")) for lit in _LITERALS]
+# Where the name starts in a literal that holds its opening quote (`"key"`).
+_NAME_STARTS = [len(lit) - len(lit.lstrip(b"\"'")) for lit in _LITERALS]
 
 
 @functools.cache
@@ -559,7 +561,10 @@ def _scan_view(data: bytes, *, binary: bool, depth: int = 0) -> list[_Found]:
                     # A name in the first line may head a column of a table.
                     found += _table_secrets(data, header_end)
                     table = True
-                hit, skip_to = _assignment_at(data, pos, _NAME_LENGTHS[index], seen_names)
+                lead = _NAME_STARTS[index]
+                hit, skip_to = _assignment_at(
+                    data, pos + lead, _NAME_LENGTHS[index] - lead, seen_names
+                )
                 if hit is not None:
                     found.append(hit)
             elif depth < _MAX_DEPTH:
