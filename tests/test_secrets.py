@@ -698,7 +698,7 @@ def test_random_ascii_without_any_literal_has_no_findings(text: str) -> None:
 
 # --- every corpus, file by file -----------------------------------------------------------------
 
-# What the second held-out corpus still leaks, measured and left so (see bench/secrets_bench.py):
+
 @pytest.mark.parametrize("corpus", sorted(CORPORA))
 def test_every_planted_form_is_found_and_cut_out_of_its_file(tmp_path: Path, corpus: str) -> None:
     plants = plant(tmp_path, seed=23, corpus=corpus)
