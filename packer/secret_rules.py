@@ -137,7 +137,12 @@ _WEAK_DEFAULTS = frozenset(
     }
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
-_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+(?:\(\))?")
+# A dotted name, with calls or subscripts by number or quoted name after its parts
+# (`config.items[1].name`, `settings["db"].user`).
+_DOTTED = re.compile(
+    r"""[A-Za-z_$][\w$]*(?:\(\)|\[(?:\d{1,6}|"\w{1,64}"|'\w{1,64}')\])*"""
+    r"""(?:(?:\.|::|->)[A-Za-z_$][\w$]*(?:\(\)|\[(?:\d{1,6}|"\w{1,64}"|'\w{1,64}')\])*)+"""
+)
 _HEX = re.compile(r"[0-9a-fA-F]+")
 # Lowercase words joined by separators: a slug ("cached-sak", "my-process"), not a secret.
 _SLUG = re.compile(r"[a-z]+(?:[-_.][a-z]+)+")

@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 # Results are cached by content digest plus this version: bump it whenever a rule changes.
-SECRETS_VERSION = "5"
+SECRETS_VERSION = "6"
 
 
 @dataclass(frozen=True, slots=True)

@@ -288,6 +288,7 @@ ORDINARY_CODE = [
     'headers["Authorization"] = "Bearer " + token',
     "Authorization: Bearer <token>",
     "ENV PYTHONDONTWRITEBYTECODE 1",
+    'assert err.key == "scopes.core.exclude[1]"',
     # a bare "key" looks things up unless its value is long and generated
     '{"key": "user-settings-cache-entry-for-home-page"}',
     '{"key": "d41d8cd98f00b204e9800998ecf8427e00112233"}',
