@@ -587,7 +587,7 @@ class Packer:
         key = fact.digest
         if key in self._summaries:
             return self._summaries[key]
-        from packer.summarize import language_for
+        from packer.languages import language_for
 
         start = time.perf_counter()
         lang = language_for(fact.path) or "text"

@@ -10,11 +10,12 @@ first lines of the file. Output is deterministic for a given (path, text, max_li
 from __future__ import annotations
 
 import ast
-import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, cast
+
+from packer.languages import language_for
 
 # Summaries are cached by content digest plus this version: bump it whenever the output changes.
 SUMMARY_VERSION = "1"
@@ -30,71 +31,6 @@ _SENTENCE_WIDTH = 200
 # Deeper declarations (a class in a class in a namespace...) add little and could recurse without
 # bound on hostile input.
 _MAX_DEPTH = 6
-
-_EXTENSIONS = {
-    ".py": "python",
-    ".pyi": "python",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".mdx": "markdown",
-    ".ts": "typescript",
-    ".mts": "typescript",
-    ".cts": "typescript",
-    ".tsx": "tsx",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".jsx": "javascript",
-    ".go": "go",
-    ".rs": "rust",
-    ".java": "java",
-    ".c": "c",
-    ".h": "c",
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".cxx": "cpp",
-    ".c++": "cpp",
-    ".hh": "cpp",
-    ".hpp": "cpp",
-    ".hxx": "cpp",
-    ".h++": "cpp",
-    ".rb": "ruby",
-    ".rake": "ruby",
-    ".gemspec": "ruby",
-    ".cs": "csharp",
-    ".php": "php",
-    ".kt": "kotlin",
-    ".kts": "kotlin",
-    ".swift": "swift",
-    ".scala": "scala",
-    ".lua": "lua",
-    ".sh": "bash",
-    ".bash": "bash",
-    ".toml": "toml",
-    ".yaml": "yaml",
-    ".yml": "yaml",
-    ".json": "json",
-    ".rst": "rst",
-    ".txt": "text",
-    ".html": "html",
-    ".css": "css",
-    ".sql": "sql",
-}
-_NAMES = {
-    "rakefile": "ruby",
-    "gemfile": "ruby",
-    "dockerfile": "dockerfile",
-    "makefile": "make",
-    "readme": "markdown",
-}
-
-
-def language_for(path: str) -> str | None:
-    """The language of ``path`` by its extension or well-known name, or None if unknown."""
-    name = posixpath.basename(path).lower()
-    if name in _NAMES:
-        return _NAMES[name]
-    return _EXTENSIONS.get(posixpath.splitext(name)[1])
 
 
 def summarize(path: str, text: str, *, max_lines: int = 200) -> str:

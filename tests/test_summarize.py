@@ -12,7 +12,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from packer.summarize import SUMMARY_VERSION, language_for, summarize
+from packer.languages import language_for
+from packer.summarize import SUMMARY_VERSION, summarize
 
 
 def lines_of(summary: str) -> list[str]:
