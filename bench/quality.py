@@ -226,6 +226,8 @@ def public_api(corpus: Corpus, root: Path) -> list[ApiName]:
             names |= _ts_api(path, set())
         elif corpus.lang == "rust":
             names |= _rust_api(path)
+        elif corpus.lang == "ruby":
+            names |= _ruby_api(path)
     return sorted(names, key=lambda a: (a.owner, a.name))
 
 
@@ -343,6 +345,33 @@ def _rust_api(path: Path) -> set[ApiName]:
     return out
 
 
+_RUBY_DEF = re.compile(
+    r"^\s*(?:class|module)\s+(?:\w+::)*([A-Z]\w*)|^\s*([A-Z][A-Z0-9_]*)\s*=|"
+    r"^\s*def\s+(?:self\.)?([a-z_]\w*[?!=]?)",
+    re.M,
+)
+
+
+def _ruby_api(path: Path) -> set[ApiName]:
+    """Classes, modules, constants and methods not after a bare `private`/`protected`."""
+    out: set[ApiName] = set()
+    hidden = False
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        word = line.strip()
+        if word in ("private", "protected"):
+            hidden = True
+        elif word == "public" or re.match(r"\s*(?:class|module)\s", line):
+            hidden = False
+        m = _RUBY_DEF.match(line)
+        if m is None:
+            continue
+        name = m.group(1) or m.group(2) or m.group(3)
+        if m.group(3) and (hidden or name.startswith("_")):
+            continue
+        out.add(ApiName(name))
+    return out
+
+
 def defined(api: ApiName, lang: str, text: str) -> bool:
     """Whether ``text`` shows a definition of ``api`` (its declaration line), not a mention."""
     n = re.escape(api.name)
@@ -358,6 +387,10 @@ def defined(api: ApiName, lang: str, text: str) -> bool:
             )
     elif lang == "typescript":
         pattern = rf"\b(?:function\*?|class|interface|type|enum|const|let|var|namespace)\s+{n}\b"
+    elif lang == "ruby":
+        pattern = (
+            rf"\b(?:class|module)\s+(?:\w+::)*{n}\b|\bdef\s+(?:self\.)?{n}(?![\w?!=])|^\s*{n}\s*="
+        )
     else:
         pattern = (
             rf"\b(?:fn|struct|enum|trait|type|const|static|union|mod)\s+{n}\b|macro_rules!\s*{n}\b"
