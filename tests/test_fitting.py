@@ -151,9 +151,9 @@ def test_fit_is_within_room_valid_maximal_and_order_independent(
             for p in opts
         )
         # maximal: no point of more value fits in what is left
-        assert not any(
-            p.value > choice.value and p.cost - choice.cost <= leftover for p in opts
-        ), o.path
+        assert not any(p.value > choice.value and p.cost - choice.cost <= leftover for p in opts), (
+            o.path
+        )
     shuffled = list(offers)
     rnd.shuffle(shuffled)
     assert fit(shuffled, room).choices == result.choices
