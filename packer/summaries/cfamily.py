@@ -81,7 +81,7 @@ def exported(d: Definition, src: Source) -> bool:
         "struct_specifier",
         "union_specifier",
     ):
-        return _access(d, src) in ("public", "protected")
+        return _access(d, src) == "public"
     if d.parent is None or d.parent.node.type == "namespace_definition":
         for child in node.children:
             if child.type == "storage_class_specifier" and src.node_text(child, 20) == "static":

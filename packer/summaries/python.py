@@ -36,14 +36,14 @@ def outline(text: str, source_lines: int) -> Outline | None:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    reader = _Reader(_public_names(tree))
+    reader = _Reader(_public_names(tree), _Sizes(text))
     reader.module(tree)
     if not any(s.kind != "import" for s in reader.symbols) and not reader.exports:
         return None
     head: list[str] = []
-    doc = ast.get_docstring(tree, clean=True)
+    doc = _docstring_line(tree, "")
     if doc:
-        head.append(_docstring_line(doc, ""))
+        head.append(doc)
     head.extend(reader.export_lines())
     return Outline("python", source_lines, tuple(head), tuple(reader.symbols))
 
@@ -136,8 +136,9 @@ def _public(name: str) -> bool:
 
 
 class _Reader:
-    def __init__(self, public: _All | None) -> None:
+    def __init__(self, public: _All | None, sizes: _Sizes) -> None:
         self.all = public
+        self.sizes = sizes
         self.symbols: list[Symbol] = []
         self.imports: dict[str, None] = {}
         self.import_line = 0
@@ -202,7 +203,7 @@ class _Reader:
                 self.imports.setdefault(module + alias.name, None)
             bound = alias.asname or alias.name
             if alias.name == "*" or (
-                alias.name != "__all__" and self._reexports(alias, aggregator)
+                alias.name != "__all__" and self._reexports(alias, node.level > 0, aggregator)
             ):
                 shown = (
                     alias.name if alias.asname in (None, alias.name) else f"{alias.name} as {bound}"
@@ -210,14 +211,18 @@ class _Reader:
                 self.exports.setdefault(module, []).append(shown)
                 self.exported_names.add(bound)
 
-    def _reexports(self, alias: ast.alias, aggregator: bool) -> bool:
+    def _reexports(self, alias: ast.alias, relative: bool, aggregator: bool) -> bool:
         """Whether a from-import makes ``alias`` part of this module's public names: listed in
-        ``__all__``, imported in the explicit ``name as name`` form, or imported by a module that
-        defines nothing of its own (a package's ``__init__`` gathering its API)."""
+        ``__all__`` (or, when part of ``__all__`` is computed, imported from the package itself),
+        imported in the explicit ``name as name`` form, or imported by a module that defines
+        nothing of its own (a package's ``__init__`` gathering its API)."""
         bound = alias.asname or alias.name
+        explicit = alias.asname == alias.name
         if self.all is not None:
-            return bound in self.all.names or (self.all.computed and _public(bound))
-        return alias.asname == alias.name or (aggregator and not bound.startswith("_"))
+            if bound in self.all.names:
+                return True
+            return self.all.computed and _public(bound) and (relative or explicit)
+        return explicit or (aggregator and not bound.startswith("_"))
 
     def export_lines(self) -> list[str]:
         lines = [
@@ -261,12 +266,14 @@ class _Reader:
         pad = INDENT * depth
         lines = _decorators(node, pad)
         keyword = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
-        signature = f"{keyword} {node.name}{_type_params(node)}({_arguments(node.args)})"
+        signature = (
+            f"{keyword} {node.name}{_type_params(node)}({_arguments(node.args, self.sizes)})"
+        )
         if node.returns is not None:
             signature += f" -> {clip(_unparse(node.returns), _RETURN_WIDTH)}"
-        doc = ast.get_docstring(node, clean=True)
+        doc = _docstring_line(node, pad + INDENT)
         if doc:
-            lines += [f"{pad}{signature}:", _docstring_line(doc, pad + INDENT)]
+            lines += [f"{pad}{signature}:", doc]
         else:
             lines.append(f"{pad}{signature}: ...")
         kind = "method" if parent >= 0 and self.symbols[parent].kind == "class" else "function"
@@ -286,9 +293,9 @@ class _Reader:
         if bases:
             head += "(" + clip(", ".join(bases), _BASES_WIDTH) + ")"
         lines.append(f"{pad}{head}:")
-        doc = ast.get_docstring(node, clean=True)
+        doc = _docstring_line(node, pad + INDENT)
         if doc:
-            lines.append(_docstring_line(doc, pad + INDENT))
+            lines.append(doc)
         exported = self.exported(node.name, parent, parent_exported)
         start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
         index = len(self.symbols)
@@ -309,7 +316,7 @@ class _Reader:
             if not names or len(names) != len(node.targets) or "__all__" in names:
                 return
             name = names[0]
-            line = f"{' = '.join(names)} = {_value(node.value)}"
+            line = f"{' = '.join(names)} = {_value(node.value, self.sizes)}"
             upper = bool(_UPPER.fullmatch(name))
             kind = "constant" if in_class or upper else "variable"
             if _is_type_alias(node.value) and not upper:
@@ -321,7 +328,7 @@ class _Reader:
             annotation = clip(_unparse(node.annotation), _ANNOTATION_WIDTH)
             line = f"{name}: {annotation}"
             if node.value is not None:
-                line += f" = {_value(node.value)}"
+                line += f" = {_value(node.value, self.sizes)}"
             if in_class:
                 kind = "field"  # dataclass, NamedTuple and TypedDict fields, annotated attributes
             elif annotation.endswith("TypeAlias"):
@@ -348,37 +355,43 @@ def _decorators(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, pad
     return [f"{pad}@{clip(_unparse(d), _DECORATOR_WIDTH)}" for d in node.decorator_list]
 
 
-def _docstring_line(doc: str, pad: str) -> str:
-    sentence = first_prose_sentence(_ROLE.sub(r"\1", doc).split("\n"))
+def _docstring_line(
+    node: ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, pad: str
+) -> str:
+    """The first sentence of ``node``'s docstring as a docstring line, or "" if it has none."""
+    doc = ast.get_docstring(node, clean=True)
+    sentence = first_prose_sentence(_ROLE.sub(r"\1", doc).split("\n")) if doc else ""
+    if not sentence:
+        return ""
     return f'{pad}"""{sentence.replace(chr(34) * 3, chr(39) * 3)}"""'
 
 
-def _arguments(args: ast.arguments) -> str:
+def _arguments(args: ast.arguments, sizes: _Sizes) -> str:
     parts: list[str] = []
     positional = [*args.posonlyargs, *args.args]
     first_default = len(positional) - len(args.defaults)
     for i, arg in enumerate(positional):
         default = args.defaults[i - first_default] if i >= first_default else None
-        parts.append(_argument(arg, default))
+        parts.append(_argument(arg, default, sizes))
         if args.posonlyargs and i == len(args.posonlyargs) - 1:
             parts.append("/")
     if args.vararg is not None:
-        parts.append("*" + _argument(args.vararg, None))
+        parts.append("*" + _argument(args.vararg, None, sizes))
     elif args.kwonlyargs:
         parts.append("*")
     for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=False):
-        parts.append(_argument(arg, kw_default))
+        parts.append(_argument(arg, kw_default, sizes))
     if args.kwarg is not None:
-        parts.append("**" + _argument(args.kwarg, None))
+        parts.append("**" + _argument(args.kwarg, None, sizes))
     return ", ".join(parts)
 
 
-def _argument(arg: ast.arg, default: ast.expr | None) -> str:
+def _argument(arg: ast.arg, default: ast.expr | None, sizes: _Sizes) -> str:
     text = arg.arg
     if arg.annotation is not None:
         text += f": {clip(_unparse(arg.annotation), _ANNOTATION_WIDTH)}"
     if default is not None:
-        shown = _unparse(default) if _small(default, _DEFAULT_WIDTH) else "..."
+        shown = _unparse(default) if sizes.small(default, _DEFAULT_WIDTH) else "..."
         if len(shown) > _DEFAULT_WIDTH:
             shown = "..."
         text += f" = {shown}" if arg.annotation is not None else f"={shown}"
@@ -392,17 +405,28 @@ def _type_params(node: ast.AST) -> str:
     return "[" + ", ".join(_unparse(p) for p in params) + "]"
 
 
-def _small(node: ast.expr, width: int) -> bool:
-    """Whether ``node``'s source is short enough to print in full, judged from its position
-    alone (printing a large literal only to clip it would cost time linear in its size)."""
-    end_line = node.end_lineno or node.lineno
-    end_col = node.end_col_offset or 0
-    return end_line == node.lineno and end_col - node.col_offset <= width * 3
+class _Sizes:
+    """How long a node's source is, from its position alone: printing a large literal only to
+    clip it would cost time linear in its size, for every constant of a data module."""
+
+    def __init__(self, text: str) -> None:
+        self.starts = [0]
+        for line in text.split("\n"):
+            self.starts.append(self.starts[-1] + len(line) + 1)
+
+    def small(self, node: ast.expr, width: int) -> bool:
+        """Whether ``node``'s source is short enough (columns are UTF-8 bytes: near enough)."""
+        end_line = node.end_lineno or node.lineno
+        if end_line >= len(self.starts) or node.lineno < 1:
+            return False
+        start = self.starts[node.lineno - 1] + node.col_offset
+        end = self.starts[end_line - 1] + (node.end_col_offset or 0)
+        return end - start <= width * 3
 
 
-def _value(node: ast.expr) -> str:
+def _value(node: ast.expr, sizes: _Sizes) -> str:
     """A constant's value as a reader wants it: in full when short, else its shape."""
-    if _small(node, VALUE_WIDTH):
+    if sizes.small(node, VALUE_WIDTH):
         shown = _unparse(node)
         if len(shown) <= VALUE_WIDTH:
             return shown
@@ -414,9 +438,9 @@ def _value(node: ast.expr) -> str:
         return "[...]"
     if isinstance(node, ast.Tuple):
         return "(...)"
-    if isinstance(node, ast.Call) and _small(node.func, VALUE_WIDTH):
+    if isinstance(node, ast.Call) and sizes.small(node.func, VALUE_WIDTH):
         return clip(_unparse(node.func), VALUE_WIDTH) + "(...)"
-    if _small(node, VALUE_WIDTH * 2):
+    if sizes.small(node, VALUE_WIDTH * 2):
         return clip(_unparse(node), VALUE_WIDTH)
     return "..."
 

@@ -253,6 +253,8 @@ def _nest(defs: list[Definition]) -> list[Definition]:
                 d.parent = parent
                 d.depth = parent.depth + 1
                 parent.children.append(d)
+                if d.kind == "function" and parent.kind == "class" and parent.tag != "module":
+                    d.kind = "method"  # a function written in a class body (C++, Kotlin)
         if d.node.end_byte > d.node.start_byte:
             stack.append((d, shown))
         if shown:
@@ -405,7 +407,7 @@ def _doc(node: Any, src: Source) -> str:
     """The first sentence of the doc comment above ``node``, or above the wrapper it leads
     (an `export`, a `template`, a decorated definition, a Go `type` group's first spec)."""
     for _ in range(5):
-        comment = _comment_above(node)
+        comment = _comment_above(node, src)
         if comment:
             return doc_sentence(comment_text(comment, src))
         parent = node.parent
@@ -427,7 +429,7 @@ def _leads(parent: Any, node: Any) -> bool:
     return False
 
 
-def _comment_above(node: Any) -> list[Any]:
+def _comment_above(node: Any, src: Source) -> list[Any]:
     """The run of comments directly above ``node`` (attributes may stand between), top first."""
     prev = node.prev_sibling
     row = node.start_point[0]
@@ -439,7 +441,7 @@ def _comment_above(node: Any) -> list[Any]:
     if prev.end_point[0] == row and prev.end_point[1] > 0 and prev.start_point[0] == row:
         return []  # a comment on the same line before the node: not a doc
     run = [prev]
-    if prev.type == "block_comment" or prev.end_point[0] > prev.start_point[0]:
+    if src.data.startswith(b"/*", prev.start_byte):
         return run  # a block comment is a whole doc; any comment above it is another one
     while True:
         before = run[-1].prev_sibling
@@ -451,7 +453,11 @@ def _comment_above(node: Any) -> list[Any]:
     # A comment that trails code on its first line belongs to that code.
     first = run[-1]
     before = first.prev_sibling
-    if before is not None and before.end_point[0] == first.start_point[0]:
+    if (
+        before is not None
+        and before.end_point[0] == first.start_point[0]
+        and before.end_point[1] > 0  # not a node that ends with its line's newline (`#define`)
+    ):
         run.pop()
     run.reverse()
     return run
