@@ -16,7 +16,8 @@ from packer.summaries.text import clip, one_line
 
 MAX_SYMBOLS: Final = 2000  # a generated data file is not read key by key
 VALUE_WIDTH: Final = 100
-_HEADER = re.compile(r"[ \t]*(\[\[?)[ \t]*([^\[\]\n]+?)[ \t]*\]\]?[ \t]*(?:#.*)?$")
+# Greedy, with no two neighbours that could match the same characters: linear on any line.
+_HEADER = re.compile(r"[ \t]*(\[\[?)([^\[\]\n]+)\]\]?[ \t]*(?:#.*)?$")
 _KEY_PART = r"(?:[A-Za-z0-9_-]+|\"[^\"\n]*\"|'[^'\n]*')"  # bare, "quoted" or 'literal'
 _KEY = re.compile(rf"[ \t]*({_KEY_PART}(?:[ \t]*\.[ \t]*{_KEY_PART})*)[ \t]*=")
 _TRAILING_COMMA = re.compile(r",\s*([\]}])")

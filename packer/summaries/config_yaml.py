@@ -21,7 +21,7 @@ _KEY = re.compile(
     r"(?P<indent> *)(?P<dash>(?:- +)*)"
     r"(?P<key>\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[^\s#'\"\-?:,\[\]{}&*!|>%@`][^\n:#]{0,200}?"
     r"|-[^\s\n:#][^\n:#]{0,200}?)"
-    r"[ \t]*:(?:[ \t]+(?P<value>.*?))?[ \t]*$"
+    r"[ \t]*:(?:[ \t]+(?P<value>.*))?$"
 )
 _BLOCK_SCALAR = re.compile(r"[|>][-+0-9]*(?:[ \t]+#.*)?")
 
@@ -61,7 +61,7 @@ def outline(text: str, source_lines: int) -> Outline | None:
             stack.append((indent, -1, True))  # a sequence item: its keys are data
         _close(stack, key_indent)
         hidden = any(h for _, _, h in stack) or len(stack) >= MAX_DEPTH
-        value = m.group("value") or ""
+        value = (m.group("value") or "").rstrip()
         if _BLOCK_SCALAR.fullmatch(value):
             skip_deeper = key_indent
         parent = next((index for _, index, h in reversed(stack) if index >= 0 and not h), -1)

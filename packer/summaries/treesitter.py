@@ -89,6 +89,9 @@ _SKIPPED_ABOVE: Final = frozenset(
 )
 _PREFIX_STOP: Final = frozenset(";{}()=")
 _RAW_CAP: Final = LINE_WIDTH * 6  # source bytes read for one display line
+# Comment lines read above a definition: a doc's first sentence is near its top, and walking back
+# through siblings costs time that grows with their number.
+_MAX_RUN: Final = 64
 
 
 @dataclass
@@ -443,7 +446,7 @@ def _comment_above(node: Any, src: Source) -> list[Any]:
     run = [prev]
     if src.data.startswith(b"/*", prev.start_byte):
         return run  # a block comment is a whole doc; any comment above it is another one
-    while True:
+    while len(run) < _MAX_RUN:
         before = run[-1].prev_sibling
         if before is None or "comment" not in before.type:
             break
