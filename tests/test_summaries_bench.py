@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 from realcode import corpus
+
 from tests.conftest import ROOT
 
 
