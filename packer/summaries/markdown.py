@@ -11,7 +11,14 @@ from __future__ import annotations
 import re
 
 from packer.outline import Outline, Symbol
-from packer.summaries.text import LINE_WIDTH, SENTENCE_WIDTH, clip, first_sentence, one_line
+from packer.summaries.text import (
+    LINE_WIDTH,
+    SENTENCE_WIDTH,
+    clip,
+    first_sentence,
+    one_line,
+    prose,
+)
 
 _ATX = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")
 _SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*")
@@ -46,7 +53,8 @@ class _Outliner:
 
     def flush(self) -> None:
         if self.want_sentence and self.paragraph:
-            sentence = first_sentence(" ".join(self.paragraph))
+            text = prose(" ".join(self.paragraph))  # inline HTML and badges are not prose
+            sentence = first_sentence(text) if text else ""
             if sentence:
                 if self.symbols:
                     last = self.symbols[-1]
