@@ -6,6 +6,8 @@ anyhow (Rust), jpype (Java, C++ headers named .h), zstd (C), pythonnet (C#), rac
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 from realcode import read
 
@@ -748,3 +750,19 @@ def test_unparseable_or_declaration_free_sources_show_their_first_lines(
     assert {s.kind for s in o.symbols} == {"text"}
     first = source.split("\n", maxsplit=1)[0]
     assert o.symbols[0].lines[0] == (first if len(first) <= 160 else first[:157].rstrip() + "...")
+
+
+def test_outlines_made_in_threads_equal_outlines_made_one_by_one() -> None:
+    # Parsers keep state while they parse: each thread has its own.
+    files = [
+        ("cobra", "command.go"),
+        ("anyhow", "src/lib.rs"),
+        ("ky", "distribution/types/options.d.ts"),
+        ("zstd", "zstd.h"),
+        ("rack", "lib/rack/request.rb"),
+        ("pythonnet", "src/runtime/PythonEngine.cs"),
+    ] * 4
+    texts = [(rel, read(name, rel)) for name, rel in files]
+    one_by_one = [outline(rel, text) for rel, text in texts]
+    with ThreadPoolExecutor(6) as pool:
+        assert list(pool.map(lambda job: outline(*job), texts)) == one_by_one

@@ -85,10 +85,10 @@ _CPP_HINT = re.compile(
 
 def outline(path: str, text: str) -> Outline:
     """The outline of ``text``, the content of ``path``. Never raises."""
-    text = valid(text)
-    lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
     lang = language_for(path) or "text"
+    lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
     try:
+        text = valid(text)
         return _checked(_outline(lang, text, lines))
     except Exception:  # a summary must never fail a pack: the first lines still say something
         try:

@@ -24,6 +24,7 @@ a byte-preserving rewrite of source the grammar misreads (C export macros).
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -143,7 +144,7 @@ class Spec:
     prepare: Callable[[str], str] | None = None  # must keep every byte offset
 
 
-@functools.cache
+@functools.cache  # a compiled query is only read, by any number of cursors and threads
 def _query(spec_query: str, grammar: str) -> Any:
     import tree_sitter
     import tree_sitter_language_pack
@@ -152,11 +153,20 @@ def _query(spec_query: str, grammar: str) -> Any:
     return tree_sitter.Query(tree_sitter_language_pack.get_language(cast(Any, grammar)), text)
 
 
-@functools.cache
+# A parser keeps state while it parses: one per thread, so outlines can be made in parallel.
+_PARSERS = threading.local()
+
+
 def _parser(grammar: str) -> Any:
     import tree_sitter_language_pack
 
-    return tree_sitter_language_pack.get_parser(cast(Any, grammar))
+    parsers: dict[str, Any] | None = getattr(_PARSERS, "by_grammar", None)
+    if parsers is None:
+        parsers = _PARSERS.by_grammar = {}
+    parser = parsers.get(grammar)
+    if parser is None:
+        parser = parsers[grammar] = tree_sitter_language_pack.get_parser(cast(Any, grammar))
+    return parser
 
 
 def outline(spec: Spec, text: str, source_lines: int) -> Outline | None:
