@@ -385,7 +385,7 @@ def test_rust() -> None:
     no_body(o)
     assert o.head == ("// Blobs and their storage.", "pub use crate::codec::{Codec, Level}")
     assert shown(o)[2:] == [
-        "imports: std::io, crate::codec::{Codec, Level}",
+        "imports: std::io",  # `pub use` is in the head, not again here
         "pub struct Blob",
         "  // A stored blob.",
         "  pub digest: [u8; 32]",

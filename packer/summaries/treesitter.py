@@ -183,15 +183,12 @@ def outline(spec: Spec, text: str, source_lines: int) -> Outline | None:
     # Per node, the definition of the first pattern (in the query file's order) that matched it.
     found: dict[tuple[int, int, str], tuple[int, Definition]] = {}
     ignored: set[tuple[int, int, str]] = set()
-    imports: list[str] = []
+    imports: list[Any] = []
     reexports: list[Any] = []
-    import_line = 0
     for pattern, captures in tree_sitter.QueryCursor(query).matches(root):
         for capture, nodes in captures.items():
             if capture == "import":
-                for node in nodes:
-                    imports.append(_import_name(src.node_text(node, 300)))
-                    import_line = import_line or node.start_point[0] + 1
+                imports.extend(nodes)
             elif capture == "reexport":
                 reexports.extend(nodes)
             elif capture == "ignore":
@@ -215,10 +212,17 @@ def outline(spec: Spec, text: str, source_lines: int) -> Outline | None:
         d.exported = (d.parent is None or d.parent.exported) and spec.exported(d, src)
     ordered = spec.arrange(kept) if spec.arrange is not None else kept
     symbols = _symbols(spec, ordered, src)
+    reexports.sort(key=lambda node: node.start_byte)
+    # What the head shows as re-exported (`pub use`) is not listed again as imported.
+    spans = [(node.start_byte, node.end_byte) for node in reexports]
+    imports = [i for i in imports if not any(a <= i.start_byte < b for a, b in spans[:200])]
     if imports:
-        modules = list(dict.fromkeys(n for n in imports if n))
+        imports.sort(key=lambda node: node.start_byte)
+        names = (_import_name(src.node_text(node, 300)) for node in imports)
+        modules = list(dict.fromkeys(n for n in names if n))
         line = clip("imports: " + ", ".join(modules), LINE_WIDTH * 2)
-        symbols.insert(0, Symbol("imports", "import", (line,), -1, False, import_line))
+        first = imports[0].start_point[0] + 1
+        symbols.insert(0, Symbol("imports", "import", (line,), -1, False, first))
         symbols = [
             s if i == 0 or s.parent < 0 else _reparent(s, s.parent + 1)
             for i, s in enumerate(symbols)
@@ -227,7 +231,6 @@ def outline(spec: Spec, text: str, source_lines: int) -> Outline | None:
     purpose = _purpose(root, src, kept)
     if purpose:
         head.append(f"{spec.comment} {purpose}")
-    reexports.sort(key=lambda node: node.start_byte)
     head.extend(dict.fromkeys(_reexport_line(src, node) for node in reexports))
     return Outline(spec.lang, source_lines, tuple(head), tuple(symbols))
 
@@ -279,7 +282,7 @@ def _mostly_broken(root: Any, found: int, size: int, source_lines: int) -> bool:
     """Whether a tree with errors is mostly errors, or holds very few definitions for its
     size: then the file's first lines say more than what the grammar made of it."""
     broken = sum(c.end_byte - c.start_byte for c in root.children if c.type == "ERROR")
-    return broken * 2 > size or found * 60 < source_lines
+    return broken * 2 > size or found * 200 < source_lines
 
 
 def _symbols(spec: Spec, defs: list[Definition], src: Source) -> list[Symbol]:
