@@ -9,6 +9,7 @@ purpose or a doc.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from packer.summaries.text import first_prose_sentence
 
@@ -43,31 +44,32 @@ _LICENSE = re.compile(
 )
 
 
-def comment_lines(text: str) -> list[str]:
-    """The lines of a comment's text with comment markers taken off, tool directives dropped."""
-    out: list[str] = []
-    for raw in text.split("\n")[:200]:
+def comment_lines(text: str) -> Iterator[str]:
+    """The lines of a comment's text with comment markers taken off, tool directives dropped;
+    lazily, as a doc's first sentence is usually in its first lines."""
+    for raw in text.split("\n", 200)[:200]:
         line = _CLOSE.sub("", raw.strip())
         while True:
             stripped = _MARKERS.sub("", line, count=1).strip()
             if stripped == line:
                 break
             line = stripped
-        if _DIRECTIVE.match(line):
-            continue
-        out.append(line)
-    return out
+        if not _DIRECTIVE.match(line):
+            yield line
 
 
 def doc_sentence(text: str) -> str:
     """The first sentence of a doc comment's first paragraph of prose, or "" if it has none."""
-    lines: list[str] = []
+    return first_prose_sentence(_description(text))
+
+
+def _description(text: str) -> Iterator[str]:
+    """A doc comment's lines up to its first tag section ("@param x"), XML tags taken out."""
     for raw in comment_lines(text):
         line = _LEADING_TAG.sub("", raw)
         if _TAG_SECTION.match(line):
-            break  # "@param x": the description is over
-        lines.append(_XML_TAG.sub(" ", _XML_REF.sub(r"\1", line)).strip())
-    return first_prose_sentence(lines)
+            return
+        yield _XML_TAG.sub(" ", _XML_REF.sub(r"\1", line)).strip()
 
 
 def is_license(text: str) -> bool:

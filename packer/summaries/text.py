@@ -8,6 +8,7 @@ full sentence: that is what a reader needs to decide whether to look further.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from typing import Final
 
 from packer.outline import Symbol
@@ -75,12 +76,12 @@ def first_sentence(paragraph: str, width: int = SENTENCE_WIDTH) -> str:
     return clip(paragraph, width)
 
 
-def paragraphs(lines: list[str], limit: int = 6) -> list[str]:
+def paragraphs(lines: Iterable[str], limit: int = 6) -> Iterator[str]:
     """The first ``limit`` paragraphs of ``lines`` (blank lines separate them), each joined
-    into one line."""
-    out: list[str] = []
+    into one line; lazily, so a reader that stops early reads no further."""
     current: list[str] = []
     fence = ""
+    count = 0
     for line in lines:
         stripped = line.strip()
         if fence or stripped.startswith(("```", "~~~")):
@@ -95,13 +96,13 @@ def paragraphs(lines: list[str], limit: int = 6) -> list[str]:
                 current.append(stripped)
             continue
         if current:
-            out.append(" ".join(current))
+            yield " ".join(current)
             current = []
-            if len(out) == limit:
-                return out
+            count += 1
+            if count == limit:
+                return
     if current:
-        out.append(" ".join(current))
-    return out[:limit]
+        yield " ".join(current)
 
 
 _MD_IMAGE = re.compile(r"!\[[^\]\n]{0,300}\](?:\([^)\n]{0,500}\)|\[[^\]\n]{0,100}\])?")
@@ -129,7 +130,7 @@ def prose(paragraph: str) -> str:
     return text if _WORD.search(text[:400]) else ""
 
 
-def first_prose_sentence(lines: list[str]) -> str:
+def first_prose_sentence(lines: Iterable[str]) -> str:
     """The first sentence of the first paragraph of ``lines`` that is prose, or "" if none is
     (a doc that is only an example says nothing a signature does not)."""
     for paragraph in paragraphs(lines):

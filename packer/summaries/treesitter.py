@@ -218,8 +218,8 @@ def outline(spec: Spec, text: str, source_lines: int) -> Outline | None:
     imports = [i for i in imports if not any(a <= i.start_byte < b for a, b in spans[:200])]
     if imports:
         imports.sort(key=lambda node: node.start_byte)
-        names = (_import_name(src.node_text(node, 300)) for node in imports)
-        modules = list(dict.fromkeys(n for n in names if n))
+        found_names = (_import_name(src.node_text(node, 300)) for node in imports)
+        modules = list(dict.fromkeys(n for n in found_names if n))
         line = clip("imports: " + ", ".join(modules), LINE_WIDTH * 2)
         first = imports[0].start_point[0] + 1
         symbols.insert(0, Symbol("imports", "import", (line,), -1, False, first))
