@@ -220,9 +220,10 @@ def test_all_and_reexports_head_the_outline() -> None:
 
 
 def test_an_aggregating_module_reexports_its_public_imports() -> None:
-    o = outline("pkg/__init__.py", "from .a import x, _y\nfrom .b import z as w\n")
+    source = "from typing import Any\nfrom .a import x, _y\nfrom .b import z as w\n"
+    o = outline("pkg/__init__.py", source)
     assert o.head == ("from .a import x", "from .b import z as w")
-    assert o.symbols == ()  # every import is shown as a re-export: no imports line
+    assert [s.lines for s in o.symbols] == [("imports: typing",)]
 
 
 def test_a_docstring_that_opens_with_code_shows_its_first_prose() -> None:

@@ -25,6 +25,13 @@ _DEFAULT_WIDTH: Final = 30
 _DECORATOR_WIDTH: Final = 100
 _BASES_WIDTH: Final = 160
 _UPPER = re.compile(r"_*[A-Z][A-Z0-9_]*")
+# Standard modules whose names a package imports as tools. A fixed list, not the running Python's
+# `sys.stdlib_module_names`, so the outline is the same under every Python version.
+_STDLIB: Final = frozenset(
+    {"__future__", "abc", "collections", "contextlib", "dataclasses", "enum", "functools"}
+    | {"itertools", "logging", "os", "pathlib", "re", "sys", "types", "typing"}
+    | {"typing_extensions", "warnings"}
+)
 # Sphinx cross-references in docstrings (":class:`~click.Option`") read as their target.
 _ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`<>]{1,200})`")
 
@@ -202,8 +209,11 @@ class _Reader:
             if not node.module:
                 self.imports.setdefault(module + alias.name, None)
             bound = alias.asname or alias.name
+            # Names a module takes from the standard library (`TYPE_CHECKING`, `Any`) are tools,
+            # not its API, unless it says otherwise (`__all__`, `name as name`).
+            own = node.level > 0 or (node.module or "").split(".")[0] not in _STDLIB
             if alias.name == "*" or (
-                alias.name != "__all__" and self._reexports(alias, node.level > 0, aggregator)
+                alias.name != "__all__" and self._reexports(alias, own, aggregator)
             ):
                 shown = (
                     alias.name if alias.asname in (None, alias.name) else f"{alias.name} as {bound}"
@@ -211,18 +221,19 @@ class _Reader:
                 self.exports.setdefault(module, []).append(shown)
                 self.exported_names.add(bound)
 
-    def _reexports(self, alias: ast.alias, relative: bool, aggregator: bool) -> bool:
+    def _reexports(self, alias: ast.alias, own: bool, aggregator: bool) -> bool:
         """Whether a from-import makes ``alias`` part of this module's public names: listed in
-        ``__all__`` (or, when part of ``__all__`` is computed, imported from the package itself),
-        imported in the explicit ``name as name`` form, or imported by a module that defines
-        nothing of its own (a package's ``__init__`` gathering its API)."""
+        ``__all__`` (or, when part of ``__all__`` is computed, imported from the package's own
+        modules), imported in the explicit ``name as name`` form, or imported from the package's
+        own modules by a module that defines nothing itself (an ``__init__`` gathering its API).
+        ``own`` says the import is relative or from outside the standard library."""
         bound = alias.asname or alias.name
         explicit = alias.asname == alias.name
         if self.all is not None:
             if bound in self.all.names:
                 return True
-            return self.all.computed and _public(bound) and (relative or explicit)
-        return explicit or (aggregator and not bound.startswith("_"))
+            return self.all.computed and _public(bound) and (own or explicit)
+        return explicit or (aggregator and own and not bound.startswith("_"))
 
     def export_lines(self) -> list[str]:
         lines = [
