@@ -2,10 +2,13 @@
 
 A summarizer (``packer/summaries/``) reads a file once and returns an `Outline`: the lines that
 always head the file's summary (what the file is for, what a package re-exports) and its symbols
-in source order, each with the lines that show it (a signature, the first sentence of its doc, a
-constant with its value) and the symbol that encloses it. Fitting decides which symbols a summary
-keeps, from their ratings; `render` writes the summary for that choice. A symbol is shown with
-the lines of every symbol that encloses it, so a method never appears without its class.
+in reading order, each with the lines that show it (a signature, the first sentence of its doc, a
+constant with its value) and the symbol that encloses it. Reading order is source order, except
+where a language's summarizer puts a file's public names first (Go: exported declarations before
+unexported ones); a symbol always comes after the symbol that encloses it. Fitting decides which
+symbols a summary keeps, from their ratings; `render` writes the summary for that choice. A symbol
+is shown with the lines of every symbol that encloses it, so a method never appears without its
+class.
 
 Outlines are cached by content digest (`encode`/`decode`), so every field is plain data.
 """
@@ -29,6 +32,7 @@ KINDS: Final = (
     "constant",  # module constants, class attributes with a value, Go consts, #defines
     "variable",
     "export",  # a re-export or an exported binding (`export { a as b }`, `pub use`)
+    "import",  # the line listing the modules a file imports (one symbol, so it can be dropped)
     "section",  # a document heading, a configuration table
     "key",  # a configuration key
     "text",  # lines of a file no summarizer understood
@@ -43,14 +47,15 @@ class Symbol:
     name: str  # as code refers to it: "Option", "Execute", "exit_code"; a heading's title
     kind: str  # one of KINDS
     lines: tuple[str, ...]  # shown for it, indentation included, without its members' lines
-    parent: int = -1  # index in `Outline.symbols` of the enclosing symbol; -1 at top level
+    # The index in `Outline.symbols` of the enclosing symbol (always a smaller one); -1 at top.
+    parent: int = -1
     exported: bool = True  # part of the file's public surface by its language's rules
-    line: int = 0  # 1-based line of the declaration in the source
+    line: int = 0  # 1-based line of the declaration in the source; 0 when unknown (JSON keys)
 
 
 @dataclass(frozen=True, slots=True)
 class Outline:
-    """A file's summary material: a head always shown, then symbols in source order."""
+    """A file's summary material: a head always shown, then symbols in reading order."""
 
     lang: str  # the language the summarizer read ("python", "go", "markdown", "text", ...)
     source_lines: int  # lines of the source file
@@ -109,6 +114,8 @@ def decode(data: bytes) -> Outline | None:
     """The outline `encode` wrote, or None for bytes that are not one (a damaged cache entry)."""
     try:
         lang, source_lines, head, symbols = msgpack.unpackb(data, raw=False)
+        if any(not -1 <= int(s[3]) < i for i, s in enumerate(symbols)):
+            return None  # a parent after its member: not an outline a summarizer wrote
         return Outline(
             str(lang),
             int(source_lines),
@@ -118,5 +125,5 @@ def decode(data: bytes) -> Outline | None:
                 for n, k, ls, p, e, ln in symbols
             ),
         )
-    except (ValueError, TypeError, msgpack.ExtraData):
+    except (ValueError, TypeError, IndexError, msgpack.ExtraData):
         return None
