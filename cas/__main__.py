@@ -1,6 +1,25 @@
-"""``python -m cas``: the same as the ``cas`` command."""
+"""``python -m cas`` and the ``cas`` command: Ctrl-C is held back until the command can handle it.
 
-from cas.cli import main
+Importing the commands takes a tenth of a second or more; a Ctrl-C meanwhile would print a
+KeyboardInterrupt traceback. SIGINT is blocked first (this module imports nothing heavy, and
+``cas/__init__`` loads its names lazily), and `cas.cli.main` unblocks it once it is inside the
+handler that turns it into one line and exit 130.
+"""
 
-if __name__ == "__main__":  # not when a worker process imports the parent's main module
-    main()
+import _signal  # type: ignore[import-not-found]  # the C module: `signal` would import enum
+
+
+def run() -> None:
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
+    from cas.cli import main
+
+    try:
+        main()
+    finally:
+        # The command is done (or has reported why not): a Ctrl-C now would only turn the
+        # interpreter's exit into a traceback.
+        _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+
+
+if __name__ == "__main__":
+    run()

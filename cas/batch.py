@@ -6,7 +6,7 @@ import os
 import stat as stat_mod
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Final
 
@@ -14,6 +14,7 @@ from cas import frame
 from cas.digest import Digest, hasher
 from cas.errors import CorruptBlob, InputError
 from cas.records import CHUNKREF, META, Txn, now_ns
+from cas.threads import Threads
 
 if TYPE_CHECKING:
     from cas.procpool import View as ProcView
@@ -230,7 +231,7 @@ class Batch:
             digest = Digest.of(data)
             return digest, self._prepare_small(digest, data)
 
-        with ThreadPoolExecutor(max_workers=self._workers) as pool:
+        with Threads(max_workers=self._workers) as pool:
             inflight: deque[tuple[str | os.PathLike[str], Future[tuple[Digest, _Blob] | int]]]
             inflight = deque()
             source = iter(paths)
@@ -333,7 +334,7 @@ class Batch:
             self._seen_chunks.add(chunk)
             self._add(_Chunk(chunk, value))
 
-        with ThreadPoolExecutor(max_workers=self._workers) as pool:
+        with Threads(max_workers=self._workers) as pool:
             window: deque[Future[tuple[Digest, bytes | None, int | None]]] = deque()
             for piece in pieces:
                 whole.update(piece)

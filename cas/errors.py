@@ -12,6 +12,8 @@ Exit codes (every command):
 
 from __future__ import annotations
 
+from cas.display import shown
+
 EXIT_OK = 0
 EXIT_PROBLEM = 1
 EXIT_USAGE = 2
@@ -55,7 +57,7 @@ class InputError(UsageError):
     """A path given as input cannot be read as a regular file."""
 
     def __init__(self, path: str, problem: str, hint: str = "") -> None:
-        msg = f"{path}: {problem}"
+        msg = f"{shown(path)}: {problem}"
         if hint:
             msg += f" ({hint})"
         super().__init__(msg)
@@ -68,7 +70,7 @@ class OutputError(UsageError):
     """The output (stdout or a file) cannot be written: a full disk, a closed device."""
 
     def __init__(self, where: str, problem: str) -> None:
-        super().__init__(f"cannot write {where}: {problem}")
+        super().__init__(f"cannot write {shown(where)}: {problem}")
         self.where = where
         self.problem = problem
 
@@ -78,8 +80,8 @@ class StoreNotFound(UsageError):
 
     def __init__(self, start: str) -> None:
         super().__init__(
-            f"no cas store found in {start} or any parent directory: run 'cas init' to create "
-            "one, or pass --store PATH / set CAS_STORE"
+            f"no cas store found in {shown(start)} or any parent directory: run 'cas init' to "
+            "create one, or pass --store PATH / set CAS_STORE"
         )
         self.start = start
 
@@ -89,7 +91,8 @@ class StoreVersionError(UsageError):
 
     def __init__(self, path: str, found: int, supported: int) -> None:
         super().__init__(
-            f"store {path} has format version {found}, but this cas supports up to {supported}: "
+            f"store {shown(path)} has format version {found}, but this cas supports up to "
+            f"{supported}: "
             "upgrade cas to open it"
         )
         self.path = path
@@ -101,7 +104,7 @@ class StoreAccessError(UsageError):
     """The store exists but cannot be opened as asked (permissions, a damaged file)."""
 
     def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"cannot open store {path}: {problem}")
+        super().__init__(f"cannot open store {shown(path)}: {problem}")
         self.path = path
         self.problem = problem
 
@@ -110,7 +113,7 @@ class StoreExists(UsageError):
     """`cas init` on a directory that already holds a store."""
 
     def __init__(self, path: str) -> None:
-        super().__init__(f"a cas store already exists at {path}")
+        super().__init__(f"a cas store already exists at {shown(path)}")
         self.path = path
 
 
@@ -118,18 +121,31 @@ class ConfigError(UsageError):
     """The project configuration is wrong: names the file, the key and what is allowed."""
 
     def __init__(self, file: str, key: str, problem: str) -> None:
-        where = f"{file}: {key}" if key else file
+        where = f"{shown(file)}: {key}" if key else shown(file)
         super().__init__(f"{where}: {problem}")
         self.file = file
         self.key = key
         self.problem = problem
 
 
+class UnknownName(UsageError):
+    """A scope or target named on the command line that the configuration does not define."""
+
+    def __init__(self, what: str, name: str, known: list[str], source: str, hint: str = "") -> None:
+        listed = ", ".join(known) if known else "none"
+        msg = f"{what} {name!r} is not configured in {source}; {what}s there: {listed}"
+        super().__init__(msg + (f" ({hint})" if hint else ""))
+        self.what = what
+        self.name = name
+        self.known = known
+        self.source = source
+
+
 class ManifestError(UsageError):
     """Bytes that do not decode as a valid manifest of a supported format."""
 
     def __init__(self, source: str, problem: str) -> None:
-        super().__init__(f"{source}: not a valid cas manifest: {problem}")
+        super().__init__(f"{shown(source)}: not a valid cas manifest: {problem}")
         self.source = source
         self.problem = problem
 
@@ -164,6 +180,23 @@ class RemoteUnreachable(RemoteError):
     def __init__(self, remote: str, endpoint: str, detail: str) -> None:
         super().__init__(remote, f"cannot reach {endpoint}: {detail}", "is the server up?")
         self.endpoint = endpoint
+
+
+class RemoteTimeout(RemoteError):
+    """The endpoint took a connection (or not) but sent no answer within the timeout."""
+
+    def __init__(
+        self, remote: str, endpoint: str, seconds: float, tries: int, setting: str
+    ) -> None:
+        tried = f" ({tries} tries)" if tries > 1 else ""
+        super().__init__(
+            remote,
+            f"no answer from {endpoint} within {seconds:g} s{tried}",
+            f"is the server up? a slow one needs a longer {setting}",
+        )
+        self.endpoint = endpoint
+        self.seconds = seconds
+        self.tries = tries
 
 
 class RemoteAuthError(RemoteError):
@@ -252,13 +285,18 @@ class VerifyFailed(ProblemError):
 class RemoteRefused(ProblemError):
     """Objects from a remote that are missing or fail their checks; none of them was stored."""
 
-    def __init__(self, remote: str, problems: list[tuple[str, str]]) -> None:
+    def __init__(
+        self, remote: str, problems: list[tuple[str, str]], total: int | None = None
+    ) -> None:
+        # ``total`` counts every refused object when ``problems`` holds only the first ones.
+        total = max(total or 0, len(problems))
         shown = "; ".join(f"{what}: {why}" for what, why in problems[:3])
-        more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
-        count = f"{len(problems)} object{'s' if len(problems) != 1 else ''}"
+        more = f"; and {total - 3} more" if total > 3 else ""
+        count = f"{total} object{'s' if total != 1 else ''}"
         super().__init__(f"remote {remote!r}: refused {count}: {shown}{more}")
         self.remote = remote
         self.problems = problems
+        self.total = total
 
 
 class StoreInconsistent(ProblemError):

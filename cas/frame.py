@@ -120,6 +120,25 @@ def decode(frame: bytes | memoryview) -> bytes:
     return data
 
 
+def index_shape(frame: bytes | memoryview) -> tuple[int, int, int]:
+    """(raw size, chunk size, chunk count) of a well-formed chunk index frame, without building
+    its list of digests (an index may list millions)."""
+    head = header(frame)
+    if head.codec != INDEX:
+        raise FrameError("not a chunk index frame")
+    if len(frame) < HEADER_SIZE + _INDEX_HEAD.size:
+        raise FrameError("chunk index frame is truncated")
+    chunk_size, count = _INDEX_HEAD.unpack_from(frame, HEADER_SIZE)
+    held = len(frame) - HEADER_SIZE - _INDEX_HEAD.size
+    if held != count * DIGEST_SIZE:
+        raise FrameError(f"chunk index lists {count} chunks but holds {held} bytes of digests")
+    if chunk_size == 0 or count != -(-head.raw_size // chunk_size):
+        raise FrameError(
+            f"chunk index of {count} chunks of {chunk_size} bytes cannot hold {head.raw_size} bytes"
+        )
+    return head.raw_size, chunk_size, count
+
+
 def decode_index(frame: bytes | memoryview) -> tuple[int, int, list[Digest]]:
     """(raw size, chunk size, chunk digests) of a chunk index frame."""
     head = header(frame)

@@ -6,11 +6,13 @@
 3. Candidates: blobs not reachable whose last-referenced time is older than ``cutoff = start -
    grace``, read from ``meta`` in pages of short read transactions.
 4. One write transaction deletes: it refuses while a lease is live (waiting outside the
-   transaction, up to ``lease_wait_s``), re-reads the manifest folders and pins for roots that
-   appeared since the snapshot, and re-reads each candidate's last-referenced time: a put that
-   deduplicated onto a candidate after gc started refreshed it in its own transaction, so it is
-   now newer than the cutoff. Then `Store.delete_in`, and chunks no blob references any more
-   (older than the grace period) are swept in the same transaction.
+   transaction, up to ``lease_wait_s``), re-reads the recorded folders, the manifests in every
+   folder and the pins for roots that appeared since the snapshot (a pack into a folder that is
+   not the default one records that folder before writing there, under its lease), and
+   re-reads each candidate's last-referenced time: a put that deduplicated onto a candidate
+   after gc started refreshed it in its own transaction, so it is now newer than the cutoff.
+   Then `Store.delete_in`, and chunks no blob references any more (older than the grace
+   period) are swept in the same transaction.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ def collect(
     store: Store,
     *,
     extra_dirs: Iterable[str | os.PathLike[str]] = (),
+    project_dir: str | os.PathLike[str] | None = None,
     grace_ns: int = DEFAULT_GRACE_NS,
     dry_run: bool = False,
     keep: Iterable[Digest] = (),
@@ -85,16 +88,21 @@ def collect(
     A dry run does every step, deletion included, in a transaction it then rolls back: the
     report is exact, nothing changes, and live leases are counted rather than waited for.
     ``require_roots`` refuses to run when there is no manifest folder and no pin at all (a gc
-    started from the wrong place would otherwise empty the store).
+    started from the wrong place would otherwise empty the store). ``project_dir`` is the
+    manifests folder of the project gc runs in: a root too, and not a problem when absent.
     """
     if grace_ns < 0:
         raise UsageError("the grace period cannot be negative")
     tick = progress or (lambda _stage, _done, _total: None)
     cutoff = now_ns() - grace_ns
-    sweep = _Sweep(store, [os.fspath(e) for e in extra_dirs], grace_ns, cutoff, dry_run)
+    project = None if project_dir is None else os.fspath(project_dir)
+    extra = [os.fspath(e) for e in extra_dirs]
+    sweep = _Sweep(store, extra, project, grace_ns, cutoff, dry_run)
 
     tick("roots", 0, 0)
-    roots = roots_mod.load(store, extra_dirs=sweep.extra, keep=keep, known=sweep.known)
+    roots = roots_mod.load(
+        store, extra_dirs=extra, project_dir=project, keep=keep, known=sweep.known
+    )
     _check(store, roots)
     if require_roots and not (roots.manifests or roots.pins or roots.keep):
         folder = roots_mod.default_dir(store)
@@ -119,10 +127,17 @@ class _Sweep:
     """The candidates of one gc, and the transaction that deletes them."""
 
     def __init__(
-        self, store: Store, extra: list[str], grace_ns: int, cutoff: int, dry_run: bool
+        self,
+        store: Store,
+        extra: list[str],
+        project: str | None,
+        grace_ns: int,
+        cutoff: int,
+        dry_run: bool,
     ) -> None:
         self.store = store
         self.extra = extra
+        self.project = project
         self.grace_ns = grace_ns
         self.cutoff = cutoff
         self.dry_run = dry_run
@@ -181,7 +196,7 @@ class _Sweep:
             return _Busy(live)
         out.live_leases = len(live)
         out.stale_leases = 0 if self.dry_run else len(stale)
-        late = _late_roots(txn, store, self.extra, self.known) - self.reachable
+        late = _late_roots(txn, store, self.extra, self.project, self.known) - self.reachable
         meta_db = store.db("meta")
         for digest in self.candidates:
             raw = txn.get(digest, db=meta_db)
@@ -217,11 +232,18 @@ def _check(store: Store, roots: roots_mod.Roots) -> None:
 
 
 def _late_roots(
-    txn: Txn, store: Store, extra: list[str], known: dict[Digest, mf.Manifest]
+    txn: Txn,
+    store: Store,
+    extra: list[str],
+    project: str | None,
+    known: dict[Digest, mf.Manifest],
 ) -> set[Digest]:
-    """Roots as they are now, inside the deleting transaction: manifest files written since the
-    snapshot (bytes already decoded are not decoded again) and pins made since."""
-    files, problems = roots_mod.manifest_files(store, roots_mod.manifest_dirs(store, extra))
+    """Roots as they are now, inside the deleting transaction: folders recorded and manifest
+    files written since the snapshot (bytes already decoded are not decoded again) and pins
+    made since."""
+    recorded = roots_mod.recorded_dirs_in(txn, store)
+    dirs = roots_mod.manifest_dirs(store, extra, project, recorded=recorded)
+    files, problems = roots_mod.manifest_files(store, dirs)
     out: set[Digest] = set()
     decoded_before = set(known)
     fresh: list[roots_mod.RootManifest] = []

@@ -2,42 +2,86 @@
 
 Hashing and zstd release the interpreter lock, but reading a file, preparing its frame and (in
 the packer) scanning it for secrets are Python between those calls: in threads, two cores stay
-half idle. Processes do not share a lock. Workers are spawned, never forked (a forked child would
-inherit the parent's LMDB handles and its locks), ignore Ctrl-C (the parent handles it), and each
-opens its own read-only view of the store, so it can skip compressing what is already stored and
-read the caches. Only the committing process writes.
+half idle. Processes do not share a lock. Each worker opens its own read-only view of the store,
+so it can skip compressing what is already stored and read the caches; only the committing
+process writes.
+
+A worker is a plain child interpreter (``python -P -c``, never a fork: a forked child would
+inherit the parent's LMDB handles and its locks) that reads requests on its stdin and answers on
+its stdout, one length-prefixed pickle each way. That design, rather than a multiprocessing pool,
+is what makes every way of failing clean:
+
+- Nothing is created in ``/dev/shm`` and no helper process is started (multiprocessing's queues
+  need named POSIX semaphores, which a worker that failed to start left behind), so a full or
+  read-only ``/dev/shm`` changes nothing and a failure leaks nothing.
+- A worker imports only cas and the task's module, never the parent's main module.
+- SIGINT is blocked in the parent while it starts a worker, so the worker begins life with Ctrl-C
+  blocked, before its interpreter has even started; its first statement ignores SIGINT. Ctrl-C
+  reaches only the parent, which rolls back and exits 130.
+- A worker whose parent is gone reads end-of-file (or fails to write) and leaves; nothing polls.
+- A worker's stderr goes to a temporary file: if it fails to start or dies, its last line is the
+  reason given, and nothing of it reaches the user's terminal.
 
 `run` returns results in input order. If a worker cannot start or dies, it raises
-`BrokenProcessPool`: the caller does the rest in threads.
+`BrokenProcessPool` with the reason, and the process remembers it: for the rest of the run
+`worth_it` says threads, `run` refuses at once, and `failure()` gives the reason (the command
+line prints it once). The caller does the rest in threads.
 
-A spawned worker imports the parent's main module, so processes are chosen by themselves
-(`worth_it`) only once `enable_auto` was called: the `cas` command does so, its main module being
-safe to import. A program that embeds cas gets threads unless it opts in the same way (with its
-entry point under ``if __name__ == "__main__":``) or asks for processes explicitly.
+Processes are chosen by themselves (`worth_it`) only once `enable_auto` was called, as the
+`cas` command does: a program that embeds cas gets threads unless it opts in or asks for
+processes explicitly. ``CAS_WORKERS`` (``threads``, ``processes`` or ``auto``) overrides the
+choice for a run.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import contextlib
 import os
+import pickle
+import select
 import signal
-import threading
-import time
+import struct
+import subprocess
+import sys
+import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any, Final, Generic, TypeVar
+from typing import IO, Any, Final, Generic, TypeVar
 
 from cas.batch import Batch
+from cas.errors import UsageError
 from cas.store import Store
 
 # Below these, threads win: a worker process costs about 0.2 s of start-up.
 MIN_FILES: Final = 1500
 MIN_BYTES: Final = 64 << 20
-CHUNK: Final = 32  # items per task
-_IN_FLIGHT: Final = 4  # tasks per worker queued ahead
-_ORPHAN_CHECK_S: Final = 0.5
+CHUNK: Final = 32  # items per request
+_IN_FLIGHT: Final = 4  # requests per worker queued ahead
+_READ: Final = 1 << 20
+_LENGTH: Final = struct.Struct(">Q")
+_REASON_MAX: Final = 200
+_STOP_WAIT_S: Final = 5.0
+WORKER_MARK: Final = "cas.procpool worker"  # in every worker's command line
+
+# What a worker runs first. SIGINT arrives blocked (see _spawn) and is ignored before anything
+# else is imported. The reply channel moves off fd 1, so that a stray print in a task cannot
+# corrupt it. The parent's sys.path comes first on stdin, so the worker imports the same cas.
+_BOOT: Final = f"""# {WORKER_MARK}
+import signal
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+import os, sys
+reply = os.fdopen(os.dup(1), "wb")
+os.dup2(2, 1)
+requests = sys.stdin.buffer
+from pickle import loads
+from struct import unpack
+sys.path[:] = loads(requests.read(unpack(">Q", requests.read(8))[0]))
+from cas.procpool import serve
+serve(requests, reply)
+"""
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -59,21 +103,50 @@ class _Setup(Generic[T, R]):
     level: int
     task: Callable[[View, T], R]  # a module-level function: pickled by reference
     extra: Any
-    parent: int  # the pid of the process that started the pool
 
 
-_WORKER: dict[str, tuple[View, Callable[[View, Any], Any]]] = {}
-_AUTO: dict[str, bool] = {"enabled": False}
+_STATE: dict[str, Any] = {"auto": False, "failure": None}
+_MODES: Final = ("auto", "threads", "processes")
 
 
 def enable_auto(enabled: bool = True) -> None:
     """Let `worth_it` choose processes for large runs (see the module docstring)."""
-    _AUTO["enabled"] = enabled
+    _STATE["auto"] = enabled
+
+
+def auto_enabled() -> bool:
+    enabled: bool = _STATE["auto"]
+    return enabled
+
+
+def failure() -> str | None:
+    """Why worker processes failed in this process, if they did (then every run uses threads)."""
+    reason: str | None = _STATE["failure"]
+    return reason
+
+
+def forget_failure() -> None:
+    """Try processes again (a long-running program whose limits were raised, say)."""
+    _STATE["failure"] = None
+
+
+def _mode() -> str:
+    mode = os.environ.get("CAS_WORKERS", "").strip().lower() or "auto"
+    if mode not in _MODES:
+        raise UsageError(
+            f"CAS_WORKERS is {mode!r}: expected one of {', '.join(_MODES)} (or leave it unset)"
+        )
+    return mode
 
 
 def worth_it(count: int, nbytes: int) -> bool:
     """Whether a run of ``count`` files, ``nbytes`` in all, should use processes."""
-    if not _AUTO["enabled"] or (os.cpu_count() or 1) < 2:
+    mode = _mode()
+    if count == 0 or mode == "threads" or _STATE["failure"] is not None:
+        return False
+    if mode == "processes":
+        return True
+    if not _STATE["auto"] or (os.cpu_count() or 1) < 2:
         return False
     return count >= MIN_FILES or nbytes >= MIN_BYTES
 
@@ -82,26 +155,223 @@ def workers() -> int:
     return max(2, min(4, os.cpu_count() or 2))
 
 
-def _start(setup: _Setup[Any, Any]) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # The parent is named by the setup, not asked of the OS: a parent killed while this worker
-    # started would otherwise look like the process this worker was handed to.
-    threading.Thread(target=_exit_when_orphaned, args=(setup.parent,), daemon=True).start()
-    store = Store.at(setup.store, readonly=True)
-    _WORKER["view"] = (View(store, store.batch(level=setup.level), setup.extra), setup.task)
+# --- the worker's side ----------------------------------------------------------------------------
 
 
-def _exit_when_orphaned(parent: int) -> None:
-    """A worker whose parent was killed (SIGKILL runs no clean-up) would wait for work forever,
-    holding the store open: it leaves as soon as it is re-parented."""
-    while os.getppid() == parent:
-        time.sleep(_ORPHAN_CHECK_S)
-    os._exit(0)
+def _frame(obj: object) -> bytes:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    return _LENGTH.pack(len(data)) + data
 
 
-def _run_chunk(items: list[Any]) -> list[Any]:
-    view, task = _WORKER["view"]
-    return [task(view, item) for item in items]
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def serve(requests: IO[bytes], reply: IO[bytes]) -> None:
+    """A worker's life: the setup, then one reply per request until end-of-file."""
+
+    def receive() -> Any:
+        head = requests.read(_LENGTH.size)
+        if len(head) < _LENGTH.size:
+            return None
+        return pickle.loads(requests.read(_LENGTH.unpack(head)[0]))
+
+    def send(obj: object) -> None:
+        try:
+            data = _frame(obj)
+        except Exception as exc:  # a result or an error that does not pickle
+            data = _frame(("error", RuntimeError(_describe(exc))))
+        reply.write(data)
+        reply.flush()
+
+    try:
+        setup: _Setup[Any, Any] | None = receive()
+        if setup is None:
+            return
+        store = Store.at(setup.store, readonly=True)
+    except Exception as exc:
+        send(("failed", _describe(exc)))
+        return
+    with store:
+        view = View(store, store.batch(level=setup.level), setup.extra)
+        send(("ready", None))
+        try:
+            while (items := receive()) is not None:
+                try:
+                    answer: tuple[str, Any] = ("ok", [setup.task(view, item) for item in items])
+                except Exception as exc:
+                    answer = ("error", exc)
+                send(answer)
+        except OSError:
+            return  # the parent is gone
+
+
+# --- the parent's side ----------------------------------------------------------------------------
+
+_READY: Final = -1  # the id of a worker's first reply
+
+
+class _Worker:
+    """One child process and the parent's ends of its pipes."""
+
+    __slots__ = ("errors", "inbox", "outbox", "proc", "sent")
+
+    def __init__(self, proc: subprocess.Popen[bytes], errors: IO[bytes] | None) -> None:
+        self.proc = proc
+        self.errors = errors
+        self.outbox = bytearray()
+        self.inbox = bytearray()
+        self.sent: deque[int] = deque([_READY])  # request ids awaiting a reply, in order
+
+    @property
+    def to_child(self) -> int:
+        assert self.proc.stdin is not None
+        return self.proc.stdin.fileno()
+
+    @property
+    def from_child(self) -> int:
+        assert self.proc.stdout is not None
+        return self.proc.stdout.fileno()
+
+    def replies(self) -> Iterator[tuple[int, Any]]:
+        """The complete replies in the inbox, with the id of the request each answers."""
+        while len(self.inbox) >= _LENGTH.size:
+            (size,) = _LENGTH.unpack_from(self.inbox)
+            end = _LENGTH.size + size
+            if len(self.inbox) < end:
+                return
+            obj = pickle.loads(memoryview(self.inbox)[_LENGTH.size : end])
+            del self.inbox[:end]
+            yield self.sent.popleft(), obj
+
+    def why(self) -> str:
+        """Why this worker stopped answering: its exit and the last line it wrote on stderr."""
+        try:
+            code = self.proc.wait(timeout=_STOP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait()
+        if code < 0:
+            try:
+                what = f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                what = f"was killed by signal {-code}"
+        else:
+            what = f"exited with status {code}"
+        started = "" if self.sent and self.sent[0] == _READY else " while working"
+        last = _last_line(self.errors)
+        return f"a worker process {what}{started}" + (f" ({last})" if last else "")
+
+    def stop(self, kill: bool) -> None:
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()  # end-of-file: an idle worker leaves by itself
+        if kill:
+            self.proc.kill()
+        try:
+            self.proc.wait(timeout=_STOP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.errors is not None:
+            self.errors.close()
+
+
+def _last_line(errors: IO[bytes] | None) -> str:
+    if errors is None:
+        return ""
+    try:
+        errors.seek(0, os.SEEK_END)
+        errors.seek(max(0, errors.tell() - 4096))
+        tail = errors.read().decode("utf-8", "replace").strip().splitlines()
+    except OSError:
+        return ""
+    line = tail[-1].strip() if tail else ""
+    return line if len(line) <= _REASON_MAX else line[: _REASON_MAX - 3] + "..."
+
+
+def _error_file() -> IO[bytes] | None:
+    try:
+        return tempfile.TemporaryFile(prefix="cas-worker-")
+    except OSError:
+        return None  # no temporary space: the worker's stderr is dropped, the run goes on
+
+
+def _spawn(count: int, setup: _Setup[Any, Any], started: list[_Worker]) -> None:
+    """Start ``count`` workers (appended to ``started`` as they start, for the caller to stop)
+    and queue their setup. Raises BrokenProcessPool if one cannot be started."""
+    exe = sys.executable
+    if not exe:
+        raise BrokenProcessPool("no Python interpreter path to start a worker with")
+    hello = _frame(list(sys.path)) + _frame(setup)
+    # Children inherit the signal mask: blocked here, SIGINT stays blocked in the worker until it
+    # has set SIGINT to ignored. A Ctrl-C meanwhile waits, pending, for the parent alone.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        for _ in range(count):
+            errors = _error_file()
+            try:
+                proc = subprocess.Popen(
+                    [exe, "-P", "-c", _BOOT],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=errors if errors is not None else subprocess.DEVNULL,
+                    bufsize=0,
+                    close_fds=True,
+                )
+            except (OSError, ValueError) as exc:
+                if errors is not None:
+                    errors.close()
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                raise BrokenProcessPool(f"cannot start a worker process: {why}") from None
+            worker = _Worker(proc, errors)
+            started.append(worker)
+            os.set_blocking(worker.to_child, False)
+            os.set_blocking(worker.from_child, False)
+            worker.outbox += hello
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _pump(pool: list[_Worker], results: dict[int, tuple[str, Any]], timeout: int | None) -> None:
+    """Wait (up to ``timeout`` ms; None: until something happens) until some worker can be
+    written to or has answered; move the bytes; file each complete reply under its request id.
+    Raises BrokenProcessPool if a worker is gone or could not start."""
+    poller = select.poll()
+    for w in pool:
+        poller.register(w.from_child, select.POLLIN)
+        if w.outbox:
+            poller.register(w.to_child, select.POLLOUT)
+    by_fd = {w.from_child: w for w in pool} | {w.to_child: w for w in pool}
+    for fd, _events in poller.poll(timeout):
+        w = by_fd[fd]
+        if fd == w.to_child:
+            try:
+                written = os.write(fd, w.outbox)
+            except BlockingIOError:
+                continue
+            except OSError:
+                raise BrokenProcessPool(w.why()) from None
+            del w.outbox[:written]
+            continue
+        try:
+            data = os.read(fd, _READ)
+        except BlockingIOError:
+            continue
+        except OSError:
+            data = b""
+        if not data:
+            raise BrokenProcessPool(w.why())
+        w.inbox += data
+        for request, reply in w.replies():
+            kind, value = reply
+            if request == _READY:
+                if kind != "ready":
+                    raise BrokenProcessPool(f"a worker process could not start: {value}")
+                continue
+            results[request] = reply
 
 
 def run(
@@ -115,28 +385,50 @@ def run(
 ) -> Iterator[tuple[T, R | None]]:
     """``(item, task(view, item))`` for each item, in input order, computed in worker processes.
     Items ``inline`` picks come back with None, in their place, for the caller to handle."""
-    setup = _Setup(str(store.path), level, task, extra, os.getpid())
-    count = workers()
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(count, context, initializer=_start, initargs=(setup,)) as pool:
-        window: deque[tuple[list[T], Future[list[R]] | None]] = deque()
-        chunk: list[T] = []
+    if _STATE["failure"] is not None:
+        raise BrokenProcessPool(_STATE["failure"])
+    pool: list[_Worker] = []
+    finished = False
+    try:
+        _spawn(workers(), _Setup(str(store.path), level, task, extra), pool)
+        yield from _dispatch(pool, items, inline)
+        finished = True
+    except BrokenProcessPool as exc:
+        _STATE["failure"] = _STATE["failure"] or str(exc)
+        raise
+    finally:
+        # Normal end: end-of-file lets each worker leave. Anything else (an error, Ctrl-C, a
+        # caller that stopped early): kill them, they only read.
+        for w in pool:
+            w.stop(kill=not finished)
 
-        def send() -> None:
-            nonlocal chunk
-            if chunk:
-                window.append((chunk, pool.submit(_run_chunk, chunk)))
-                chunk = []
 
-        def drain(limit: int) -> Iterator[tuple[T, R | None]]:
-            while len(window) > limit:
-                sent, fut = window.popleft()
-                if fut is None:
-                    yield sent[0], None
-                else:
-                    yield from zip(sent, fut.result(), strict=True)
+def _dispatch(
+    pool: list[_Worker], items: Sequence[T], inline: Callable[[T], bool] | None
+) -> Iterator[tuple[T, R | None]]:
+    # the window, in input order: ([an item handled inline], None) or (a chunk, its request id)
+    window: deque[tuple[list[T], int | None]] = deque()
+    results: dict[int, tuple[str, Any]] = {}
+    chunk: list[T] = []
+    position = next_id = outstanding = 0
+    limit = _IN_FLIGHT * len(pool)
 
-        for item in items:
+    def send() -> None:
+        nonlocal chunk, next_id, outstanding
+        if chunk:
+            least = min(pool, key=lambda w: len(w.sent))
+            least.outbox += _frame(chunk)
+            least.sent.append(next_id)
+            window.append((chunk, next_id))
+            next_id += 1
+            outstanding += 1
+            chunk = []
+
+    def fill() -> None:
+        nonlocal position
+        while position < len(items) and outstanding < limit and len(window) < limit * CHUNK:
+            item = items[position]
+            position += 1
             if inline is not None and inline(item):
                 send()
                 window.append(([item], None))
@@ -144,6 +436,26 @@ def run(
                 chunk.append(item)
                 if len(chunk) >= CHUNK:
                     send()
-            yield from drain(_IN_FLIGHT * count)
-        send()
-        yield from drain(0)
+        if position >= len(items):
+            send()
+
+    while True:
+        fill()
+        if not window:
+            return
+        head, request = window[0]
+        if request is None:
+            _pump(pool, results, 0)  # keep the workers fed while the caller works inline
+            window.popleft()
+            yield head[0], None
+            continue
+        reply = results.pop(request, None)
+        if reply is None:
+            _pump(pool, results, None)
+            continue
+        window.popleft()
+        outstanding -= 1
+        kind, value = reply
+        if kind != "ok":
+            raise value  # the task raised: the same error as in a thread
+        yield from zip(head, value, strict=True)

@@ -22,10 +22,12 @@ READ_AHEAD: Final = 4
 class BlobReader:
     """Streams a blob's content, chunk by chunk, re-hashing what it returns when asked to.
 
-    With verification on, a chunk is checked against its own digest before any of it is returned,
-    and the whole content against the blob's digest when the end is reached. The chunks of a
-    large blob are read `READ_AHEAD` at a time in worker threads; close the reader (or use it
-    as a context manager) to stop them early.
+    With verification on, a chunk is checked against its own digest before any of it is returned
+    (once per reader: a chunk the index lists again is not hashed again), and the whole content
+    against the blob's digest when the end is reached. Every chunk must hold exactly the bytes
+    its place in the index implies, so reading never does more work than the index's size
+    declares, whatever the chunks hold. The chunks of a large blob are read `READ_AHEAD` at a
+    time in worker threads; close the reader (or use it as a context manager) to stop them early.
     """
 
     def __init__(self, store: Store, digest: Digest, value: bytes, *, verify: bool) -> None:
@@ -37,10 +39,13 @@ class BlobReader:
         self._done = False
         self._pool: ThreadPoolExecutor | None = None
         self._ahead: deque[Future[bytes]] = deque()
+        self._checked: set[Digest] = set()
+        self._chunk_size = 0
+        self._returned = 0
         try:
             head = frame.header(value)
             if head.codec == frame.INDEX:
-                self.size, _, chunks = frame.decode_index(value)
+                self.size, self._chunk_size, chunks = frame.decode_index(value)
                 self._chunks: deque[Digest] = deque(chunks)
                 self._inline: bytes | None = None
             else:
@@ -74,19 +79,43 @@ class BlobReader:
                 raise CorruptBlob(str(self.digest), str(exc)) from None
         if len(self._chunks) + len(self._ahead) <= 1:
             if self._ahead:
-                return self._ahead.popleft().result()
+                return self._sized(self._ahead.popleft().result())
             if self._chunks:
                 chunk = self._chunks.popleft()
-                return self._store.read_chunk(self.digest, chunk, verify=self._verify)
+                return self._sized(
+                    self._store.read_chunk(self.digest, chunk, verify=self._check(chunk))
+                )
             return None
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="cas-read")
         while self._chunks and len(self._ahead) < READ_AHEAD:
             chunk = self._chunks.popleft()
             self._ahead.append(
-                self._pool.submit(self._store.read_chunk, self.digest, chunk, verify=self._verify)
+                self._pool.submit(
+                    self._store.read_chunk, self.digest, chunk, verify=self._check(chunk)
+                )
             )
-        return self._ahead.popleft().result()
+        return self._sized(self._ahead.popleft().result())
+
+    def _check(self, chunk: Digest) -> bool:
+        """Whether to hash ``chunk``: at its first place only. Pieces are returned in order, so
+        its first place is returned (or fails) before any later one."""
+        if not self._verify or chunk in self._checked:
+            return False
+        self._checked.add(chunk)
+        return True
+
+    def _sized(self, piece: bytes) -> bytes:
+        """``piece`` when it holds what its place implies: the chunk size, the rest at the end."""
+        expected = min(self._chunk_size, self.size - self._returned)
+        if len(piece) != expected:
+            raise CorruptBlob(
+                str(self.digest),
+                f"a chunk at byte {self._returned} holds {len(piece)} bytes where the index "
+                f"implies {expected}",
+            )
+        self._returned += expected
+        return piece
 
     def chunks(self) -> Iterator[bytes]:
         """The content as a sequence of pieces (at most one chunk each)."""

@@ -1,9 +1,13 @@
 """The roots gc keeps and verify checks: manifest files, pins, and digests named for one run.
 
-* every ``*.pack`` below the project's manifests folder, recursively: ``manifests/`` beside the
-  store directory, where ``cas pack`` writes them (cas never imports the packer to find it);
-* every ``*.pack`` below the extra folders recorded in the store (``cas pin --dir DIR``, kept in
-  the ``info`` table under ``root_dirs``) or given for one run (``--roots DIR``);
+* every ``*.pack`` below the default manifests folder, recursively: ``manifests/`` beside the
+  store directory (cas never imports the packer to find it);
+* every ``*.pack`` below the folders recorded in the store (kept in the ``info`` table under
+  ``root_dirs``): ``cas pack`` records its project's manifests folder when that is not the
+  default one (a store shared through ``CAS_STORE``, or found above a nested repository), and
+  ``cas pin --dir DIR`` records any folder;
+* every ``*.pack`` below the folders given for one run: ``--roots DIR``, and the manifests folder
+  of the project the command runs in (the CLI finds it; a store may serve many projects);
 * every pin (``pins`` table: name -> digest). A pinned blob that is a manifest keeps what it
   references too, so ``cas pin release-1 <manifest digest>`` keeps a whole pack;
 * ``--keep`` digests.
@@ -50,6 +54,39 @@ class RootManifest:
         return self.manifest.digests() if self.manifest is not None else set()
 
 
+@dataclass(frozen=True, slots=True)
+class RootDir:
+    """A folder whose ``*.pack`` files are roots, and why it is one."""
+
+    path: Path
+    # "default": beside the store; "project": the project a command runs in; both may be absent.
+    # "recorded": kept in the store; "extra": --roots for one run; both must exist.
+    kind: str
+    # Whether the store records it, under this kind or another that names the same folder: a
+    # recorded folder must exist whatever else it is.
+    recorded: bool = False
+
+    def missing_problem(self) -> str | None:
+        """What is wrong with the folder as it is on disk now, or None."""
+        if self.path.is_dir():
+            return None
+        if os.path.islink(self.path):
+            points = os.readlink(self.path)
+            if not self.path.exists():
+                return f"is a symlink to {points}, which does not exist"
+            return f"is a symlink to {points}, which is not a directory"
+        if os.path.lexists(self.path):
+            return "is not a directory"
+        if self.recorded:
+            return (
+                "recorded root folder is missing (if its project is gone for good, forget it "
+                f"with 'cas unpin --dir {self.path}'; if it is on a disk not mounted now, mount it)"
+            )
+        if self.kind == "extra":
+            return "root folder is missing"
+        return None
+
+
 @dataclass(slots=True)
 class Roots:
     manifests: list[RootManifest] = field(default_factory=list)
@@ -82,7 +119,8 @@ class Roots:
                 out.setdefault(m.digest, set()).add(m.label)
             for d in m.references():
                 out.setdefault(d, set()).add(m.label)
-        return {d: sorted(labels, key=str.encode) for d, labels in out.items()}
+        # os.fsencode: a label holds a folder's path, which need not be UTF-8
+        return {d: sorted(labels, key=os.fsencode) for d, labels in out.items()}
 
 
 # --- folders ------------------------------------------------------------------------------------
@@ -97,11 +135,30 @@ def recorded_dirs(store: Store) -> list[Path]:
     return [Path(p) for p in _decode_dirs(raw)]
 
 
+def recorded_dirs_in(txn: Txn, store: Store) -> list[Path]:
+    """The recorded folders as ``txn`` sees them (gc's deleting transaction)."""
+    return [Path(p) for p in _decode_dirs(txn.get(ROOT_DIRS_KEY, db=store.db("info")))]
+
+
 def _decode_dirs(raw: bytes | None) -> list[str]:
     if raw is None:
         return []
     loaded = msgpack.unpackb(raw)
-    return [p for p in loaded if isinstance(p, str)] if isinstance(loaded, list) else []
+    if not isinstance(loaded, list):
+        return []
+    return [
+        os.fsdecode(p) if isinstance(p, bytes) else p for p in loaded if isinstance(p, str | bytes)
+    ]
+
+
+def _encode_dir(path: str) -> str | bytes:
+    """A folder as the store keeps it: UTF-8 text when it is text, else the raw bytes of its
+    name (a path that is not UTF-8 must still be recorded, or its packs are lost to gc)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(path)
+    return path
 
 
 def _edit_dirs(store: Store, folder: Path, *, add: bool) -> bool:
@@ -111,8 +168,9 @@ def _edit_dirs(store: Store, folder: Path, *, add: bool) -> bool:
         dirs = _decode_dirs(txn.get(ROOT_DIRS_KEY, db=store.db("info")))
         if (wanted in dirs) == add:
             return False
-        dirs = sorted({*dirs, wanted} if add else set(dirs) - {wanted}, key=str.encode)
-        txn.put(ROOT_DIRS_KEY, msgpack.packb(dirs), db=store.db("info"))
+        dirs = sorted({*dirs, wanted} if add else set(dirs) - {wanted}, key=os.fsencode)
+        encoded = [_encode_dir(d) for d in dirs]
+        txn.put(ROOT_DIRS_KEY, msgpack.packb(encoded, use_bin_type=True), db=store.db("info"))
         return True
 
     return bool(store.write(run))
@@ -127,6 +185,21 @@ def add_root_dir(store: Store, folder: str | os.PathLike[str]) -> Path:
     return where
 
 
+def keep_manifest_dir(store: Store, folder: str | os.PathLike[str]) -> Path | None:
+    """Make an existing folder a writer is about to put manifests in a root, unless it is one
+    already (the default folder, or recorded). Returns the folder if it was newly recorded.
+
+    A writer calls this before the first manifest file it writes there, while it holds its
+    lease: a gc then either waits for the lease or, once it is released, finds the folder
+    recorded in the transaction that deletes. Without it a pack written into another project's
+    folder names blobs that a gc beside the store cannot see, and prunes."""
+    where = Path(folder).resolve()
+    if os.path.realpath(default_dir(store)) == str(where) or where in recorded_dirs(store):
+        return None
+    add_root_dir(store, where)
+    return where
+
+
 def remove_root_dir(store: Store, folder: str | os.PathLike[str]) -> Path:
     """Forget a recorded folder, named as recorded (resolved) or as given (absolute): a folder
     that no longer exists may not resolve to what was recorded."""
@@ -136,39 +209,65 @@ def remove_root_dir(store: Store, folder: str | os.PathLike[str]) -> Path:
     raise NotFound("root folder", str(folder), "'cas pins' lists the recorded folders")
 
 
-def manifest_dirs(store: Store, extra: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
-    """The default folder, then recorded and extra folders (each once)."""
-    out = [default_dir(store)]
-    for folder in [*recorded_dirs(store), *(Path(e).absolute() for e in extra)]:
-        if all(os.path.abspath(folder) != os.path.abspath(seen) for seen in out):
-            out.append(folder)
-    return out
+def manifest_dirs(
+    store: Store,
+    extra: Iterable[str | os.PathLike[str]] = (),
+    project: str | os.PathLike[str] | None = None,
+    *,
+    recorded: list[Path] | None = None,
+) -> list[RootDir]:
+    """The default folder, the project's, then the recorded and extra ones: each folder once
+    (by its real path), under the first kind that names it, and marked recorded if the store
+    records it. ``recorded`` replaces the store's list (gc passes the one its deleting
+    transaction reads)."""
+    candidates = [RootDir(default_dir(store), "default")]
+    if project is not None:
+        candidates.append(RootDir(Path(project).absolute(), "project"))
+    for folder in recorded_dirs(store) if recorded is None else recorded:
+        candidates.append(RootDir(folder, "recorded", recorded=True))
+    candidates += [RootDir(Path(e).absolute(), "extra") for e in extra]
+    out: dict[str, RootDir] = {}
+    for candidate in candidates:
+        real = os.path.realpath(candidate.path)
+        first = out.get(real)
+        if first is None:
+            out[real] = candidate
+        elif candidate.recorded and not first.recorded:
+            out[real] = RootDir(first.path, first.kind, recorded=True)
+    return list(out.values())
 
 
 def manifest_files(
-    store: Store, dirs: list[Path]
+    store: Store, dirs: list[RootDir]
 ) -> tuple[list[tuple[str, Path]], list[tuple[str, str]]]:
     """(label, path) of every ``*.pack`` below ``dirs``, and (folder, problem) for what could
-    not be listed: a missing folder other than the default one, an unreadable subfolder. Either
-    is a problem, never a silence: the packs there would make their blobs look unreferenced."""
+    not be listed: a recorded or extra folder that is missing, any that is not a directory (a
+    file, a dangling symlink), an unreadable subfolder. Each is a problem, never a silence: the
+    packs there would make their blobs look unreferenced. A file reached through two folders
+    (one inside the other) is listed once."""
     files: list[tuple[str, Path]] = []
     problems: list[tuple[str, str]] = []
-    default = default_dir(store)
+    seen: set[str] = set()
 
     def unreadable(exc: OSError) -> None:
         problems.append((str(exc.filename), f"cannot list: {exc.strerror or exc}"))
 
     for folder in dirs:
-        if not folder.is_dir():
-            if folder != default:
-                problems.append((str(folder), "root folder is missing or not a directory"))
+        problem = folder.missing_problem()
+        if problem is not None:
+            problems.append((str(folder.path), problem))
+        if not folder.path.is_dir():
             continue
         found: list[Path] = []
-        for here, _subdirs, names in os.walk(folder, onerror=unreadable):
+        for here, _subdirs, names in os.walk(folder.path, onerror=unreadable):
             found += [Path(here, n) for n in names if n.endswith(PACK_SUFFIX)]
         for path in sorted((p for p in found if p.is_file()), key=os.fsencode):
-            rel = path.relative_to(folder).as_posix()
-            files.append((rel if folder == default else str(path), path))
+            real = os.path.realpath(path)
+            if real in seen:
+                continue
+            seen.add(real)
+            rel = path.relative_to(folder.path).as_posix()
+            files.append((rel if folder.kind == "default" else str(path), path))
     return files, problems
 
 
@@ -240,6 +339,10 @@ def pins_from(items: Iterable[tuple[bytes, bytes]]) -> dict[str, Digest]:
 
 
 def _check_pin_name(name: str) -> str:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"pin name {name!r} is not valid UTF-8") from None
     name = unicodedata.normalize("NFC", name)
     if not name.strip() or len(name.encode()) > _MAX_PIN_NAME:
         raise UsageError(f"pin name {name!r} must be 1 to {_MAX_PIN_NAME} bytes, not blank")
@@ -286,12 +389,14 @@ def load(
     store: Store,
     *,
     extra_dirs: Iterable[str | os.PathLike[str]] = (),
+    project_dir: str | os.PathLike[str] | None = None,
     keep: Iterable[Digest] = (),
     known: dict[Digest, mf.Manifest] | None = None,
 ) -> Roots:
     """Every root: manifest files, pins (pinned manifests decoded), and ``keep``."""
     roots = Roots(keep=set(keep))
-    files, roots.problems = manifest_files(store, manifest_dirs(store, extra_dirs))
+    dirs = manifest_dirs(store, extra_dirs, project_dir)
+    files, roots.problems = manifest_files(store, dirs)
     roots.manifests = [read_manifest(label, path, known) for label, path in files]
     roots.pins = pins(store)
     for name in sorted(roots.pins, key=str.encode):

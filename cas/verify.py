@@ -129,6 +129,7 @@ def verify(
     *,
     all_blobs: bool = False,
     extra_dirs: Iterable[str | os.PathLike[str]] = (),
+    project_dir: str | os.PathLike[str] | None = None,
     subset: tuple[int, int] | None = None,
     max_duration_s: float | None = None,
     workers: int = 1,
@@ -136,8 +137,10 @@ def verify(
     progress: Progress | None = None,
 ) -> VerifyReport:
     """Check ``targets`` (manifest files, pack names, digests), or with none every root; with
-    ``all_blobs`` every blob in the store as well. Never raises for what it finds: problems
-    are in the report. Raises `StoreAccessError` when the store itself cannot be read."""
+    ``all_blobs`` every blob in the store as well. ``project_dir`` is the manifests folder of
+    the project verify runs in: its packs are roots too (a store may serve many projects), and
+    a pack name is looked up there first. Never raises for what it finds: problems are in the
+    report. Raises `StoreAccessError` when the store itself cannot be read."""
     if subset is not None and not 1 <= subset[0] <= subset[1]:
         raise UsageError(f"subset {subset[0]}/{subset[1]}: expected N/T with 1 <= N <= T")
     started = time.monotonic()
@@ -147,6 +150,7 @@ def verify(
             targets,
             all_blobs=all_blobs,
             extra_dirs=list(extra_dirs),
+            project_dir=project_dir,
             subset=subset,
             deadline=None if max_duration_s is None else started + max_duration_s,
             workers=max(1, workers),
@@ -165,6 +169,7 @@ def _verify(
     *,
     all_blobs: bool,
     extra_dirs: list[str | os.PathLike[str]],
+    project_dir: str | os.PathLike[str] | None,
     subset: tuple[int, int] | None,
     deadline: float | None,
     workers: int,
@@ -174,18 +179,20 @@ def _verify(
     report = VerifyReport(subset=subset, recorded=record)
     plan = _Plan()
     if targets:
-        manifests = [_resolve(store, spec, extra_dirs, plan) for spec in targets]
+        dirs = roots_mod.manifest_dirs(store, extra_dirs, project_dir)
+        manifests = [_resolve(store, spec, dirs, plan) for spec in targets]
     else:
-        roots = roots_mod.load(store, extra_dirs=extra_dirs)
+        roots = roots_mod.load(store, extra_dirs=extra_dirs, project_dir=project_dir)
         manifests = roots.manifests
         report.problems += [Problem("", f"{what}: {why}") for what, why in roots.problems]
         report.pins = len(roots.pins)
         for name, digest in roots.pins.items():
             plan.want(digest, f"pin:{name}")
         if not manifests and not roots.pins and not all_blobs and not roots.problems:
+            searched = roots_mod.manifest_dirs(store, extra_dirs, project_dir)
             raise UsageError(
-                f"nothing to verify: no manifests in {roots_mod.default_dir(store)} and no pins "
-                "(name a MANIFEST or DIGEST, or use --all)"
+                f"nothing to verify: no manifests in {', '.join(str(d.path) for d in searched)} "
+                "and no pins (name a MANIFEST or DIGEST, or use --all)"
             )
     for m in manifests:
         if m.path is not None:
@@ -215,7 +222,7 @@ def _verify(
 
 
 def _resolve(
-    store: Store, spec: str, extra_dirs: list[str | os.PathLike[str]], plan: _Plan
+    store: Store, spec: str, dirs: list[roots_mod.RootDir], plan: _Plan
 ) -> roots_mod.RootManifest:
     """A target named on the command line: a digest, a manifest file, or a pack name."""
     if spec.startswith("blake3:"):
@@ -230,10 +237,11 @@ def _resolve(
     if path.is_file():
         return roots_mod.read_manifest(spec, path)
     name = spec if spec.endswith(roots_mod.PACK_SUFFIX) else spec + roots_mod.PACK_SUFFIX
-    for folder in roots_mod.manifest_dirs(store, extra_dirs):
-        candidate = folder / name
+    # The project's own packs first: `cas verify repo` in a project means that project's pack.
+    for folder in sorted(dirs, key=lambda d: d.kind != "project"):
+        candidate = folder.path / name
         if candidate.is_file():
-            label = name if folder == roots_mod.default_dir(store) else str(candidate)
+            label = name if folder.kind == "default" else str(candidate)
             return roots_mod.read_manifest(label, candidate)
     raise NotFound("pack", spec, "name a manifest file, a pack under manifests/, or a digest")
 
@@ -407,7 +415,7 @@ def _tally(outcome: _Outcome, plan: _Plan, report: VerifyReport, passed: list[Di
     what = outcome.what
     if digest in plan.own:
         what += " (the manifest's own copy)"
-    labels = tuple(sorted(plan.referrers.get(digest, ()), key=str.encode))
+    labels = tuple(sorted(plan.referrers.get(digest, ()), key=os.fsencode))
     report.problems.append(Problem(str(digest), what, labels))
 
 

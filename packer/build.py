@@ -3,7 +3,10 @@
 Order of effects, so that a crash at any moment leaves nothing that lies:
 1. every body and summary is committed to the store (batched);
 2. each manifest is encoded, stored in the store, and committed;
-3. only then is ``manifests/<scope>[.<target>].pack`` written, atomically.
+3. only then is ``manifests/<scope>[.<target>].pack`` written, atomically. Before the first
+   one, a manifests folder that is not the store's default one (a store shared through
+   ``CAS_STORE``, or found above a nested repository) is recorded in the store as a gc root,
+   so a gc beside the store keeps what the packs there reference (`cas.roots`).
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ import blake3
 import msgpack
 
 from cas import manifest as mf
+from cas import roots
 from cas.digest import Digest
-from cas.errors import BudgetError, CasError, NotFound
+from cas.errors import BudgetError, CasError, OutputError, UnknownName
 from cas.fsutil import atomic_write
 from cas.lease import Lease
 from cas.residency import trim_heap
@@ -114,6 +118,7 @@ class Packer:
         self._summary_texts: dict[Digest, str] = {}
         self._line_counts: dict[str, int] = {}
         self._lease: Lease | None = None
+        self._folder_ready = False
         self._price_tables: dict[bytes, dict[str, list[object]]] = {}
         self._work: dict[str, float] = {}
 
@@ -127,26 +132,30 @@ class Packer:
         baseline: Digest | None = None,
         check: bool = False,
     ) -> PackReport:
+        # What was asked for, and where it goes, is checked before any work is done.
+        wanted = self._select(scopes)
+        self._check_targets(wanted, targets)
+        if not check:
+            self._check_folder()
         # The lease tells a concurrent gc to keep off from before the first blob is looked up
         # until the last manifest file is written: in between, only the lease says the blobs
         # this run found present (and so did not write again) are wanted.
         with Lease(self.store, "pack") as lease:
             self._lease = lease
             try:
-                return self._run(scopes, targets, baseline, check)
+                return self._run(wanted, targets, baseline, check)
             finally:
                 self._lease = None
 
     def _run(
         self,
-        scopes: Sequence[str],
+        wanted: list[Scope],
         targets: Sequence[str],
         baseline: Digest | None,
         check: bool,
     ) -> PackReport:
         report = PackReport(self.root)
         watch = _Stopwatch(report.timings)
-        wanted = self._select(scopes)
         store_rel = _relative_inside(self.store.path, self.root)
         excluded = [MANIFEST_DIR, *([store_rel] if store_rel else [])]
         progress = self.progress
@@ -195,12 +204,52 @@ class Packer:
             watch.lap("cache")
         return report
 
+    def _source(self) -> str:
+        return self.config.source or "the default configuration (no cas.toml)"
+
     def _select(self, names: Sequence[str]) -> list[Scope]:
         scopes = {s.name: s for s in self.config.scopes}
         for n in names:
             if n not in scopes:
-                raise NotFound("scope", n, f"configured scopes: {', '.join(sorted(scopes))}")
-        return [scopes[n] for n in names] if names else list(self.config.scopes)
+                raise UnknownName("scope", n, sorted(scopes), self._source())
+        return [scopes[n] for n in dict.fromkeys(names)] if names else list(self.config.scopes)
+
+    def _check_targets(self, wanted: list[Scope], names: Sequence[str]) -> None:
+        """Every target named must belong to a selected scope: a typo packs nothing silently
+        otherwise. ``""`` names the unnamed target of a scope without targets."""
+        known = {t.name for s in wanted for t in s.targets}
+        for n in names:
+            if n not in known:
+                named = sorted(t for t in known if t)
+                hint = "" if named else "a scope without [scopes.NAME.targets] packs one pack"
+                raise UnknownName("target", n, named, self._source(), hint)
+
+    def _folder(self) -> Path:
+        return self.root / MANIFEST_DIR
+
+    def _check_folder(self) -> None:
+        """Refuse early, before any work, when the manifests folder cannot be one."""
+        folder = self._folder()
+        problem = roots.RootDir(folder, "project").missing_problem()
+        if problem is not None:
+            raise OutputError(
+                str(folder), f"it {problem}; cas pack writes its packs in that folder: move it away"
+            )
+
+    def _prepare_folder(self) -> None:
+        """Create the manifests folder and make it a gc root, before the first manifest file in
+        it names any blob. The lease is held: a gc waits for it, or runs after this commits and
+        reads the recorded folder in its deleting transaction."""
+        if self._folder_ready:
+            return
+        self._check_folder()
+        folder = self._folder()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(str(folder), exc.strerror or str(exc)) from None
+        roots.keep_manifest_dir(self.store, folder)
+        self._folder_ready = True
 
     @staticmethod
     def _targets(scope: Scope, names: Sequence[str]) -> list[Target]:
@@ -462,7 +511,7 @@ class Packer:
     ) -> PackResult:
         data = data if data is not None else mf.encode(m)
         digest = Digest.of(data)
-        path = self.root / MANIFEST_DIR / f"{name}.pack"
+        path = self._folder() / f"{name}.pack"
         result_target = target.name or None
         if check:
             current = path.read_bytes() if path.is_file() else None
@@ -480,6 +529,7 @@ class Packer:
                     batch.touch(e.summary)
             batch.put(data)
         self.cache.put(MEMO_NS, memo_key, bytes(digest))
+        self._prepare_folder()
         if self._lease is not None:
             self._lease.check()  # a gc that found the lease stale may have pruned our blobs
         written = atomic_write(path, data)

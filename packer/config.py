@@ -33,7 +33,7 @@ The format (every key is optional unless marked)::
     glob = "cas/errors.py"
     tier = "high"
 
-All globs are gitignore patterns (git's wildmatch, via pathspec) matched against POSIX paths
+All globs are gitignore patterns (git's wildmatch, `packer.wildmatch`) matched against POSIX paths
 relative to the project root, whatever the scope's roots: ``*.py`` matches at any depth,
 ``docs/**`` only at the top, a ``!`` line re-includes what an earlier line of the same list
 matched. A scope packs the paths under one of its roots that match its ``include`` (when given)
@@ -45,12 +45,15 @@ A rule's ``priority`` defaults to minus its position in the list a scope is clas
 own rules, then the global ones, then the built-in ones), so earlier rules rank higher; an
 explicit priority replaces that number, so a positive one outranks every rule left by position.
 
+Numbers are bounded: a budget is 1 to `MAX_NUMBER` (10^9) tokens, a priority -10^9 to 10^9
+(manifests keep them as bounded msgpack integers, and no tokenizer count comes near).
+
 Loading is strict: an unknown key, a wrong type, a glob pathspec rejects or that matches nothing,
-a tier other than the three, a budget max below its target, a number below 1, an empty ``roots``
-or a root leaving the tree is a `ConfigError` naming the file, the dotted key (inside
+a tier other than the three, a budget max below its target, a number out of its range, an empty
+``roots`` or a root leaving the tree is a `ConfigError` naming the file, the dotted key (inside
 ``pyproject.toml`` prefixed with ``tool.cas.``; items of an array are numbered from 1, as in
-``rules[2].tier``) and what is allowed. TOML syntax errors name the line. TOML itself refuses a
-scope declared twice.
+``rules[2].tier``) and what is allowed. TOML syntax errors name the line; a document nested too
+deeply for the parser is refused naming the file. TOML itself refuses a scope declared twice.
 """
 
 from __future__ import annotations
@@ -65,17 +68,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from pathspec import GitIgnoreSpec
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 from cas.errors import ConfigError
 from packer.tokens import SUPPORTED_ENCODINGS
+from packer.wildmatch import GlobList, parse_line
 
 __all__ = [
     "CONFIG_FILE",
     "DEFAULT_BUDGET",
     "DEFAULT_SCOPE",
     "DEFAULT_TOKENIZER",
+    "MAX_NUMBER",
     "PYPROJECT_FILE",
     "TIERS",
     "Budget",
@@ -96,6 +100,9 @@ PYPROJECT_FILE = "pyproject.toml"
 TIERS = ("high", "medium", "low")
 DEFAULT_TOKENIZER = "o200k_base"
 DEFAULT_SCOPE = "repo"
+# The largest budget (tokens) or priority magnitude: far above any context window, far below
+# the 64-bit integers msgpack encodes.
+MAX_NUMBER = 10**9
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _NAME_MAX = 64
@@ -166,14 +173,15 @@ def glob_problem(glob: str) -> str | None:
         return f"is not a valid gitignore pattern ({exc.msg})"
     except ValueError as exc:
         return f"is not a valid gitignore pattern ({exc})"
-    if pattern.include is None:
-        return "matches nothing (a comment, '/', or an unclosed '[')"
+    if pattern.include is None or parse_line(glob) is None:
+        return "matches nothing (a comment, '/', an unclosed '[' or an unknown '[:class:]')"
     return None
 
 
-def glob_spec(globs: Iterable[str]) -> GitIgnoreSpec:
-    """One matcher for a list of gitignore patterns: the last matching line decides."""
-    return GitIgnoreSpec.from_lines(list(globs))
+def glob_spec(globs: Iterable[str]) -> GlobList:
+    """One matcher for a list of gitignore patterns: the last matching line decides. Matching
+    takes time proportional to glob times path for any glob (see `packer.wildmatch`)."""
+    return GlobList(globs)
 
 
 # --- loading -------------------------------------------------------------------------------------
@@ -204,6 +212,11 @@ def _type_name(value: object) -> str:
     if isinstance(value, dict):
         return "a table"
     return "a date or time"
+
+
+def _shown(number: int) -> str:
+    text = str(number)
+    return text if len(text) <= 24 else f"{text[:10]}... ({len(text)} digits)"
 
 
 class _Reader:
@@ -240,9 +253,13 @@ class _Reader:
     def integer(self, value: object, key: tuple[str | int, ...]) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             self.fail(key, f"must be an integer, not {_type_name(value)}")
+        if not -MAX_NUMBER <= value <= MAX_NUMBER:
+            self.fail(key, f"must be from {-MAX_NUMBER} to {MAX_NUMBER}, got {_shown(value)}")
         return value
 
     def positive(self, value: object, key: tuple[str | int, ...]) -> int:
+        if isinstance(value, int) and not isinstance(value, bool) and value > MAX_NUMBER:
+            self.fail(key, f"must be at most {MAX_NUMBER} tokens, got {_shown(value)}")
         number = self.integer(value, key)
         if number < 1:
             self.fail(key, f"must be a positive integer, got {number}")
@@ -408,6 +425,11 @@ def _parse(path: Path) -> dict[str, object]:
     except tomllib.TOMLDecodeError as exc:
         # tomllib's message ends with "(at line N, column M)"
         raise ConfigError(str(path), "", f"invalid TOML: {exc}") from exc
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively
+        raise ConfigError(
+            str(path), "", "arrays or inline tables nested too deeply to read"
+        ) from None
 
 
 def _tool_cas(doc: Mapping[str, object]) -> object | None:

@@ -17,7 +17,7 @@ import stat as stat_mod
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
@@ -26,6 +26,7 @@ import msgpack
 from cas import procpool
 from cas.batch import Batch, Prepared
 from cas.digest import Digest
+from cas.threads import Threads
 from packer.cache import Cache
 from packer.scan import ScannedFile, ScanNote, is_binary
 from packer.secrets import SECRETS_VERSION, SecretFinding, scan_secrets, secret_path_kind
@@ -36,7 +37,7 @@ from packer.tokens import TokenCounter
 LARGE_FILE = 8 << 20
 _SCAN_WINDOW = 4 << 20
 _SCAN_OVERLAP = 64 << 10
-RENDER_VERSION = "1"
+RENDER_VERSION = "2"  # 2: names shown escaped (cas.display)
 STAT_VERSION = "2"
 # A file modified this close to the scan may change again within the file system's timestamp
 # granularity without its mtime moving: it is not recorded in the stat cache, so the next pack
@@ -225,7 +226,7 @@ class Ingest:
     def _in_threads(
         self, todo: list[ScannedFile]
     ) -> Iterator[tuple[ScannedFile, _Worked | OSError | None]]:
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+        with Threads(max_workers=self.workers) as pool:
             window: deque[tuple[ScannedFile, Future[_Worked] | None]] = deque()
             source = iter(todo)
             while True:

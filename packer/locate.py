@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from cas import manifest as mf
@@ -29,8 +30,14 @@ def load_pack(spec: str, root: Path, store: Store | None) -> tuple[mf.Manifest, 
         if candidate.is_file():
             path = candidate
         else:
-            known = sorted(p.stem for p in (root / MANIFEST_DIR).glob("*.pack"))
-            hint = f"packs here: {', '.join(known)}" if known else "run 'cas pack' first"
-            raise NotFound("pack", spec, hint)
+            raise NotFound("pack", spec, _hint(root / MANIFEST_DIR))
     data = path.read_bytes()
     return mf.decode(data, str(path)), Digest.of(data), str(path)
+
+
+def _hint(folder: Path) -> str:
+    if os.path.lexists(folder) and not folder.is_dir():
+        kind = "a dangling symlink" if folder.is_symlink() and not folder.exists() else "a file"
+        return f"{folder} is {kind}, not the folder 'cas pack' writes packs to"
+    known = sorted(p.stem for p in folder.glob("*.pack")) if folder.is_dir() else []
+    return f"packs here: {', '.join(known)}" if known else "run 'cas pack' first"

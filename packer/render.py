@@ -9,6 +9,11 @@ total anyway.
 
 Bodies come from the store only (a ``fetch`` callable), never from the working tree, so a pack
 renders on any machine that has the store.
+
+Names (paths, folders, reasons that may quote a link target) go through `cas.display.shown`:
+a name with a newline, a CR, ESC or another control or bidirectional character is quoted with
+escapes, so no name can start a line of a render (forge a heading, say) or act on a terminal.
+In markdown a name sits in a code span fenced longer than any run of backticks inside it.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from cas.digest import Digest
+from cas.display import shown
 from cas.manifest import Entry, Manifest
 
 FORMATS: Final = ("markdown", "xml", "plain")
@@ -56,6 +62,19 @@ def _fenced(text: str, lang: str) -> str:
     fence = "`" * max(3, _longest_run(text, "`") + 1)
     body = text if text.endswith("\n") or not text else text + "\n"
     return f"{fence}{lang}\n{body}{fence}\n\n"
+
+
+def _code(name: str) -> str:
+    """A name as a markdown code span: shown safely, and fenced so no backtick in it closes it."""
+    text = shown(name)
+    if "`" not in text:
+        return f"`{text}`"
+    fence = "`" * (_longest_run(text, "`") + 1)
+    return f"{fence} {text} {fence}"  # one space each side, which markdown strips
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(shown(n) for n in names)
 
 
 def _xml_attr(text: str) -> str:
@@ -115,14 +134,14 @@ class Renderer:
     def map_section(self, lines: Sequence[tuple[str, int]]) -> str:
         if not lines:
             return ""
-        body = "".join(f"- `{d}` {n} file{'s' if n != 1 else ''}\n" for d, n in lines)
+        body = "".join(f"- {_code(d)} {n} file{'s' if n != 1 else ''}\n" for d, n in lines)
         return f"## Map\n{body}\n"
 
     def index_open(self) -> str:
         return "## Index\n"
 
     def index_line(self, e: Entry) -> str:
-        return f"- `{e.path}` {e.tier}: {e.reason or ''}\n"
+        return f"- {_code(e.path)} {e.tier}: {shown(e.reason or '')}\n"
 
     def index_close(self) -> str:
         return "\n"
@@ -131,7 +150,7 @@ class Renderer:
         return "## Files\n\n"
 
     def section_head(self, e: Entry, summary: bool) -> str:
-        return f"### `{e.path}`" + (" (summary)" if summary else "") + "\n"
+        return f"### {_code(e.path)}" + (" (summary)" if summary else "") + "\n"
 
     def section_body(self, text: str, lang: str) -> str:
         return _fenced(text, lang)
@@ -146,11 +165,11 @@ class Renderer:
         return "## Omitted\n"
 
     def omitted_line(self, e: Entry) -> str:
-        return f"- `{e.path}` {e.reason or 'low'}\n"
+        return f"- {_code(e.path)} {shown(e.reason or 'low')}\n"
 
     def omitted_group(self, folder: str, reason: str, names: Sequence[str] | int) -> str:
-        listed = f"{names} files" if isinstance(names, int) else ", ".join(names)
-        return f"- `{folder}` {reason}: {listed}\n"
+        listed = f"{names} files" if isinstance(names, int) else _names(names)
+        return f"- {_code(folder)} {shown(reason)}: {listed}\n"
 
     def omitted_close(self) -> str:
         return "\n"
@@ -159,7 +178,7 @@ class Renderer:
         return "## Withheld\n"
 
     def withheld_line(self, e: Entry) -> str:
-        return f"- `{e.path}` {e.reason or 'secret'}\n"
+        return f"- {_code(e.path)} {shown(e.reason or 'secret')}\n"
 
     def withheld_close(self) -> str:
         return "\n"
@@ -185,15 +204,15 @@ class XmlRenderer(Renderer):
     def map_section(self, lines: Sequence[tuple[str, int]]) -> str:
         if not lines:
             return ""
-        body = "".join(f'<dir path="{_xml_attr(d)}" files="{n}"/>\n' for d, n in lines)
+        body = "".join(f'<dir path="{_xml_attr(shown(d))}" files="{n}"/>\n' for d, n in lines)
         return f"<map>\n{body}</map>\n"
 
     def index_open(self) -> str:
         return "<index>\n"
 
     def index_line(self, e: Entry) -> str:
-        why = _xml_attr(e.reason or "")
-        return f'<entry path="{_xml_attr(e.path)}" tier="{e.tier}" reason="{why}"/>\n'
+        why = _xml_attr(shown(e.reason or ""))
+        return f'<entry path="{_xml_attr(shown(e.path))}" tier="{e.tier}" reason="{why}"/>\n'
 
     def index_close(self) -> str:
         return "</index>\n"
@@ -203,7 +222,7 @@ class XmlRenderer(Renderer):
 
     def section_head(self, e: Entry, summary: bool) -> str:
         kind = ' summary="true"' if summary else ""
-        return f'<file path="{_xml_attr(e.path)}" tier="{e.tier}"{kind}>\n'
+        return f'<file path="{_xml_attr(shown(e.path))}" tier="{e.tier}"{kind}>\n'
 
     def section_body(self, text: str, lang: str) -> str:
         body = text if text.endswith("\n") or not text else text + "\n"
@@ -219,12 +238,13 @@ class XmlRenderer(Renderer):
         return "<omitted>\n"
 
     def omitted_line(self, e: Entry) -> str:
-        return f'<file path="{_xml_attr(e.path)}" reason="{_xml_attr(e.reason or "low")}"/>\n'
+        path, why = _xml_attr(shown(e.path)), _xml_attr(shown(e.reason or "low"))
+        return f'<file path="{path}" reason="{why}"/>\n'
 
     def omitted_group(self, folder: str, reason: str, names: Sequence[str] | int) -> str:
-        listed = f"{names} files" if isinstance(names, int) else ", ".join(names)
+        listed = f"{names} files" if isinstance(names, int) else _names(names)
         return (
-            f'<group dir="{_xml_attr(folder)}" reason="{_xml_attr(reason)}">'
+            f'<group dir="{_xml_attr(shown(folder))}" reason="{_xml_attr(shown(reason))}">'
             f"{_xml_attr(listed)}</group>\n"
         )
 
@@ -235,7 +255,8 @@ class XmlRenderer(Renderer):
         return "<withheld>\n"
 
     def withheld_line(self, e: Entry) -> str:
-        return f'<file path="{_xml_attr(e.path)}" reason="{_xml_attr(e.reason or "secret")}"/>\n'
+        path, why = _xml_attr(shown(e.path)), _xml_attr(shown(e.reason or "secret"))
+        return f'<file path="{path}" reason="{why}"/>\n'
 
     def withheld_close(self) -> str:
         return "</withheld>\n"
@@ -257,20 +278,20 @@ class PlainRenderer(Renderer):
     def map_section(self, lines: Sequence[tuple[str, int]]) -> str:
         if not lines:
             return ""
-        body = "".join(f"  {d} ({n})\n" for d, n in lines)
+        body = "".join(f"  {shown(d)} ({n})\n" for d, n in lines)
         return f"MAP\n{body}\n"
 
     def index_open(self) -> str:
         return "INDEX\n"
 
     def index_line(self, e: Entry) -> str:
-        return f"* {e.path} [{e.tier}] {e.reason or ''}\n"
+        return f"* {shown(e.path)} [{e.tier}] {shown(e.reason or '')}\n"
 
     def files_open(self) -> str:
         return "FILES\n\n"
 
     def section_head(self, e: Entry, summary: bool) -> str:
-        return f"==== {e.path}" + (" (summary)" if summary else "") + " ====\n"
+        return f"==== {shown(e.path)}" + (" (summary)" if summary else "") + " ====\n"
 
     def section_body(self, text: str, lang: str) -> str:
         body = text if text.endswith("\n") or not text else text + "\n"
@@ -280,17 +301,17 @@ class PlainRenderer(Renderer):
         return "OMITTED\n"
 
     def omitted_line(self, e: Entry) -> str:
-        return f"* {e.path} ({e.reason or 'low'})\n"
+        return f"* {shown(e.path)} ({shown(e.reason or 'low')})\n"
 
     def omitted_group(self, folder: str, reason: str, names: Sequence[str] | int) -> str:
-        listed = f"{names} files" if isinstance(names, int) else ", ".join(names)
-        return f"* {folder} ({reason}): {listed}\n"
+        listed = f"{names} files" if isinstance(names, int) else _names(names)
+        return f"* {shown(folder)} ({shown(reason)}): {listed}\n"
 
     def withheld_open(self) -> str:
         return "WITHHELD\n"
 
     def withheld_line(self, e: Entry) -> str:
-        return f"* {e.path} ({e.reason or 'secret'})\n"
+        return f"* {shown(e.path)} ({shown(e.reason or 'secret')})\n"
 
 
 RENDERERS: Final[dict[str, Renderer]] = {
@@ -452,7 +473,7 @@ def render_split(
         part = replace(m, entries=tuple(groups[name]))
         text = render_full(part, fetch, fmt) if mode == "full" else render_lite(part, fetch, fmt)
         out[f"{name}.{ext}"] = text
-        listing.append(f"- {name}.{ext}: {len(groups[name])} files\n")
+        listing.append(f"- {shown(f'{name}.{ext}')}: {len(groups[name])} files\n")
     r = renderer(fmt)
     head = r.header(header_for(m), "lite" if mode != "full" else "full")
     out[f"INDEX.{ext}"] = head + "## Sections\n" + "".join(listing) + "\n" + r.footer()

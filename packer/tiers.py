@@ -15,11 +15,8 @@ combined list, so earlier rules rank higher (see `packer.config`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from pathspec import GitIgnoreSpec
 
 from packer.config import TIERS, Config, Rule, Scope, glob_spec
 
@@ -182,8 +179,8 @@ class TierRules:
             if rule.tier not in TIERS:
                 raise ValueError(f"rule {rule.globs!r} has unknown tier {rule.tier!r}")
         self.rules = tuple(rules)
+        # each rule's globs: one regular expression when none is a negation (packer.wildmatch)
         self._specs = [glob_spec(rule.globs) for rule in self.rules]
-        self._fast = [_one_regex(spec) for spec in self._specs]
         self._memo: dict[str, TierDecision] = {}
 
     def classify(self, path: str) -> TierDecision:
@@ -198,8 +195,8 @@ class TierRules:
         return known
 
     def _classify(self, path: str) -> TierDecision:
-        for index, (spec, fast) in enumerate(zip(self._specs, self._fast, strict=True)):
-            if fast.search(path) is not None if fast is not None else spec.match_file(path):
+        for index, spec in enumerate(self._specs):
+            if spec.match_file(path):
                 return self.decision_at(index)
         return self.decision_at(len(self.rules))
 
@@ -215,53 +212,6 @@ class TierRules:
     def remember(self, path: str, index: int) -> None:
         """Record a decision known from an earlier run (same rules), sparing the match."""
         self._memo[path] = self.decision_at(index)
-
-
-_ANY_DIRS = "^(?:.+/)?"  # how pathspec starts a glob without a slash: at any depth
-_EXTENSION = re.compile(r"\[\^/\]\*\\\.([A-Za-z0-9_]+(?:\\-[A-Za-z0-9_]+)*)\(\?:/\|\$\)")
-
-
-def _one_regex(spec: GitIgnoreSpec) -> re.Pattern[str] | None:
-    """A rule's globs as one regular expression, when none of them is a negation.
-
-    pathspec tries each glob's regex in turn, millions of searches for a large tree; with only
-    including globs the rule matches when any of them does, so one alternation says the same.
-    Each glob's regex marks a directory match with a named group, which may appear only once in
-    a pattern, so it becomes a plain ``/``. A rule with a negation keeps pathspec's matcher.
-
-    Globs that may match at any depth share pathspec's ``^(?:.+/)?`` prefix, and extension
-    globs (``*.py``) also share what comes before and after the extension: both are factored
-    out. The language is the same, but the engine tries each split of the path once instead of
-    once per glob.
-    """
-    anchored: list[str] = []
-    any_depth: list[str] = []
-    extensions: list[str] = []
-    for pattern in spec.patterns:
-        regex = getattr(pattern, "regex", None)
-        if getattr(pattern, "include", None) is not True or regex is None:
-            return None
-        text = regex.pattern.replace("(?P<ps_d>/)", "/")
-        if not text.startswith(_ANY_DIRS):
-            anchored.append(text)
-            continue
-        rest = text[len(_ANY_DIRS) :]
-        ext = _EXTENSION.fullmatch(rest)
-        if ext is not None:
-            extensions.append(ext.group(1))
-        else:
-            any_depth.append(rest)
-    if extensions:
-        any_depth.append("[^/]*\\.(?:" + "|".join(extensions) + ")(?:/|$)")
-    parts = [f"(?:{p})" for p in anchored]
-    if any_depth:
-        parts.append(_ANY_DIRS + "(?:" + "|".join(f"(?:{p})" for p in any_depth) + ")")
-    if not parts:
-        return None
-    try:
-        return re.compile("|".join(parts))
-    except re.error:
-        return None
 
 
 def rules_for_scope(config: Config, scope: Scope) -> TierRules:

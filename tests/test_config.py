@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from cas.errors import ConfigError
 from packer.config import (
     DEFAULT_BUDGET,
+    MAX_NUMBER,
     Budget,
     Config,
     Scope,
@@ -21,6 +22,7 @@ from packer.config import (
     load_config,
 )
 from packer.tiers import DEFAULT_RULES
+from tests.conftest import run_cas
 
 FULL = """
 [pack]
@@ -505,3 +507,67 @@ def test_disjoint_scopes_partition_the_paths(
         if owner_of.get(p.split("/")[0]) is not None and not (excluded and md_inside(p))
     }
     assert set(seen) == expected
+
+
+# --- numbers and nesting a parser or msgpack cannot take ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("[pack]\nbudget = { target = 99999999999999999999 }\n", "pack.budget.target"),
+        ("[pack]\nbudget = { target = 10, max = 1000000001 }\n", "pack.budget.max"),
+        (
+            '[scopes.a]\nroots = ["."]\n[scopes.a.targets.t]\ntarget = 18446744073709551616\n',
+            "scopes.a.targets.t.target",
+        ),
+    ],
+)
+def test_a_budget_over_the_maximum(tmp_path: Path, text: str, key: str) -> None:
+    err = config_error(tmp_path, text)
+    assert err.key == key
+    assert f"at most {MAX_NUMBER} tokens" in err.problem
+
+
+def test_the_largest_budget_loads(tmp_path: Path) -> None:
+    write(tmp_path, f"[pack]\nbudget = {{ target = {MAX_NUMBER} }}\n")
+    assert load_config(tmp_path).budget == Budget(MAX_NUMBER, MAX_NUMBER)
+
+
+@pytest.mark.parametrize("value", ["-99999999999999999999999999999", "1000000001"])
+def test_a_priority_out_of_range(tmp_path: Path, value: str) -> None:
+    err = config_error(tmp_path, f'[[rules]]\nglob = "*.py"\ntier = "high"\npriority = {value}\n')
+    assert err.key == "rules[1].priority" and "must be from" in err.problem
+    assert len(str(err)) < 200  # a huge number is shown shortened
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a = " + "[" * 50_000 + "]" * 50_000 + "\n",
+        "a = " + "{ b = " * 5_000 + "1" + " }" * 5_000 + "\n",
+    ],
+)
+def test_nesting_too_deep_names_the_file(tmp_path: Path, text: str) -> None:
+    err = config_error(tmp_path, text)
+    assert "nested too deeply" in err.problem
+    (tmp_path / "p").mkdir()
+    pyproject_err = config_error(tmp_path / "p", "[tool.cas]\n" + text, "pyproject.toml")
+    assert "nested too deeply" in pyproject_err.problem
+    # find_project_root reads pyproject.toml files too: a deep one is no marker, and no crash.
+    (tmp_path / "cas.toml").unlink()
+    assert find_project_root(tmp_path / "p") == tmp_path / "p"
+
+
+def test_a_huge_budget_through_the_cli_is_one_line_exit_2(tmp_path: Path) -> None:
+    write(tmp_path, "[pack]\nbudget = { target = 99999999999999999999 }\n")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    r = run_cas("pack", cwd=tmp_path)
+    assert r.code == 2
+    assert r.err.strip() == (
+        f"cas: error: {tmp_path / 'cas.toml'}: pack.budget.target: must be at most "
+        f"{MAX_NUMBER} tokens, got 99999999999999999999"
+    )
+    write(tmp_path, "a = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    r = run_cas("pack", cwd=tmp_path)
+    assert r.code == 2 and "nested too deeply" in r.err and "internal error" not in r.err

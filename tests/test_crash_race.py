@@ -52,7 +52,10 @@ def _cas(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
 
 @pytest.mark.slow
 def test_packs_puts_and_gc_side_by_side(tmp_path: Path) -> None:
+    # Every loop runs for `seconds` and then on until the race has had its minimum of each kind
+    # of run: on a loaded machine that takes longer, never less.
     seconds = 12.0
+    least = {"gcs": 5, "packs": 3, "puts": 1}
     rng = random.Random(int(os.environ.get("CAS_RACE_SEED", random.randrange(1 << 30))))
     (tmp_path / "manifests").mkdir()
     Store.create(tmp_path / ".cas", chunk_size=4096).close()
@@ -76,6 +79,8 @@ def test_packs_puts_and_gc_side_by_side(tmp_path: Path) -> None:
             str(seconds),
             "--seed",
             str(rng.randrange(1 << 30)),
+            "--at-least",
+            "20",
         ],
         env=cas_env(),
         stdout=subprocess.PIPE,
@@ -84,20 +89,23 @@ def test_packs_puts_and_gc_side_by_side(tmp_path: Path) -> None:
     pruned = gcs = refused = 0
     puts: list[int] = []
     deadline = time.monotonic() + seconds
+    packs: list[tuple[int, str]] = []
+
+    def going() -> bool:
+        counts = {"gcs": gcs, "packs": len(packs), "puts": len(puts)}
+        return time.monotonic() < deadline or any(counts[k] < n for k, n in least.items())
 
     def put_loop() -> None:
         # Small files only: a put that re-stores content gc just pruned writes it again.
         local = random.Random(rng.randrange(1 << 30))
-        while time.monotonic() < deadline:
+        while going():
             for i in range(20):
                 (loose / f"f{i}.txt").write_bytes(b"loose %d %d\n" % (i, local.randrange(6)))
             puts.append(_cas("put", "-r", "-q", str(loose), cwd=tmp_path).returncode)
 
-    packs: list[tuple[int, str]] = []
-
     def pack_loop() -> None:
         local = random.Random(rng.randrange(1 << 30))
-        while time.monotonic() < deadline:
+        while going():
             for i in range(12):
                 version = local.randrange(4)
                 (proj / f"m{i}.py").write_text(f"def f{i}():\n    return {version}\n" * (i + 1))
@@ -109,7 +117,7 @@ def test_packs_puts_and_gc_side_by_side(tmp_path: Path) -> None:
     packer = threading.Thread(target=pack_loop)
     packer.start()
     try:
-        while time.monotonic() < deadline:
+        while going():
             gc = _cas("gc", "--grace", "0", "--lease-wait", "1s", "--json", cwd=tmp_path)
             if gc.returncode == 1 and b"still in progress" in gc.stderr:
                 refused += 1  # the writer held its lease throughout the wait
@@ -120,7 +128,7 @@ def test_packs_puts_and_gc_side_by_side(tmp_path: Path) -> None:
     finally:
         putter.join()
         packer.join()
-        out, err = writer.communicate(timeout=60)
+        out, err = writer.communicate(timeout=600)
     assert puts and set(puts) == {0}, puts
     assert len(packs) >= 3 and {code for code, _err in packs} == {0}, packs
     assert writer.returncode == 0, err.decode()

@@ -4,6 +4,7 @@ rendering from the store alone, diff, and the stale check."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -295,3 +296,75 @@ def test_cli_choices_mirror_the_renderer() -> None:
 
     assert pack_cmds.FORMATS == render.FORMATS
     assert pack_cmds.MODES == render.MODES
+
+
+# --- names and folders that are wrong: one line, the documented exit code ----------------------
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    root = tmp_path / "small"
+    root.mkdir()
+    (root / "cas.toml").write_text(
+        '[scopes.docs]\nroots = ["docs"]\n[scopes.docs.targets.claude]\ntarget = 5000\n'
+        '[scopes.code]\nroots = ["src"]\n'
+    )
+    (root / "docs").mkdir()
+    (root / "docs" / "guide.md").write_text("# Guide\n\nRead me.\n")
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("def main() -> None:\n    pass\n")
+    assert run_cas("init", cwd=root).code == 0
+    return root
+
+
+def one_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err and "internal error" not in err, err
+    return lines[0]
+
+
+def test_an_unknown_scope_or_target_is_exit_2_listing_the_configured_ones(small: Path) -> None:
+    r = run_cas("pack", "nosuch", cwd=small)
+    assert r.code == 2
+    assert "scope 'nosuch' is not configured" in one_line(r.err) and "code, docs" in r.err
+    r = run_cas("pack", "-t", "nosuch", cwd=small)
+    assert r.code == 2
+    assert "target 'nosuch' is not configured" in one_line(r.err) and "claude" in r.err
+    # A target the named scope lacks, though another scope has it.
+    r = run_cas("pack", "code", "-t", "claude", cwd=small)
+    assert r.code == 2 and "target 'claude'" in one_line(r.err)
+    assert not (small / "manifests").exists()  # refused before any work
+    r = run_cas("pack", "--json", "docs", "docs", "-t", "claude", cwd=small)
+    assert r.code == 0
+    assert [p["name"] for p in json.loads(r.out)["packs"]] == ["docs.claude"]
+
+
+def test_render_and_show_of_an_unknown_pack_stay_not_found(small: Path) -> None:
+    assert run_cas("pack", cwd=small).code == 0
+    for command in ("render", "show"):
+        r = run_cas(command, "nosuch", cwd=small)
+        assert r.code == 1
+        assert "pack 'nosuch' not found" in one_line(r.err) and "docs.claude" in r.err
+
+
+@pytest.mark.parametrize("kind", ["file", "dangling symlink"])
+def test_a_manifests_folder_that_is_not_one(small: Path, kind: str) -> None:
+    folder = small / "manifests"
+    if kind == "file":
+        folder.write_text("not a folder")
+    else:
+        folder.symlink_to("elsewhere")
+    r = run_cas("pack", cwd=small)
+    assert r.code == 2
+    assert f"cannot write {folder}" in one_line(r.err)
+    for args in (["gc"], ["gc", "--grace", "0"]):
+        r = run_cas(*args, cwd=small)
+        assert r.code == 1 and "nothing was deleted" in one_line(r.err)
+        assert str(folder) in r.err
+    r = run_cas("verify", cwd=small)
+    assert r.code == 1 and str(folder) in r.out
+    for command in ("render", "show"):
+        r = run_cas(command, "code", cwd=small)
+        assert r.code == 1
+        assert f"{folder} is a" in one_line(r.err) and "not the folder" in r.err
+    assert os.path.lexists(folder) and not folder.is_dir()  # left as it was

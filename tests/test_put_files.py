@@ -92,14 +92,14 @@ def test_broken_pool_hands_the_rest_to_threads(
     st.booleans(),
 )
 def test_processes_only_for_runs_that_pay_for_them(count: int, nbytes: int, auto: bool) -> None:
-    before = procpool._AUTO["enabled"]
+    before = procpool.auto_enabled()
     procpool.enable_auto(auto)
     try:
         chosen = procpool.worth_it(count, nbytes)
     finally:
         procpool.enable_auto(before)
     big_enough = count >= procpool.MIN_FILES or nbytes >= procpool.MIN_BYTES
-    assert chosen == (auto and big_enough and (os.cpu_count() or 1) >= 2)
+    assert chosen == (auto and big_enough and count > 0 and (os.cpu_count() or 1) >= 2)
 
 
 def test_only_the_cas_command_lets_processes_be_chosen(tmp_path: Path) -> None:
@@ -112,7 +112,7 @@ def test_only_the_cas_command_lets_processes_be_chosen(tmp_path: Path) -> None:
     from tests.conftest import cas_env
 
     probe = "import cas.procpool as p, cas.cli as c; c.main(['--version'])\n"
-    probe += "print(p._AUTO['enabled'])\n"
+    probe += "print(p.auto_enabled())\n"
     script = tmp_path / "embed.py"
     script.write_text(probe)
     for argv, stdin in (
@@ -167,7 +167,9 @@ def test_workers_leave_when_their_parent_is_killed(tmp_path: Path) -> None:
     deadline = time.monotonic() + 30
     while not workers and time.monotonic() < deadline and cas.poll() is None:
         workers = [
-            c for c in psutil.Process(cas.pid).children() if "spawn_main" in " ".join(c.cmdline())
+            c
+            for c in psutil.Process(cas.pid).children()
+            if procpool.WORKER_MARK in " ".join(c.cmdline())
         ]
         time.sleep(0.02)
     assert workers, "the put finished before its workers could be seen; make the tree larger"
@@ -176,3 +178,16 @@ def test_workers_leave_when_their_parent_is_killed(tmp_path: Path) -> None:
     gone, alive = psutil.wait_procs(workers, timeout=10)
     assert not alive, [p.pid for p in alive]
     assert len(gone) == len(workers)
+
+
+def test_a_bad_cas_workers_value_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    from tests.conftest import run_cas
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "a.md").write_text("# A\n")
+    done = run_cas("pack", cwd=tmp_path, env={"CAS_WORKERS": "many"})
+    assert done.code == 2
+    assert done.err.splitlines()[-1] == (
+        "cas: error: CAS_WORKERS is 'many': expected one of auto, threads, processes "
+        "(or leave it unset)"
+    )

@@ -477,10 +477,10 @@ def test_corrupt_and_hostile_objects_are_refused(
         index = store.raw_value(chunked)
         assert index is not None
         chunk = frame.decode_index(index)[2][1]
-    # A valid frame of other content, and garbage in place of a chunk.
+    # A valid frame of other content of the same size, and garbage in place of a chunk.
     client.put_object(
         Bucket=s3server.bucket, Key=f"{prefix}/blobs/{inline.hex()}",
-        Body=frame.encode(b"not what you asked for", 3),
+        Body=frame.encode(b"?" * len(a.contents[inline]), 3),
     )  # fmt: skip
     client.put_object(
         Bucket=s3server.bucket, Key=f"{prefix}/chunks/{chunk.hex()}", Body=b"\x00" * 100

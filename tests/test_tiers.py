@@ -212,13 +212,16 @@ _SEGMENTS = st.sampled_from(
 
 
 @given(st.lists(_SEGMENTS, min_size=1, max_size=5).map("/".join))
-def test_one_regex_per_rule_matches_exactly_like_pathspec(path: str) -> None:
+def test_default_rules_match_exactly_like_pathspec_did(path: str) -> None:
+    """packer.wildmatch replaced pathspec: the built-in rules match what they matched."""
+    from pathspec import GitIgnoreSpec
+
     from packer.tiers import DEFAULT_RULES, TierRules
 
     rules = TierRules(DEFAULT_RULES)
-    for spec, fast in zip(rules._specs, rules._fast, strict=True):
-        if fast is not None:
-            assert (fast.search(path) is not None) == spec.match_file(path), path
+    for rule, spec in zip(rules.rules, rules._specs, strict=True):
+        before = GitIgnoreSpec.from_lines(list(rule.globs)).match_file(path)
+        assert spec.match_file(path) == before, (rule.globs, path)
 
 
 _GLOBS = st.sampled_from(
@@ -235,12 +238,13 @@ _PATH_SEGMENTS = st.sampled_from(
     st.lists(_GLOBS, min_size=1, max_size=6, unique=True),
     st.lists(_PATH_SEGMENTS, min_size=1, max_size=5).map("/".join),
 )
-def test_factored_rule_regex_matches_like_pathspec_for_any_globs(
-    globs: list[str], path: str
-) -> None:
-    from packer.tiers import _one_regex, glob_spec
+def test_rule_globs_match_like_pathspec_did_for_any_globs(globs: list[str], path: str) -> None:
+    """One regular expression per rule (packer.wildmatch) answers as pathspec did, negations
+    included."""
+    from pathspec import GitIgnoreSpec
 
-    spec = glob_spec(tuple(globs))
-    fast = _one_regex(spec)
-    assert fast is not None
-    assert (fast.search(path) is not None) == spec.match_file(path), (globs, path, fast.pattern)
+    from packer.tiers import glob_spec
+
+    for listed in (globs, [*globs, "!" + globs[0]], ["!" + globs[-1], *globs]):
+        before = GitIgnoreSpec.from_lines(listed).match_file(path)
+        assert glob_spec(tuple(listed)).match_file(path) == before, (listed, path)

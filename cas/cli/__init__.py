@@ -2,24 +2,32 @@
 
 Errors are mapped here and only here: a `CasError` prints one line on stderr and exits with its
 code; anything else is a bug, shown in one line (with a traceback under ``--debug`` or
-``CAS_DEBUG=1``). Ctrl-C exits 130.
+``CAS_DEBUG=1``). Ctrl-C prints one line and exits 130: SIGINT stays blocked until `main` is
+inside the handler (see ``cas/__main__.py``), worker processes never see it (`cas.procpool`),
+and once it is caught, or once the command is done, further Ctrl-Cs are ignored so that nothing
+can interrupt the clean-up with a traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import gc
 import os
+import signal
 import sys
 import traceback
+from typing import NoReturn
 
 import click
 
 from cas import procpool
-from cas.cli._common import Ctx
+from cas.cli._common import Ctx, warn
 from cas.cli.maint_cmds import COMMANDS as MAINT_COMMANDS
 from cas.cli.pack_cmds import COMMANDS as PACK_COMMANDS
 from cas.cli.remote_cmds import COMMANDS as REMOTE_COMMANDS
 from cas.cli.store_cmds import COMMANDS as STORE_COMMANDS
+from cas.display import one_line, shown
 from cas.errors import EXIT_INTERRUPTED, EXIT_PROBLEM, EXIT_USAGE, CasError, Interrupted
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -39,7 +47,10 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.pass_context
 def cli(ctx: click.Context, store_opt: str | None, debug: bool, quiet: bool) -> None:
     """Content-addressed storage with deterministic, token-bounded context packs."""
-    ctx.obj = Ctx(store_opt=store_opt, debug=debug, quiet=quiet)
+    if isinstance(ctx.obj, Ctx):  # main() passes one in, to read --quiet afterwards
+        ctx.obj.store_opt, ctx.obj.debug, ctx.obj.quiet = store_opt, debug, quiet
+    else:
+        ctx.obj = Ctx(store_opt=store_opt, debug=debug, quiet=quiet)
 
 
 for _command in [*STORE_COMMANDS, *PACK_COMMANDS, *REMOTE_COMMANDS, *MAINT_COMMANDS]:
@@ -55,7 +66,7 @@ def _debug_wanted(argv: list[str]) -> bool:
 
 def _launched_as_cas() -> bool:
     """Whether this process is the `cas` command (its console script or ``python -m cas``),
-    whose main module a spawned worker process can import without running anything."""
+    which may start worker processes by itself (see `cas.procpool`)."""
     entry = sys.modules.get("__main__")
     spec = getattr(entry, "__spec__", None)
     if spec is not None:
@@ -64,23 +75,55 @@ def _launched_as_cas() -> bool:
     return path is not None and os.path.basename(path) in ("cas", "cas.exe", "cas-script.py")
 
 
+def _exit_interrupted() -> NoReturn:
+    """One line and exit 130, once the interrupted work has unwound (its transactions rolled
+    back, its worker processes stopped).
+
+    The `cas` command leaves with ``os._exit``, after flushing its output: CPython turns the exit
+    of a process into a death by SIGINT whenever a KeyboardInterrupt went through code run by
+    ``exec`` (dataclasses build their methods that way during an import), even one that was
+    caught later, and the documented code is 130 whatever was being imported.
+    """
+    gc.collect()  # a generator the caught exception's frames held closes now, and its workers stop
+    click.echo(f"cas: {Interrupted()}", err=True)
+    if not _launched_as_cas():
+        sys.exit(EXIT_INTERRUPTED)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _note_fallback(state: Ctx) -> None:
+    reason = procpool.failure()
+    if reason is not None and not state.quiet:
+        warn(f"note: worker processes failed ({shown(reason)}); the rest ran in threads")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = _debug_wanted(args)
     procpool.enable_auto(_launched_as_cas())
+    state = Ctx(store_opt=None, debug=debug, quiet=False)
+    interrupted = False
     try:
-        cli.main(args=args, prog_name="cas", standalone_mode=False)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # see cas/__main__.py
+        try:
+            cli.main(args=args, prog_name="cas", standalone_mode=False, obj=state)
+        except (click.exceptions.Abort, KeyboardInterrupt):
+            raise
+        except BaseException:
+            _note_fallback(state)
+            raise
+        _note_fallback(state)
     except CasError as exc:
         if debug:
             traceback.print_exc()
-        click.echo(f"cas: error: {exc}", err=True)
+        click.echo(f"cas: error: {one_line(str(exc))}", err=True)
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo(f"cas: {Interrupted()}", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    except KeyboardInterrupt:
-        click.echo(f"cas: {Interrupted()}", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up
+        interrupted = True
     except click.exceptions.NoArgsIsHelpError as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
         sys.exit(EXIT_USAGE)
@@ -89,7 +132,7 @@ def main(argv: list[str] | None = None) -> None:
         ctx = getattr(exc, "ctx", None)
         if ctx is not None:
             hint = f" (see '{ctx.command_path} --help')"
-        click.echo(f"cas: error: {exc.format_message()}{hint}", err=True)
+        click.echo(f"cas: error: {one_line(exc.format_message())}{one_line(hint)}", err=True)
         sys.exit(exc.exit_code if exc.exit_code else EXIT_USAGE)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
@@ -106,10 +149,20 @@ def main(argv: list[str] | None = None) -> None:
             # Writing the output (stdout, a rendered file) failed; writes to the store have
             # their own error (StoreFull) and roll back.
             click.echo(f"cas: error: cannot write the output: {exc.strerror}", err=True)
+        elif isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
+            # the process limit (RLIMIT_NPROC, `ulimit -u`) counts threads too
+            click.echo(
+                "cas: error: cannot start a thread: this user has reached its limit of "
+                "processes (ulimit -u); end some or raise the limit",
+                err=True,
+            )
         else:
             click.echo(
-                f"cas: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a "
+                f"cas: internal error: {type(exc).__name__}: {one_line(str(exc))} (rerun with "
+                "--debug for a "
                 "traceback, and please report it)",
                 err=True,
             )
         sys.exit(EXIT_USAGE)
+    if interrupted:  # outside the handler: the exception and the frames it holds are released
+        _exit_interrupted()

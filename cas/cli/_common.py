@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from cas.digest import Digest
+from cas.display import json_safe, one_line
 from cas.errors import StoreNotFound
 from cas.progress import wanted
 from cas.store import Store, find_store
@@ -64,11 +65,14 @@ quiet_option = click.option(
 
 
 def emit_json(obj: Any) -> None:
-    click.echo(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False))
+    # JSON keeps every name as it is; json_safe writes what a terminal could act on as \u escapes
+    click.echo(json_safe(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False)))
 
 
 def warn(message: str) -> None:
-    click.echo(f"cas: {message}", err=True)
+    """One line on stderr; names in ``message`` should have gone through `shown`, and whatever
+    else could break the line or act on a terminal is escaped here."""
+    click.echo(f"cas: {one_line(message)}", err=True)
 
 
 def parse_digests(texts: tuple[str, ...]) -> list[Digest]:

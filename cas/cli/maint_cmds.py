@@ -10,7 +10,9 @@ import click
 
 from cas import roots as roots_mod
 from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
+from cas.cli.pack_cmds import project_manifests
 from cas.digest import Digest
+from cas.display import one_line, shown
 from cas.errors import NotFound, StoreAccessError, UsageError, VerifyFailed
 from cas.gc import DEFAULT_LEASE_WAIT_S, GcReport, collect
 from cas.progress import Progress, human_bytes
@@ -97,7 +99,8 @@ def verify_cmd(
     as_json: bool,
 ) -> None:
     """Check that packs are whole: manifests decode, every blob they reference is present and
-    re-hashes to its digest. No argument: every manifest under manifests/ and every pin.
+    re-hashes to its digest. No argument: every manifest under manifests/ (beside the store, of
+    the project here, and in the recorded folders) and every pin.
     With --remote NAME, the same for a remote. Exit 1 with one line per problem."""
     if remote is not None:
         if targets or all_blobs or subset or max_duration is not None or extra_dirs:
@@ -122,6 +125,7 @@ def verify_cmd(
             targets,
             all_blobs=all_blobs,
             extra_dirs=extra_dirs,
+            project_dir=project_manifests(),
             subset=subset,
             max_duration_s=max_duration,
             progress=tick if ctx.progress else None,
@@ -130,7 +134,7 @@ def verify_cmd(
         emit_json(report.as_dict())
     else:
         for problem in report.problems:
-            click.echo(problem.line())
+            click.echo(one_line(problem.line()))
         click.echo(_verify_summary(report))
     if report.not_reached and not ctx.quiet and not as_json:
         warn(
@@ -210,6 +214,7 @@ def gc_cmd(
         report = collect(
             store,
             extra_dirs=extra_dirs,
+            project_dir=project_manifests(),
             grace_ns=round(grace * 1e9),
             dry_run=dry_run,
             keep=kept,
@@ -301,14 +306,14 @@ def pin_cmd(ctx: Ctx, name: str | None, target: str | None, folder: Path | None)
             if name or target:
                 raise UsageError("give either NAME DIGEST or --dir DIR, not both")
             where = roots_mod.add_root_dir(store, folder)
-            click.echo(f"root folder {where}")
+            click.echo(f"root folder {shown(str(where))}")
             return
         if not name or not target:
             raise UsageError("usage: cas pin NAME DIGEST (or cas pin --dir DIR)")
         digest = _digest_of_target(store, target)
         old = roots_mod.pin(store, name, digest)
     was = f" (was {old})" if old is not None and old != digest else ""
-    click.echo(f"pinned {name} {digest}{was}")
+    click.echo(f"pinned {shown(name)} {digest}{was}")
 
 
 @click.command(name="unpin")
@@ -325,16 +330,17 @@ def unpin_cmd(ctx: Ctx, name: str | None, folder: Path | None) -> None:
     with ctx.open_store() as store:
         if folder is not None:
             where = roots_mod.remove_root_dir(store, folder)
-            click.echo(f"forgot root folder {where}")
+            click.echo(f"forgot root folder {shown(str(where))}")
             return
         if not name:
             raise UsageError("usage: cas unpin NAME (or cas unpin --dir DIR)")
         old = roots_mod.unpin(store, name)
-    click.echo(f"unpinned {name} {old}")
+    click.echo(f"unpinned {shown(name)} {old}")
 
 
 @click.command(name="pins")
 @json_option
+@quiet_option
 @pass_ctx
 def pins_cmd(ctx: Ctx, as_json: bool) -> None:
     """List pins and recorded root folders."""
@@ -342,13 +348,26 @@ def pins_cmd(ctx: Ctx, as_json: bool) -> None:
         pinned = roots_mod.pins(store)
         dirs = roots_mod.recorded_dirs(store)
     names = sorted(pinned, key=str.encode)
+    missing = [d for d in dirs if not d.is_dir()]
     if as_json:
-        emit_json({"pins": {n: str(pinned[n]) for n in names}, "root_dirs": [str(d) for d in dirs]})
+        emit_json(
+            {
+                "pins": {n: str(pinned[n]) for n in names},
+                "root_dirs": [str(d) for d in dirs],
+                "missing_root_dirs": [str(d) for d in missing],
+            }
+        )
         return
     for n in names:
-        click.echo(f"{pinned[n]}  {n}")
+        click.echo(f"{pinned[n]}  {shown(n)}")
     for d in dirs:
-        click.echo(f"dir  {d}")
+        state = "  (missing: gc refuses until it is back or unpinned)" if d in missing else ""
+        click.echo(f"dir  {shown(str(d))}{state}")
+    if missing and not ctx.quiet:
+        warn(
+            "note: forget a folder that is gone for good with "
+            f"'cas unpin --dir {shown(str(missing[0]))}'"
+        )
 
 
 COMMANDS = [verify_cmd, gc_cmd, pin_cmd, unpin_cmd, pins_cmd]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -9,8 +10,9 @@ from typing import TYPE_CHECKING
 import click
 
 from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
-from cas.errors import EXIT_PROBLEM, StoreNotFound, UsageError
-from cas.fsutil import atomic_write
+from cas.display import shown
+from cas.errors import EXIT_PROBLEM, OutputError, StoreNotFound, UsageError
+from cas.fsutil import write_output
 from cas.progress import Progress
 from cas.store import Store
 
@@ -29,6 +31,14 @@ def _root() -> Path:
     return find_project_root(Path.cwd())
 
 
+def project_manifests() -> Path:
+    """The manifests folder of the project the command runs in, where `cas pack` writes: verify
+    and gc take its packs as roots, whichever store they serve."""
+    from packer.locate import MANIFEST_DIR
+
+    return _root() / MANIFEST_DIR
+
+
 def _store_for_pack(ctx: Ctx, root: Path) -> Store:
     try:
         return ctx.open_store()
@@ -37,7 +47,7 @@ def _store_for_pack(ctx: Ctx, root: Path) -> Store:
             raise
         where = root / ".cas"
         if not ctx.quiet:
-            warn(f"created a new store in {where}")
+            warn(f"created a new store in {shown(str(where))}")
         return Store.create(where)
 
 
@@ -132,7 +142,7 @@ def _print_report(report: PackReport, root: Path, *, quiet: bool, check: bool) -
             if check
             else ("written" if r.written else "unchanged")
         )
-        click.echo(f"{r.digest}  {rel} ({state})")
+        click.echo(f"{r.digest}  {shown(str(rel))} ({state})")
         if quiet:
             continue
         t = r.manifest.totals
@@ -150,14 +160,14 @@ def _print_report(report: PackReport, root: Path, *, quiet: bool, check: bool) -
             f"plain {r.tokens['plain']}"
         )
     if report.withheld:
-        listed = ", ".join(f"{p} ({k})" for p, k in report.withheld)
+        listed = ", ".join(f"{shown(p)} ({k})" for p, k in report.withheld)
         click.echo(f"withheld as secrets, stored nowhere: {listed}")
     if not quiet:
         for note in report.notes:
-            warn(f"note: {note.path}: {note.reason}")
+            warn(f"note: {shown(note.path)}: {note.reason}")
     if check and report.stale:
         for name in report.stale:
-            warn(f"error: manifests/{name}.pack is stale: run 'cas pack' and commit it")
+            warn(f"error: {shown(f'manifests/{name}.pack')} is stale: run 'cas pack' and commit it")
 
 
 def _open_store_optional(ctx: Ctx) -> Store | None:
@@ -195,18 +205,35 @@ def render(ctx: Ctx, manifest: str, mode: str, fmt: str, output: Path | None) ->
         if mode == "split":
             if output is None:
                 raise UsageError("--mode split writes a directory: give it with -o DIR")
+            _check_split_folder(output)
             parts = render_split(m, fetch, fmt)
-            output.mkdir(parents=True, exist_ok=True)
+            try:
+                output.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise OutputError(str(output), exc.strerror or str(exc)) from None
             for name, text in parts.items():
-                atomic_write(output / name, text.encode("utf-8"))
+                write_output(output / name, [text.encode("utf-8")])
             if not ctx.quiet:
-                click.echo(f"wrote {len(parts)} files to {output}")
+                click.echo(f"wrote {len(parts)} files to {shown(str(output))}")
             return
         text = render_full(m, fetch, fmt) if mode == "full" else render_lite(m, fetch, fmt)
     if output is None:
         click.echo(text, nl=False)
     else:
-        atomic_write(output, text.encode("utf-8"))
+        write_output(output, [text.encode("utf-8")])
+
+
+def _check_split_folder(output: Path) -> None:
+    """--mode split writes one file per part into a folder: anything else there is an error
+    before any rendering, never a half-written set."""
+    if output.is_dir() or not os.path.lexists(output):
+        return
+    what = "a dangling symlink" if output.is_symlink() and not output.exists() else "not a folder"
+    raise OutputError(
+        str(output),
+        f"--mode split writes a folder of files, and this is {what}: give a new "
+        "or existing folder with -o DIR",
+    )
 
 
 @click.command()
@@ -251,10 +278,11 @@ def show(ctx: Ctx, manifest: str, as_json: bool) -> None:
             }
         )
         return
-    click.echo(f"{src}  {digest}")
+    click.echo(f"{shown(src)}  {digest}")
     for e in m.entries:
-        shown = str(e.digest) if e.digest else "(withheld)"
-        click.echo(f"{e.tier:<7}{e.tokens:>7}{e.size:>10}  {e.path}  [{e.reason or ''}]  {shown}")
+        body = str(e.digest) if e.digest else "(withheld)"
+        why = shown(e.reason or "")
+        click.echo(f"{e.tier:<7}{e.tokens:>7}{e.size:>10}  {shown(e.path)}  [{why}]  {body}")
 
 
 @click.command(name="diff")
@@ -298,7 +326,7 @@ def diff_cmd(ctx: Ctx, old: str, new: str, as_json: bool) -> None:
         return
     for c in d.changes:
         tiers = f"{c.old_tier or '-'} -> {c.new_tier or '-'}"
-        click.echo(f"{c.change:<17} {tiers:<16} {c.delta:>+7}  {c.path}")
+        click.echo(f"{c.change:<17} {tiers:<16} {c.delta:>+7}  {shown(c.path)}")
     click.echo(f"tokens: {d.old_tokens} -> {d.new_tokens} ({d.new_tokens - d.old_tokens:+})")
 
 

@@ -9,14 +9,17 @@ from __future__ import annotations
 import click
 
 from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
+from cas.display import one_line, shown
 from cas.errors import VerifyFailed
 from cas.progress import Progress, human_bytes
 from cas.remote.config import (
+    OPTION,
     Remote,
     add_remote,
     choose_remote,
     list_remotes,
     make_remote,
+    parse_setting,
     remove_remote,
 )
 from cas.store import Store
@@ -65,6 +68,18 @@ def remote_group() -> None:
 @click.option("--endpoint", metavar="URL", help="An S3-compatible server (MinIO, SeaweedFS...).")
 @click.option("--region", metavar="REGION", help="The bucket's region (default: the AWS chain's).")
 @click.option("--profile", metavar="PROFILE", help="An AWS profile to take credentials from.")
+@click.option(
+    "--connect-timeout", metavar="SECONDS", help="Wait this long for a connection [default: 5s]."
+)
+@click.option(
+    "--read-timeout", metavar="SECONDS", help="Wait this long for an answer [default: 15s]."
+)
+@click.option("--attempts", metavar="N", help="Tries per request [default: 3].")
+@click.option(
+    "--max-blob",
+    metavar="SIZE",
+    help="The largest blob to accept from this remote [default: 4GiB].",
+)
 @pass_ctx
 def remote_add(
     ctx: Ctx,
@@ -73,13 +88,40 @@ def remote_add(
     endpoint: str | None,
     region: str | None,
     profile: str | None,
+    connect_timeout: str | None,
+    read_timeout: str | None,
+    attempts: str | None,
+    max_blob: str | None,
 ) -> None:
-    """Add a remote called NAME at s3://BUCKET/PREFIX."""
-    remote = make_remote(name, url, endpoint=endpoint, region=region, profile=profile)
+    """Add a remote called NAME at s3://BUCKET/PREFIX.
+
+    Credentials never go in the URL or the endpoint: they come from the standard AWS chain.
+    Each setting can be overridden for a run by CAS_REMOTE_CONNECT_TIMEOUT,
+    CAS_REMOTE_READ_TIMEOUT, CAS_REMOTE_ATTEMPTS or CAS_REMOTE_MAX_BLOB."""
+    given = {
+        key: None if text is None else parse_setting(key, text, OPTION[key])
+        for key, text in (
+            ("connect_timeout", connect_timeout),
+            ("read_timeout", read_timeout),
+            ("attempts", attempts),
+            ("max_blob", max_blob),
+        )
+    }
+    remote = make_remote(
+        name,
+        url,
+        endpoint=endpoint,
+        region=region,
+        profile=profile,
+        connect_timeout=given["connect_timeout"],
+        read_timeout=given["read_timeout"],
+        attempts=None if given["attempts"] is None else int(given["attempts"]),
+        max_blob=None if given["max_blob"] is None else int(given["max_blob"]),
+    )
     with ctx.open_store() as store:
         add_remote(store, remote)
     if not ctx.quiet:
-        click.echo(f"added remote {remote.name} -> {remote.url}")
+        click.echo(f"added remote {shown(remote.name)} -> {shown(remote.url)}")
 
 
 @remote_group.command(name="list")
@@ -93,10 +135,13 @@ def remote_list(ctx: Ctx, as_json: bool) -> None:
         emit_json([r.as_json() for r in remotes])
         return
     for r in remotes:
-        extra = [f"{k}={v}" for k, v in (("endpoint", r.endpoint), ("region", r.region)) if v]
-        if r.profile:
-            extra.append(f"profile={r.profile}")
-        click.echo("  ".join([r.name, r.url, *extra]))
+        fields = r.as_json()
+        extra = [
+            f"{key}={fields[key]}"
+            for key in ("endpoint", "region", "profile", *OPTION)
+            if fields.get(key) is not None
+        ]
+        click.echo("  ".join(shown(str(x)) for x in [r.name, r.url, *extra]))
 
 
 @remote_group.command(name="remove")
@@ -107,7 +152,7 @@ def remote_remove(ctx: Ctx, name: str) -> None:
     with ctx.open_store() as store:
         remove_remote(store, name)
     if not ctx.quiet:
-        click.echo(f"removed remote {name}")
+        click.echo(f"removed remote {shown(name)}")
 
 
 @remote_group.command(name="verify")
@@ -129,7 +174,7 @@ def remote_verify(ctx: Ctx, name: str | None, deep: bool, jobs: int, as_json: bo
         emit_json(report.as_json())
     else:
         for p in report.problems:
-            click.echo(f"{p.kind:<8} {p.what}: {p.detail}")
+            click.echo(one_line(f"{p.kind:<8} {p.what}: {p.detail}"))
         depth = "deep" if deep else "listed"
         click.echo(
             f"remote {report.remote}: {report.manifests} manifests, {report.blobs} blobs, "
@@ -163,7 +208,7 @@ def push(ctx: Ctx, args: tuple[str, ...], jobs: int, as_json: bool) -> None:
         emit_json(report.as_json())
         return
     for m in report.manifests:
-        click.echo(f"{m['digest']}  {m['name']} ({m['status']})")
+        click.echo(f"{m['digest']}  {shown(m['name'])} ({m['status']})")
     if not ctx.quiet:
         click.echo(
             f"pushed to {report.remote} ({report.url}): {report.blobs_uploaded} blobs and "
@@ -207,9 +252,10 @@ def pull(
         emit_json(report.as_json())
         return
     for m in report.manifests:
-        click.echo(f"{m['digest']}  {m['name']} ({m['status']})")
+        click.echo(f"{m['digest']}  {shown(m['name'])} ({m['status']})")
         if m["status"] == "kept-local":
-            warn(f"manifests/{m['name']}.pack differs from the remote's: kept (--force replaces)")
+            kept = shown(f"manifests/{m['name']}.pack")
+            warn(f"{kept} differs from the remote's: kept (--force replaces)")
     if not ctx.quiet:
         click.echo(
             f"pulled from {report.remote} ({report.url}): {report.blobs_downloaded} blobs and "

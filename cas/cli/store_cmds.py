@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import click
@@ -19,7 +18,9 @@ from cas.cli._common import (
     warn,
 )
 from cas.digest import Digest
+from cas.display import shown
 from cas.errors import EXIT_PROBLEM, EXIT_USAGE, InputError, OutputError
+from cas.fsutil import write_output
 from cas.progress import Progress, human_bytes
 from cas.store import DEFAULT_LEVEL, Store
 from cas.tree import Skipped, regular_files
@@ -47,7 +48,7 @@ def init(ctx: Ctx, path: Path | None, level: int, as_json: bool) -> None:
         if as_json:
             emit_json({"store": str(store.path), "level": store.level})
         else:
-            click.echo(f"initialized empty cas store in {store.path}")
+            click.echo(f"initialized empty cas store in {shown(str(store.path))}")
 
 
 @click.command()
@@ -115,15 +116,15 @@ def _put_recursive(ctx: Ctx, store: Store, dirs: tuple[str, ...], as_json: bool)
             bar.advance()
             if isinstance(outcome, InputError):
                 failures += 1
-                warn(f"error: {outcome}")
+                warn(f"error: {_input_error(outcome)}")
                 continue
             results.append({"path": os.fspath(path), "digest": str(outcome)})
     if not as_json:
         for row in results:
-            click.echo(f"{row['digest']}  {row['path']}")
+            click.echo(f"{row['digest']}  {shown(row['path'])}")
     for item in skipped:
         if not ctx.quiet:
-            warn(f"skipped {item.path}: {item.reason}")
+            warn(f"skipped {shown(item.path)}: {item.reason}")
     if as_json:
         emit_json(
             {
@@ -141,7 +142,8 @@ def _put_recursive(ctx: Ctx, store: Store, dirs: tuple[str, ...], as_json: bool)
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Write to FILE (atomically, only once the content verified) instead of stdout.",
+    help="Write to FILE instead of stdout: a file is replaced only once the content verified; "
+    "a device, FIFO or /dev/stdout is written in place; a symlink is followed.",
 )
 @click.option("--no-verify", is_flag=True, help="Skip re-hashing (faster, trusts the store).")
 @pass_ctx
@@ -163,21 +165,7 @@ def get(ctx: Ctx, digest: str, output: Path | None, no_verify: bool) -> None:
             except OSError as exc:
                 raise OutputError("the output", exc.strerror or str(exc)) from None
             return
-        folder = output.absolute().parent
-        fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".partial", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                for piece in reader.chunks():
-                    handle.write(piece)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, output)
-        except OSError as exc:
-            Path(tmp).unlink(missing_ok=True)
-            raise OutputError(str(output), exc.strerror or str(exc)) from None
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_output(output, reader.chunks())
 
 
 @click.command()
@@ -263,7 +251,7 @@ def info(ctx: Ctx, as_json: bool) -> None:
     if as_json:
         emit_json(report)
         return
-    click.echo(f"store              {st.path} (format {st.format})")
+    click.echo(f"store              {shown(str(st.path))} (format {st.format})")
     click.echo(f"blobs              {st.blobs}")
     click.echo(f"logical bytes      {st.raw_bytes} ({human_bytes(st.raw_bytes)})")
     click.echo(f"stored bytes       {st.stored_bytes} ({human_bytes(st.stored_bytes)})")
@@ -276,3 +264,8 @@ def info(ctx: Ctx, as_json: bool) -> None:
 
 
 COMMANDS = [init, put, get, has, stat, ls_cmd, info]
+
+
+def _input_error(exc: InputError) -> str:
+    """An unreadable input's line, its path shown safely (`cas.display.shown`)."""
+    return f"{shown(exc.path)}: {exc.problem}" + (f" ({exc.hint})" if exc.hint else "")

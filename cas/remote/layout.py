@@ -12,6 +12,12 @@ so transfers stay compressed. Blob and chunk objects are content-addressed and n
 Existence checks use ListObjectsV2, not a HEAD per object: `seek_listing` lists from just below
 each wanted key and settles every wanted key that falls inside a returned page, so it costs
 about min(wanted keys, remote keys / 1000) requests.
+
+A remote is never trusted, and that includes how much work it may ask for. Every object is read
+with a size bound; a frame must declare the size the manifest gives its blob (`size_problem`),
+checked before anything is decompressed; a chunk index must declare no more than the blob size
+limit, list no more chunks than that limit allows, and place each chunk where its size fits
+(`index_problem`, `chunk_sizes`), all checked before a chunk is fetched or hashed.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from cas import frame
 from cas import manifest as mf
 from cas.digest import Digest
 from cas.errors import BlobNotFound, InputError, NotFound, UsageError
+from cas.progress import human_bytes
+from cas.remote.config import setting_hint
 from cas.remote.s3 import LIST_PAGE, Bucket, ObjectInfo, ObjectTooLarge
 from cas.store import Store
 
@@ -38,6 +46,10 @@ MANIFEST_DIRNAME: Final = "manifests"
 _PACK_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
 # A chunk index frame: the frame header, then chunk size and count (u32 each), then digests.
 _INDEX_FIXED: Final = frame.HEADER_SIZE + 8
+# Reading a chunked blob costs per byte and per chunk (a lookup, a decode, a hand-off between
+# threads: about what hashing 64 KiB costs). An index may list one chunk per this many bytes of
+# the blob size limit, so an index of many tiny chunks is bounded like one of a few large ones.
+CHUNK_COST: Final = 64 << 10
 
 
 # --- manifests on this machine ------------------------------------------------------------------
@@ -149,9 +161,10 @@ def seek_listing(
     return found
 
 
-def remote_pack_names(bucket: Bucket) -> tuple[list[str], list[tuple[str, str]]]:
-    """(usable pack names under ``manifests/``, problems with the unusable ones)."""
-    names: list[str] = []
+def remote_packs(bucket: Bucket) -> tuple[dict[str, ObjectInfo], list[tuple[str, str]]]:
+    """(usable packs under ``manifests/`` by name, in name order; problems with the unusable
+    ones). Only the listing: no manifest is read."""
+    found: dict[str, ObjectInfo] = {}
     problems: list[tuple[str, str]] = []
     for obj in bucket.list_all(MANIFESTS):
         if not obj.name.endswith(PACK_SUFFIX):
@@ -160,8 +173,8 @@ def remote_pack_names(bucket: Bucket) -> tuple[list[str], list[tuple[str, str]]]
         if "/" in name or not _PACK_NAME.fullmatch(name) or name.endswith("."):
             problems.append((MANIFESTS + obj.name, "not a usable pack name"))
             continue
-        names.append(name)
-    return sorted(names, key=str.encode), problems
+        found[name] = obj
+    return {name: found[name] for name in sorted(found, key=str.encode)}, problems
 
 
 # --- objects --------------------------------------------------------------------------------------
@@ -187,6 +200,72 @@ def hexes(digests: Iterable[Digest]) -> list[str]:
 def maybe_index(size: int) -> bool:
     """Whether an object of ``size`` bytes could be a chunk index (header, two u32, digests)."""
     return size >= _INDEX_FIXED + 32 and (size - _INDEX_FIXED) % 32 == 0
+
+
+def claimed_sizes(manifest: mf.Manifest) -> tuple[dict[Digest, int], dict[Digest, str]]:
+    """(the size each content blob has by the manifest's entries, problems with blobs that
+    entries give different sizes). Summaries have no size in a manifest and are not listed."""
+    sizes: dict[Digest, int] = {}
+    problems: dict[Digest, str] = {}
+    for entry in manifest.entries:
+        if entry.digest is None:
+            continue
+        known = sizes.setdefault(entry.digest, entry.size)
+        if known != entry.size:
+            problems[entry.digest] = f"the manifest gives it {known} and {entry.size} bytes"
+    return sizes, problems
+
+
+def size_problem(value: bytes, claimed: int | None) -> str | None:
+    """What is wrong when frame ``value`` does not hold the ``claimed`` size (from the header,
+    before anything is decompressed or fetched); None when it does or nothing is claimed."""
+    if claimed is None:
+        return None
+    try:
+        raw_size = frame.header(value).raw_size
+    except frame.FrameError:
+        return None  # the frame check names what is wrong with it
+    if raw_size == claimed:
+        return None
+    return f"its frame declares {raw_size} bytes where the manifest says {claimed}"
+
+
+def index_problem(value: bytes, max_blob: int) -> str | None:
+    """What is wrong when a chunk index asks for more work than one blob may (a declared size
+    over ``max_blob``, or more chunks than it allows); None for other frames and for an index
+    within bounds. Only the index's header is read."""
+    try:
+        if frame.header(value).codec != frame.INDEX:
+            return None
+        raw_size, _chunk_size, count = frame.index_shape(value)
+    except frame.FrameError:
+        return None  # the frame check names what is wrong with it
+    hint = f"raise the limit with {setting_hint('max_blob')}"
+    if raw_size > max_blob:
+        return (
+            f"its chunk index declares {human_bytes(raw_size)} ({raw_size} bytes), over the "
+            f"limit of {human_bytes(max_blob)} for one blob ({hint})"
+        )
+    most = max(1, max_blob // CHUNK_COST)
+    if count > most:
+        return (
+            f"its chunk index lists {count} chunks, over the limit of {most} for one blob (one "
+            f"per {human_bytes(CHUNK_COST)} of the {human_bytes(max_blob)} blob limit; {hint})"
+        )
+    return None
+
+
+def chunk_sizes(value: bytes) -> tuple[list[Digest], dict[Digest, int]] | str:
+    """(the chunks a chunk index lists, the raw size each must hold at its places), or what is
+    wrong when a chunk is listed at places that need different sizes."""
+    raw_size, chunk_size, chunks = frame.decode_index(value)
+    last = raw_size - chunk_size * (len(chunks) - 1)
+    sizes: dict[Digest, int] = {}
+    for i, chunk in enumerate(chunks):
+        size = last if i == len(chunks) - 1 else chunk_size
+        if sizes.setdefault(chunk, size) != size:
+            return f"chunk {chunk} is listed where it must hold {chunk_size} and {last} bytes"
+    return chunks, sizes
 
 
 def fetch_manifest(bucket: Bucket, name: str) -> bytes | str | None:

@@ -5,11 +5,16 @@ digest; each chunk of a chunk index likewise, then the whole blob read back from
 the store checks again as it commits. What fails is refused, named by digest, and never stored;
 a manifest is written to the manifests folder only once every blob it references is committed.
 A pull killed half-way leaves committed, checked frames only; the next one fetches the rest.
+
+Manifests are pulled one at a time (fetched, checked, their blobs brought in, written, dropped),
+so memory holds one manifest however many the remote has; chunk indexes are handled in batches
+of bounded size. What one object may cost is bounded before any work on it: see
+`cas.remote.layout` (sizes against the manifest, the blob size limit, chunk places).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -29,11 +34,17 @@ from cas.remote.layout import (
     PACK_SUFFIX,
     LocalManifest,
     check_pack_name,
+    chunk_sizes,
+    claimed_sizes,
     fetch_manifest,
+    hexes,
+    index_problem,
     local_manifests,
     manifests_dir,
     max_object,
-    remote_pack_names,
+    remote_packs,
+    seek_listing,
+    size_problem,
 )
 from cas.remote.s3 import Bucket, ObjectTooLarge, session
 from cas.remote.transfer import DEFAULT_JOBS, Meter, parallel
@@ -43,6 +54,10 @@ from cas.store import Store
 # few LMDB commits, bounded memory, and little to fetch again after a pull is killed.
 COMMIT_BYTES: Final = 32 << 20
 COMMIT_FRAMES: Final = 512
+# Chunk indexes wait for their chunks in batches of at most this many bytes of index frames.
+INDEX_BATCH_BYTES: Final = 32 << 20
+# Problems kept to report (the first ones); the rest are counted.
+KEPT_PROBLEMS: Final = 1000
 
 
 @dataclass
@@ -129,101 +144,147 @@ class _Pull:
         self.meter = meter
         self.report = report
         self.force = force
-        self.problems: dict[Digest | str, str] = {}
+        self.problems: dict[str, str] = {}  # the first `KEPT_PROBLEMS`, by object
+        self.problem_count = 0
+        self.failed: set[Digest] = set()  # refused blobs: not asked for again in this pull
+        self.seen: set[Digest] = set()  # blobs of the manifests pulled so far, for the counts
         self.max_object = max_object(store)
+        self.max_blob = bucket.settings.max_blob
+
+    def problem(self, what: Digest | str, why: str) -> None:
+        if isinstance(what, Digest):
+            if what in self.failed:
+                return
+            self.failed.add(what)
+        key = str(what)
+        if key in self.problems:
+            return
+        self.problem_count += 1
+        if len(self.problems) < KEPT_PROBLEMS:
+            self.problems[key] = why
 
     def run(self, specs: Sequence[str], everything: bool) -> None:
-        targets = self._targets(specs, everything)
-        content: set[Digest] = set()
-        for t in targets:
-            content |= t.item.manifest.digests()
-        local = self.store.has_many(content)
-        self.report.blobs_referenced = len(content)
-        self.report.blobs_present = len(local)
-        self.fetch(content - local)
-        for t in targets:
-            self._finish(t)
-        if self.problems:
+        self.bucket.check()
+        for load in self._sources(specs, everything):
+            target = load()
+            if target is not None:
+                self._pull(target)
+            # Dropped before the next one is read: one manifest in memory at a time.
+            del target
+        if self.problem_count:
             raise RemoteRefused(
                 self.bucket.remote.name,
-                [(str(k), v) for k, v in sorted(self.problems.items(), key=lambda kv: str(kv[0]))],
+                sorted(self.problems.items()),
+                self.problem_count,
             )
 
     # --- which manifests ----------------------------------------------------------------------
 
-    def _targets(self, specs: Sequence[str], everything: bool) -> list[_Target]:
-        self.bucket.check()
+    def _sources(
+        self, specs: Sequence[str], everything: bool
+    ) -> list[Callable[[], _Target | None]]:
+        """One loader per manifest to pull, in order. Names and digests that are not on the
+        remote are refused here, before any work; manifests are read only by their loader."""
         if not specs and not everything:
             found = local_manifests(self.store, [], hint="name a MANIFEST, or pass --all")
-            return [_Target(m, write=False) for m in found]
+            return [_loaded(_Target(m, write=False)) for m in found]
         names: list[str] = []
-        locals_: list[str] = []
+        files: list[str] = []
         digests: list[Digest] = []
-        if everything:
-            names, bad = remote_pack_names(self.bucket)
-            self.problems.update(dict(bad))
         for spec in specs:
             if spec.startswith("blake3:"):
                 digests.append(Digest.parse(spec))
             elif Path(spec).is_file():
-                locals_.append(spec)
+                files.append(spec)
             else:
                 names.append(check_pack_name(spec.removesuffix(PACK_SUFFIX), spec))
-        targets = (
-            [_Target(m, write=False) for m in local_manifests(self.store, locals_)]
-            if locals_
-            else []
-        )
-        fetched: dict[str, bytes | str | None] = {}
-        self.meter.expect(len(names))
+        loaders: list[Callable[[], _Target | None]] = []
+        if files:
+            loaders += [
+                _loaded(_Target(m, write=False)) for m in local_manifests(self.store, files)
+            ]
+        if everything or names:
+            listed, bad = remote_packs(self.bucket)
+            for key, why in bad:
+                self.problem(key, why)
+            for name in names:
+                if name not in listed:
+                    raise NotFound("pack", name, f"not on remote {self.bucket.remote.name!r}")
+            wanted = sorted(set(names), key=str.encode) if names else list(listed)
+            loaders += [self._remote_loader(name) for name in wanted]
+        if digests:
+            absent = sorted(set(digests) - self.store.has_many(digests))
+            on_remote = seek_listing(self.bucket, BLOBS, hexes(absent))
+            for digest in absent:
+                if digest.hex() not in on_remote:
+                    raise NotFound("pack", str(digest), "no such blob on the remote")
+            loaders += [self._digest_loader(digest) for digest in digests]
+        return loaders
 
-        def get(name: str) -> bytes | str | None:
-            return fetch_manifest(self.bucket, name)
-
-        def got(name: str, data: bytes | str | None) -> None:
-            fetched[name] = data
-            self.meter.moved(len(data) if isinstance(data, bytes) else 0)
-
-        parallel(sorted(set(names)), get, jobs=self.jobs, on_done=got)
-        for name in sorted(fetched, key=str.encode):
-            data = fetched[name]
+    def _remote_loader(self, name: str) -> Callable[[], _Target | None]:
+        def load() -> _Target | None:
             key = MANIFESTS + name + PACK_SUFFIX
+            self.meter.expect(1)
+            data = fetch_manifest(self.bucket, name)
+            self.meter.moved(len(data) if isinstance(data, bytes) else 0)
             if data is None:
-                raise NotFound("pack", name, f"not on remote {self.bucket.remote.name!r}")
+                self.problem(key, "listed, then gone from the remote")
+                return None
             if isinstance(data, str):
-                self.problems[key] = data
-                continue
+                self.problem(key, data)
+                return None
             self.report.bytes_downloaded += len(data)
             try:
                 manifest = mf.decode(data, key)
             except ManifestError as exc:
-                self.problems[key] = f"not a valid manifest: {exc.problem}"
-                continue
-            targets.append(_Target(LocalManifest(name, data, Digest.of(data), manifest, key), True))
-        if digests:
-            # A manifest named by digest is a blob like any other: fetch and check it first.
-            self.fetch(set(digests) - self.store.has_many(digests))
-            for digest in digests:
-                if digest in self.problems:
-                    continue
-                if not self.store.has(digest):
-                    raise NotFound("pack", str(digest), "no such blob on the remote")
-                data = self.store.get(digest)
-                manifest = mf.decode(data, str(digest))
-                name = check_pack_name(manifest.name, str(digest))
-                targets.append(
-                    _Target(LocalManifest(name, data, digest, manifest, str(digest)), True)
-                )
-        return targets
+                self.problem(key, f"not a valid manifest: {exc.problem}")
+                return None
+            return _Target(LocalManifest(name, data, Digest.of(data), manifest, key), True)
+
+        return load
+
+    def _digest_loader(self, digest: Digest) -> Callable[[], _Target | None]:
+        def load() -> _Target | None:
+            # A manifest named by digest is a blob like any other: fetched and checked first.
+            if not self.store.has(digest):
+                self.fetch({digest})
+            if digest in self.failed:
+                return None
+            data = self.store.get(digest)
+            manifest = mf.decode(data, str(digest))
+            name = check_pack_name(manifest.name, str(digest))
+            return _Target(LocalManifest(name, data, digest, manifest, str(digest)), True)
+
+        return load
+
+    # --- one manifest -------------------------------------------------------------------------
+
+    def _pull(self, target: _Target) -> None:
+        """Bring in what one manifest references, then write it."""
+        content = target.item.manifest.digests()
+        claims, conflicts = claimed_sizes(target.item.manifest)
+        for digest, why in sorted(conflicts.items()):
+            self.problem(digest, why)
+        new = content - self.seen
+        self.seen |= new
+        present = self.store.has_many(content)
+        self.report.blobs_referenced += len(new)
+        self.report.blobs_present += len(new & present)
+        self.fetch(content - present - self.failed, claims)
+        self._finish(target)
 
     # --- blobs and chunks -----------------------------------------------------------------------
 
-    def fetch(self, wanted: set[Digest]) -> None:
-        """Bring ``wanted`` blobs into the store; record a problem for each one that fails."""
+    def fetch(self, wanted: set[Digest], claims: dict[Digest, int] | None = None) -> None:
+        """Bring ``wanted`` blobs into the store; record a problem for each one that fails.
+        ``claims`` gives the size a manifest says a blob has: a frame declaring another is
+        refused unread."""
         if not wanted:
             return
         store = self.store
+        sizes = claims or {}
         indexes: dict[Digest, bytes] = {}
+        index_bytes = 0
         pending: list[tuple[Digest, bytes]] = []
         pending_bytes = 0
         self.meter.expect(len(wanted))
@@ -235,6 +296,9 @@ class _Pull:
                 return str(exc)
             if value is None:
                 return "missing on the remote"
+            why = size_problem(value, sizes.get(digest)) or index_problem(value, self.max_blob)
+            if why is not None:
+                return why
             try:
                 store.check_frame(digest, value)
             except CorruptBlob as exc:
@@ -242,9 +306,9 @@ class _Pull:
             return value
 
         def got_blob(digest: Digest, result: bytes | str) -> None:
-            nonlocal pending_bytes
+            nonlocal pending_bytes, index_bytes
             if isinstance(result, str):
-                self.problems[digest] = result
+                self.problem(digest, result)
                 self.meter.moved(0)
                 return
             self.meter.moved(len(result))
@@ -252,6 +316,11 @@ class _Pull:
             self.report.blobs_downloaded += 1
             if frame.header(result).codec == frame.INDEX:
                 indexes[digest] = result
+                index_bytes += len(result)
+                if index_bytes >= INDEX_BATCH_BYTES:
+                    self._fetch_chunked(indexes)
+                    indexes.clear()
+                    index_bytes = 0
                 return
             pending.append((digest, result))
             pending_bytes += len(result)
@@ -267,17 +336,22 @@ class _Pull:
             self._fetch_chunked(indexes)
 
     def _fetch_chunked(self, indexes: dict[Digest, bytes]) -> None:
+        """Fetch the chunks of ``indexes`` (checked, each within its limits) that the store
+        lacks, then store each index whose chunks all hold what their places need."""
         store = self.store
         users: dict[Digest, list[Digest]] = {}
+        needs: dict[Digest, dict[Digest, int]] = {}
         for digest, value in indexes.items():
-            for chunk in frame.decode_index(value)[2]:
-                owners = users.setdefault(chunk, [])
-                if not owners or owners[-1] != digest:
-                    owners.append(digest)
+            shape = chunk_sizes(value)
+            if isinstance(shape, str):
+                self.problem(digest, shape)
+                continue
+            _chunks, needs[digest] = shape
+            for chunk in needs[digest]:
+                users.setdefault(chunk, []).append(digest)
         wanted = sorted(set(users) - store.has_chunks(users))
         pending: list[tuple[Digest, bytes]] = []
         pending_bytes = 0
-        failed: set[Digest] = set()
         self.meter.expect(len(wanted))
 
         def get_chunk(chunk: Digest) -> bytes | str:
@@ -297,10 +371,17 @@ class _Pull:
             nonlocal pending_bytes
             if isinstance(result, str):
                 for owner in users[chunk]:
-                    failed.add(owner)
-                    self.problems.setdefault(owner, f"chunk {chunk}: {result}")
+                    self.problem(owner, f"chunk {chunk}: {result}")
                 self.meter.moved(0)
                 return
+            held = frame.header(result).raw_size
+            for owner in users[chunk]:
+                if needs[owner][chunk] != held:
+                    self.problem(
+                        owner,
+                        f"chunk {chunk}: holds {held} bytes where its place in the index "
+                        f"needs {needs[owner][chunk]}",
+                    )
             self.meter.moved(len(result))
             self.report.bytes_downloaded += len(result)
             self.report.chunks_downloaded += 1
@@ -314,23 +395,24 @@ class _Pull:
         parallel(wanted, get_chunk, jobs=self.jobs, on_done=got_chunk)
         if pending:
             store.put_frames(chunks=pending)
-        for digest in sorted(indexes):
-            if digest in failed:
+        for digest in sorted(needs):
+            if digest in self.failed:
                 continue
             try:
-                # Each index alone: the store re-reads its chunks and hashes the whole content.
+                # Each index alone: the store reads its chunks back (each checked once, each of
+                # the size its place needs) and hashes the whole content, whose size the limits
+                # above bound.
                 store.put_frames([(digest, indexes[digest])])
             except CorruptBlob as exc:
-                self.problems[digest] = exc.problem
+                self.problem(digest, exc.problem)
 
     # --- manifests ----------------------------------------------------------------------------
 
     def _finish(self, target: _Target) -> None:
         item = target.item
         needed = item.manifest.digests()
-        bad = sorted(d for d in needed if d in self.problems)
         status = "complete"
-        if bad or len(self.store.has_many(needed)) != len(needed):
+        if len(self.store.has_many(needed)) != len(needed):
             status = "incomplete"
         if status == "complete":
             self.store.put(item.data)
@@ -357,3 +439,8 @@ class _Pull:
         except OSError as exc:
             raise InputError(str(path), exc.strerror or str(exc)) from None
         return "written"
+
+
+def _loaded(target: _Target) -> Callable[[], _Target | None]:
+    """A loader of a manifest already in hand (a local file)."""
+    return lambda: target

@@ -7,11 +7,18 @@ never from the server's text or botocore's message (which can echo request detai
 
 Every HTTP request the client sends (retries included) is counted per operation by a
 ``before-send`` event hook, so a report can show exactly what a push or pull cost.
+
+Patience is bounded (`cas.remote.config.Settings`): each request waits at most the connect and
+read timeouts and is tried a bounded number of times. The first request of a run (`Bucket.check`)
+is tried once when it times out, so a server that takes connections and never answers fails in
+one read timeout, with one line saying so; later requests, to a server that has answered, get
+every try.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import threading
 import time
 from collections import Counter
@@ -30,9 +37,10 @@ from cas.errors import (
     RemoteAuthError,
     RemoteBucketMissing,
     RemoteError,
+    RemoteTimeout,
     RemoteUnreachable,
 )
-from cas.remote.config import Remote
+from cas.remote.config import Remote, check_endpoint, setting_hint, settings, shown_url
 
 # Objects above this size go up as multipart uploads, in parts of this size. With the default
 # 1 MiB chunks every blob and chunk frame is far below it; it matters for stores created with
@@ -56,6 +64,8 @@ _AUTH_CODES: Final = frozenset(
     }
 )
 _MISSING_KEY_CODES: Final = frozenset({"NoSuchKey", "404", "NotFound"})
+# Where boto3 takes an endpoint from when a remote names none (besides profile files).
+_ENDPOINT_VARIABLES: Final = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,32 +82,57 @@ class Bucket:
 
     def __init__(self, remote: Remote, *, connections: int = 16) -> None:
         self.remote = remote
+        self.settings = settings(remote)
+        # Shown in messages: never a user, password, query or fragment (see `shown_url`).
+        self.endpoint = shown_url(remote.endpoint) if remote.endpoint else "S3"
         self._lock = threading.Lock()
         self._requests: Counter[str] = Counter()
-        self._client: Any = self._guard(lambda: self._connect(connections))
-        self._client.meta.events.register("before-send.s3", self._count)
+        self._connections = connections
+        self._aws: Any = None
+        self._client: Any = self._guard(lambda: self._connect(self.settings.attempts))
+        self.endpoint = shown_url(str(self._client.meta.endpoint_url or self.endpoint))
         self._transfer = TransferConfig(
             multipart_threshold=MULTIPART_THRESHOLD,
             multipart_chunksize=PART_SIZE,
             max_concurrency=4,
         )
 
-    def _connect(self, connections: int) -> Any:
+    def _connect(self, attempts: int) -> Any:
+        """A client trying each request ``attempts`` times, counting what it sends."""
         remote = self.remote
-        aws = boto3.session.Session(profile_name=remote.profile)
-        if aws.get_credentials() is None:
-            raise RemoteAuthError(remote.name, "no AWS credentials found")
+        if self._aws is None:
+            if remote.endpoint is None:
+                _check_endpoint_variables()
+            aws = boto3.session.Session(profile_name=remote.profile)
+            if aws.get_credentials() is None:
+                raise RemoteAuthError(remote.name, "no AWS credentials found")
+            self._aws = aws
         config = Config(
-            region_name=remote.region or aws.region_name or "us-east-1",
-            connect_timeout=5,
-            read_timeout=60,
-            retries={"max_attempts": 3, "mode": "standard"},
-            max_pool_connections=connections,
+            region_name=remote.region or self._aws.region_name or "us-east-1",
+            connect_timeout=self.settings.connect_timeout,
+            read_timeout=self.settings.read_timeout,
+            retries={"total_max_attempts": attempts, "mode": "standard"},
+            max_pool_connections=self._connections,
             user_agent_extra="cas",
             # S3-compatible servers are addressed by path: their buckets have no DNS names.
             s3={"addressing_style": "path"} if remote.endpoint else {},
         )
-        return aws.client("s3", endpoint_url=remote.endpoint, config=config)
+        try:
+            client = self._aws.client("s3", endpoint_url=remote.endpoint, config=config)
+        except ValueError:
+            # Only an endpoint from the AWS configuration gets here: ours was checked when the
+            # remote was added. botocore's message may quote it, so it is not passed on.
+            raise RemoteError(
+                remote.name,
+                "the endpoint URL in the AWS configuration (endpoint_url of the profile) is "
+                "malformed",
+                "fix it, or give the remote an --endpoint",
+            ) from None
+        if remote.endpoint is None:
+            # From the environment or the profile: held to the rules of 'cas remote add'.
+            check_endpoint(str(client.meta.endpoint_url), "the endpoint from the AWS configuration")
+        client.meta.events.register("before-send.s3", self._count)
+        return client
 
     # --- requests -------------------------------------------------------------------------------
 
@@ -114,7 +149,21 @@ class Bucket:
     # --- operations -----------------------------------------------------------------------------
 
     def check(self) -> None:
-        """Fail with one clear error when the bucket cannot be reached, read or found."""
+        """Fail with one clear error when the bucket cannot be reached, read or found.
+
+        Asked once first: a timeout then is final (a server that never answers fails in one
+        read timeout, not one per try). Any other failure is asked again with every try, so a
+        passing fault (a refused connection, a 503) is retried as usual."""
+        probe = self._guard(lambda: self._connect(1))
+        try:
+            probe.head_bucket(Bucket=self.remote.bucket)
+            return
+        except (bexc.ConnectTimeoutError, bexc.ReadTimeoutError) as exc:
+            raise self._timeout(exc, tries=1) from None
+        except (bexc.BotoCoreError, bexc.ClientError):
+            pass
+        finally:
+            probe.close()
         self._call(self._client.head_bucket, Bucket=self.remote.bucket)
 
     def list_page(
@@ -164,7 +213,8 @@ class Bucket:
             size = int(response.get("ContentLength", 0))
             if size > max_size:
                 raise ObjectTooLarge(size, max_size)
-            data: bytes = self._guard(lambda: body.read(max_size + 1))
+            # Reading the body is not retried: one read timeout ends it.
+            data: bytes = self._guard(lambda: body.read(max_size + 1), tries=1)
         finally:
             body.close()
         if len(data) > max_size:
@@ -194,21 +244,21 @@ class Bucket:
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return self._guard(lambda: fn(*args, **kwargs))
 
-    def _guard(self, thunk: Any) -> Any:
+    def _guard(self, thunk: Any, *, tries: int | None = None) -> Any:
         try:
             return thunk()
         except CasError:
             raise
         except Exception as exc:
-            mapped = self._mapped(exc)
+            mapped = self._mapped(exc, tries or self.settings.attempts)
             if mapped is None:
                 raise
             raise mapped from None
 
-    def _mapped(self, exc: BaseException) -> Any:
+    def _mapped(self, exc: BaseException, tries: int) -> Any:
         """The `CasError` (or `_MissingObject`) for a boto3 failure; None for a bug of ours."""
         name = self.remote.name
-        where = self.remote.endpoint or "S3"
+        where = self.endpoint
         seen: set[int] = set()
         current: BaseException | None = exc
         # boto3's transfer layer may wrap the error that matters; look down the chain.
@@ -225,7 +275,7 @@ class Bucket:
             if isinstance(current, bexc.SSLError):
                 return RemoteUnreachable(name, where, "TLS handshake failed")
             if isinstance(current, bexc.ConnectTimeoutError | bexc.ReadTimeoutError):
-                return RemoteUnreachable(name, where, "timed out")
+                return self._timeout(current, tries=tries)
             if isinstance(
                 current,
                 bexc.EndpointConnectionError
@@ -239,6 +289,11 @@ class Bucket:
                 return RemoteError(name, f"S3 client error ({type(current).__name__})")
             current = current.__cause__ or current.__context__
         return None
+
+    def _timeout(self, exc: BaseException, *, tries: int) -> RemoteTimeout:
+        key = "connect_timeout" if isinstance(exc, bexc.ConnectTimeoutError) else "read_timeout"
+        seconds = getattr(self.settings, key)
+        return RemoteTimeout(self.remote.name, self.endpoint, seconds, tries, setting_hint(key))
 
     def _client_error(self, exc: bexc.ClientError) -> CasError | _MissingObject:
         error = exc.response.get("Error", {})
@@ -257,6 +312,17 @@ class Bucket:
                 name, f"the server failed {operation} with {code or status}", "retry later"
             )
         return RemoteError(name, f"the server refused {operation}: {code or status}")
+
+
+def _check_endpoint_variables() -> None:
+    """An endpoint boto3 would take from the environment must be as well formed as one given to
+    'cas remote add' (else botocore fails with its own words, quoting the URL)."""
+    if os.environ.get("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "").lower() == "true":
+        return
+    for variable in _ENDPOINT_VARIABLES:
+        value = os.environ.get(variable, "")
+        if value:
+            check_endpoint(value, f"the endpoint in {variable}")
 
 
 class ObjectTooLarge(Exception):

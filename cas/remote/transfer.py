@@ -7,7 +7,7 @@ handled in the calling thread, the only one that writes to the store.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Final, TypeVar
 
@@ -71,21 +71,3 @@ class Meter:
         self.nbytes += nbytes
         if self.progress is not None:
             self.progress.advance(1, nbytes)
-
-
-def ordered(items: Sequence[T], work: Callable[[T], Any], jobs: int) -> Iterator[tuple[T, Any]]:
-    """``(item, work(item))`` in input order, ``jobs`` at a time, a bounded window ahead."""
-    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="cas-remote") as pool:
-        window: list[tuple[T, Future[Any]]] = []
-        source = iter(items)
-        try:
-            for item in source:
-                window.append((item, pool.submit(work, item)))
-                if len(window) >= jobs * 2:
-                    head, fut = window.pop(0)
-                    yield head, fut.result()
-            for head, fut in window:
-                yield head, fut.result()
-        finally:
-            for _, fut in window:
-                fut.cancel()

@@ -4,12 +4,20 @@ Shallow: the manifests decode, every referenced blob (and each manifest's own bl
 and every chunk of every chunk index is listed; an object is downloaded only when its size could
 be a chunk index. Deep: every referenced blob and chunk is downloaded and re-hashed, a chunked
 blob's whole content included. Nothing is written anywhere.
+
+Manifests are read one at a time and dropped once their digests (and the sizes they give) are
+noted; chunk indexes are checked in batches of bounded size. A chunk index is held to the same
+limits as by a pull (`cas.remote.layout`) before any of its chunks is fetched, and a deep check
+fetches a chunk the index lists several times once, keeping its content (within a budget) for
+the whole-blob hash.
 """
 
 from __future__ import annotations
 
+from collections import Counter, deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from cas import frame
 from cas import manifest as mf
@@ -22,17 +30,28 @@ from cas.remote.layout import (
     CHUNKS,
     MANIFESTS,
     PACK_SUFFIX,
+    chunk_sizes,
+    claimed_sizes,
     fetch_manifest,
     hexes,
-    index_chunks,
+    index_problem,
     max_object,
     maybe_index,
-    remote_pack_names,
+    remote_packs,
     seek_listing,
+    size_problem,
 )
 from cas.remote.s3 import Bucket, ObjectInfo, ObjectTooLarge, session
-from cas.remote.transfer import DEFAULT_JOBS, Meter, ordered, parallel
+from cas.remote.transfer import DEFAULT_JOBS, Meter, parallel
 from cas.store import Store
+
+# Chunk indexes are checked in batches of at most this many bytes of index frames.
+INDEX_BATCH_BYTES: Final = 32 << 20
+# A deep check holds chunks in flight up to about this many bytes (at least two chunks)...
+WINDOW_BYTES: Final = 128 << 20
+# ...and keeps the content of chunks an index lists more than once up to this many bytes, so
+# each is fetched once; beyond it, a repeated chunk is fetched (and checked) again.
+REPEAT_BYTES: Final = 256 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,19 +132,20 @@ class _Verify:
         self.meter = meter
         self.report = report
         self.max_object = max_object(store)
+        self.max_blob = bucket.settings.max_blob
 
     def problem(self, kind: str, what: str, detail: str) -> None:
         self.report.problems.append(RemoteProblem(kind, what, detail))
 
     def run(self) -> None:
         self.bucket.check()
-        names, bad = remote_pack_names(self.bucket)
+        listed, bad = remote_packs(self.bucket)
         for key, why in bad:
             self.problem("corrupt", key, why)
-        referenced = self._manifests(names)
-        listing = seek_listing(self.bucket, BLOBS, hexes(referenced))
+        claims = self._manifests(list(listed))
+        listing = seek_listing(self.bucket, BLOBS, hexes(claims))
         present: dict[Digest, ObjectInfo] = {}
-        for digest in sorted(referenced):
+        for digest in sorted(claims):
             info = listing.get(digest.hex())
             if info is None:
                 self.problem("missing", str(digest), "not on the remote")
@@ -135,26 +155,15 @@ class _Verify:
         wanted = sorted(
             d for d, info in present.items() if self.report.deep or maybe_index(info.size)
         )
-        indexes = self._blobs(wanted)
-        if self.report.deep:
-            self._deep_chunks(indexes)
-        else:
-            self._listed_chunks(indexes)
+        self._blobs(wanted, claims)
 
-    def _manifests(self, names: list[str]) -> set[Digest]:
-        referenced: set[Digest] = set()
-        found: dict[str, bytes | str | None] = {}
-
-        def get(name: str) -> bytes | str | None:
-            return fetch_manifest(self.bucket, name)
-
-        def got(name: str, data: bytes | str | None) -> None:
-            found[name] = data
-
-        parallel(names, get, jobs=self.jobs, on_done=got)
+    def _manifests(self, names: list[str]) -> dict[Digest, int | None]:
+        """Every blob the manifests reference, with the size they give it (None: none given),
+        reading one manifest at a time."""
+        claims: dict[Digest, int | None] = {}
         for name in names:
             key = MANIFESTS + name + PACK_SUFFIX
-            data = found.get(name)
+            data = fetch_manifest(self.bucket, name)
             if data is None:
                 self.problem("missing", key, "listed but gone")
                 continue
@@ -168,13 +177,28 @@ class _Verify:
                 self.problem("corrupt", key, f"not a valid manifest: {exc.problem}")
                 continue
             self.report.manifests += 1
-            referenced |= manifest.digests()
-            referenced.add(Digest.of(data))
-        return referenced
+            sizes, conflicts = claimed_sizes(manifest)
+            for digest, why in sorted(conflicts.items()):
+                self.problem("corrupt", str(digest), why)
+            own = Digest.of(data)
+            sizes[own] = len(data)
+            for digest in manifest.digests() | {own}:
+                self._claim(claims, digest, sizes.get(digest))
+            del data, manifest  # one manifest at a time
+        return claims
 
-    def _blobs(self, wanted: list[Digest]) -> dict[Digest, list[Digest]]:
-        """Download ``wanted`` blobs, check each; return the chunk lists of the indexes."""
-        indexes: dict[Digest, list[Digest]] = {}
+    def _claim(self, claims: dict[Digest, int | None], digest: Digest, size: int | None) -> None:
+        known = claims.get(digest)
+        if known is None:
+            claims[digest] = size
+        elif size is not None and size != known:
+            self.problem("corrupt", str(digest), f"manifests give it {known} and {size} bytes")
+
+    def _blobs(self, wanted: list[Digest], claims: dict[Digest, int | None]) -> None:
+        """Download ``wanted`` blobs and check each; then the chunks of the chunk indexes, in
+        batches of bounded size."""
+        indexes: dict[Digest, bytes] = {}
+        index_bytes = 0
         self.meter.expect(len(wanted))
 
         def get(digest: Digest) -> tuple[bytes | None, str]:
@@ -184,6 +208,9 @@ class _Verify:
                 return b"", str(exc)
             if value is None:
                 return None, "vanished while verifying"
+            why = size_problem(value, claims.get(digest)) or index_problem(value, self.max_blob)
+            if why is not None:
+                return value, why
             try:
                 self.store.check_frame(digest, value)
             except CorruptBlob as exc:
@@ -191,6 +218,7 @@ class _Verify:
             return value, ""
 
         def got(digest: Digest, result: tuple[bytes | None, str]) -> None:
+            nonlocal index_bytes
             value, why = result
             self.meter.moved(len(value or b""))
             self.report.bytes_downloaded += len(value or b"")
@@ -198,46 +226,104 @@ class _Verify:
                 self.problem("missing", str(digest), why)
             elif why:
                 self.problem("corrupt", str(digest), why)
-            else:
-                listed = index_chunks(value)
-                if listed is not None:
-                    indexes[digest] = listed
+            elif frame.header(value).codec == frame.INDEX:
+                indexes[digest] = value
+                index_bytes += len(value)
+                if index_bytes >= INDEX_BATCH_BYTES:
+                    self._indexes(indexes)
+                    indexes.clear()
+                    index_bytes = 0
 
         parallel(wanted, get, jobs=self.jobs, on_done=got)
-        return indexes
+        if indexes:
+            self._indexes(indexes)
 
-    def _listed_chunks(self, indexes: dict[Digest, list[Digest]]) -> None:
-        every = {c for chunks in indexes.values() for c in chunks}
-        listing = seek_listing(self.bucket, CHUNKS, hexes(every))
-        self.report.chunks = len(listing)
+    def _indexes(self, indexes: dict[Digest, bytes]) -> None:
+        shapes: dict[Digest, tuple[list[Digest], dict[Digest, int]]] = {}
         for digest in sorted(indexes):
-            for chunk in indexes[digest]:
+            shape = chunk_sizes(indexes[digest])
+            if isinstance(shape, str):
+                self.problem("corrupt", str(digest), shape)
+            else:
+                shapes[digest] = shape
+        if self.report.deep:
+            for digest, (chunks, needs) in shapes.items():
+                self._deep_index(digest, chunks, needs)
+        else:
+            self._listed_chunks(shapes)
+
+    def _listed_chunks(self, shapes: dict[Digest, tuple[list[Digest], dict[Digest, int]]]) -> None:
+        every = {c for _chunks, needs in shapes.values() for c in needs}
+        listing = seek_listing(self.bucket, CHUNKS, hexes(every))
+        self.report.chunks += len(listing)
+        for digest, (chunks, _needs) in shapes.items():
+            for chunk in chunks:
                 if chunk.hex() not in listing:
                     self.problem("missing", str(digest), f"chunk {chunk} is not on the remote")
                     break
 
-    def _deep_chunks(self, indexes: dict[Digest, list[Digest]]) -> None:
-        for digest in sorted(indexes):
-            chunks = indexes[digest]
-            self.meter.expect(len(chunks))
-            whole = hasher()
-            why = ""
-            for chunk, (nbytes, result) in ordered(chunks, self._chunk_content, self.jobs):
-                self.meter.moved(nbytes)
-                self.report.bytes_downloaded += nbytes
-                if isinstance(result, str):
-                    why = f"chunk {chunk}: {result}"
-                    break
-                whole.update(result)
-                self.report.chunks += 1
-            if why:
-                kind = "missing" if why.endswith("not on the remote") else "corrupt"
-                self.problem(kind, str(digest), why)
-            elif Digest(whole.digest()) != digest:
-                self.problem("corrupt", str(digest), "its chunks do not hash to its digest")
+    def _deep_index(self, digest: Digest, chunks: list[Digest], needs: dict[Digest, int]) -> None:
+        """Fetch and check each chunk of one index, then hash the whole content in order.
 
-    def _chunk_content(self, chunk: Digest) -> tuple[int, bytes | str]:
-        """(bytes downloaded, the chunk's checked content or what is wrong with it)."""
+        A chunk listed more than once is fetched once while its content fits `REPEAT_BYTES`;
+        at most about `WINDOW_BYTES` of chunks are in flight."""
+        repeats = Counter(chunks)
+        largest = max(needs.values())
+        window = max(2, min(self.jobs * 2, WINDOW_BYTES // max(largest, 1)))
+        budget = REPEAT_BYTES
+        kept: dict[Digest, Future[tuple[int, bytes | str]]] = {}
+        counted: set[Digest] = set()
+        whole = hasher()
+        why = ""
+        self.meter.expect(len(needs))
+        with ThreadPoolExecutor(self.jobs, thread_name_prefix="cas-remote") as pool:
+
+            def start(chunk: Digest) -> Future[tuple[int, bytes | str]]:
+                nonlocal budget
+                fut = kept.get(chunk)
+                if fut is not None:
+                    return fut
+                fut = pool.submit(self._chunk_content, chunk, needs[chunk])
+                if repeats[chunk] > 1 and needs[chunk] <= budget:
+                    kept[chunk] = fut
+                    budget -= needs[chunk]
+                return fut
+
+            ahead: deque[tuple[Digest, Future[tuple[int, bytes | str]]]] = deque()
+            upcoming = iter(chunks)
+            try:
+                while True:
+                    for chunk in upcoming:
+                        ahead.append((chunk, start(chunk)))
+                        if len(ahead) >= window:
+                            break
+                    if not ahead:
+                        break
+                    chunk, fut = ahead.popleft()
+                    nbytes, result = fut.result()
+                    # A kept chunk was downloaded once, however often it is used.
+                    if kept.get(chunk) is not fut or chunk not in counted:
+                        self.report.bytes_downloaded += nbytes
+                    if chunk not in counted:
+                        counted.add(chunk)
+                        self.meter.moved(nbytes)
+                        self.report.chunks += 1
+                    if isinstance(result, str):
+                        why = f"chunk {chunk}: {result}"
+                        break
+                    whole.update(result)
+            finally:
+                for _chunk, fut in ahead:
+                    fut.cancel()
+        if why:
+            kind = "missing" if why.endswith("not on the remote") else "corrupt"
+            self.problem(kind, str(digest), why)
+        elif Digest(whole.digest()) != digest:
+            self.problem("corrupt", str(digest), "its chunks do not hash to its digest")
+
+    def _chunk_content(self, chunk: Digest, need: int) -> tuple[int, bytes | str]:
+        """(bytes downloaded, the chunk's checked content or what is wrong with it). A chunk
+        that does not hold ``need`` bytes, what its place needs, is refused undecoded."""
         try:
             value = self.bucket.get(CHUNKS + chunk.hex(), max_size=self.max_object)
         except ObjectTooLarge as exc:
@@ -245,7 +331,10 @@ class _Verify:
         if value is None:
             return 0, "not on the remote"
         try:
+            held = frame.header(value).raw_size
+            if held != need:
+                return len(value), f"holds {held} bytes where its place in the index needs {need}"
             self.store.check_frame(chunk, value, chunk=True)
-        except CorruptBlob as exc:
-            return len(value), exc.problem
+        except (CorruptBlob, frame.FrameError) as exc:
+            return len(value), getattr(exc, "problem", str(exc))
         return len(value), frame.decode(value)

@@ -98,8 +98,9 @@ def cas_argv(*args: str) -> list[str]:
 # --- the writer ----------------------------------------------------------------------------------
 
 
-def run_writer(store_path: Path, root: Path, seconds: float, seed: int) -> int:
-    """Write packs in a loop for ``seconds``; returns how many manifests it wrote."""
+def run_writer(store_path: Path, root: Path, seconds: float, seed: int, at_least: int = 0) -> int:
+    """Write packs in a loop for ``seconds``, and until it wrote ``at_least``; returns how many
+    manifests it wrote."""
     rng = random.Random(seed)
     # A small pool of versions per file, so old content comes back after gc may have judged it
     # unreferenced: the case the in-transaction re-check exists for.
@@ -108,7 +109,7 @@ def run_writer(store_path: Path, root: Path, seconds: float, seed: int) -> int:
     written = 0
     deadline = time.monotonic() + seconds
     with Store.at(store_path) as store:
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline or written < at_least:
             name = f"w{rng.randrange(3)}"
             files = {p: rng.choice(versions) for p, versions in pool.items()}
             summaries = {"src/f0.txt": b"summary of " + files["src/f0.txt"][:20]}
@@ -288,8 +289,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("root", type=Path)
         p.add_argument("--seconds", type=float, default=15.0)
         p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--at-least", type=int, default=0, help="manifests, however long it takes")
         w = p.parse_args(args[1:])
-        print(run_writer(w.store, w.root, w.seconds, w.seed))
+        print(run_writer(w.store, w.root, w.seconds, w.seed, w.at_least))
         return 0
     if args[:1] == ["standin"]:
         _standin(Path(args[1]), Path(args[2]))

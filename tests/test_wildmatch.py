@@ -1,0 +1,223 @@
+"""packer.wildmatch against git itself, and the work a hostile pattern costs.
+
+git is the oracle: `git check-ignore --no-index` in a scratch repository answers for random short
+patterns (stars, ``**``, classes, escapes, negations, non-ASCII bytes) and random paths. Both
+ways a line can be matched (its regular expression, when it has one, and the step-counting
+matcher every line has) must agree with git. Hostile patterns are bounded by counted steps,
+never by wall time.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from packer.ignore import IgnoreStack
+from packer.wildmatch import GlobList, Work, parse_line
+from tests.conftest import run_cas
+
+GIT = shutil.which("git")
+needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed")
+
+
+class Git:
+    """A scratch repository whose .gitignore each question rewrites."""
+
+    def __init__(self, root: Path) -> None:
+        assert GIT is not None
+        self.root = root
+        home = str(root / ".home")
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        self.env.update(
+            HOME=home,
+            XDG_CONFIG_HOME=home,
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_CONFIG_GLOBAL=os.devnull,
+        )
+        subprocess.run([GIT, "init", "-q", str(root)], check=True, env=self.env, timeout=30)
+
+    def ignored(self, lines: list[bytes], paths: list[bytes]) -> set[bytes]:
+        assert GIT is not None
+        (self.root / ".gitignore").write_bytes(b"\n".join(lines) + b"\n")
+        done = subprocess.run(
+            [GIT, "check-ignore", "--no-index", "-z", "--stdin"],
+            cwd=self.root,
+            input=b"\0".join(paths) + b"\0",
+            capture_output=True,
+            env=self.env,
+            timeout=30,
+            check=False,
+        )
+        assert done.returncode in (0, 1), done.stderr.decode(errors="replace")
+        return {p for p in done.stdout.split(b"\0") if p}
+
+
+@pytest.fixture(scope="module")
+def git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Git]:
+    yield Git(tmp_path_factory.mktemp("wildmatch"))
+
+
+def _ours(lines: list[bytes], path: bytes, *, counted: bool) -> bool:
+    """Whether the walk would leave ``path`` out: a folder above it ignored, or the path itself
+    (a file). ``counted`` asks every line's step-counting matcher instead of the stack."""
+    parts = path.split(b"/")
+    asks = [(b"/".join(parts[:i]), True) for i in range(1, len(parts))] + [(path, False)]
+    if not counted:
+        stack = IgnoreStack().push("", [x.decode("utf-8", "surrogateescape") for x in lines])
+        return any(stack.is_ignored(p.decode("utf-8", "surrogateescape"), d) for p, d in asks)
+    parsed = [x for x in map(parse_line, lines) if x is not None]
+    for p, is_dir in asks:
+        verdict = None
+        for line in parsed:
+            if line.dir_only and not is_dir:
+                continue
+            name = p[p.rfind(b"/") + 1 :] if line.basename else p
+            if line.glob.match(name, counted=True):
+                verdict = not line.negated
+        if verdict:
+            return True
+    return False
+
+
+# --- random patterns against git -----------------------------------------------------------------
+
+_PIECES = [
+    "a", "b", "ab", "*", "**", "***", "?", "/", "[ab]", "[!a]", "[^b]", "[a-c]", "[]a]", "[!]b]",
+    "[", "]", "\\", "\\*", "\\/", "-", "!", "[[:alpha:]]", "[[:digit:]x]", "[[:bogus:]]",
+    "[[:al]", "é", "ü", " ", "#", "\t", ":",
+]  # fmt: skip
+_NAMES = [
+    "a", "b", "ab", "ba", "aab", "abab", "bb", "é", "ü", "éa", "a b", "*", "[a]", "-", "1", "\\",
+    "x", "ax", "a.b", "!a", "]", "#", "a\tb", "a:",
+]  # fmt: skip
+
+patterns = st.lists(st.sampled_from(_PIECES), min_size=1, max_size=7).map("".join)
+paths = st.lists(st.sampled_from(_NAMES), min_size=1, max_size=4).map("/".join)
+
+
+@needs_git
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(
+    st.lists(patterns, min_size=1, max_size=3),
+    st.lists(paths, min_size=1, max_size=12, unique=True),
+)
+@example(["a*a*a*a*a*b"], ["aaaaaaaaaaab", "aaaaaaaaaaaa", "b/aab"])
+@example(["foo**/bar", "a/**/b"], ["foobar", "foo/bar", "foox/y/bar", "a/b", "a/x/b"])
+@example(["**\\/b", "a/**", "/a", "!a/b"], ["b", "x/b", "a", "a/b", "a/c"])
+@example(["?", "??"], ["é", "a", "ab"])
+@example(["[!/]", "[[:space:]]", "[z-a]", "\\"], ["a", " ", "\t", "z"])
+def test_lines_match_like_git(git: Git, lines: list[str], names: list[str]) -> None:
+    raw_lines = [x.encode() for x in lines]
+    raw_paths = [p.encode() for p in names]
+    expected = git.ignored(raw_lines, raw_paths)
+    # cas.toml's globs ask the same question of a path when no line is a negation
+    globs = GlobList(lines) if not any(x.lstrip(" ").startswith("!") for x in lines) else None
+    for path in raw_paths:
+        want = path in expected
+        assert _ours(raw_lines, path, counted=False) == want, (lines, path)
+        assert _ours(raw_lines, path, counted=True) == want, (lines, path)
+        if globs is not None:
+            assert globs.match_file(path.decode()) == want, (lines, path)
+
+
+@needs_git
+@pytest.mark.parametrize(
+    "name",
+    [
+        "alnum", "alpha", "blank", "cntrl", "digit", "graph", "lower", "print", "punct", "space",
+        "upper", "xdigit",
+    ],
+)  # fmt: skip
+def test_character_classes_match_like_git_for_every_byte(git: Git, name: str) -> None:
+    # in a folder no one-byte class matches, so that git reads no name as pathspec magic (":")
+    names = [b"dd/" + bytes([b]) for b in range(1, 256) if b not in (0x2F, 0x2E)]  # "/", "."
+    for line in (f"[[:{name}:]]".encode(), f"[![:{name}:]]".encode()):
+        expected = git.ignored([line], names)
+        parsed = parse_line(line)
+        assert parsed is not None
+        got = {n for n in names if parsed.matches(n, False)}
+        assert got == expected, (line, sorted(got ^ expected))
+
+
+# --- hostile patterns ----------------------------------------------------------------------------
+
+
+def _steps(line: str, path: str, is_dir: bool = False) -> tuple[bool, int]:
+    Work.steps = 0
+    stack = IgnoreStack().push("", [line])
+    return stack.is_ignored(path, is_dir), Work.steps
+
+
+def test_many_stars_cost_at_most_pattern_times_name() -> None:
+    """The line that took 33 s against one 40-character name. A name its looser regex lets
+    through (it starts with an a, ends with a b and holds an a) goes to the counted matcher:
+    steps bounded by pattern length times name length, through the stack the walk uses."""
+    hostile = "a*" * 12 + "b"
+    assert _steps(hostile, "a" * 40) == (False, 0)  # the issue's name: turned away by the regex
+    near = "a" * 11 + "c" * 28 + "b"  # 40 bytes, one a short
+    ignored, steps = _steps(hostile, near)
+    assert not ignored
+    assert 0 < steps <= len(hostile) * len(near)
+    assert _steps(hostile, "a" * 12 + "c" * 27 + "b")[0]
+    # and far larger: 100 stars against the longest name most file systems allow
+    huge = "a*" * 100 + "b"
+    near = "a" * 99 + "c" * 155 + "b"
+    ignored, steps = _steps(huge, near)
+    assert not ignored
+    assert 0 < steps <= len(huge) * len(near)
+    assert _steps(huge, "a" * 254 + "b")[0]
+
+
+def test_many_globstars_cost_at_most_segments_times_components() -> None:
+    line = "**/a/" * 20 + "**/b"
+    deep = "/".join(["a"] * 400)
+    ignored, steps = _steps(line, deep)
+    assert not ignored
+    assert steps <= (line.count("/") + 1) * 401 * 2
+    assert _steps(line, deep + "/b")[0]
+
+
+def test_the_regex_path_is_kept_for_usual_patterns() -> None:
+    """Usual lines keep their one regular expression (fast, in C); the step-counting matcher is
+    for the rest."""
+    for usual in ["*.py", "build/", "/dist", "**/node_modules", "docs/**", "a/**/b", "*.py[cod]"]:
+        line = parse_line(usual)
+        assert line is not None and line.glob.regex is not None, usual
+    for other in ["a*b*c", "**/a/**/b/**/c", "*.*"]:
+        line = parse_line(other)
+        assert line is not None and line.glob.regex is None, other
+
+
+def test_config_globs_use_the_same_matcher() -> None:
+    hostile = "a*" * 12 + "b"
+    near = "a" * 11 + "c" * 28 + "b"
+    Work.steps = 0
+    globs = GlobList([hostile])
+    assert not globs.match_file("a" * 40)
+    assert not globs.match_file(near)
+    assert not globs.match_file("src/" + near)
+    assert 0 < Work.steps <= 2 * len(hostile) * len(near)
+    assert globs.match_file("src/" + "a" * 39 + "b")
+
+
+def test_a_hostile_ignore_line_and_glob_do_not_stall_a_pack(tmp_path: Path) -> None:
+    """A real `cas pack` with the hostile line in .gitignore and as a cas.toml glob: it ends
+    normally (it used to stall for minutes, and its lease went stale)."""
+    hostile = "a*" * 12 + "b"
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / ".gitignore").write_text(hostile + "\n")
+    (root / "cas.toml").write_text(f'[[rules]]\nglob = "{hostile}"\ntier = "high"\n')
+    (root / ("a" * 40)).write_text("forty\n")
+    (root / "src").mkdir()
+    (root / "src" / ("a" * 60)).write_text("sixty\n")
+    done = run_cas("pack", "--json", cwd=root, timeout=120)
+    assert done.code == 0, done.err
+    assert '"files": 4' in done.out  # nothing matched: no name ends in b
