@@ -1,0 +1,1035 @@
+"""The words of a file: the names it defines (and exports), the names it uses, what it imports.
+
+`lex` reads every text file of a repository once, in the ingest workers, so it must be fast: a
+few regular-expression passes whose patterns start with a literal (a keyword), which Python's
+engine finds with a fast substring search, and one tokenizing pass (``bytes.translate`` then
+``split``, both in C). No parse: a definition is a declaration keyword whose line holds nothing
+before it but the language's modifiers (``export``, ``pub``, ``public static``...), so a keyword
+in a comment or a string is rarely mistaken for one, and a rare mistake only adds a name. The
+rating (`packer.rating`) links each file that uses a name to the files that define it; the precise
+structure of the files a pack shows comes from their outlines (`packer.outline`), not from here.
+
+Names are ASCII identifiers (``[A-Za-z_][A-Za-z0-9_]*``); a reference is a word of at least
+three characters that is not one of the language's keywords. What each language calls exported:
+Python: a top-level name without a leading underscore, or exactly the names in ``__all__`` (an
+``__init__.py`` also exports what it imports); Go: a capitalized name; TypeScript/JavaScript:
+``export``; Rust: ``pub`` (and ``#[macro_export]``); Java, C#, Swift: ``public``; Kotlin, Scala,
+PHP: not private; C/C++: any non-static declaration in a header; Ruby: anything not after a bare
+``private``. Documents (Markdown, reStructuredText, a README) only refer: to the identifiers in
+their code (spans, fences and indented blocks) and to the paths they mention.
+
+A `Lexicon` is cached by content digest (`encode`/`decode`); `LEXICON_VERSION` names the rules.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import sys
+import zlib
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Final
+
+import msgpack
+
+LEXICON_VERSION: Final = "1"
+# Only this much of a file is read: a source file larger than this is generated or data, and its
+# first MiB names what it defines as well as the rest would.
+MAX_BYTES: Final = 1 << 20
+# References kept per file, the most frequent first: a file that uses thousands of distinct
+# names (a generated table, a minified bundle) links to everything and says nothing.
+MAX_REFS: Final = 2000
+MAX_DEFINES: Final = 4000
+MAX_IMPORTS: Final = 500
+MIN_REF: Final = 3
+
+DOCUMENTS: Final = frozenset({"markdown", "rst"})
+
+
+def fingerprint(name: str | bytes) -> int:
+    """The 64-bit fingerprint a lexicon keeps for a referenced name: CRC-32 and Adler-32 of its
+    bytes, two checksums every zlib computes alike. Two names share one with a chance of about
+    one in 2**60: then one file's reference counts for both, on every machine the same."""
+    data = name.encode("utf-8") if isinstance(name, str) else name
+    return int((zlib.crc32(data) << 32) | zlib.adler32(data))
+
+
+def _le(values: array[int]) -> bytes:
+    if sys.byteorder == "big":
+        values.byteswap()
+    return bytes(values.tobytes())
+
+
+def _from_le(typecode: str, data: bytes) -> array[int]:
+    values = array(typecode, data)
+    if sys.byteorder == "big":
+        values.byteswap()
+    return values
+
+
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    """What one file defines, exports, refers to and imports.
+
+    References are kept as fingerprints (`fingerprint`), not as text: the rating joins millions
+    of them against the definitions of a whole repository with array operations, which text
+    would force back into a loop per name. Tuples of names are sorted; references keep the order
+    of their first use."""
+
+    lang: str
+    defines: tuple[str, ...] = ()  # names declared here (top level, classes' members)
+    exported: tuple[str, ...] = ()  # names made public here: exported definitions, re-exports
+    refs: bytes = b""  # fingerprints of the identifiers used: little-endian uint64 each
+    counts: bytes = b""  # how often each is used: little-endian uint16 each (at most 65535)
+    imports: tuple[str, ...] = ()  # module specifiers as written; paths a document mentions
+    star: tuple[str, ...] = ()  # imports re-exported whole (`from x import *`, `export *`)
+    package: str = ""  # the declared package (Go, Java, Kotlin, Scala), namespace (C#)
+    # Of `defines`, those declared only as members of a type or as variables: a plain word
+    # among them (`name`, `method`) is more often any object's attribute or a local variable
+    # than a use of this declaration.
+    minor: tuple[str, ...] = ()
+
+    def fingerprints(self) -> array[int]:
+        return _from_le("Q", self.refs)
+
+    def ref_counts(self) -> array[int]:
+        return _from_le("H", self.counts)
+
+    def uses(self, name: str) -> int:
+        """How often ``name`` is used here (0: not at all, or not kept)."""
+        fp = fingerprint(name)
+        for f, n in zip(self.fingerprints(), self.ref_counts(), strict=True):
+            if f == fp:
+                return int(n)
+        return 0
+
+
+def encode(lexicon: Lexicon) -> bytes:
+    data: bytes = msgpack.packb(
+        [
+            LEXICON_VERSION,
+            lexicon.lang,
+            list(lexicon.defines),
+            list(lexicon.exported),
+            lexicon.refs,
+            lexicon.counts,
+            list(lexicon.imports),
+            list(lexicon.star),
+            lexicon.package,
+            list(lexicon.minor),
+        ],
+        use_bin_type=True,
+    )
+    return data
+
+
+def decode(data: bytes) -> Lexicon | None:
+    """The lexicon `encode` wrote, or None for bytes that are not one of this version."""
+    try:
+        (version, lang, defines, exported, refs, counts, imports, star, package, minor) = (
+            msgpack.unpackb(data, raw=False)
+        )
+        if (
+            version != LEXICON_VERSION
+            or not isinstance(refs, bytes)
+            or not isinstance(counts, bytes)
+            or len(refs) != 4 * len(counts)
+        ):
+            return None
+        return Lexicon(
+            str(lang),
+            tuple(map(str, defines)),
+            tuple(map(str, exported)),
+            refs,
+            counts,
+            tuple(map(str, imports)),
+            tuple(map(str, star)),
+            str(package),
+            tuple(map(str, minor)),
+        )
+    except (ValueError, TypeError, msgpack.ExtraData):
+        return None
+
+
+# --- words ------------------------------------------------------------------------------------
+
+# Every byte that cannot be part of an ASCII identifier becomes a space: `split` then yields the
+# identifiers (and numbers) of the text, in C, at a few hundred MB/s.
+_WORD_CHARS = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+_TO_WORDS: Final = bytes(c if c in _WORD_CHARS else 32 for c in range(256))
+
+
+# Identifiers of at least MIN_REF characters that do not start with a digit, found in the short
+# text of a file's distinct words joined by spaces (a regular expression there is cheaper than a
+# Python test per word).
+_NAME = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{%d,}" % (MIN_REF - 1))
+
+
+def _words(data: bytes, keywords: frozenset[bytes]) -> tuple[bytes, bytes]:
+    """The fingerprints of the distinct references of ``data`` in order of first use, and
+    their counts (see `Lexicon`)."""
+    counted = Counter(data.translate(_TO_WORDS).split())
+    names = [w for w in _NAME.findall(b" ".join(counted)) if w not in keywords]
+    if len(names) > MAX_REFS:
+        order = {w: i for i, w in enumerate(names)}
+        names.sort(key=lambda w: (-counted[w], order[w]))
+        del names[MAX_REFS:]
+        names.sort(key=order.__getitem__)
+    crc, adler = zlib.crc32, zlib.adler32
+    fps = array("Q", [(crc(w) << 32) | adler(w) for w in names])
+    counts = array("H", [min(counted[w], 65535) for w in names])
+    return _le(fps), _le(counts)
+
+
+def _kw(text: str) -> frozenset[bytes]:
+    return frozenset(w.encode() for w in text.split())
+
+
+# --- languages: keywords, declarations, exports (data) ----------------------------------------
+
+# Per language: its reserved words (never a declared name nor a reference), then names so common
+# in its code (builtins, standard types) that a reference to them says nothing about this project.
+_PY_KW = _kw(
+    "False None True and as assert async await break class continue def del elif else except "
+    "finally for from global if import in is lambda nonlocal not or pass raise return try while "
+    "with yield self cls"
+)
+_PY_COMMON = _kw(
+    "match case print len str int float bool dict list set tuple object type super isinstance "
+    "issubclass range enumerate zip map filter repr hasattr getattr setattr bytes Any Optional "
+    "Union kwargs args"
+)
+_JS_KW = _kw(
+    "break case catch class const continue debugger default delete else enum export extends "
+    "false finally for function import instanceof new null return super switch this throw true "
+    "try typeof var void while with yield let static implements interface package private "
+    "protected public await async any boolean number string symbol never unknown object type "
+    "declare readonly keyof infer namespace module undefined from get set constructor abstract "
+    "override satisfies"
+)
+_JS_COMMON = _kw(
+    "require console window document Promise Array Object String Number Boolean Error Map Set "
+    "JSON Math"
+)
+_GO_KW = _kw(
+    "break case chan const continue default defer else fallthrough for func goto import "
+    "interface map package range return select struct switch type var nil true false iota"
+)
+_GO_COMMON = _kw(
+    "bool byte error string int int8 int16 int32 int64 uint uint8 uint16 uint32 uint64 uintptr "
+    "float32 float64 rune append cap close copy delete len make new panic print println recover "
+    "complex complex64 complex128 real imag any comparable err"
+)
+_RUST_KW = _kw(
+    "break const continue crate else enum extern false for impl let loop match mod move mut "
+    "pub ref return self Self static struct super trait true type unsafe use where while async "
+    "await dyn macro_rules"
+)
+_RUST_COMMON = _kw(
+    "i16 i32 i64 i128 isize u16 u32 u64 u128 usize f32 f64 bool char str String Vec Option Some "
+    "None Box Result"
+)
+_JAVA_KW = _kw(
+    "abstract assert boolean break byte case catch char class const continue default double else "
+    "enum extends final finally float for goto implements import instanceof int interface long "
+    "native new package private protected public return short static strictfp super switch "
+    "synchronized this throw throws transient try void volatile while var record sealed permits "
+    "yield true false null"
+)
+_JAVA_COMMON = _kw("String Object Override")
+_C_KW = _kw(
+    "auto break case char const continue default double else enum extern float for goto inline "
+    "int long register restrict return short signed sizeof static struct switch typedef union "
+    "unsigned void volatile while bool true false nullptr class namespace template typename "
+    "public private protected virtual override final new delete this operator using friend "
+    "const_cast static_cast dynamic_cast reinterpret_cast explicit mutable constexpr noexcept "
+    "decltype include define ifdef ifndef endif undef pragma elif"
+)
+_C_COMMON = _kw("NULL std size_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t")
+_CS_KW = _kw(
+    "abstract base bool break byte case catch char checked class const continue decimal default "
+    "delegate double else enum event explicit extern false finally fixed float for foreach goto "
+    "implicit int interface internal lock long namespace new null object operator out override "
+    "params private protected public readonly ref return sbyte sealed short sizeof stackalloc "
+    "static string struct switch this throw true try typeof uint ulong unchecked unsafe ushort "
+    "using virtual void volatile while var async await get set value record init partial where "
+    "yield dynamic nameof"
+)
+_RUBY_KW = _kw(
+    "alias and begin break case class def defined do else elsif end ensure false for module next "
+    "nil not redo rescue retry return self super then true undef unless until when while yield"
+)
+_RUBY_COMMON = _kw(
+    "require require_relative attr_accessor attr_reader attr_writer private protected public "
+    "include extend puts raise lambda proc new initialize"
+)
+_KOTLIN_KW = _kw(
+    "abstract annotation break class companion const continue data else enum false final for fun "
+    "if import in inline inner interface internal null object open operator out override "
+    "package private protected public return sealed super suspend this throw true try typealias "
+    "val var when while"
+)
+_SWIFT_KW = _kw(
+    "associatedtype break case catch class continue default defer deinit else enum extension "
+    "fallthrough false fileprivate for func guard import init inout internal let nil open "
+    "operator private protocol public repeat return self Self static struct subscript super "
+    "switch throw throws true try typealias var where while"
+)
+_SCALA_KW = _kw(
+    "abstract case catch class def else extends false final finally for forSome implicit import "
+    "lazy match new null object override package private protected return sealed super this "
+    "throw trait true try type val var while with yield"
+)
+_JVM_COMMON = _kw("String Int Long Boolean Unit Any Bool")
+_PHP_KW = _kw(
+    "abstract and array break callable case catch class clone const continue declare default "
+    "echo else elseif empty enddeclare endfor endforeach endif endswitch endwhile enum extends "
+    "final finally for foreach function global goto implements include include_once instanceof "
+    "insteadof interface isset list match namespace new null print private protected public "
+    "readonly require require_once return static switch this throw trait try unset use var "
+    "while yield true false php"
+)
+_LUA_KW = _kw(
+    "and break else elseif end false for function goto local nil not repeat return then true "
+    "until while self require"
+)
+_BASH_KW = _kw(
+    "case done elif else esac export fi for function local return then until while echo exit "
+    "set unset shift source read true false"
+)
+_DOC_COMMON = _kw(
+    "the and for are was were you your this that with from into not but can will all any has "
+    "have its use used using also may must should see via etc http https www com org"
+)
+
+_IDENT = rb"([A-Za-z_][A-Za-z0-9_]*)"
+_JS_IDENT = rb"([A-Za-z_$][A-Za-z0-9_$]*)"
+
+
+@dataclass(frozen=True)
+class _Decl:
+    """A declaration keyword: ``pattern`` starts with the keyword (fast to find) and captures
+    the name; ``top``: only at the start of a line (not indented)."""
+
+    pattern: re.Pattern[bytes]
+    top: bool = False
+    minor: bool = False  # declares a member of a type (a Go method) or a variable
+
+
+def _decl(
+    keyword: bytes,
+    *,
+    top: bool = False,
+    name: bytes = _IDENT,
+    gap: bytes = rb"[ \t]+",
+    minor: bool = False,
+) -> _Decl:
+    return _Decl(re.compile(re.escape(keyword) + gap + name), top, minor)
+
+
+def _decls(keywords: str, *, top: bool = False, minor: bool = False) -> tuple[_Decl, ...]:
+    return tuple(_decl(k.encode(), top=top, minor=minor) for k in keywords.split())
+
+
+@dataclass(frozen=True)
+class _Spec:
+    keywords: frozenset[bytes]
+    decls: tuple[_Decl, ...] = ()
+    modifiers: frozenset[bytes] = frozenset()
+    imports: tuple[re.Pattern[bytes], ...] = ()
+    package: re.Pattern[bytes] | None = None
+    # Exported by the language's rule, from the modifier words before the keyword and the name.
+    exported: Callable[[list[bytes], bytes], bool] = lambda words, name: True
+
+
+def _not_private(words: list[bytes], name: bytes) -> bool:
+    return not any(w in (b"private", b"protected", b"internal", b"fileprivate") for w in words)
+
+
+def _public(words: list[bytes], name: bytes) -> bool:
+    return b"public" in words or b"open" in words
+
+
+def _js_exported(words: list[bytes], name: bytes) -> bool:
+    return b"export" in words
+
+
+def _rust_exported(words: list[bytes], name: bytes) -> bool:
+    return b"pub" in words
+
+
+def _go_exported(words: list[bytes], name: bytes) -> bool:
+    return b"A"[0] <= name[0] <= b"Z"[0]
+
+
+def _lua_exported(words: list[bytes], name: bytes) -> bool:
+    return b"local" not in words
+
+
+_JS_DECLS = (
+    _decl(b"function", name=_JS_IDENT, gap=rb"(?:[ \t]*\*[ \t]*|[ \t]+)"),
+    _decl(b"class", name=_JS_IDENT),
+    _decl(b"interface", name=_JS_IDENT),
+    _decl(b"type", name=_JS_IDENT),
+    _decl(b"enum", name=_JS_IDENT),
+    _decl(b"namespace", name=_JS_IDENT),
+    _decl(b"const", name=_JS_IDENT),
+    _decl(b"let", name=_JS_IDENT),
+    _decl(b"var", name=_JS_IDENT),
+)
+_JS_IMPORTS = (
+    re.compile(rb"""from[ \t]*['"]([^'"\n]+)['"]"""),
+    re.compile(rb"""import[ \t]*\(?[ \t]*['"]([^'"\n]+)['"]"""),
+    re.compile(rb"""require[ \t]*\([ \t]*['"]([^'"\n]+)['"]"""),
+)
+_JAVA_LIKE_MODS = _kw(
+    "public protected private static final abstract sealed non-sealed strictfp synchronized "
+    "native default transient volatile internal virtual override readonly partial async unsafe "
+    "extern new"
+)
+
+_SPECS: dict[str, _Spec] = {
+    "typescript": _Spec(
+        _JS_KW,
+        _JS_DECLS,
+        _kw("export default declare async abstract const"),
+        _JS_IMPORTS,
+        exported=_js_exported,
+    ),
+    "go": _Spec(
+        _GO_KW,
+        (
+            _decl(b"func", top=True),
+            _decl(b"func", top=True, gap=rb"[ \t]*\([^)\n]*\)[ \t]*", minor=True),
+            _decl(b"type", top=True),
+            *_decls("const var", top=True, minor=True),
+        ),
+        package=re.compile(rb"\npackage[ \t]+(\w+)"),
+        exported=_go_exported,
+    ),
+    "rust": _Spec(
+        _RUST_KW,
+        (
+            *_decls("fn struct enum trait type const static mod union"),
+            _decl(b"macro_rules!", gap=rb"[ \t]*"),
+        ),
+        _kw("pub async const unsafe extern default"),
+        exported=_rust_exported,
+    ),
+    "java": _Spec(
+        _JAVA_KW,
+        _decls("class interface enum record @interface"),
+        _JAVA_LIKE_MODS,
+        (re.compile(rb"import[ \t]+(?:static[ \t]+)?([\w.*]+)[ \t]*;"),),
+        re.compile(rb"\npackage[ \t]+([\w.]+)"),
+        _public,
+    ),
+    "csharp": _Spec(
+        _CS_KW,
+        _decls("class interface enum struct record delegate"),
+        _JAVA_LIKE_MODS,
+        (re.compile(rb"using[ \t]+(?:static[ \t]+)?([\w.]+)[ \t]*;"),),
+        re.compile(rb"namespace[ \t]+([\w.]+)"),
+        _public,
+    ),
+    "kotlin": _Spec(
+        _KOTLIN_KW,
+        (*_decls("fun class interface object typealias"), *_decls("val var", top=True, minor=True)),
+        _kw(
+            "public private internal protected open abstract sealed data inline override suspend "
+            "enum annotation inner companion const lateinit operator infix tailrec external "
+            "expect actual value fun"
+        ),
+        (re.compile(rb"import[ \t]+([\w.*]+)"),),
+        re.compile(rb"\npackage[ \t]+([\w.]+)"),
+        _not_private,
+    ),
+    "swift": _Spec(
+        _SWIFT_KW,
+        (
+            *_decls("func class struct enum protocol typealias actor"),
+            *_decls("let var", top=True, minor=True),
+        ),
+        _kw(
+            "public open private fileprivate internal static final override mutating class "
+            "convenience required indirect lazy weak nonisolated"
+        ),
+        (re.compile(rb"import[ \t]+(\w+)"),),
+        exported=_public,
+    ),
+    "scala": _Spec(
+        _SCALA_KW,
+        (*_decls("def class object trait type"), *_decls("val var", top=True, minor=True)),
+        _kw("private protected final sealed abstract implicit lazy override case"),
+        (re.compile(rb"import[ \t]+([\w.]+)"),),
+        re.compile(rb"\npackage[ \t]+([\w.]+)"),
+        _not_private,
+    ),
+    "php": _Spec(
+        _PHP_KW,
+        _decls("function class interface trait enum"),
+        _kw("public private protected static abstract final readonly"),
+        (
+            re.compile(rb"use[ \t]+([\w\\]+)"),
+            re.compile(rb"""(?:require|include)(?:_once)?[ \t(]*['"]([^'"\n]+)['"]"""),
+        ),
+        re.compile(rb"namespace[ \t]+([\w\\]+)"),
+        _not_private,
+    ),
+    "lua": _Spec(
+        _LUA_KW,
+        (_decl(b"function", name=rb"(?:[A-Za-z_]\w*[.:])*([A-Za-z_]\w*)"),),
+        _kw("local"),
+        (re.compile(rb"""require[ \t(]*['"]([^'"\n]+)['"]"""),),
+        exported=_lua_exported,
+    ),
+    "bash": _Spec(
+        _BASH_KW,
+        (_decl(b"function"),),
+        imports=(re.compile(rb"""(?:source|\.)[ \t]+['"]?([\w./-]+)"""),),
+    ),
+}
+_SPECS["tsx"] = _SPECS["javascript"] = _SPECS["typescript"]
+
+_HEADERS: Final = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++", ".inl"})
+
+
+# --- the shared declaration scan --------------------------------------------------------------
+
+
+# No declaration has more than this before its keyword on its line (indentation and modifiers).
+# Bounding the look back keeps a minified file, one line of a megabyte, linear.
+_MAX_PREFIX = 160
+_TOO_LONG = b"\0 \0"  # stands for a longer prefix: a word no language takes as a modifier
+
+
+def _line_prefix(data: bytes, pos: int) -> bytes:
+    start = data.rfind(b"\n", max(0, pos - _MAX_PREFIX), pos)
+    return _TOO_LONG if start < 0 else data[start + 1 : pos]
+
+
+_PUB_RESTRICTED = re.compile(rb"pub\([^)]*\)")
+
+
+def _declarations(data: bytes, spec: _Spec) -> Iterator[tuple[bytes, list[bytes], bool, int, bool]]:
+    """(name, modifier words, indented, position, minor) of each declaration ``spec`` knows;
+    ``minor``: the declaration is a variable or says it belongs to a type (a Go method)."""
+    for decl in spec.decls:
+        for m in decl.pattern.finditer(data):
+            start = m.start()
+            prefix = _line_prefix(data, start)
+            indented = prefix[:1] in (b" ", b"\t")
+            if decl.top and indented:
+                continue
+            if b"pub(" in prefix:  # pub(crate) and the like: visible in the crate, not exported
+                prefix = _PUB_RESTRICTED.sub(b"restricted", prefix)
+            words = prefix.split()
+            if words and not all(w in spec.modifiers or w[:1] == b'"' for w in words):
+                continue
+            name = m.group(1)
+            if name in spec.keywords:
+                continue
+            yield name, words, indented, start, decl.minor
+
+
+class _Builder:
+    """Collects one file's names; `done` sorts and caps them into a `Lexicon`."""
+
+    def __init__(self, lang: str) -> None:
+        self.lang = lang
+        self.defines: set[bytes] = set()
+        self.exported: set[bytes] = set()
+        self.minor: set[bytes] = set()  # declared as a member or a variable somewhere
+        self.toplevel: set[bytes] = set()  # declared outside any type somewhere
+        self.imports: set[str] = set()
+        self.star: set[str] = set()
+        self.package = ""
+
+    def define(self, name: bytes, exported: bool, minor: bool = False) -> None:
+        self.defines.add(name)
+        (self.minor if minor else self.toplevel).add(name)
+        if exported:
+            self.exported.add(name)
+
+    def imported(self, spec: bytes | str) -> None:
+        text = spec.decode("utf-8", "replace") if isinstance(spec, bytes) else spec
+        text = text.strip()
+        if text and len(self.imports) < MAX_IMPORTS:
+            self.imports.add(text)
+
+    def done(self, refs: tuple[bytes, bytes]) -> Lexicon:
+        def names(items: set[bytes]) -> tuple[str, ...]:
+            return tuple(sorted(n.decode("ascii") for n in items)[:MAX_DEFINES])
+
+        return Lexicon(
+            self.lang,
+            names(self.defines),
+            names(self.exported),
+            refs[0],
+            refs[1],
+            tuple(sorted(self.imports)),
+            tuple(sorted(self.star)),
+            self.package,
+            names(self.minor - self.toplevel),
+        )
+
+
+def _generic(data: bytes, b: _Builder, spec: _Spec) -> None:
+    for name, words, indented, _pos, minor in _declarations(data, spec):
+        b.define(name, spec.exported(words, name), minor or indented)
+    for pattern in spec.imports:
+        for m in pattern.finditer(data):
+            b.imported(m.group(1))
+    found = spec.package.search(data) if spec.package is not None else None
+    if found is not None:
+        b.package = found.group(1).decode("ascii", "replace")
+
+
+# --- Python -----------------------------------------------------------------------------------
+
+_PY_DEF = _decl(b"def")
+_PY_CLASS = _decl(b"class")
+_PY_ASSIGN = re.compile(rb"\n([A-Za-z_]\w*)[ \t]*(?::[^\n=]+)?=(?!=)")
+_PY_IMPORT = re.compile(rb"import[ \t]+(\([^)]*\)|[^\n;#]*)")
+_PY_FROM = re.compile(rb"from[ \t]+(\.*[\w.]*)[ \t]+$")
+_PY_ALL = re.compile(rb"__all__[ \t]*(?::[^=\n]*)?\+?=[ \t]*[\[(]([^\])]*)[\])]")
+_PY_ALL_ADD = re.compile(rb"__all__\.(?:append|extend)\(([^)]*)\)")
+_QUOTED = re.compile(rb"""['"]([A-Za-z_]\w*)['"]""")
+_STATEMENT = re.compile(rb"\n[^ \t\n#@)\]}]")
+
+
+def _python(data: bytes, b: _Builder, path: str) -> None:
+    is_init = posixpath.basename(path) in ("__init__.py", "__init__.pyi")
+    found: list[tuple[int, int, bytes, bool]] = []  # (position, indent, name, is_class)
+    for decl, is_class in ((_PY_DEF, False), (_PY_CLASS, True)):
+        for m in decl.pattern.finditer(data):
+            start = m.start()
+            prefix = _line_prefix(data, start)
+            if prefix.strip(b" \t") and prefix.split() != [b"async"]:
+                continue
+            found.append((start, len(prefix) - len(prefix.lstrip()), m.group(1), is_class))
+    found.sort()
+    # Enclosing blocks, innermost last: (indent, is_class, private).
+    stack: list[tuple[int, bool, bool]] = []
+    previous = 0
+    for pos, indent, name, is_class in found:
+        # A top-level statement since the previous declaration closes every block: a def
+        # indented under a top-level `if` or `try` after a function is not that function's.
+        if stack and indent and _STATEMENT.search(data, previous, pos) is not None:
+            stack.clear()
+        previous = pos
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        dunder = name.startswith(b"__") and name.endswith(b"__")
+        private = name.startswith(b"_") and not dunder
+        if stack:
+            if not stack[-1][1]:  # nested in a function: a local helper, not the file's
+                stack.append((indent, False, True))
+                continue
+            private = private or stack[-1][2]
+        if not dunder:
+            b.define(name, not private, bool(stack))
+        stack.append((indent, is_class, private))
+    for m in _PY_ASSIGN.finditer(data):
+        name = m.group(1)
+        if not (name.startswith(b"__") and name.endswith(b"__")):
+            b.define(name, not name.startswith(b"_"), True)
+    reexports: set[bytes] = set()
+    for m in _PY_IMPORT.finditer(data):
+        prefix = _line_prefix(data, m.start())
+        body = m.group(1).strip(b"() \t")
+        items = [i.split() for i in body.replace(b"\n", b" ").replace(b"\\", b" ").split(b",")]
+        if not prefix.strip():
+            for item in items:
+                if item and item[0] != b"*":
+                    b.imported(item[0])
+            continue
+        fm = _PY_FROM.match(prefix.lstrip())
+        if fm is None:
+            continue
+        module = fm.group(1)
+        if module == b"__future__":
+            continue
+        b.imported(module)
+        for item in items:
+            if not item:
+                continue
+            if item[0] == b"*":
+                b.star.add(module.decode("ascii", "replace"))
+                continue
+            if module.strip(b".") == b"":  # `from . import x`: x is a module of the package
+                b.imported(module + item[0])
+            shown = item[-1] if len(item) == 3 and item[1] == b"as" else item[0]
+            if not shown.startswith(b"_") and re.fullmatch(rb"[A-Za-z_]\w*", shown):
+                reexports.add(shown)
+    listed: set[bytes] = set()
+    if b"__all__" in data:
+        for pattern in (_PY_ALL, _PY_ALL_ADD):
+            for m in pattern.finditer(data):
+                listed.update(_QUOTED.findall(m.group(1)))
+    if listed:
+        # `__all__` is the file's public surface, whatever the names look like.
+        b.exported = set(listed)
+    elif is_init:
+        b.exported |= reexports
+
+
+# --- Go ---------------------------------------------------------------------------------------
+
+_GO_BLOCK = re.compile(rb"\n(const|var|type)[ \t]*\(")
+_GO_BLOCK_NAME = re.compile(rb"\n\t([A-Za-z_]\w*)")
+_GO_IMPORT = re.compile(rb"\nimport[ \t]*(?:(\([^)]*\))|[\w.]*[ \t]*(\"[^\"\n]*\"))")
+_GO_STRING = re.compile(rb'"([^"\n]+)"')
+
+
+def _go(data: bytes, b: _Builder) -> None:
+    _generic(data, b, _SPECS["go"])
+    for m in _GO_BLOCK.finditer(data):
+        end = data.find(b"\n)", m.end())
+        block = data[m.end() - 1 : len(data) if end < 0 else end]
+        for name in _GO_BLOCK_NAME.findall(block):
+            if name not in _GO_KW:
+                b.define(name, _go_exported([], name), m.group(1) != b"type")
+    for m in _GO_IMPORT.finditer(data):
+        for spec in _GO_STRING.findall(m.group(1) or m.group(2)):
+            b.imported(spec)
+
+
+# --- TypeScript and JavaScript ----------------------------------------------------------------
+
+_JS_EXPORT_LIST = re.compile(rb"export[ \t]*(?:type[ \t]*)?\{([^}]*)\}")
+_JS_EXPORT_STAR = re.compile(
+    rb"""export[ \t]*\*[ \t]*(?:as[ \t]+\w+[ \t]*)?from[ \t]*['"]([^'"\n]+)['"]"""
+)
+_JS_EXPORT_DEFAULT = re.compile(rb"export[ \t]+default[ \t]+" + _JS_IDENT)
+_JS_CJS = re.compile(rb"exports\.([A-Za-z_$][\w$]*)[ \t]*=")
+_JS_METHOD = re.compile(
+    rb"\n([ \t]+)((?:(?:public|private|protected|static|readonly|async|abstract|override|get|set)"
+    rb"[ \t]+)*)#?([A-Za-z_$][\w$]*)[ \t]*(?:<[^>\n]*>)?\([^\n]*\)[ \t]*(?::[^\n{;=]*)?\{[ \t]*$",
+    re.M,
+)
+_JS_NOT_METHODS = _kw("if for while switch catch function return with else constructor")
+
+
+def _javascript(data: bytes, b: _Builder) -> None:
+    spec = _SPECS["typescript"]
+    for name, words, indented, pos, _minor in _declarations(data, spec):
+        exported = b"export" in words
+        # An indented declaration is local unless it is exported (from a namespace or module).
+        if exported or not indented or b"declare" in words:
+            b.define(
+                name, exported, not exported and data.startswith((b"const", b"let", b"var"), pos)
+            )
+    for m in _JS_EXPORT_LIST.finditer(data):
+        for item in m.group(1).split(b","):
+            parts = item.split()
+            if parts and parts[0] == b"type":
+                parts = parts[1:]
+            if parts:
+                b.exported.add(parts[-1])
+    for m in _JS_EXPORT_DEFAULT.finditer(data):
+        if m.group(1) not in _JS_KW:
+            b.exported.add(m.group(1))
+    for m in _JS_CJS.finditer(data):
+        b.define(m.group(1), True)
+    for m in _JS_EXPORT_STAR.finditer(data):
+        b.star.add(m.group(1).decode("utf-8", "replace"))
+    for pattern in spec.imports:
+        for m in pattern.finditer(data):
+            b.imported(m.group(1))
+    if b"class" in data:
+        for m in _JS_METHOD.finditer(data):
+            name = m.group(3)
+            if name in _JS_NOT_METHODS or name in _JS_KW:
+                continue
+            words = m.group(2).split()
+            private = b"private" in words or b"protected" in words or name[:1] == b"_"
+            b.define(name, not private, True)
+
+
+# --- Rust -------------------------------------------------------------------------------------
+
+_RUST_USE = re.compile(rb"use[ \t]+([^;]+);")
+_RUST_MOD = re.compile(rb"mod[ \t]+([A-Za-z_]\w*)[ \t]*;")
+_RUST_LEAF = re.compile(rb"(\w+)(?:[ \t]+as[ \t]+(\w+))?[ \t]*(?=[,}]|$)")
+
+
+def _rust(data: bytes, b: _Builder) -> None:
+    spec = _SPECS["rust"]
+    for name, words, indented, pos, _minor in _declarations(data, spec):
+        exported = b"pub" in words
+        if not exported and data.startswith(b"macro_rules", pos):
+            exported = b"#[macro_export]" in data[max(0, pos - 200) : pos]
+        # An indented fn is an impl's or a trait's method (or an inline module's item).
+        b.define(name, exported, indented and data.startswith(b"fn", pos))
+    for m in _RUST_USE.finditer(data):
+        prefix = _line_prefix(data, m.start())
+        words = _PUB_RESTRICTED.sub(b"restricted", prefix).split()
+        if words and not all(w in spec.modifiers or w == b"restricted" for w in words):
+            continue
+        path = b" ".join(m.group(1).split())
+        b.imported(path)
+        if b"pub" in words:
+            if path.endswith(b"*"):
+                b.star.add(path.decode("utf-8", "replace"))
+            for leaf, alias in _RUST_LEAF.findall(path):
+                name = alias or leaf
+                if name not in (b"self", b"super", b"crate") and name not in _RUST_KW:
+                    b.exported.add(name)
+    for m in _RUST_MOD.finditer(data):
+        words = _PUB_RESTRICTED.sub(b"pub", _line_prefix(data, m.start())).split()
+        if all(w == b"pub" for w in words):
+            b.imported(b"mod " + m.group(1))
+
+
+# --- Java and C# (types from the table, methods from their shape) ------------------------------
+
+_METHOD = re.compile(rb"\n[ \t]+((?:@?[A-Za-z_][\w<>\[\],.?]*[ \t]+)+)([A-Za-z_]\w*)[ \t]*\(", re.M)
+_NOT_TYPES = _kw("return new throw else case yield await goto delete typedef using")
+
+
+def _methods(data: bytes, b: _Builder, spec: _Spec) -> None:
+    for m in _METHOD.finditer(data):
+        words = m.group(1).split()
+        name = m.group(2)
+        if name in spec.keywords or any(w in _NOT_TYPES for w in words):
+            continue
+        b.define(name, spec.exported(words, name), True)
+
+
+def _java_like(data: bytes, b: _Builder, lang: str) -> None:
+    spec = _SPECS[lang]
+    _generic(data, b, spec)
+    _methods(data, b, spec)
+
+
+# --- C and C++ --------------------------------------------------------------------------------
+
+_C_INCLUDE = re.compile(rb"#[ \t]*include[ \t]*([<\"][^>\"\n]+[>\"])")
+_C_DEFINE = re.compile(rb"#[ \t]*define[ \t]+([A-Za-z_]\w*)")
+_C_TAGGED = re.compile(
+    rb"(?:struct|union|enum|class)[ \t]+(?:[A-Z_]+[ \t]+)?([A-Za-z_]\w*)[ \t]*"
+    rb"(?:final[ \t]*)?(?=[{:;\n])"
+)
+_C_TAG_PREFIXES = (b"typedef", b"template", b"export")
+_C_TYPEDEF = re.compile(rb"typedef\b")
+_C_FUNCTION = re.compile(
+    rb"\n((?:[A-Za-z_][\w:<>,\*&]*[ \t\*&]+)*)(~?[A-Za-z_]\w*(?:::~?[A-Za-z_]\w*)*)[ \t]*\("
+)
+_C_NAME_BEFORE_SEMI = re.compile(rb"([A-Za-z_]\w*)[ \t\]\[0-9]*;")
+_C_FUNC_POINTER = re.compile(rb"\([ \t]*\*[ \t]*([A-Za-z_]\w*)[ \t]*\)")
+
+
+def _typedef_name(data: bytes, start: int) -> bytes | None:
+    i = start
+    depth = 0
+    end = min(len(data), start + 20000)
+    while i < end:
+        c = data[i]
+        if c == 0x7B:  # {
+            depth += 1
+        elif c == 0x7D:  # }
+            depth -= 1
+        elif c == 0x3B and depth == 0:  # ;
+            text = data[start : i + 1]
+            tail = text[text.rfind(b"}") + 1 :] if b"}" in text else text
+            if m := _C_FUNC_POINTER.search(tail):
+                return m.group(1)
+            if m := _C_NAME_BEFORE_SEMI.search(tail):
+                return m.group(1)
+            return None
+        i += 1
+    return None
+
+
+def _c(data: bytes, b: _Builder, path: str, lang: str) -> None:
+    header = posixpath.splitext(path)[1].lower() in _HEADERS
+    keywords = _C_KW
+    for m in _C_INCLUDE.finditer(data):
+        b.imported(m.group(1))
+    for m in _C_DEFINE.finditer(data):
+        b.define(m.group(1), header)
+    for m in _C_TAGGED.finditer(data):
+        prefix = _line_prefix(data, m.start())
+        words = prefix.split()
+        if prefix[:1] in (b" ", b"\t") or (words and not words[0].startswith(_C_TAG_PREFIXES)):
+            continue
+        if m.group(1) not in keywords:
+            b.define(m.group(1), header)
+    for m in _C_TYPEDEF.finditer(data):
+        if _line_prefix(data, m.start()).strip():
+            continue
+        name = _typedef_name(data, m.end())
+        if name is not None and name not in keywords:
+            b.define(name, header)
+    for m in _C_FUNCTION.finditer(data):
+        words = m.group(1).split()
+        if words and (
+            words[0] in _NOT_TYPES
+            or words[0]
+            in (b"if", b"while", b"for", b"switch", b"return", b"else", b"do", b"sizeof")
+        ):
+            continue
+        name = m.group(2).rsplit(b"::", 1)[-1]
+        if name in keywords or name.startswith(b"~"):
+            continue
+        b.define(name, header and b"static" not in words)
+    if lang == "cpp" and header:
+        _methods(data, b, _Spec(keywords, exported=lambda words, name: True))
+
+
+# --- Ruby -------------------------------------------------------------------------------------
+
+_RUBY_SCOPE = re.compile(rb"\n([ \t]*)(class|module)[ \t]+(?!<<)([A-Z]\w*(?:::[A-Z]\w*)*)")
+_RUBY_DEF = re.compile(rb"\n([ \t]*)def[ \t]+(self\.)?([A-Za-z_]\w*)")
+_RUBY_VISIBILITY = re.compile(rb"\n([ \t]*)(private|protected|public)[ \t]*(?=\n)")
+_RUBY_CONST = re.compile(rb"\n[ \t]*([A-Z][A-Z0-9_]*)[ \t]*=[^=~]")
+_RUBY_ATTR = re.compile(rb"attr_(?:reader|writer|accessor)[ \t]+([^\n]+)")
+_RUBY_SYMBOL = re.compile(rb":([A-Za-z_]\w*)")
+_RUBY_REQUIRE = re.compile(rb"""require(_relative)?[ \t(]+['"]([^'"\n]+)['"]""")
+
+
+def _ruby(data: bytes, b: _Builder) -> None:
+    events: list[tuple[int, int, bytes, bytes]] = []  # (position, indent, what, name)
+    for m in _RUBY_SCOPE.finditer(data):
+        name = m.group(3).rsplit(b"::", 1)[-1]
+        b.define(name, True)
+        events.append((m.start(), len(m.group(1)), b"scope", name))
+    for m in _RUBY_VISIBILITY.finditer(data):
+        events.append((m.start(), len(m.group(1)), m.group(2), b""))
+    for m in _RUBY_DEF.finditer(data):
+        events.append(
+            (
+                m.start(),
+                len(m.group(1)),
+                b"def",
+                m.group(3) if m.group(2) is None else b"self." + m.group(3),
+            )
+        )
+    events.sort()
+    # Visibility in force per indentation: a bare `private` hides the defs after it at its own
+    # indentation until a class or module at a smaller indentation starts.
+    hidden: dict[int, bool] = {}
+    for _pos, indent, what, name in events:
+        if what == b"scope":
+            for level in [k for k in hidden if k > indent]:
+                del hidden[level]
+        elif what == b"def":
+            singleton = name.startswith(b"self.")
+            real = name[5:] if singleton else name
+            if real not in _RUBY_KW:
+                b.define(real, singleton or not hidden.get(indent, False), indent > 0)
+        else:
+            hidden[indent] = what != b"public"
+    for m in _RUBY_CONST.finditer(data):
+        b.define(m.group(1), True)
+    for m in _RUBY_ATTR.finditer(data):
+        for name in _RUBY_SYMBOL.findall(m.group(1)):
+            b.define(name, True)
+    for m in _RUBY_REQUIRE.finditer(data):
+        spec = m.group(2)
+        b.imported((b"./" + spec) if m.group(1) else spec)
+
+
+# --- documents --------------------------------------------------------------------------------
+
+_FENCE = re.compile(rb"\n[ \t]*(```|~~~)[^\n]*\n(.*?)\n[ \t]*\1", re.S)
+_SPAN = re.compile(rb"`+([^`\n]+)`+")
+_INDENTED = re.compile(rb"\n(?: {4}|\t)[ \t]*([^\n]+)")
+_LINK = re.compile(rb"\]\(([^)\s]+)\)")
+_PATH = re.compile(
+    rb"(?<![\w/:@.-])(?:[\w.-]+/)+[\w.-]*|(?<![\w/:@.-])[\w-]+\.(?:py|pyi|go|rs|ts|tsx|js|jsx|mjs|"
+    rb"java|kt|c|h|cc|cpp|hpp|cs|rb|php|swift|scala|lua|sh|toml|yaml|yml|json|md|rst)\b"
+)
+
+
+def _document(data: bytes, b: _Builder) -> tuple[bytes, bytes]:
+    """A document refers to the identifiers in its code and to the paths its code and links
+    name; its prose is not code, so words there are not references."""
+    code = [m.group(2) for m in _FENCE.finditer(data)]
+    code += _SPAN.findall(data)
+    code += _INDENTED.findall(data)
+    text = b"\n".join(code)
+    for mention in (*_PATH.findall(text), *_LINK.findall(data)):
+        if b"://" not in mention and not mention.startswith((b"#", b"mailto:")):
+            b.imported(mention.removeprefix(b"./"))
+    return _words(text, _DOC_COMMON)
+
+
+# --- entry point ------------------------------------------------------------------------------
+
+# What a reference is not, per language: reserved words and common builtins.
+_NOT_REFS: dict[str, frozenset[bytes]] = {
+    "python": _PY_KW | _PY_COMMON,
+    "typescript": _JS_KW | _JS_COMMON,
+    "tsx": _JS_KW | _JS_COMMON,
+    "javascript": _JS_KW | _JS_COMMON,
+    "go": _GO_KW | _GO_COMMON,
+    "rust": _RUST_KW | _RUST_COMMON,
+    "java": _JAVA_KW | _JAVA_COMMON,
+    "c": _C_KW | _C_COMMON,
+    "cpp": _C_KW | _C_COMMON,
+    "csharp": _CS_KW,
+    "ruby": _RUBY_KW | _RUBY_COMMON,
+    "kotlin": _KOTLIN_KW | _JVM_COMMON,
+    "swift": _SWIFT_KW | _JVM_COMMON,
+    "scala": _SCALA_KW | _JVM_COMMON,
+    "php": _PHP_KW,
+    "lua": _LUA_KW,
+    "bash": _BASH_KW,
+}
+LANGUAGES: Final = frozenset(_NOT_REFS) | DOCUMENTS
+
+
+def is_readme(path: str) -> bool:
+    return posixpath.basename(path).lower().startswith("readme")
+
+
+def lexicon_language(path: str, lang: str | None) -> str | None:
+    """The language `lex` reads ``path`` as, or None when it gives no lexicon for it."""
+    if lang in LANGUAGES:
+        return lang
+    if lang == "text" and is_readme(path):
+        return "markdown"
+    return None
+
+
+def lex(path: str, data: bytes, lang: str | None = None) -> Lexicon | None:
+    """The lexicon of a text file, or None for a language it does not read (``lang`` defaults
+    to `packer.languages.language_for`)."""
+    if lang is None:
+        from packer.languages import language_for
+
+        lang = language_for(path)
+    lang = lexicon_language(path, lang)
+    if lang is None:
+        return None
+    # A leading newline lets every line-start pattern (which begins with "\n" so that the
+    # engine can search for it quickly) match on the first line too.
+    data = b"\n" + data[:MAX_BYTES]
+    b = _Builder(lang)
+    if lang in DOCUMENTS:
+        return b.done(_document(data, b))
+    if lang == "python":
+        _python(data, b, path)
+    elif lang == "go":
+        _go(data, b)
+    elif lang in ("typescript", "tsx", "javascript"):
+        _javascript(data, b)
+    elif lang == "rust":
+        _rust(data, b)
+    elif lang in ("java", "csharp"):
+        _java_like(data, b, lang)
+    elif lang in ("c", "cpp"):
+        _c(data, b, path, lang)
+    elif lang == "ruby":
+        _ruby(data, b)
+    else:
+        _generic(data, b, _SPECS[lang])
+        if lang == "bash":
+            for name in re.findall(rb"\n([A-Za-z_][\w-]*)[ \t]*\(\)", data):
+                b.define(name.replace(b"-", b"_"), True)
+    return b.done(_words(data, _NOT_REFS[lang]))
