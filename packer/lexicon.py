@@ -70,27 +70,65 @@ def _from_le(typecode: str, data: bytes) -> array[int]:
     return values
 
 
+# What a lexicon records about each name it defines, one byte per name (`Lexicon.info`).
+EXPORTED: Final = 1  # public by the language's rules
+MINOR: Final = 2  # declared only as a member of a type or as a variable
+UNDERSCORE: Final = 4  # starts with an underscore
+SHAPE_SHIFT: Final = 3  # bits 3-4: the name's shape, see `shape`
+PLAIN, STRUCTURED, SPECIFIC = 0, 1, 2
+
+
+def shape(name: str | bytes) -> int:
+    """How surely a use of ``name`` means one thing: SPECIFIC for a long name with structure
+    (``get_current_context``, ``AddCommand``: an underscore inside, an uppercase letter or a
+    digit, and 8 characters or more), STRUCTURED for a shorter structured name or a long plain
+    one (``Command``, ``callback``), PLAIN for a short lowercase word (``run``, ``name``)."""
+    text = name.decode("ascii", "replace") if isinstance(name, bytes) else name
+    structured = "_" in text.strip("_") or not text.islower() or any(c.isdigit() for c in text)
+    if structured and len(text) >= 8:
+        return SPECIFIC
+    return STRUCTURED if structured or len(text) >= 8 else PLAIN
+
+
 @dataclass(frozen=True, slots=True)
 class Lexicon:
     """What one file defines, exports, refers to and imports.
 
-    References are kept as fingerprints (`fingerprint`), not as text: the rating joins millions
-    of them against the definitions of a whole repository with array operations, which text
-    would force back into a loop per name. Tuples of names are sorted; references keep the order
-    of their first use."""
+    Names are kept as fingerprints (`fingerprint`) beside the text of the defined ones: the
+    rating joins millions of references to the definitions of a whole repository with array
+    operations, which text would force back into a loop per name. Definitions are sorted by
+    name; references keep the order of their first use."""
 
     lang: str
-    defines: tuple[str, ...] = ()  # names declared here (top level, classes' members)
-    exported: tuple[str, ...] = ()  # names made public here: exported definitions, re-exports
+    names: str = ""  # the names declared here, sorted, joined by newlines (see `defines`)
+    fps: bytes = b""  # their fingerprints: little-endian uint64 each
+    info: bytes = b""  # one byte each: EXPORTED | MINOR | UNDERSCORE | shape << SHAPE_SHIFT
+    reexports: tuple[str, ...] = ()  # names exported without being defined here (re-exports)
     refs: bytes = b""  # fingerprints of the identifiers used: little-endian uint64 each
     counts: bytes = b""  # how often each is used: little-endian uint16 each (at most 65535)
     imports: tuple[str, ...] = ()  # module specifiers as written; paths a document mentions
     star: tuple[str, ...] = ()  # imports re-exported whole (`from x import *`, `export *`)
     package: str = ""  # the declared package (Go, Java, Kotlin, Scala), namespace (C#)
-    # Of `defines`, those declared only as members of a type or as variables: a plain word
-    # among them (`name`, `method`) is more often any object's attribute or a local variable
-    # than a use of this declaration.
-    minor: tuple[str, ...] = ()
+
+    @property
+    def defines(self) -> tuple[str, ...]:
+        """The names declared here (top level and types' members), sorted."""
+        return tuple(self.names.split("\n")) if self.names else ()
+
+    def _flagged(self, flag: int) -> tuple[str, ...]:
+        return tuple(n for n, i in zip(self.defines, self.info, strict=True) if i & flag)
+
+    @property
+    def exported(self) -> tuple[str, ...]:
+        """The names made public here: exported definitions and re-exports, sorted."""
+        return tuple(sorted({*self._flagged(EXPORTED), *self.reexports}))
+
+    @property
+    def minor(self) -> tuple[str, ...]:
+        """Of `defines`, those declared only as members of a type or as variables: a plain
+        word among them (``name``, ``method``) is more often any object's attribute or a local
+        variable than a use of this declaration."""
+        return self._flagged(MINOR)
 
     def fingerprints(self) -> array[int]:
         return _from_le("Q", self.refs)
@@ -112,14 +150,15 @@ def encode(lexicon: Lexicon) -> bytes:
         [
             LEXICON_VERSION,
             lexicon.lang,
-            list(lexicon.defines),
-            list(lexicon.exported),
+            lexicon.names,
+            lexicon.fps,
+            lexicon.info,
+            list(lexicon.reexports),
             lexicon.refs,
             lexicon.counts,
             list(lexicon.imports),
             list(lexicon.star),
             lexicon.package,
-            list(lexicon.minor),
         ],
         use_bin_type=True,
     )
@@ -129,26 +168,29 @@ def encode(lexicon: Lexicon) -> bytes:
 def decode(data: bytes) -> Lexicon | None:
     """The lexicon `encode` wrote, or None for bytes that are not one of this version."""
     try:
-        (version, lang, defines, exported, refs, counts, imports, star, package, minor) = (
+        (version, lang, names, fps, info, reexports, refs, counts, imports, star, package) = (
             msgpack.unpackb(data, raw=False)
         )
         if (
             version != LEXICON_VERSION
-            or not isinstance(refs, bytes)
-            or not isinstance(counts, bytes)
+            or not all(isinstance(b, bytes) for b in (fps, info, refs, counts))
+            or not isinstance(names, str)
             or len(refs) != 4 * len(counts)
+            or len(fps) != 8 * len(info)
+            or len(info) != (names.count("\n") + 1 if names else 0)
         ):
             return None
         return Lexicon(
             str(lang),
-            tuple(map(str, defines)),
-            tuple(map(str, exported)),
+            names,
+            fps,
+            info,
+            tuple(map(str, reexports)),
             refs,
             counts,
             tuple(map(str, imports)),
             tuple(map(str, star)),
             str(package),
-            tuple(map(str, minor)),
         )
     except (ValueError, TypeError, msgpack.ExtraData):
         return None
@@ -168,10 +210,19 @@ _TO_WORDS: Final = bytes(c if c in _WORD_CHARS else 32 for c in range(256))
 _NAME = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{%d,}" % (MIN_REF - 1))
 
 
-def _words(data: bytes, keywords: frozenset[bytes]) -> tuple[bytes, bytes]:
-    """The fingerprints of the distinct references of ``data`` in order of first use, and
-    their counts (see `Lexicon`)."""
+# A word of prose counts as a reference only when it is shaped like a name: an uppercase
+# letter, an underscore or a digit in it (`Command`, `get_context`), not a plain word.
+_SHAPED = re.compile(rb"\b(?=[a-z]*[A-Z_0-9])[A-Za-z_][A-Za-z0-9_]{%d,}" % (MIN_REF - 1))
+
+
+def _words(data: bytes, keywords: frozenset[bytes], prose: bytes = b"") -> tuple[bytes, bytes]:
+    """The fingerprints of the distinct references of ``data`` (code) and ``prose`` (its
+    comments and docstrings) in order of first use, and their counts (see `Lexicon`)."""
     counted = Counter(data.translate(_TO_WORDS).split())
+    if prose:
+        said = Counter(prose.translate(_TO_WORDS).split())
+        for w in _SHAPED.findall(b" ".join(said)):
+            counted[w] += said[w]
     names = [w for w in _NAME.findall(b" ".join(counted)) if w not in keywords]
     if len(names) > MAX_REFS:
         order = {w: i for i, w in enumerate(names)}
@@ -561,19 +612,28 @@ class _Builder:
             self.imports.add(text)
 
     def done(self, refs: tuple[bytes, bytes]) -> Lexicon:
-        def names(items: set[bytes]) -> tuple[str, ...]:
-            return tuple(sorted(n.decode("ascii") for n in items)[:MAX_DEFINES])
-
+        defined = sorted(self.defines)[:MAX_DEFINES]
+        minor = self.minor - self.toplevel
+        crc, adler = zlib.crc32, zlib.adler32
+        fps = array("Q", [(crc(n) << 32) | adler(n) for n in defined])
+        info = bytes(
+            (EXPORTED if n in self.exported else 0)
+            | (MINOR if n in minor else 0)
+            | (UNDERSCORE if n[:1] == b"_" else 0)
+            | (shape(n) << SHAPE_SHIFT)
+            for n in defined
+        )
         return Lexicon(
             self.lang,
-            names(self.defines),
-            names(self.exported),
+            b"\n".join(defined).decode("ascii"),
+            _le(fps),
+            info,
+            tuple(sorted(n.decode("ascii") for n in self.exported - self.defines)),
             refs[0],
             refs[1],
             tuple(sorted(self.imports)),
             tuple(sorted(self.star)),
             self.package,
-            names(self.minor - self.toplevel),
         )
 
 
@@ -597,6 +657,7 @@ _PY_IMPORT = re.compile(rb"import[ \t]+(\([^)]*\)|[^\n;#]*)")
 _PY_FROM = re.compile(rb"from[ \t]+(\.*[\w.]*)[ \t]+$")
 _PY_ALL = re.compile(rb"__all__[ \t]*(?::[^=\n]*)?\+?=[ \t]*[\[(]([^\])]*)[\])]")
 _PY_ALL_ADD = re.compile(rb"__all__\.(?:append|extend)\(([^)]*)\)")
+_PY_NAME = re.compile(rb"[A-Za-z_]\w*")
 _QUOTED = re.compile(rb"""['"]([A-Za-z_]\w*)['"]""")
 _STATEMENT = re.compile(rb"\n[^ \t\n#@)\]}]")
 
@@ -663,7 +724,7 @@ def _python(data: bytes, b: _Builder, path: str) -> None:
             if module.strip(b".") == b"":  # `from . import x`: x is a module of the package
                 b.imported(module + item[0])
             shown = item[-1] if len(item) == 3 and item[1] == b"as" else item[0]
-            if not shown.startswith(b"_") and re.fullmatch(rb"[A-Za-z_]\w*", shown):
+            if not shown.startswith(b"_") and _PY_NAME.fullmatch(shown):
                 reexports.add(shown)
     listed: set[bytes] = set()
     if b"__all__" in data:
@@ -1013,6 +1074,7 @@ def lex(path: str, data: bytes, lang: str | None = None) -> Lexicon | None:
     b = _Builder(lang)
     if lang in DOCUMENTS:
         return b.done(_document(data, b))
+    data, prose = _prose(data, lang)
     if lang == "python":
         _python(data, b, path)
     elif lang == "go":
@@ -1032,4 +1094,29 @@ def lex(path: str, data: bytes, lang: str | None = None) -> Lexicon | None:
         if lang == "bash":
             for name in re.findall(rb"\n([A-Za-z_][\w-]*)[ \t]*\(\)", data):
                 b.define(name.replace(b"-", b"_"), True)
-    return b.done(_words(data, _NOT_REFS[lang]))
+    return b.done(_words(data, _NOT_REFS[lang], prose))
+
+
+_HASH_COMMENT = re.compile(rb"#[^\n]*")
+_SLASH_COMMENT = re.compile(rb"//[^\n]*|/\*[\s\S]*?\*/")
+_HASH_LANGUAGES = frozenset({"python", "ruby", "bash"})
+
+
+def _prose(data: bytes, lang: str) -> tuple[bytes, bytes]:
+    """(the code of ``data``, its comments and docstrings). Prose mentions plain words
+    (`name`, `function`) that would link a file to every definition so named; its names
+    (`Command`) still count. Declarations are read from the code only, so an example in a
+    docstring declares nothing. Cut by a few fast passes, not a parse: a marker inside a
+    string literal (`"#fff"`, `"http://"`) cuts there, which only moves words between the
+    two."""
+    prose: list[bytes] = []
+    if lang == "python" and b'"""' in data:
+        parts = data.split(b'"""')
+        prose += parts[1::2]
+        data = b'""'.join(parts[0::2])
+    pattern = _HASH_COMMENT if lang in _HASH_LANGUAGES else _SLASH_COMMENT
+    found = pattern.findall(data)
+    if found:
+        prose += found
+        data = pattern.sub(b" ", data)
+    return data, b"\n".join(prose)

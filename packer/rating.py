@@ -38,14 +38,13 @@ from __future__ import annotations
 import math
 import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
 from packer.history import History
-from packer.lexicon import Lexicon, fingerprint, lex
+from packer.lexicon import EXPORTED, MINOR, SHAPE_SHIFT, UNDERSCORE, Lexicon, fingerprint, lex
 from packer.surface import README_NAMES, README_PATH, REEXPORTED, Layout, is_index, public_surface
 
 RATING_VERSION: Final = "1"
@@ -64,36 +63,85 @@ TELEPORT_BITS: Final = 22
 TOTAL: Final = 1 << TOTAL_BITS
 # Edge weights: specificity x visibility x 16*sqrt(count) x 64, split between definers; an
 # import counts like one use of a specific exported name.
-_SPECIFIC, _STRUCTURED, _PLAIN = 10, 3, 1
+_SPECIFICITY = np.array([1, 3, 10, 10], dtype=np.int64)  # by `packer.lexicon.shape`
 _EXPORTED, _HIDDEN, _UNDERSCORE = 10, 3, 1
 _COUNT_CAP = 1024
 _SQRT16: Final = np.array([math.isqrt(c * 256) for c in range(_COUNT_CAP + 1)], dtype=np.int64)
 _UNIT = 64
-IMPORT_WEIGHT: Final = _SPECIFIC * _EXPORTED * 16 * _UNIT
+IMPORT_WEIGHT: Final = 10 * _EXPORTED * 16 * _UNIT
 # Personalization points: every file has BASE; the public surface adds (packer.surface);
 # history adds up to 128 for how often and 64 for how recently.
 BASE: Final = 16
 PRIORITY_RANGE: Final = 4  # weight classes -4..4; each step doubles or halves the points
-# Symbol shares of the rest of a file's rating (see the module docstring).
+# Symbol shares (see the module docstring).
 _SHARE_PRIVATE, _SHARE_EXPORTED, _SHARE_PUBLIC = 1, 4, 16
+# Names link files of one family of languages only: a Python file's `TypeError` is not a
+# JavaScript file's. Documents (family 0) refer to every family.
+_FAMILIES: Final = {
+    "python": 1,
+    "typescript": 2,
+    "tsx": 2,
+    "javascript": 2,
+    "go": 3,
+    "rust": 4,
+    "java": 5,
+    "kotlin": 5,
+    "scala": 5,
+    "c": 6,
+    "cpp": 6,
+    "csharp": 7,
+    "ruby": 8,
+    "php": 9,
+    "swift": 10,
+    "lua": 11,
+    "bash": 12,
+}
+_FAMILY_SALT = np.uint64(0x9E3779B97F4A7C15)  # keyed fingerprint: fp XOR family * salt
+_BITMAP_BITS = 26
 
 Int64Array = npt.NDArray[np.int64]
+UInt64Array = npt.NDArray[np.uint64]
 
 
-@dataclass(frozen=True, slots=True)
 class Ratings:
-    """Integer ratings per file and per symbol, with the reasons a file rates as it does."""
+    """Integer ratings per file and per symbol, with the reasons a file rates as it does.
+    Symbol ratings are kept as one array and turned into names per file when asked."""
 
-    files: dict[str, int]
-    symbols: dict[str, dict[str, int]]  # path -> name -> rating
-    reasons: dict[str, tuple[str, ...]]
-    iterations: int = 0
+    def __init__(
+        self,
+        files: dict[str, int],
+        reasons: dict[str, tuple[str, ...]],
+        iterations: int,
+        symbol_values: Int64Array,
+        spans: dict[str, tuple[Lexicon, int]],
+        stats: dict[str, int] | None = None,
+    ) -> None:
+        self.files = files
+        self.stats = stats or {}  # sizes of the graph: definitions, references, pairs, edges
+        self.reasons = reasons
+        self.iterations = iterations
+        self._values = symbol_values
+        self._spans = spans  # path -> (its lexicon, the index of its first symbol)
 
     def file(self, path: str) -> int:
         return self.files.get(path, 0)
 
+    def symbols_of(self, path: str) -> dict[str, int]:
+        """The rating of every name ``path`` defines (empty when it defines none)."""
+        found = self._spans.get(path)
+        if found is None:
+            return {}
+        lexicon, start = found
+        names = lexicon.defines
+        return dict(zip(names, self._values[start : start + len(names)].tolist(), strict=True))
+
     def symbol(self, path: str, name: str) -> int:
-        return self.symbols.get(path, {}).get(name, 0)
+        return self.symbols_of(path).get(name, 0)
+
+    @property
+    def symbols(self) -> dict[str, dict[str, int]]:
+        """Every file's symbol ratings (all of them at once: prefer `symbols_of`)."""
+        return {path: self.symbols_of(path) for path in self._spans}
 
     def ranked(self) -> list[str]:
         """Every path, best rated first; ties break on the path's bytes."""
@@ -101,105 +149,19 @@ class Ratings:
 
     def ranked_symbols(self) -> list[tuple[str, str, int]]:
         """Every (path, name, rating), best first; ties on the path's bytes, then the name's."""
-        out = [(p, n, r) for p, names in self.symbols.items() for n, r in names.items()]
+        out = [(p, n, r) for p in self._spans for n, r in self.symbols_of(p).items()]
         out.sort(key=lambda t: (-t[2], t[0].encode(), t[1].encode()))
         return out
-
-
-def specificity(name: str) -> int:
-    """How surely a use of ``name`` means one definition: long structured names are specific,
-    short plain words are not."""
-    structured = "_" in name.strip("_") or not name.islower() or any(c.isdigit() for c in name)
-    if structured and len(name) >= 8:
-        return _SPECIFIC
-    if structured or len(name) >= 8:
-        return _STRUCTURED
-    return _PLAIN
 
 
 def _private_module(path: str) -> bool:
     """A Python module or package whose name starts with an underscore (``_compat.py``,
     ``_internal/x.py``): its names are internal unless a package index re-exports them."""
     for part in path.split("/"):
-        if part.startswith("_") and not (
-            part.startswith("__") and part.split(".")[0].endswith("__")
-        ):
+        stem = part.split(".")[0]
+        if part.startswith("_") and not (stem.startswith("__") and stem.endswith("__")):
             return True
     return False
-
-
-@dataclass(slots=True)
-class _Definitions:
-    """Every (file, name) a lexicon defines, in file order then name order."""
-
-    file: list[int] = field(default_factory=list)
-    name: list[str] = field(default_factory=list)
-    fp: list[int] = field(default_factory=list)
-    exported: list[bool] = field(default_factory=list)
-    minor: list[bool] = field(default_factory=list)
-    span: list[tuple[int, int]] = field(default_factory=list)  # file -> range of its rows
-    by_name: dict[str, list[int]] = field(default_factory=dict)
-
-
-def _definitions(lexicons: Sequence[Lexicon | None]) -> _Definitions:
-    d = _Definitions()
-    fps: dict[str, int] = {}
-    for i, lexicon in enumerate(lexicons):
-        start = len(d.file)
-        if lexicon is not None and lexicon.defines:
-            exported = set(lexicon.exported)
-            minor = set(lexicon.minor)
-            for name in lexicon.defines:
-                row = len(d.file)
-                d.file.append(i)
-                d.name.append(name)
-                fp = fps.get(name)
-                if fp is None:
-                    fp = fps[name] = fingerprint(name)
-                d.fp.append(fp)
-                d.exported.append(name in exported)
-                d.minor.append(name in minor)
-                d.by_name.setdefault(name, []).append(row)
-        d.span.append((start, len(d.file)))
-    return d
-
-
-def _reexports(
-    layout: Layout, defs: _Definitions, imports: Sequence[list[int]]
-) -> tuple[dict[int, list[int]], set[int]]:
-    """(index file -> definition rows it re-exports, every re-exported row). A package index
-    re-exports the names it exports without defining them (``from .core import Command``,
-    ``pub use``, ``export { x } from``) and everything of what it star-imports."""
-    by_index: dict[int, list[int]] = {}
-    every: set[int] = set()
-    for i, lexicon in enumerate(layout.lexicons):
-        if lexicon is None or not (is_index(layout.paths[i]) or lexicon.star):
-            continue
-        targets = set(imports[i])
-        folder = posixpath.dirname(layout.paths[i])
-        rows: list[int] = []
-        own = set(lexicon.defines)
-        for name in lexicon.exported:
-            if name in own:
-                continue
-            candidates = defs.by_name.get(name, [])
-            chosen = [r for r in candidates if defs.file[r] in targets]
-            if not chosen:
-                chosen = [
-                    r
-                    for r in candidates
-                    if layout.paths[defs.file[r]].startswith(folder + "/" if folder else "")
-                ]
-            if len(chosen) <= 3:
-                rows += chosen
-        for spec in lexicon.star:
-            for f in layout.resolve(i, spec, lexicon.lang):
-                start, end = defs.span[f]
-                rows += [r for r in range(start, end) if defs.exported[r]]
-        if rows:
-            by_index[i] = sorted(set(rows))
-            every.update(rows)
-    return by_index, every
 
 
 def _history_points(history: History | None, path: str) -> int:
@@ -231,6 +193,23 @@ def _segment_sums(keys: Int64Array, values: Int64Array) -> tuple[Int64Array, Int
     return keys[starts], np.add.reduceat(values, starts)
 
 
+def _to_rating(mass: Int64Array, scale: int) -> Int64Array:
+    """``mass * scale >> TOTAL_BITS`` exactly, for mass < 2**38 and scale < 2**40, in int64:
+    the product is taken in two halves of 19 bits so that none passes 2**63."""
+    high, low = mass >> 19, mass & ((1 << 19) - 1)
+    return (high * scale + ((low * scale) >> 19)) >> (TOTAL_BITS - 19)
+
+
+def _keyed(fps: UInt64Array, families: Int64Array) -> UInt64Array:
+    """Fingerprints keyed by language family (a bijection per family)."""
+    return fps ^ (families.astype(np.uint64) * _FAMILY_SALT)
+
+
+def _read_u64(data: bytes) -> UInt64Array:
+    """Little-endian uint64s as native ones (no copy where the machine is little-endian)."""
+    return np.frombuffer(data, dtype="<u8").astype(np.uint64, copy=False)
+
+
 def rate(
     files: Iterable[tuple[str, str | None, int, Lexicon | None]],
     *,
@@ -251,10 +230,13 @@ def rate(
     lexicons = [r[3] for r in rows]
     n = len(paths)
     if n == 0:
-        return Ratings({}, {}, {})
+        return Ratings({}, {}, 0, np.zeros(0, dtype=np.int64), {})
     priorities = priorities or {}
     layout = Layout(paths, lexicons)
     surface = public_surface(layout, langs, read)
+    family = np.array(
+        [_FAMILIES.get(lx.lang, 0) if lx is not None else 0 for lx in lexicons], dtype=np.int64
+    )
 
     # Imports, resolved (after the surface: it reads go.mod and package.json for names).
     imports: list[list[int]] = [[] for _ in range(n)]
@@ -265,148 +247,173 @@ def rate(
                 found.update(layout.resolve(i, spec, lexicon.lang))
             imports[i] = sorted(found)
 
-    defs = _definitions(lexicons)
-    reexported_by, reexported = _reexports(layout, defs, imports)
-    reexported_from: dict[int, int] = {}  # file -> how many of its names an index re-exports
-    for r in reexported:
-        reexported_from[defs.file[r]] = reexported_from.get(defs.file[r], 0) + 1
-    for index, rows_ in sorted(reexported_by.items()):
-        per_file: dict[int, int] = {}
-        for r in rows_:
-            per_file[defs.file[r]] = per_file.get(defs.file[r], 0) + 1
-        surface.add(
-            index,
-            min(REEXPORTED, 4 * len(rows_)),
-            f"re-exports {len(rows_)} name{'' if len(rows_) == 1 else 's'}",
-        )
-        for f, count in sorted(per_file.items()):
-            if f != index:
+    # Definitions: one row per (file, name), in file order then name order.
+    sizes = np.array([len(lx.info) if lx is not None else 0 for lx in lexicons], dtype=np.int64)
+    starts = np.cumsum(sizes) - sizes
+    real = int(sizes.sum())
+    d_file = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    d_fp = _read_u64(b"".join(lx.fps for lx in lexicons if lx))
+    d_info = np.frombuffer(b"".join(lx.info for lx in lexicons if lx), dtype=np.uint8).astype(
+        np.int64
+    )
+    by_fp = np.argsort(d_fp, kind="stable")
+    fp_sorted = d_fp[by_fp]
+
+    def rows_named(name: str) -> list[int]:
+        fp = np.uint64(fingerprint(name))
+        lo = int(np.searchsorted(fp_sorted, fp, side="left"))
+        hi = int(np.searchsorted(fp_sorted, fp, side="right"))
+        return sorted(by_fp[lo:hi].tolist())
+
+    # Re-exports: a package index exports names it does not define (`from .core import
+    # Command`, `pub use`, `export { x } from`) and everything of what it star-imports.
+    reexported_by: dict[int, list[int]] = {}
+    for i, lexicon in enumerate(lexicons):
+        if lexicon is None or not (is_index(paths[i]) or lexicon.star):
+            continue
+        targets = set(imports[i])
+        folder = posixpath.dirname(paths[i])
+        prefix = folder + "/" if folder else ""
+        chosen_rows: list[int] = []
+        for name in lexicon.reexports:
+            candidates = [r for r in rows_named(name) if family[d_file[r]] == family[i]]
+            chosen = [r for r in candidates if int(d_file[r]) in targets]
+            if not chosen:
+                chosen = [r for r in candidates if paths[int(d_file[r])].startswith(prefix)]
+            if len(chosen) <= 3:
+                chosen_rows += chosen
+        for spec in lexicon.star:
+            for f in layout.resolve(i, spec, lexicon.lang):
+                start = int(starts[f])
+                chosen_rows += [
+                    r for r in range(start, start + int(sizes[f])) if d_info[r] & EXPORTED
+                ]
+        chosen_rows = sorted({r for r in chosen_rows if d_file[r] != i})
+        if chosen_rows:
+            reexported_by[i] = chosen_rows
+    reexported = np.zeros(real, dtype=np.bool_)
+    for chosen_rows in reexported_by.values():
+        reexported[chosen_rows] = True
+    reexported_from = np.bincount(d_file[reexported], minlength=n)
+    for index, chosen_rows in sorted(reexported_by.items()):
+        k = len(chosen_rows)
+        surface.add(index, min(REEXPORTED, 4 * k), f"re-exports {k} name{'' if k == 1 else 's'}")
+        for f, count in enumerate(np.bincount(d_file[chosen_rows], minlength=n).tolist()):
+            if count:
                 surface.add(
                     f,
                     min(REEXPORTED, 16 * count),
                     f"{count} name{'' if count == 1 else 's'} re-exported by {paths[index]}",
                 )
 
+    # Visibility and specificity of each definition.
+    private_module = np.array(
+        [langs[i] == "python" and _private_module(p) for i, p in enumerate(paths)],
+        dtype=np.bool_,
+    )
+    exported = (d_info & EXPORTED) != 0
+    visibility = np.where(
+        (d_info & UNDERSCORE) != 0,
+        _UNDERSCORE,
+        np.where(exported & (~private_module[d_file] | reexported), _EXPORTED, _HIDDEN),
+    ).astype(np.int64)
+    shapes = (d_info >> SHAPE_SHIFT) & 3
+    # A member or variable named by a plain word (`name`, `write`, `method`) is more often any
+    # object's attribute or a local variable than this one: it links nothing.
+    specific = np.where(((d_info & MINOR) != 0) & (shapes == 0), 0, _SPECIFICITY[shapes])
+
     # A package index stands for the names it re-exports: users reach them through it
     # (`click.Command`), so it is one more definer of each, and it hands what it gets on to the
-    # real definer (edges below). These rows take part in the graph only: symbols are the rows
-    # before `real`.
-    real = len(defs.file)
-    hops: list[tuple[int, int]] = []  # (index row, the real definition row)
-    for index, rows_ in sorted(reexported_by.items()):
-        for r in rows_:
-            if defs.file[r] != index:
-                hops.append((len(defs.file), r))
-                defs.file.append(index)
-                defs.name.append(defs.name[r])
-                defs.fp.append(defs.fp[r])
-                defs.exported.append(True)
-                defs.minor.append(False)
-                defs.by_name[defs.name[r]].append(hops[-1][0])
+    # real definer (edges below). These rows (from `real` on) take part in the graph only.
+    hop_index = np.array([i for i, rs in sorted(reexported_by.items()) for _ in rs], dtype=np.int64)
+    hop_row = np.array([r for _, rs in sorted(reexported_by.items()) for r in rs], dtype=np.int64)
+    d_file = np.concatenate((d_file, hop_index))
+    d_fp = np.concatenate((d_fp, d_fp[hop_row]))
+    visibility = np.concatenate((visibility, np.full(len(hop_row), _EXPORTED, dtype=np.int64)))
+    specific = np.concatenate((specific, specific[hop_row]))
+    nd = len(d_file)
 
-    # Visibility and specificity of each definition.
-    nd = len(defs.file)
-    private_module = [langs[i] == "python" and _private_module(p) for i, p in enumerate(paths)]
-    visibility = np.array(
-        [
-            _UNDERSCORE
-            if name.startswith("_")
-            else _EXPORTED
-            if exported and (not private_module[f] or r in reexported or r >= real)
-            else _HIDDEN
-            for r, (f, name, exported) in enumerate(
-                zip(defs.file, defs.name, defs.exported, strict=True)
-            )
-        ],
-        dtype=np.int64,
+    # Definitions that can be linked to, grouped by keyed fingerprint: each group is the
+    # definers of one name.
+    linkable = np.flatnonzero(specific > 0)
+    d_key = _keyed(d_fp, family[d_file])
+    d_order = linkable[np.lexsort((d_file[linkable], d_key[linkable]))]
+    key_sorted = d_key[d_order]
+    group_start = np.flatnonzero(
+        np.concatenate(([True], key_sorted[1:] != key_sorted[:-1]))
+        if len(key_sorted)
+        else np.zeros(0, dtype=np.bool_)
     )
-    spec_of: dict[str, int] = {}
-    specific = np.array(
-        [
-            # A member or variable named by a plain word (`name`, `write`, `method`) is more
-            # often any object's attribute or a local variable than this one: no edge.
-            0
-            if minor and spec_of.setdefault(name, specificity(name)) == _PLAIN
-            else spec_of.get(name) or spec_of.setdefault(name, specificity(name))
-            for name, minor in zip(defs.name, defs.minor, strict=True)
-        ],
-        dtype=np.int64,
+    group_key = key_sorted[group_start]
+    group_size = np.diff(np.append(group_start, len(key_sorted)))
+    group_of = np.zeros(nd, dtype=np.int64)
+    group_of[d_order] = np.repeat(group_size, group_size)
+
+    # References: every (file, fingerprint, count), joined to the definers of the name. A
+    # document's references are tried against every family of code.
+    ref_sizes = np.array(
+        [len(lx.counts) // 2 if lx is not None else 0 for lx in lexicons], dtype=np.int64
     )
-
-    # Definitions sorted by fingerprint: each distinct fingerprint is a group of definers.
-    d_fp = np.array(defs.fp, dtype=np.uint64)
-    d_file = np.array(defs.file, dtype=np.int64)
-    d_order = np.lexsort((d_file, d_fp)) if nd else np.zeros(0, dtype=np.int64)
-    d_fp_sorted = d_fp[d_order]
-    if nd:
-        group_start = np.flatnonzero(
-            np.concatenate(([True], d_fp_sorted[1:] != d_fp_sorted[:-1]))
-        ).astype(np.int64)
-    else:
-        group_start = np.zeros(0, dtype=np.int64)
-    group_fp = d_fp_sorted[group_start]
-    group_size = np.diff(np.append(group_start, nd)).astype(np.int64)
-
-    # References: every (file, fingerprint, count), joined to the definers of the fingerprint.
-    r_fp_parts: list[npt.NDArray[np.uint64]] = []
-    r_count_parts: list[npt.NDArray[np.uint16]] = []
-    r_file_parts: list[Int64Array] = []
-    for i, lexicon in enumerate(lexicons):
-        if lexicon is not None and lexicon.refs:
-            fps = np.frombuffer(lexicon.refs, dtype="<u8")
-            r_fp_parts.append(fps)
-            r_count_parts.append(np.frombuffer(lexicon.counts, dtype="<u2"))
-            r_file_parts.append(np.full(len(fps), i, dtype=np.int64))
-    if r_fp_parts and len(group_fp):
-        r_fp = np.concatenate(r_fp_parts).astype(np.uint64)
-        r_count = np.minimum(np.concatenate(r_count_parts).astype(np.int64), _COUNT_CAP)
-        r_file = np.concatenate(r_file_parts)
-        g = np.searchsorted(group_fp, r_fp)
-        g_clipped = np.minimum(g, len(group_fp) - 1)
-        hit = (group_fp[g_clipped] == r_fp) & (group_size[g_clipped] <= MAX_DEFINERS)
-        ref_idx = np.flatnonzero(hit).astype(np.int64)
-        ref_group = g_clipped[ref_idx]
+    r_file = np.repeat(np.arange(n, dtype=np.int64), ref_sizes)
+    r_fp = _read_u64(b"".join(lx.refs for lx in lexicons if lx))
+    r_count = np.minimum(
+        np.frombuffer(b"".join(lx.counts for lx in lexicons if lx), dtype="<u2").astype(np.int64),
+        _COUNT_CAP,
+    )
+    r_family = family[r_file]
+    # A document's references stay in place keyed as family 0, which no definition has, and
+    # are repeated once for each family of code.
+    documents = np.flatnonzero(r_family == 0)
+    if len(documents):
+        copies = sorted(set(family.tolist()) - {0})
+        r_file = np.concatenate((r_file, np.tile(r_file[documents], len(copies))))
+        r_fp = np.concatenate((r_fp, np.tile(r_fp[documents], len(copies))))
+        r_count = np.concatenate((r_count, np.tile(r_count[documents], len(copies))))
+        r_family = np.concatenate((r_family, np.repeat(np.array(copies, np.int64), len(documents))))
+    t_src = t_dst = t_def = t_weight = t_sqrt = np.zeros(0, dtype=np.int64)
+    if len(r_fp) and len(group_key):
+        r_key = _keyed(r_fp, r_family)
+        # A bitmap of the names worth joining (few enough definers) drops most references
+        # before the (slower) search: a gather instead of a binary search each.
+        eligible = group_key[group_size <= MAX_DEFINERS]
+        bits = min(_BITMAP_BITS, max(10, len(eligible).bit_length() + 4))
+        mask = np.uint64((1 << bits) - 1)
+        bitmap = np.zeros(1 << bits, dtype=np.bool_)
+        bitmap[(eligible & mask).astype(np.int64)] = True
+        maybe = np.flatnonzero(bitmap[(r_key & mask).astype(np.int64)])
+        g = np.minimum(np.searchsorted(group_key, r_key[maybe]), len(group_key) - 1)
+        found_ = (group_key[g] == r_key[maybe]) & (group_size[g] <= MAX_DEFINERS)
+        hit = maybe[found_]
+        ref_group = g[found_]
         item_ref, item_pos = _expand(group_start[ref_group], group_size[ref_group])
-        t_ref = ref_idx[item_ref]  # the reference of each (reference, definer) pair
-        t_def = d_order[item_pos]  # the definition row
+        t_ref = hit[item_ref]  # the reference of each (reference, definer) pair
+        t_def = d_order[item_pos]
         t_src = r_file[t_ref]
         t_dst = d_file[t_def]
         # A file that defines the name means its own definition: drop the whole reference.
-        own = np.zeros(len(r_fp), dtype=np.bool_)
+        own = np.zeros(len(r_key), dtype=np.bool_)
         own[t_ref[t_src == t_dst]] = True
         keep = ~own[t_ref] & (specific[t_def] > 0)
         t_ref, t_def, t_src, t_dst = t_ref[keep], t_def[keep], t_src[keep], t_dst[keep]
         t_sqrt = _SQRT16[r_count[t_ref]]
-        t_weight = (specific[t_def] * visibility[t_def] * t_sqrt * _UNIT) // group_size[
-            g_clipped[t_ref]
-        ]
-    else:
-        t_def = t_src = t_dst = t_weight = t_sqrt = np.zeros(0, dtype=np.int64)
+        t_weight = (specific[t_def] * visibility[t_def] * t_sqrt * _UNIT) // group_of[t_def]
 
-    # File edges: reference pairs and imports, summed per (source, target).
-    # An import of a private module nothing re-exports from (`_compat`) is plumbing: it
-    # counts like a use of a name that is not exported.
-    plumbing = [private_module[i] and i not in reexported_from for i in range(n)]
+    # File edges: references, imports, and an index's hand-on, summed per (source, target).
+    # An import of a private module nothing re-exports from (`_compat`) is plumbing: it counts
+    # like a use of a name that is not exported.
+    plumbing = private_module & (reexported_from == 0)
     i_src = np.array([i for i in range(n) for _ in imports[i]], dtype=np.int64)
     i_dst = np.array([j for i in range(n) for j in imports[i]], dtype=np.int64)
-    i_weight = np.array(
-        [
-            IMPORT_WEIGHT * _HIDDEN // _EXPORTED if plumbing[j] else IMPORT_WEIGHT
-            for j in i_dst.tolist()
-        ],
-        dtype=np.int64,
-    )
-    h_src = np.array([defs.file[h] for h, _ in hops], dtype=np.int64)
-    h_dst = np.array([defs.file[r] for _, r in hops], dtype=np.int64)
+    i_weight = np.where(
+        plumbing[i_dst], IMPORT_WEIGHT * _HIDDEN // _EXPORTED, IMPORT_WEIGHT
+    ).astype(np.int64)
     # An index hands on what it gets in proportion to how much each name is used through it
     # (plus a floor, so an unused re-export still leads somewhere).
     via = np.zeros(nd, dtype=np.int64)
-    if len(t_def):
-        np.add.at(via, t_def, t_weight)
-    h_weight = np.array(
-        [int(via[h]) + int(specific[r]) * _EXPORTED * 4 * _UNIT for h, r in hops],
-        dtype=np.int64,
-    )
+    np.add.at(via, t_def, t_weight)
+    h_src = hop_index
+    h_dst = d_file[hop_row]
+    h_weight = via[real:] + specific[hop_row] * _EXPORTED * 4 * _UNIT
     e_key, e_weight = _segment_sums(
         np.concatenate((t_src * n + t_dst, i_src * n + i_dst, h_src * n + h_dst)),
         np.concatenate((t_weight, i_weight, h_weight)),
@@ -417,10 +424,8 @@ def rate(
     e_share = (e_weight << SHARE_BITS) // np.maximum(out_weight[e_src], 1)
     by_dst = np.argsort(e_dst, kind="stable")
     e_src, e_dst, e_share = e_src[by_dst], e_dst[by_dst], e_share[by_dst]
-    dst_starts = (
-        np.flatnonzero(np.concatenate(([True], e_dst[1:] != e_dst[:-1])))
-        if len(e_dst)
-        else np.zeros(0, dtype=np.int64)
+    dst_starts = np.flatnonzero(
+        np.concatenate(([True], e_dst[1:] != e_dst[:-1])) if len(e_dst) else np.zeros(0, bool)
     )
     dst_nodes = e_dst[dst_starts]
 
@@ -431,11 +436,8 @@ def rate(
         for spec in readme_lex.imports:
             for f in layout.resolve(surface.readme, spec, readme_lex.lang):
                 surface.add(f, README_PATH, "named in README")
-        named = np.frombuffer(readme_lex.refs, dtype="<u8").astype(np.uint64)
+        named = _read_u64(readme_lex.refs)
         # Only names that can mean one thing: exported, specific enough, defined in few files.
-        group_of = np.zeros(nd, dtype=np.int64)
-        if nd:
-            group_of[d_order] = np.repeat(group_size, group_size)
         readme_rows = (
             np.isin(d_fp, named)
             & (d_file != surface.readme)
@@ -444,24 +446,29 @@ def rate(
             & (group_of <= 3)
             & (np.arange(nd) < real)
         )
-        counts: dict[int, int] = {}
-        readme_points: dict[int, int] = {}
-        for r in np.flatnonzero(readme_rows).tolist():
-            f = defs.file[r]
-            counts[f] = counts.get(f, 0) + 1
-            share = 64 // len(defs.by_name[defs.name[r]])
-            readme_points[f] = readme_points.get(f, 0) + share
-        for f, count in sorted(counts.items()):
-            surface.add(
-                f,
-                min(README_NAMES, readme_points[f]),
-                f"defines {count} name{'' if count == 1 else 's'} the README mentions",
-            )
-    points = np.empty(n, dtype=np.int64)
-    for i, path in enumerate(paths):
-        raw = BASE + surface.points.get(i, 0) + _history_points(history, path)
-        weight = max(-PRIORITY_RANGE, min(PRIORITY_RANGE, int(priorities.get(path, 0))))
-        points[i] = raw << (weight + PRIORITY_RANGE)
+        named_rows = np.flatnonzero(readme_rows)
+        per_file = np.bincount(d_file[named_rows], minlength=n).tolist()
+        share_points = np.zeros(n, dtype=np.int64)
+        np.add.at(share_points, d_file[named_rows], 64 // group_of[named_rows])
+        for f, count in enumerate(per_file):
+            if count:
+                surface.add(
+                    f,
+                    min(README_NAMES, int(share_points[f])),
+                    f"defines {count} name{'' if count == 1 else 's'} the README mentions",
+                )
+    weights = np.array(
+        [max(-PRIORITY_RANGE, min(PRIORITY_RANGE, int(priorities.get(p, 0)))) for p in paths],
+        dtype=np.int64,
+    )
+    raw = np.array(
+        [
+            BASE + surface.points.get(i, 0) + _history_points(history, path)
+            for i, path in enumerate(paths)
+        ],
+        dtype=np.int64,
+    )
+    points = raw << (weights + PRIORITY_RANGE)
     teleport = (points << TELEPORT_BITS) // int(points.sum())
 
     # PageRank in fixed point.
@@ -480,38 +487,36 @@ def rate(
         if change <= TOTAL >> CONVERGED_BITS:
             break
 
-    # Symbols: the flow through the references that name them, plus a share of the rest.
-    # Symbols. What an index hands on for a name it re-exports is that name's too.
+    # Symbols. The flow reaching each through the references that name it (what an index
+    # hands on for a name it re-exports is that name's too).
     f_src = np.concatenate((t_src, h_src))
-    f_def = np.concatenate((t_def, np.array([r for _, r in hops], dtype=np.int64)))
+    f_def = np.concatenate((t_def, hop_row))
     f_weight = np.concatenate((t_weight, h_weight))
     flow = np.zeros(nd, dtype=np.int64)
     if len(f_def):
         f_share = (f_weight << SHARE_BITS) // np.maximum(out_weight[f_src], 1)
         moved = (((rank[f_src] * f_share) >> SHARE_BITS) * DAMPING[0]) // DAMPING[1]
         np.add.at(flow, f_def, moved)
-    public = readme_rows.copy()
-    if reexported:
-        public[sorted(reexported)] = True
-    for f, names in surface.entry_symbols.items():
-        start, end = defs.span[f]
-        for r in range(start, end):
-            if defs.name[r] in names:
-                public[r] = True
-    # How much each symbol is used: over the files that use it, sqrt(uses in the file), summed.
-    # What clients call often and widely (`AddCommand`, in every example) is what a reader of
-    # the file needs first, even when those clients themselves rate low.
+    # How much each is used: over the files that use it, sqrt(uses in the file), summed (uses
+    # through an index count for the name it stands for). What clients call often and widely
+    # (`AddCommand`, in every example) is what a reader of the file needs first, even when
+    # those clients themselves rate low.
     uses = np.zeros(nd, dtype=np.int64)
-    if len(t_def):
-        np.add.at(uses, t_def, t_sqrt)
-    for h, r in hops:  # uses through an index are uses of the name it stands for
-        uses[r] += uses[h]
-    breadth = 1 + uses // 16
-    symbol_share = breadth * np.where(
+    np.add.at(uses, t_def, t_sqrt)
+    np.add.at(uses, hop_row, uses[real:])
+    public = readme_rows.copy()
+    public[:real] |= reexported
+    for f, names in surface.entry_symbols.items():
+        lexicon = lexicons[f]
+        if lexicon is not None:
+            for k, name in enumerate(lexicon.defines):
+                if name in names:
+                    public[int(starts[f]) + k] = True
+    symbol_share = (1 + uses // 16) * np.where(
         public, _SHARE_PUBLIC, np.where(visibility == _EXPORTED, _SHARE_EXPORTED, _SHARE_PRIVATE)
     ).astype(np.int64)
     # An index's stand-in rows are not its symbols: what reaches an index through them is the
-    # index's own (its list of re-exports), not its symbols'.
+    # index's own (its list of re-exports).
     symbol_share[real:] = 0
     relayed = np.zeros(n, dtype=np.int64)
     np.add.at(relayed, d_file[real:], flow[real:])
@@ -529,39 +534,46 @@ def rate(
     fraction = np.where(file_flow[d_file] > 0, (by_flow + by_share) >> 1, by_share)
     symbol_mass = (held[d_file] * fraction) >> SHARE_BITS
 
-    # Ratings: the mass in units where the average file has AVERAGE (Python integers: the
-    # product can pass 2**63).
+    # Ratings: the mass in units where a file with the average share has AVERAGE.
     scale = n * AVERAGE
-    file_values = [v * scale >> TOTAL_BITS for v in rank.tolist()]
-    symbol_values = [v * scale >> TOTAL_BITS for v in symbol_mass.tolist()]
-    file_ratings = dict(zip(paths, file_values, strict=True))
-    symbol_ratings: dict[str, dict[str, int]] = {}
-    for i, path in enumerate(paths):
-        start, end = defs.span[i]
-        if start < end:
-            symbol_ratings[path] = dict(
-                zip(defs.name[start:end], symbol_values[start:end], strict=True)
-            )
+    file_ratings = dict(zip(paths, _to_rating(rank, scale).tolist(), strict=True))
+    symbol_values = _to_rating(symbol_mass[:real], scale)
+    spans = {
+        paths[i]: (lexicon, int(starts[i]))
+        for i, lexicon in enumerate(lexicons)
+        if lexicon is not None and sizes[i]
+    }
 
     # Reasons.
-    pairs = np.unique(t_src * n + t_dst) if len(t_src) else np.zeros(0, dtype=np.int64)
-    referrers = np.bincount(pairs % n, minlength=n).tolist() if len(pairs) else [0] * n
-    importers = np.bincount(i_dst, minlength=n).tolist() if len(i_dst) else [0] * n
+    referrers = np.zeros(n, dtype=np.int64)
+    if len(t_src):
+        pairs = np.unique(t_src * n + t_dst)
+        referrers = np.bincount(pairs % n, minlength=n)
+    importers = np.bincount(i_dst, minlength=n) if len(i_dst) else np.zeros(n, dtype=np.int64)
     reasons: dict[str, tuple[str, ...]] = {}
-    for i, path in enumerate(paths):
+    for i, (path, k_ref, k_imp) in enumerate(
+        zip(paths, referrers.tolist(), importers.tolist(), strict=True)
+    ):
         why: list[str] = []
-        if k := referrers[i]:
-            why.append(f"referenced by {k} file{'' if k == 1 else 's'}")
-        if k := importers[i]:
-            why.append(f"imported by {k} file{'' if k == 1 else 's'}")
+        if k_ref:
+            why.append(f"referenced by {k_ref} file{'' if k_ref == 1 else 's'}")
+        if k_imp:
+            why.append(f"imported by {k_imp} file{'' if k_imp == 1 else 's'}")
         why += surface.reasons.get(i, [])
         if history is not None and (said := history.reason(path)):
             why.append(said)
-        weight = max(-PRIORITY_RANGE, min(PRIORITY_RANGE, int(priorities.get(path, 0))))
-        if weight:
+        if weight := int(weights[i]):
             why.append(f"rule weight {weight:+d}")
         reasons[path] = tuple(why)
-    return Ratings(file_ratings, symbol_ratings, reasons, iterations)
+    stats = {
+        "files": n,
+        "definitions": real,
+        "references": int(ref_sizes.sum()),
+        "pairs": len(t_def),
+        "edges": len(e_src),
+        "iterations": iterations,
+    }
+    return Ratings(file_ratings, reasons, iterations, symbol_values, spans, stats)
 
 
 def _readme_lexicon(

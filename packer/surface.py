@@ -13,6 +13,7 @@ and the metadata text: no file system, no clock.
 from __future__ import annotations
 
 import configparser
+import functools
 import json
 import posixpath
 import re
@@ -53,11 +54,15 @@ MAX_TARGETS: Final = 16
 
 def is_index(path: str) -> bool:
     """A package's index: the file a package or folder module is imported as."""
-    return posixpath.basename(path) in _INDEX_NAMES
+    return _name(path) in _INDEX_NAMES
 
 
 def _dir(path: str) -> str:
-    return posixpath.dirname(path)
+    return path.rpartition("/")[0]
+
+
+def _name(path: str) -> str:
+    return path.rpartition("/")[2]
 
 
 def _join(base: str, rel: str) -> str | None:
@@ -76,13 +81,9 @@ class Layout:
         self.lexicons = lexicons
         self.index = {p: i for i, p in enumerate(paths)}
         self.by_dir: dict[str, list[int]] = {}
-        self.tails: dict[str, list[int]] = {}
         self.packages: dict[str, list[int]] = {}  # declared package or namespace -> files
         for i, path in enumerate(paths):
             self.by_dir.setdefault(_dir(path), []).append(i)
-            parts = path.split("/")
-            for k in range(1, min(4, len(parts)) + 1):
-                self.tails.setdefault("/".join(parts[-k:]), []).append(i)
             lexicon = lexicons[i]
             if lexicon is not None and lexicon.package:
                 self.packages.setdefault(lexicon.package, []).append(i)
@@ -93,22 +94,35 @@ class Layout:
         self.js_entry: list[int] = []
         self.crate_name = ""
 
+    @functools.cached_property
+    def tails(self) -> dict[str, list[int]]:
+        """The last one to four parts of each path -> the files whose path ends so (built on
+        first use: only includes, requires and documents need it)."""
+        tails: dict[str, list[int]] = {}
+        for i, path in enumerate(self.paths):
+            parts = path.split("/")
+            for k in range(1, min(4, len(parts)) + 1):
+                tails.setdefault("/".join(parts[-k:]), []).append(i)
+        return tails
+
     # --- Python ------------------------------------------------------------------------------
 
     def _python_modules(self) -> dict[str, list[int]]:
         """Dotted module name -> files. A file's name is counted from above its outermost
         package (the folders holding an ``__init__.py`` up to it), so ``src/click/core.py``
         is ``click.core`` and ``tests/test_x.py`` is ``test_x``."""
-        packages = {_dir(p) for p in self.paths if posixpath.basename(p) == "__init__.py"}
+        packages = {
+            _dir(p) for p in self.paths if p.endswith("__init__.py") and _name(p) == "__init__.py"
+        }
         modules: dict[str, list[int]] = {}
         for i, path in enumerate(self.paths):
             if not path.endswith((".py", ".pyi")):
                 continue
-            folder, name = posixpath.split(path)
+            folder, _, name = path.rpartition("/")
             stem = name.rsplit(".", 1)[0]
             parts = [] if stem == "__init__" else [stem]
             while folder in packages:
-                folder, part = posixpath.split(folder)
+                folder, _, part = folder.rpartition("/")
                 parts.append(part)
             if parts:
                 modules.setdefault(".".join(reversed(parts)), []).append(i)
@@ -465,14 +479,14 @@ def public_surface(
                 surface.entry_symbols.setdefault(f, set()).add(func)
     for module, files in layout.modules.items():
         for f in files:
-            if posixpath.basename(paths[f]).startswith("__init__."):
+            if _name(paths[f]).startswith("__init__."):
                 top = "." not in module
                 surface.add(
                     f,
                     PACKAGE_ROOT if top else PACKAGE_INDEX,
                     "top-level package index" if top else "package index",
                 )
-            elif posixpath.basename(paths[f]) == "__main__.py":
+            elif _name(paths[f]) == "__main__.py":
                 surface.add(f, ENTRY_POINTS, "entry point (__main__)")
 
     # JavaScript and TypeScript: package.json's entries, and folder indexes.
@@ -493,7 +507,7 @@ def public_surface(
                         layout.js_entry.append(f)
                     surface.add(f, ENTRY_POINTS, "entry point (package.json)")
     for i, path in enumerate(paths):
-        name = posixpath.basename(path)
+        name = _name(path)
         if langs[i] in _JS_LANGS and name.startswith("index.") and is_index(path):
             surface.add(i, PACKAGE_INDEX, "folder index")
 
@@ -531,7 +545,7 @@ def public_surface(
             if norm is not None and norm in layout.index:
                 surface.add(layout.index[norm], ENTRY_POINTS, "crate root (Cargo.toml)")
     for i, path in enumerate(paths):
-        name = posixpath.basename(path)
+        name = _name(path)
         if langs[i] != "rust":
             continue
         if name in ("lib.rs", "main.rs") and _dir(path).endswith("src"):
