@@ -29,7 +29,7 @@ import sys
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -109,6 +109,11 @@ class Lexicon:
     imports: tuple[str, ...] = ()  # module specifiers as written; paths a document mentions
     star: tuple[str, ...] = ()  # imports re-exported whole (`from x import *`, `export *`)
     package: str = ""  # the declared package (Go, Java, Kotlin, Scala), namespace (C#)
+    # Names bound by an import that says where they come from (`from .core import Command`,
+    # `import { a } from './x'`, `use crate::error::Error`): (specifier, name, uses). They are
+    # not among `refs`: the rating links them to that module's definition, or to nothing when
+    # the module is not the project's (`from typing import Set` means no class Set here).
+    bound: tuple[tuple[str, str, int], ...] = ()
 
     @property
     def defines(self) -> tuple[str, ...]:
@@ -159,6 +164,7 @@ def encode(lexicon: Lexicon) -> bytes:
             list(lexicon.imports),
             list(lexicon.star),
             lexicon.package,
+            [list(b) for b in lexicon.bound],
         ],
         use_bin_type=True,
     )
@@ -168,9 +174,20 @@ def encode(lexicon: Lexicon) -> bytes:
 def decode(data: bytes) -> Lexicon | None:
     """The lexicon `encode` wrote, or None for bytes that are not one of this version."""
     try:
-        (version, lang, names, fps, info, reexports, refs, counts, imports, star, package) = (
-            msgpack.unpackb(data, raw=False)
-        )
+        (
+            version,
+            lang,
+            names,
+            fps,
+            info,
+            reexports,
+            refs,
+            counts,
+            imports,
+            star,
+            package,
+            bound,
+        ) = msgpack.unpackb(data, raw=False)
         if (
             version != LEXICON_VERSION
             or not all(isinstance(b, bytes) for b in (fps, info, refs, counts))
@@ -191,6 +208,7 @@ def decode(data: bytes) -> Lexicon | None:
             tuple(map(str, imports)),
             tuple(map(str, star)),
             str(package),
+            tuple((str(a), str(b), int(c)) for a, b, c in bound),
         )
     except (ValueError, TypeError, msgpack.ExtraData):
         return None
@@ -215,15 +233,18 @@ _NAME = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{%d,}" % (MIN_REF - 1))
 _SHAPED = re.compile(rb"\b(?=[a-z]*[A-Z_0-9])[A-Za-z_][A-Za-z0-9_]{%d,}" % (MIN_REF - 1))
 
 
-def _words(data: bytes, keywords: frozenset[bytes], prose: bytes = b"") -> tuple[bytes, bytes]:
+def _words(
+    data: bytes, keywords: frozenset[bytes], prose: bytes = b"", bound: Collection[bytes] = ()
+) -> tuple[bytes, bytes, Counter[bytes]]:
     """The fingerprints of the distinct references of ``data`` (code) and ``prose`` (its
-    comments and docstrings) in order of first use, and their counts (see `Lexicon`)."""
+    comments and docstrings) in order of first use, their counts (see `Lexicon`), and the
+    counts of every word. Names in ``bound`` (bound by an import) are not references."""
     counted = Counter(data.translate(_TO_WORDS).split())
     if prose:
         said = Counter(prose.translate(_TO_WORDS).split())
         for w in _SHAPED.findall(b" ".join(said)):
             counted[w] += said[w]
-    names = [w for w in _NAME.findall(b" ".join(counted)) if w not in keywords]
+    names = [w for w in _NAME.findall(b" ".join(counted)) if w not in keywords and w not in bound]
     if len(names) > MAX_REFS:
         order = {w: i for i, w in enumerate(names)}
         names.sort(key=lambda w: (-counted[w], order[w]))
@@ -232,7 +253,7 @@ def _words(data: bytes, keywords: frozenset[bytes], prose: bytes = b"") -> tuple
     crc, adler = zlib.crc32, zlib.adler32
     fps = array("Q", [(crc(w) << 32) | adler(w) for w in names])
     counts = array("H", [min(counted[w], 65535) for w in names])
-    return _le(fps), _le(counts)
+    return _le(fps), _le(counts), counted
 
 
 def _kw(text: str) -> frozenset[bytes]:
@@ -597,6 +618,7 @@ class _Builder:
         self.toplevel: set[bytes] = set()  # declared outside any type somewhere
         self.imports: set[str] = set()
         self.star: set[str] = set()
+        self.bound: list[tuple[bytes, bytes, bytes]] = []  # (specifier, name, local name)
         self.package = ""
 
     def define(self, name: bytes, exported: bool, minor: bool = False) -> None:
@@ -611,7 +633,11 @@ class _Builder:
         if text and len(self.imports) < MAX_IMPORTS:
             self.imports.add(text)
 
-    def done(self, refs: tuple[bytes, bytes]) -> Lexicon:
+    def words(self, data: bytes, keywords: frozenset[bytes], prose: bytes = b"") -> Lexicon:
+        """The lexicon, with the references of ``data`` and ``prose``."""
+        return self.done(_words(data, keywords, prose, {local for _, _, local in self.bound}))
+
+    def done(self, refs: tuple[bytes, bytes, Counter[bytes]]) -> Lexicon:
         defined = sorted(self.defines)[:MAX_DEFINES]
         minor = self.minor - self.toplevel
         crc, adler = zlib.crc32, zlib.adler32
@@ -634,6 +660,15 @@ class _Builder:
             tuple(sorted(self.imports)),
             tuple(sorted(self.star)),
             self.package,
+            tuple(
+                sorted(
+                    {
+                        (spec.decode("utf-8", "replace"), name.decode("ascii"), refs[2][local])
+                        for spec, name, local in self.bound
+                        if _PY_NAME.fullmatch(name)
+                    }
+                )
+            ),
         )
 
 
@@ -724,6 +759,7 @@ def _python(data: bytes, b: _Builder, path: str) -> None:
             if module.strip(b".") == b"":  # `from . import x`: x is a module of the package
                 b.imported(module + item[0])
             shown = item[-1] if len(item) == 3 and item[1] == b"as" else item[0]
+            b.bound.append((module, item[0], shown))
             if not shown.startswith(b"_") and _PY_NAME.fullmatch(shown):
                 reexports.add(shown)
     listed: set[bytes] = set()
@@ -766,6 +802,10 @@ _JS_EXPORT_STAR = re.compile(
     rb"""export[ \t]*\*[ \t]*(?:as[ \t]+\w+[ \t]*)?from[ \t]*['"]([^'"\n]+)['"]"""
 )
 _JS_EXPORT_DEFAULT = re.compile(rb"export[ \t]+default[ \t]+" + _JS_IDENT)
+_JS_NAMED_IMPORT = re.compile(
+    rb"import[ \t]+(?:type[ \t]+)?(?:[\w$]+[ \t]*,[ \t]*)?\{([^}]*)\}[ \t]*"
+    rb"from[ \t]*['\"]([^'\"\n]+)['\"]"
+)
 _JS_CJS = re.compile(rb"exports\.([A-Za-z_$][\w$]*)[ \t]*=")
 _JS_METHOD = re.compile(
     rb"\n([ \t]+)((?:(?:public|private|protected|static|readonly|async|abstract|override|get|set)"
@@ -798,6 +838,11 @@ def _javascript(data: bytes, b: _Builder) -> None:
         b.define(m.group(1), True)
     for m in _JS_EXPORT_STAR.finditer(data):
         b.star.add(m.group(1).decode("utf-8", "replace"))
+    for m in _JS_NAMED_IMPORT.finditer(data):
+        for item in m.group(1).split(b","):
+            parts = [p for p in item.split() if p != b"type"]
+            if parts:
+                b.bound.append((m.group(2), parts[0], parts[-1]))
     for pattern in spec.imports:
         for m in pattern.finditer(data):
             b.imported(m.group(1))
@@ -833,6 +878,11 @@ def _rust(data: bytes, b: _Builder) -> None:
             continue
         path = b" ".join(m.group(1).split())
         b.imported(path)
+        head = path.split(b"{", 1)[0]
+        for leaf, alias in _RUST_LEAF.findall(path):
+            if leaf not in (b"self", b"super", b"crate", b"*"):
+                where = head + leaf if head.endswith(b"::") else head
+                b.bound.append((where, leaf, alias or leaf))
         if b"pub" in words:
             if path.endswith(b"*"):
                 b.star.add(path.decode("utf-8", "replace"))
@@ -1007,7 +1057,7 @@ _PATH = re.compile(
 )
 
 
-def _document(data: bytes, b: _Builder) -> tuple[bytes, bytes]:
+def _document(data: bytes, b: _Builder) -> tuple[bytes, bytes, Counter[bytes]]:
     """A document refers to the identifiers in its code and to the paths its code and links
     name; its prose is not code, so words there are not references."""
     code = [m.group(2) for m in _FENCE.finditer(data)]
@@ -1094,7 +1144,7 @@ def lex(path: str, data: bytes, lang: str | None = None) -> Lexicon | None:
         if lang == "bash":
             for name in re.findall(rb"\n([A-Za-z_][\w-]*)[ \t]*\(\)", data):
                 b.define(name.replace(b"-", b"_"), True)
-    return b.done(_words(data, _NOT_REFS[lang], prose))
+    return b.words(data, _NOT_REFS[lang], prose)
 
 
 _HASH_COMMENT = re.compile(rb"#[^\n]*")

@@ -35,6 +35,7 @@ give the same integers on every machine. DETERMINISM.md says more.
 
 from __future__ import annotations
 
+import bisect
 import math
 import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -361,6 +362,14 @@ def rate(
         _COUNT_CAP,
     )
     r_family = family[r_file]
+    bound_pairs, loose = _bound_names(layout, lexicons, starts, hop_index, hop_row, real)
+    if loose:
+        r_file = np.concatenate((r_file, np.array([f for f, _, _ in loose], dtype=np.int64)))
+        r_fp = np.concatenate((r_fp, np.array([fp for _, fp, _ in loose], dtype=np.uint64)))
+        r_count = np.concatenate(
+            (r_count, np.minimum(np.array([c for _, _, c in loose], np.int64), _COUNT_CAP))
+        )
+        r_family = np.concatenate((r_family, family[r_file[len(r_family) :]]))
     # A document's references stay in place keyed as family 0, which no definition has, and
     # are repeated once for each family of code.
     documents = np.flatnonzero(r_family == 0)
@@ -397,6 +406,21 @@ def rate(
         t_ref, t_def, t_src, t_dst = t_ref[keep], t_def[keep], t_src[keep], t_dst[keep]
         t_sqrt = _SQRT16[r_count[t_ref]]
         t_weight = (specific[t_def] * visibility[t_def] * t_sqrt * _UNIT) // group_of[t_def]
+    if bound_pairs:
+        # An imported name links to the definition in the module it comes from, whatever its
+        # shape (the import says which it is), split if that module has several.
+        b_src = np.array([f for f, _, _, _ in bound_pairs], dtype=np.int64)
+        b_def = np.array([r for _, r, _, _ in bound_pairs], dtype=np.int64)
+        b_sqrt = _SQRT16[
+            np.minimum(np.array([c for *_, c, _ in bound_pairs], np.int64), _COUNT_CAP)
+        ]
+        b_split = np.array([k for *_, k in bound_pairs], dtype=np.int64)
+        b_weight = (np.maximum(specific[b_def], 1) * visibility[b_def] * b_sqrt * _UNIT) // b_split
+        t_src = np.concatenate((t_src, b_src))
+        t_def = np.concatenate((t_def, b_def))
+        t_dst = np.concatenate((t_dst, d_file[b_def]))
+        t_sqrt = np.concatenate((t_sqrt, b_sqrt))
+        t_weight = np.concatenate((t_weight, b_weight))
 
     # File edges: references, imports, and an index's hand-on, summed per (source, target).
     # An import of a private module nothing re-exports from (`_compat`) is plumbing: it counts
@@ -574,6 +598,76 @@ def rate(
         "iterations": iterations,
     }
     return Ratings(file_ratings, reasons, iterations, symbol_values, spans, stats)
+
+
+def _bound_names(
+    layout: Layout,
+    lexicons: Sequence[Lexicon | None],
+    starts: Int64Array,
+    hop_index: Int64Array,
+    hop_row: Int64Array,
+    real: int,
+) -> tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int]]]:
+    """Where each name bound by an import (`Lexicon.bound`) leads: (file, definition row,
+    uses, how many rows share it) for those found in the module they come from (or in the
+    index standing for them), and (file, fingerprint, uses) for those to be linked by name like
+    any reference: from a module of the project that was not resolved, or a name not found
+    there. Names from modules outside the project link to nothing."""
+    defines: dict[int, tuple[str, ...]] = {}
+
+    def names_of(f: int) -> tuple[str, ...]:
+        found = defines.get(f)
+        if found is None:
+            lexicon = lexicons[f]
+            found = defines[f] = lexicon.defines if lexicon is not None else ()
+        return found
+
+    stand_ins: dict[int, dict[str, list[int]]] = {}
+    for k, (index, row) in enumerate(zip(hop_index.tolist(), hop_row.tolist(), strict=True)):
+        owner = int(np.searchsorted(starts, row, side="right")) - 1
+        name = names_of(owner)[row - int(starts[owner])]
+        stand_ins.setdefault(index, {}).setdefault(name, []).append(real + k)
+
+    def rows_for(f: int, name: str) -> list[int]:
+        names = names_of(f)
+        lo = bisect.bisect_left(names, name)
+        rows = [int(starts[f]) + lo] if lo < len(names) and names[lo] == name else []
+        return rows + stand_ins.get(f, {}).get(name, [])
+
+    top_modules = {m.split(".")[0] for m in layout.modules}
+    resolved: dict[tuple[str, str, str], list[int]] = {}
+    pairs: list[tuple[int, int, int, int]] = []
+    loose: list[tuple[int, int, int]] = []
+    for i, lexicon in enumerate(lexicons):
+        if lexicon is None or not lexicon.bound:
+            continue
+        lang = lexicon.lang
+        folder = layout.paths[i].rpartition("/")[0]
+        for spec, name, uses in lexicon.bound:
+            key = (folder if spec.startswith(".") else "", spec, lang)
+            targets = resolved.get(key)
+            if targets is None:
+                targets = resolved[key] = layout.resolve(i, spec, lang)
+            rows = [r for t in targets if t != i for r in rows_for(t, name)]
+            if rows:
+                pairs += [(i, r, uses, len(rows)) for r in rows]
+                continue
+            if lang == "python":
+                if layout.resolve(i, spec + name if spec.endswith(".") else f"{spec}.{name}", lang):
+                    continue  # a module, linked by the import itself
+                ours = spec.startswith(".") or spec.split(".")[0] in top_modules
+            elif lang == "rust":
+                head = spec.split("::")[0]
+                ours = head in ("crate", "self", "super") or head == layout.crate_name
+            elif layout.js_name and (
+                spec == layout.js_name or spec.startswith(layout.js_name + "/")
+            ):
+                ours = True
+            else:
+                ours = spec.startswith(".")
+            if ours:
+                loose.append((i, fingerprint(name), uses))
+    return pairs, loose
 
 
 def _readme_lexicon(
