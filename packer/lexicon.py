@@ -488,7 +488,7 @@ _SPECS: dict[str, _Spec] = {
             *_decls("fn struct enum trait type const static mod union"),
             _decl(b"macro_rules!", gap=rb"[ \t]*"),
         ),
-        _kw("pub async const unsafe extern default"),
+        _kw("pub restricted async const unsafe extern default"),
         exported=_rust_exported,
     ),
     "java": _Spec(
@@ -777,7 +777,7 @@ def _python(data: bytes, b: _Builder, path: str) -> None:
 # --- Go ---------------------------------------------------------------------------------------
 
 _GO_BLOCK = re.compile(rb"\n(const|var|type)[ \t]*\(")
-_GO_BLOCK_NAME = re.compile(rb"\n\t([A-Za-z_]\w*)")
+_GO_BLOCK_NAME = re.compile(rb"\n([ \t]+)([A-Za-z_]\w*)")
 _GO_IMPORT = re.compile(rb"\nimport[ \t]*(?:(\([^)]*\))|[\w.]*[ \t]*(\"[^\"\n]*\"))")
 _GO_STRING = re.compile(rb'"([^"\n]+)"')
 
@@ -787,8 +787,10 @@ def _go(data: bytes, b: _Builder) -> None:
     for m in _GO_BLOCK.finditer(data):
         end = data.find(b"\n)", m.end())
         block = data[m.end() - 1 : len(data) if end < 0 else end]
-        for name in _GO_BLOCK_NAME.findall(block):
-            if name not in _GO_KW:
+        found = _GO_BLOCK_NAME.findall(block)
+        # The block's own lines, at its first line's indentation (not a struct's fields).
+        for indent, name in found:
+            if indent == found[0][0] and name not in _GO_KW:
                 b.define(name, _go_exported([], name), m.group(1) != b"type")
     for m in _GO_IMPORT.finditer(data):
         for spec in _GO_STRING.findall(m.group(1) or m.group(2)):
@@ -809,8 +811,7 @@ _JS_NAMED_IMPORT = re.compile(
 _JS_CJS = re.compile(rb"exports\.([A-Za-z_$][\w$]*)[ \t]*=")
 _JS_METHOD = re.compile(
     rb"\n([ \t]+)((?:(?:public|private|protected|static|readonly|async|abstract|override|get|set)"
-    rb"[ \t]+)*)#?([A-Za-z_$][\w$]*)[ \t]*(?:<[^>\n]*>)?\([^\n]*\)[ \t]*(?::[^\n{;=]*)?\{[ \t]*$",
-    re.M,
+    rb"[ \t]+)*)#?([A-Za-z_$][\w$]*)[ \t]*(?:<[^>\n]*>)?\([^\n;]*\)[ \t]*(?::[^\n{;=]*)?\{"
 )
 _JS_NOT_METHODS = _kw("if for while switch catch function return with else constructor")
 
@@ -863,12 +864,28 @@ _RUST_MOD = re.compile(rb"mod[ \t]+([A-Za-z_]\w*)[ \t]*;")
 _RUST_LEAF = re.compile(rb"(\w+)(?:[ \t]+as[ \t]+(\w+))?[ \t]*(?=[,}]|$)")
 
 
+def _rust_macro_exported(data: bytes, pos: int) -> bool:
+    """Whether the attributes (and doc comments) right above ``pos`` hold #[macro_export]."""
+    end = data.rfind(b"\n", 0, pos)
+    for _ in range(40):
+        if end <= 0:
+            return False
+        start = data.rfind(b"\n", 0, end)
+        line = data[start + 1 : end].strip()
+        if line.startswith(b"#[macro_export"):
+            return True
+        if not line.startswith((b"#[", b"///", b"//!")):
+            return False
+        end = start
+    return False
+
+
 def _rust(data: bytes, b: _Builder) -> None:
     spec = _SPECS["rust"]
     for name, words, indented, pos, _minor in _declarations(data, spec):
         exported = b"pub" in words
         if not exported and data.startswith(b"macro_rules", pos):
-            exported = b"#[macro_export]" in data[max(0, pos - 200) : pos]
+            exported = _rust_macro_exported(data, pos)
         # An indented fn is an impl's or a trait's method (or an inline module's item).
         b.define(name, exported, indented and data.startswith(b"fn", pos))
     for m in _RUST_USE.finditer(data):
