@@ -561,6 +561,7 @@ def public_surface(
     )
     if readmes:
         surface.readme = layout.index[readmes[0]]
+        surface.add(surface.readme, ENTRY_POINTS, "the project's README")
     return surface
 
 
