@@ -230,7 +230,7 @@ _NAME = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{%d,}" % (MIN_REF - 1))
 
 # A word of prose counts as a reference only when it is shaped like a name: an uppercase
 # letter, an underscore or a digit in it (`Command`, `get_context`), not a plain word.
-_SHAPED = re.compile(rb"\b(?=[a-z]*[A-Z_0-9])[A-Za-z_][A-Za-z0-9_]{%d,}" % (MIN_REF - 1))
+_SHAPED = re.compile(rb"\b(?=[a-z]*[A-Z_0-9])[A-Za-z_][A-Za-z0-9_]{%d,}\b" % (MIN_REF - 1))
 
 
 def _words(
@@ -241,9 +241,7 @@ def _words(
     counts of every word. Names in ``bound`` (bound by an import) are not references."""
     counted = Counter(data.translate(_TO_WORDS).split())
     if prose:
-        said = Counter(prose.translate(_TO_WORDS).split())
-        for w in _SHAPED.findall(b" ".join(said)):
-            counted[w] += said[w]
+        counted.update(_SHAPED.findall(prose))
     names = [w for w in _NAME.findall(b" ".join(counted)) if w not in keywords and w not in bound]
     if len(names) > MAX_REFS:
         order = {w: i for i, w in enumerate(names)}
@@ -252,8 +250,10 @@ def _words(
         names.sort(key=order.__getitem__)
     crc, adler = zlib.crc32, zlib.adler32
     fps = array("Q", [(crc(w) << 32) | adler(w) for w in names])
-    counts = array("H", [min(counted[w], 65535) for w in names])
-    return _le(fps), _le(counts), counted
+    uses = [counted[w] for w in names]
+    if uses and max(uses) > 65535:
+        uses = [min(u, 65535) for u in uses]
+    return _le(fps), _le(array("H", uses)), counted
 
 
 def _kw(text: str) -> frozenset[bytes]:

@@ -1,36 +1,46 @@
 """A rating for every file and every symbol: how much an agent needs to see it.
 
-The files of a project form a graph: an edge goes from each file that uses a name to the files
-that define it, and from each file to the files its imports resolve to (`packer.surface`). Edge
-weights follow the evidence that a use really means that definition:
+The files of a project form a graph. An edge goes from each file that uses a name to the files
+that define it (`packer.lexicon` reads both), from each file to the files its imports resolve to
+(`packer.surface`), and from a package index to the files whose names it re-exports. A use
+weighs what the evidence says it means:
 
-* a name's specificity: a long snake_case or CamelCase name (``get_current_context``) is one
-  thing, a short word (``run``) may be anything: x10 / x3 / x1;
+* the name's shape: a long structured name (``get_current_context``, ``AddCommand``) is one
+  thing, a short word (``run``) may be anything: x10, x3 (``Command``, ``callbacks``), x1;
+  a member or a variable named by a plain word (``name``, ``write``) links nothing;
 * the definition's visibility: exported by its language's rules x10, not exported x3, a leading
-  underscore x1 (a name exported from a private module, ``_compat.py``, counts as not exported
-  unless a package index re-exports it);
-* how often the file uses it: x sqrt(count);
-* how many files define it: the weight is split between them, and a name defined in more than
-  `MAX_DEFINERS` files is dropped (``get``, ``Meta``, ``__init__``: no signal, a dense graph);
-* a file that defines the name itself is taken to mean its own definition: no edge.
+  underscore x1 (a name from a private Python module such as ``_compat.py`` counts as not
+  exported unless a package index re-exports it);
+* how often the file uses it: x sqrt(count); words of comments and docstrings count only when
+  shaped like names;
+* who else defines it: the weight is split between the definers, and a name defined in more
+  than `MAX_DEFINERS` files links nothing (``get``, ``Meta``: no signal, a dense graph); a file
+  that defines the name itself means its own definition; names link within one family of
+  languages (a Python ``TypeError`` is not a JavaScript one), documents to every family;
+* a name bound by an import that says where it comes from (``from .core import Command``)
+  links to that module's definition only, and to nothing when the module is not the project's
+  (``from typing import Set``);
+* a package index (``__init__.py``, ``index.ts``, ``lib.rs``) stands in for the names it
+  re-exports, as one more definer, and hands what it gets on to their files in proportion.
 
-PageRank over that graph, teleporting by a personalization vector, gives each file its share
-of attention. The personalization is what a reader of the project meets first: entry points
-declared by its metadata, package indexes and what they re-export, the paths and names the
-top-level README mentions, files changed recently and often (`packer.history`), all scaled by
-the weight class of the rule that matched the file (``priorities``).
+PageRank over that graph, teleporting by a personalization vector, gives each file its share of
+attention. The personalization is what a reader meets first: entry points the metadata declares,
+package indexes and what they re-export, the README and the paths and names it mentions, files
+changed recently and often (`packer.history`), each scaled by the weight class of the rule that
+matched the file (``priorities``).
 
-A file's rating is its PageRank share, scaled so that a file with the average share rates
-`AVERAGE`. A symbol's rating is the part of its file's share that arrives through edges naming
-it (aider's "ranked definitions"), plus a part of what the file gets otherwise (teleport and
-imports), split among its symbols by their visibility: 1 for private, 4 for exported, 16 for
-names re-exported by a package index, listed in ``__all__``, named by the README or an entry
-point. The symbols of a file sum to about the file's rating.
+A file's rating is its share, scaled so that a file with the average share rates `AVERAGE`.
+A file's symbols split its rating (less what an index relays for names it does not define):
+half in proportion to the flow arriving through the references that name each symbol (aider's
+"ranked definitions"), half in proportion to its visibility (1 private, 4 exported, 16 when a
+package index re-exports it, the README names it or an entry point is it) times one plus its
+use (sqrt of the uses in each file that uses it, summed, over 16): what clients call often and
+widely comes first even when the clients themselves rate low.
 
-Determinism: everything is integer arithmetic (numpy int64 with every bound checked below, and
-Python integers), over files ordered by the bytes of their paths, with a fixed number of
-iterations; integer sums are exact whatever order a machine adds them in, so the same inputs
-give the same integers on every machine. DETERMINISM.md says more.
+Determinism: integer arithmetic only (numpy int64 within the bounds stated beside each
+constant, and Python integers), files ordered by the bytes of their paths, ties broken the
+same way, and a convergence test on integers; integer sums are exact in any order, so the
+same inputs give the same integers on every machine (DETERMINISM.md, "Ratings").
 """
 
 from __future__ import annotations
@@ -69,6 +79,9 @@ _EXPORTED, _HIDDEN, _UNDERSCORE = 10, 3, 1
 _COUNT_CAP = 1024
 _SQRT16: Final = np.array([math.isqrt(c * 256) for c in range(_COUNT_CAP + 1)], dtype=np.int64)
 _UNIT = 64
+# No edge weighs more than this, so that a weight shifted by SHARE_BITS stays below 2**63 (a
+# reference weighs at most 10 x 10 x 512 x 64 < 2**22; sums over names and re-exports are cut).
+_MAX_WEIGHT = 1 << 36
 IMPORT_WEIGHT: Final = 10 * _EXPORTED * 16 * _UNIT
 # Personalization points: every file has BASE; the public surface adds (packer.surface);
 # history adds up to 128 for how often and 64 for how recently.
@@ -345,8 +358,9 @@ def rate(
         if len(key_sorted)
         else np.zeros(0, dtype=np.bool_)
     )
+    group_start = group_start.astype(np.int64)
     group_key = key_sorted[group_start]
-    group_size = np.diff(np.append(group_start, len(key_sorted)))
+    group_size = np.diff(np.append(group_start, len(key_sorted))).astype(np.int64)
     group_of = np.zeros(nd, dtype=np.int64)
     group_of[d_order] = np.repeat(group_size, group_size)
 
@@ -437,11 +451,12 @@ def rate(
     np.add.at(via, t_def, t_weight)
     h_src = hop_index
     h_dst = d_file[hop_row]
-    h_weight = via[real:] + specific[hop_row] * _EXPORTED * 4 * _UNIT
+    h_weight = np.minimum(via[real:] + specific[hop_row] * _EXPORTED * 4 * _UNIT, _MAX_WEIGHT)
     e_key, e_weight = _segment_sums(
         np.concatenate((t_src * n + t_dst, i_src * n + i_dst, h_src * n + h_dst)),
         np.concatenate((t_weight, i_weight, h_weight)),
     )
+    e_weight = np.minimum(e_weight, _MAX_WEIGHT)
     e_src, e_dst = e_key // n, e_key % n
     out_weight = np.zeros(n, dtype=np.int64)
     np.add.at(out_weight, e_src, e_weight)

@@ -327,3 +327,27 @@ def test_ranked_is_a_total_order(name: str) -> None:
         assert (r.files[a], b.encode()) > (r.files[b], a.encode()) or (
             r.files[a] == r.files[b] and a.encode() < b.encode()
         )
+
+
+@pytest.mark.slow
+def test_rating_bench_runs(tmp_path: Path) -> None:
+    """bench/rating_bench.py end to end on a tiny tree and one real project."""
+    script = Path(__file__).resolve().parent.parent / "bench" / "rating_bench.py"
+    done = subprocess.run(
+        [
+            *(sys.executable, str(script), "--files", "120", "--mb", "1", "--runs", "1"),
+            *("--corpus", "click", "--history", "--cache", str(tmp_path)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines()]
+    steps = {(r[0], r[2]) for r in rows if len(r) > 2 and r[1] == "120"} | {
+        (r[0], r[1]) for r in rows if r and r[0] == "click"
+    }
+    assert ("synthetic", "lexicon,") in steps and ("synthetic", "history") in steps
+    assert ("click", "rating") in steps
+    assert "MB/s" in done.stdout
