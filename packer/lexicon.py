@@ -83,11 +83,14 @@ def shape(name: str | bytes) -> int:
     (``get_current_context``, ``AddCommand``: an underscore inside, an uppercase letter or a
     digit, and 8 characters or more), STRUCTURED for a shorter structured name or a long plain
     one (``Command``, ``callback``), PLAIN for a short lowercase word (``run``, ``name``)."""
-    text = name.decode("ascii", "replace") if isinstance(name, bytes) else name
-    structured = "_" in text.strip("_") or not text.islower() or any(c.isdigit() for c in text)
-    if structured and len(text) >= 8:
+    data = name.encode("ascii", "replace") if isinstance(name, str) else name
+    structured = not data.islower() or b"_" in data.strip(b"_") or _DIGIT.search(data) is not None
+    if structured and len(data) >= 8:
         return SPECIFIC
-    return STRUCTURED if structured or len(text) >= 8 else PLAIN
+    return STRUCTURED if structured or len(data) >= 8 else PLAIN
+
+
+_DIGIT = re.compile(rb"[0-9]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +244,10 @@ def _words(
     counts of every word. Names in ``bound`` (bound by an import) are not references."""
     counted = Counter(data.translate(_TO_WORDS).split())
     if prose:
-        counted.update(_SHAPED.findall(prose))
+        # A name only mentioned in prose counts once; uses are counted in code.
+        said = dict.fromkeys(prose.translate(_TO_WORDS).split())
+        for w in _SHAPED.findall(b" ".join(said)):
+            counted.setdefault(w, 1)
     names = [w for w in _NAME.findall(b" ".join(counted)) if w not in keywords and w not in bound]
     if len(names) > MAX_REFS:
         order = {w: i for i, w in enumerate(names)}
@@ -415,6 +421,10 @@ class _Spec:
     package: re.Pattern[bytes] | None = None
     # Exported by the language's rule, from the modifier words before the keyword and the name.
     exported: Callable[[list[bytes], bytes], bool] = lambda words, name: True
+    # Whether an indented declaration with no modifier before it counts (a method in a class
+    # body, an item in an impl); where it is always a local (`const x` in a JavaScript
+    # function), saying no here skips it before any work.
+    bare_indented: bool = True
 
 
 def _not_private(words: list[bytes], name: bytes) -> bool:
@@ -469,6 +479,7 @@ _SPECS: dict[str, _Spec] = {
         _JS_DECLS,
         _kw("export default declare async abstract const"),
         _JS_IMPORTS,
+        bare_indented=False,
         exported=_js_exported,
     ),
     "go": _Spec(
@@ -592,14 +603,22 @@ def _declarations(data: bytes, spec: _Spec) -> Iterator[tuple[bytes, list[bytes]
     for decl in spec.decls:
         for m in decl.pattern.finditer(data):
             start = m.start()
-            prefix = _line_prefix(data, start)
-            indented = prefix[:1] in (b" ", b"\t")
-            if decl.top and indented:
-                continue
-            if b"pub(" in prefix:  # pub(crate) and the like: visible in the crate, not exported
-                prefix = _PUB_RESTRICTED.sub(b"restricted", prefix)
-            words = prefix.split()
-            if words and not all(w in spec.modifiers or w[:1] == b'"' for w in words):
+            before = data[start - 1]  # `data` starts with a newline: a keyword never at 0
+            if before == 10:  # first on its line: the common case, decided at once
+                words: list[bytes] = []
+                indented = False
+            elif before in (32, 9):
+                prefix = _line_prefix(data, start)
+                stripped = prefix.lstrip(b" \t")
+                indented = len(stripped) < len(prefix)
+                if indented and (decl.top or not (stripped or spec.bare_indented)):
+                    continue
+                if b"pub(" in stripped:  # pub(crate) and the like: not exported
+                    stripped = _PUB_RESTRICTED.sub(b"restricted", stripped)
+                words = stripped.split()
+                if words and not all(w in spec.modifiers or w[:1] == b'"' for w in words):
+                    continue
+            else:  # glued to what precedes it: `myclass`, `.type`, `(function`
                 continue
             name = m.group(1)
             if name in spec.keywords:
@@ -818,8 +837,11 @@ _JS_NOT_METHODS = _kw("if for while switch catch function return with else const
 
 def _javascript(data: bytes, b: _Builder) -> None:
     spec = _SPECS["typescript"]
+    classes: list[int] = []
     for name, words, indented, pos, _minor in _declarations(data, spec):
         exported = b"export" in words
+        if data.startswith(b"class", pos):
+            classes.append(pos)
         # An indented declaration is local unless it is exported (from a namespace or module).
         if exported or not indented or b"declare" in words:
             b.define(
@@ -847,8 +869,14 @@ def _javascript(data: bytes, b: _Builder) -> None:
     for pattern in spec.imports:
         for m in pattern.finditer(data):
             b.imported(m.group(1))
-    if b"class" in data:
-        for m in _JS_METHOD.finditer(data):
+    # Methods, looked for in each class's body only: from its keyword to the next line that
+    # closes a block at the start of a line (or to the next class).
+    for k, start in enumerate(classes):
+        end = data.find(b"\n}", start)
+        end = len(data) if end < 0 else end
+        if k + 1 < len(classes):
+            end = min(end, classes[k + 1])
+        for m in _JS_METHOD.finditer(data, start, end):
             name = m.group(3)
             if name in _JS_NOT_METHODS or name in _JS_KW:
                 continue
@@ -1164,8 +1192,8 @@ def lex(path: str, data: bytes, lang: str | None = None) -> Lexicon | None:
     return b.words(data, _NOT_REFS[lang], prose)
 
 
-_HASH_COMMENT = re.compile(rb"#[^\n]*")
-_SLASH_COMMENT = re.compile(rb"//[^\n]*|/\*[\s\S]*?\*/")
+_HASH_COMMENT = re.compile(rb"(#[^\n]*)")
+_SLASH_COMMENT = re.compile(rb"(//[^\n]*|/\*[\s\S]*?\*/)")
 _HASH_LANGUAGES = frozenset({"python", "ruby", "bash"})
 
 
@@ -1182,8 +1210,8 @@ def _prose(data: bytes, lang: str) -> tuple[bytes, bytes]:
         prose += parts[1::2]
         data = b'""'.join(parts[0::2])
     pattern = _HASH_COMMENT if lang in _HASH_LANGUAGES else _SLASH_COMMENT
-    found = pattern.findall(data)
-    if found:
-        prose += found
-        data = pattern.sub(b" ", data)
+    parts = pattern.split(data)  # code, comment, code, ...: one pass for both
+    if len(parts) > 1:
+        prose += parts[1::2]
+        data = b" ".join(parts[0::2])
     return data, b"\n".join(prose)

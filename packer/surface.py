@@ -39,6 +39,7 @@ _INDEX_NAMES: Final = frozenset(
 )
 _BUILT: Final = ("dist", "distribution", "build", "lib", "out", "esm", "cjs")
 _SOURCE: Final = ("src", "source", "lib")
+_SOURCE_FOLDERS: Final = frozenset({"", "src", "source", "lib", "python"})
 _METADATA: Final = (
     "pyproject.toml",
     "setup.cfg",
@@ -466,10 +467,12 @@ def public_surface(
 
     # Python: declared packages and entry points, then every package's __init__.
     packages, entries = _python_metadata(read, present)
+    named: set[int] = set()
     for name in packages:
-        module = name.replace("-", "_").replace("/", ".").strip(".")
-        for f in layout.modules.get(module, []) + layout.modules.get(module.lower(), []):
-            surface.add(f, ENTRY_POINTS, "the package the project's metadata names")
+        module = name.replace("-", "_").replace("/", ".").removesuffix("*").strip(".")
+        named.update(layout.modules.get(module, []) + layout.modules.get(module.lower(), []))
+    for f in sorted(named):
+        surface.add(f, ENTRY_POINTS, "the package the project's metadata names")
     for module, func in entries:
         for f in layout.modules.get(module, []):
             surface.add(
@@ -480,7 +483,9 @@ def public_surface(
     for module, files in layout.modules.items():
         for f in files:
             if _name(paths[f]).startswith("__init__."):
-                top = "." not in module
+                # A top-level package sits at the root or in a source folder; a package of
+                # its own below `tests/` or `examples/` is only a package.
+                top = "." not in module and _dir(_dir(paths[f])) in _SOURCE_FOLDERS
                 surface.add(
                     f,
                     PACKAGE_ROOT if top else PACKAGE_INDEX,
