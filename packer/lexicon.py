@@ -75,19 +75,20 @@ EXPORTED: Final = 1  # public by the language's rules
 MINOR: Final = 2  # declared only as a member of a type or as a variable
 UNDERSCORE: Final = 4  # starts with an underscore
 SHAPE_SHIFT: Final = 3  # bits 3-4: the name's shape, see `shape`
+ATTRIBUTE: Final = 32  # declared only as an attribute of instances (`self.name = ...`)
 PLAIN, STRUCTURED, SPECIFIC = 0, 1, 2
 
 
 def shape(name: str | bytes) -> int:
     """How surely a use of ``name`` means one thing: SPECIFIC for a long name with structure
     (``get_current_context``, ``AddCommand``: an underscore inside, an uppercase letter or a
-    digit, and 8 characters or more), STRUCTURED for a shorter structured name or a long plain
-    one (``Command``, ``callback``), PLAIN for a short lowercase word (``run``, ``name``)."""
+    digit, and 8 characters or more), STRUCTURED for a shorter one (``Command``, ``URL``),
+    PLAIN for a lowercase word of any length (``run``, ``filename``)."""
     data = name.encode("ascii", "replace") if isinstance(name, str) else name
     structured = not data.islower() or b"_" in data.strip(b"_") or _DIGIT.search(data) is not None
     if structured and len(data) >= 8:
         return SPECIFIC
-    return STRUCTURED if structured or len(data) >= 8 else PLAIN
+    return STRUCTURED if structured else PLAIN
 
 
 _DIGIT = re.compile(rb"[0-9]")
@@ -634,15 +635,18 @@ class _Builder:
         self.defines: set[bytes] = set()
         self.exported: set[bytes] = set()
         self.minor: set[bytes] = set()  # declared as a member or a variable somewhere
+        self.attributes: set[bytes] = set()  # declared as an instance attribute somewhere
         self.toplevel: set[bytes] = set()  # declared outside any type somewhere
         self.imports: set[str] = set()
         self.star: set[str] = set()
         self.bound: list[tuple[bytes, bytes, bytes]] = []  # (specifier, name, local name)
         self.package = ""
 
-    def define(self, name: bytes, exported: bool, minor: bool = False) -> None:
+    def define(
+        self, name: bytes, exported: bool, minor: bool = False, attribute: bool = False
+    ) -> None:
         self.defines.add(name)
-        (self.minor if minor else self.toplevel).add(name)
+        (self.attributes if attribute else self.minor if minor else self.toplevel).add(name)
         if exported:
             self.exported.add(name)
 
@@ -658,13 +662,15 @@ class _Builder:
 
     def done(self, refs: tuple[bytes, bytes, Counter[bytes]]) -> Lexicon:
         defined = sorted(self.defines)[:MAX_DEFINES]
-        minor = self.minor - self.toplevel
+        attributes = self.attributes - self.minor - self.toplevel
+        minor = (self.minor | attributes) - self.toplevel
         crc, adler = zlib.crc32, zlib.adler32
         fps = array("Q", [(crc(n) << 32) | adler(n) for n in defined])
         info = bytes(
             (EXPORTED if n in self.exported else 0)
             | (MINOR if n in minor else 0)
             | (UNDERSCORE if n[:1] == b"_" else 0)
+            | (ATTRIBUTE if n in attributes else 0)
             | (shape(n) << SHAPE_SHIFT)
             for n in defined
         )
@@ -711,6 +717,7 @@ _PY_IMPORT = re.compile(rb"import[ \t]+(\([^)]*\)|[^\n;#]*)")
 _PY_FROM = re.compile(rb"from[ \t]+(\.*[\w.]*)[ \t]+$")
 _PY_ALL = re.compile(rb"__all__[ \t]*(?::[^=\n]*)?\+?=[ \t]*[\[(]([^\])]*)[\])]")
 _PY_ALL_ADD = re.compile(rb"__all__\.(?:append|extend)\(([^)]*)\)")
+_PY_ATTRIBUTE = re.compile(rb"self\.([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
 _PY_NAME = re.compile(rb"[A-Za-z_]\w*")
 _QUOTED = re.compile(rb"""['"]([A-Za-z_]\w*)['"]""")
 _STATEMENT = re.compile(rb"\n[^ \t\n#@)\]}]")
@@ -752,6 +759,11 @@ def _python(data: bytes, b: _Builder, path: str) -> None:
         name = m.group(1)
         if not (name.startswith(b"__") and name.endswith(b"__")):
             b.define(name, not name.startswith(b"_"), True)
+    # Instance attributes (`self.status_code = ...`): members of the class, so that
+    # `response.status_code` elsewhere can mean this file.
+    for name in set(_PY_ATTRIBUTE.findall(data)):
+        if not name.startswith(b"__"):
+            b.define(name, not name.startswith(b"_"), True, True)
     reexports: set[bytes] = set()
     for m in _PY_IMPORT.finditer(data):
         prefix = _line_prefix(data, m.start())
@@ -1084,7 +1096,7 @@ def _ruby(data: bytes, b: _Builder) -> None:
         b.define(m.group(1), True)
     for m in _RUBY_ATTR.finditer(data):
         for name in _RUBY_SYMBOL.findall(m.group(1)):
-            b.define(name, True)
+            b.define(name, True, True, True)
     for m in _RUBY_REQUIRE.finditer(data):
         spec = m.group(2)
         b.imported((b"./" + spec) if m.group(1) else spec)

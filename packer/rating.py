@@ -6,8 +6,9 @@ that define it (`packer.lexicon` reads both), from each file to the files its im
 weighs what the evidence says it means:
 
 * the name's shape: a long structured name (``get_current_context``, ``AddCommand``) is one
-  thing, a short word (``run``) may be anything: x10, x3 (``Command``, ``callbacks``), x1;
-  a member or a variable named by a plain word (``name``, ``write``) links nothing;
+  thing, a lowercase word (``run``, ``filename``) may be anything: x10, x3 (``Command``), x1;
+  a member or a variable named by a plain word (``name``, ``write``) links nothing, and an
+  instance attribute (``self.prog_name``) only by a specific name, x3;
 * the definition's visibility: exported by its language's rules x10, not exported x3, a leading
   underscore x1 (a name from a private Python module such as ``_compat.py`` counts as not
   exported unless a package index re-exports it);
@@ -55,7 +56,16 @@ import numpy as np
 import numpy.typing as npt
 
 from packer.history import History
-from packer.lexicon import EXPORTED, MINOR, SHAPE_SHIFT, UNDERSCORE, Lexicon, fingerprint, lex
+from packer.lexicon import (
+    ATTRIBUTE,
+    EXPORTED,
+    MINOR,
+    SHAPE_SHIFT,
+    UNDERSCORE,
+    Lexicon,
+    fingerprint,
+    lex,
+)
 from packer.surface import README_NAMES, README_PATH, REEXPORTED, Layout, is_index, public_surface
 
 RATING_VERSION: Final = "1"
@@ -75,6 +85,8 @@ TOTAL: Final = 1 << TOTAL_BITS
 # Edge weights: specificity x visibility x 16*sqrt(count) x 64, split between definers; an
 # import counts like one use of a specific exported name.
 _SPECIFICITY = np.array([1, 3, 10, 10], dtype=np.int64)  # by `packer.lexicon.shape`
+_MINOR_SPECIFICITY = np.array([0, 3, 10, 10], dtype=np.int64)
+_ATTRIBUTE_SPECIFICITY = np.array([0, 0, 3, 3], dtype=np.int64)
 _EXPORTED, _HIDDEN, _UNDERSCORE = 10, 3, 1
 _COUNT_CAP = 1024
 _SQRT16: Final = np.array([math.isqrt(c * 256) for c in range(_COUNT_CAP + 1)], dtype=np.int64)
@@ -333,8 +345,14 @@ def rate(
     ).astype(np.int64)
     shapes = (d_info >> SHAPE_SHIFT) & 3
     # A member or variable named by a plain word (`name`, `write`, `method`) is more often any
-    # object's attribute or a local variable than this one: it links nothing.
-    specific = np.where(((d_info & MINOR) != 0) & (shapes == 0), 0, _SPECIFICITY[shapes])
+    # object's attribute or a local variable than this one: it links nothing. An instance
+    # attribute (`self.prog_name = ...`) links only by a specific name, and weakly: its name is
+    # as often a variable or a keyword argument elsewhere.
+    specific = np.where(
+        (d_info & ATTRIBUTE) != 0,
+        _ATTRIBUTE_SPECIFICITY[shapes],
+        np.where((d_info & MINOR) != 0, _MINOR_SPECIFICITY[shapes], _SPECIFICITY[shapes]),
+    )
 
     # A package index stands for the names it re-exports: users reach them through it
     # (`click.Command`), so it is one more definer of each, and it hands what it gets on to the

@@ -53,7 +53,7 @@ def test_shapes() -> None:
     assert shape("AddCommand") == SPECIFIC
     assert shape("Command") == STRUCTURED
     assert shape("URL") == STRUCTURED
-    assert shape("callbacks") == STRUCTURED  # long, plain
+    assert shape("callbacks") == PLAIN  # long, but a plain word
     assert shape("run") == PLAIN
     assert shape("name") == PLAIN
 
