@@ -494,7 +494,8 @@ def cas_round(r: Runner, rows: Rows, i: int, available: dict[str, bool]) -> None
     rows.cold.add(cold)
     rows.cold.nbytes = tree.nbytes
     mode = report.get("ingest_mode", "threads")
-    rows.cold.note = f"{report['files']:,} files, {len(report['withheld'])} withheld; {mode}"
+    hidden = len(report["withheld"]) + len(report.get("redacted", []))
+    rows.cold.note = f"{report['files']:,} files, {hidden} withheld or redacted; {mode}"
     timings: dict[str, float] = report["timings"]
     for key, row in rows.stages.items():
         if key in timings:

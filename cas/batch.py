@@ -7,13 +7,13 @@ import stat as stat_mod
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Final
 
 from cas import frame
 from cas.digest import Digest, hasher
-from cas.errors import CorruptBlob, InputError
-from cas.records import CHUNKREF, META, Txn, now_ns
+from cas.errors import CasError, CorruptBlob, InputError, RollbackIncomplete, StoreFull
+from cas.records import CHUNKREF, META, Txn, chunkref_of, now_ns
 from cas.threads import Threads
 
 if TYPE_CHECKING:
@@ -54,6 +54,21 @@ class _Index:
 
 
 _Op = _Blob | _Chunk | _Index
+
+
+@dataclass(slots=True)
+class Written:
+    """What a batch's commits added, kept so that a failure can take it all back
+    (`Store.undo`): each blob and chunk it stored, with the time its last commit stamped on
+    it. A stamp that has changed since means another writer used the blob or chunk: it stays."""
+
+    blobs: dict[Digest, int] = field(default_factory=dict)
+    chunks: dict[Digest, int] = field(default_factory=dict)
+    ingested_bytes: int = 0
+    ingested_count: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.blobs or self.chunks or self.ingested_count)
 
 
 @dataclass(slots=True)
@@ -106,8 +121,11 @@ def _read_regular(path: str | os.PathLike[str], limit: int) -> tuple[int, bytes 
 
 
 class Batch:
-    """Many puts, few commits. Commits on a clean exit of the ``with`` block, rolls back the
-    pending part on an exception."""
+    """Many puts, few commits. Commits on a clean exit of the ``with`` block. On an exception
+    (a full disk, an unreadable file, Ctrl-C), whether raised in the block or by its last
+    commit, nothing of the batch stays: the pending part is dropped, and what its earlier
+    commits stored (the chunks of a large blob go in bounded sub-batches) is deleted again,
+    unless another writer has used it since."""
 
     def __init__(self, store: Store, *, level: int, workers: int | None) -> None:
         self._store = store
@@ -119,6 +137,7 @@ class Batch:
         self._workers = workers if workers is not None else max(2, min(4, os.cpu_count() or 2))
         self.new_blobs = 0
         self.new_bytes = 0
+        self._written = Written()
 
     @property
     def store(self) -> Store:
@@ -133,10 +152,34 @@ class Batch:
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         if exc_type is None:
-            self.flush()
-        else:
-            self._ops.clear()
-            self._pending_bytes = 0
+            try:
+                self.flush()
+            except BaseException as failure:
+                self._roll_back(failure)
+                raise
+            return
+        self._ops.clear()
+        self._pending_bytes = 0
+        if isinstance(exc, BaseException):
+            self._roll_back(exc)
+
+    def _roll_back(self, cause: BaseException) -> None:
+        """Take back what this batch's commits stored; if that fails too, say what is left."""
+        written, self._written = self._written, Written()
+        if not written:
+            return
+        try:
+            self._store.undo(written)
+        except CasError as exc:
+            what = cause.detail if isinstance(cause, StoreFull) else str(cause)
+            raise RollbackIncomplete(
+                str(self._store.path),
+                what or type(cause).__name__,
+                exc.detail if isinstance(exc, StoreFull) else exc,
+                len(written.blobs),
+                len(written.chunks),
+            ) from cause
+        self.new_blobs = self.new_bytes = 0
 
     # --- single items ----------------------------------------------------------------------
 
@@ -371,7 +414,7 @@ class Batch:
         store = self._store
         level = self._level
 
-        def run(txn: Txn) -> tuple[int, int]:
+        def run(txn: Txn) -> tuple[int, int, Written]:
             blobs_db, meta_db = store.db("blobs"), store.db("meta")
             chunks_db, refs_db = store.db("chunks"), store.db("chunkrefs")
             # A chunk's value is never read to learn whether it exists: reading would fault
@@ -380,32 +423,41 @@ class Batch:
             # it is not.
             now = now_ns()
             new_blobs = new_raw = new_stored = ingested = count = 0
+            added = Written()
             for op in ops:
                 if isinstance(op, _Chunk):
                     ref = txn.get(op.digest, db=refs_db)
-                    refs = CHUNKREF.unpack(ref)[0] if ref else 0
+                    refs = chunkref_of(op.digest, ref).refs if ref else 0
                     if op.frame:
                         if txn.put(op.digest, op.frame, db=chunks_db, overwrite=False):
                             new_stored += len(op.frame)
+                            added.chunks[op.digest] = now
                     elif ref is None:
                         raise CorruptBlob(str(op.digest), "chunk vanished during the put")
+                    if op.digest in self._written.chunks:
+                        added.chunks[op.digest] = now
                     txn.put(op.digest, CHUNKREF.pack(refs, now), db=refs_db)
                     continue
                 count += 1
                 if isinstance(op, _Blob) and op.frame is None and op.raw is None:
-                    store._touch_in(txn, op.digest, now)
+                    if store._touch_in(txn, op.digest, now) and op.digest in self._written.blobs:
+                        added.blobs[op.digest] = now
                     count -= 1
                     continue
                 ingested += op.raw_size
                 if store._touch_in(txn, op.digest, now):
+                    if op.digest in self._written.blobs:
+                        added.blobs[op.digest] = now  # still only this batch's
                     continue
                 if isinstance(op, _Index):
                     for chunk in sorted(set(op.chunks)):
                         ref = txn.get(chunk, db=refs_db)
                         if ref is None:
                             raise CorruptBlob(str(op.digest), f"chunk {chunk} vanished during put")
-                        refs = CHUNKREF.unpack(ref)[0]
+                        refs = chunkref_of(chunk, ref).refs
                         txn.put(chunk, CHUNKREF.pack(refs + 1, now), db=refs_db)
+                        if chunk in self._written.chunks:
+                            added.chunks[chunk] = now  # stamped by this batch again
                     value = op.frame
                     stored_size = op.stored_size
                 else:
@@ -413,6 +465,7 @@ class Batch:
                     stored_size = len(value)
                 txn.put(op.digest, value, db=blobs_db)
                 txn.put(op.digest, META.pack(op.raw_size, stored_size, now, now), db=meta_db)
+                added.blobs[op.digest] = now
                 new_blobs += 1
                 new_raw += op.raw_size
                 new_stored += len(value)
@@ -426,9 +479,14 @@ class Batch:
                     "ingested_count": count,
                 },
             )
-            return new_blobs, new_stored
+            added.ingested_bytes, added.ingested_count = ingested, count
+            return new_blobs, new_stored, added
 
-        new_blobs, new_stored = store.write(run, expected_bytes=expected)
+        new_blobs, new_stored, added = store.write(run, expected_bytes=expected)
+        self._written.blobs.update(added.blobs)
+        self._written.chunks.update(added.chunks)
+        self._written.ingested_bytes += added.ingested_bytes
+        self._written.ingested_count += added.ingested_count
         # A commit's lookups fault in B-tree pages, and the kernel maps the pages around each
         # fault too: after a while, much of what was just written. Give them back.
         store.residency.release()

@@ -103,10 +103,50 @@ class StoreVersionError(UsageError):
 class StoreAccessError(UsageError):
     """The store exists but cannot be opened as asked (permissions, a damaged file)."""
 
-    def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"cannot open store {shown(path)}: {problem}")
+    def __init__(self, path: str, problem: str, *, action: str = "open") -> None:
+        super().__init__(f"cannot {action} store {shown(path)}: {problem}")
         self.path = path
         self.problem = problem
+
+
+class StoreDamaged(UsageError):
+    """The store's data file is damaged (truncated, overwritten, bits flipped): it is refused
+    before anything reads the damaged part, by every command alike."""
+
+    def __init__(self, path: str, problem: str, details: tuple[str, ...] = ()) -> None:
+        more = f" (and {len(details) - 1} more problems)" if len(details) > 1 else ""
+        super().__init__(
+            f"damaged store {shown(path)}: {problem}{more}; restore .cas from a copy, or move it "
+            "aside and rebuild it ('cas init', then 'cas pull' from a remote, or 'cas pack')"
+        )
+        self.path = path
+        self.problem = problem
+        self.details = details or (problem,)
+
+
+class KeyTooLong(UsageError):
+    """A key over the store's key size limit, where the caller chose the key (a name)."""
+
+    def __init__(self, table: str, size: int, limit: int) -> None:
+        super().__init__(
+            f"a {table} name of {size} bytes is too long: the store keeps names of at most "
+            f"{limit} bytes (UTF-8)"
+        )
+        self.table = table
+        self.size = size
+        self.limit = limit
+
+
+class BadRecordSize(UsageError):
+    """LMDB refused a key or value for its size (MDB_BAD_VALSIZE): a caller-chosen key over the
+    key size limit. Nothing was written; it is never a full disk."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"store {shown(path)} refused a key or value of a size it cannot hold (keys, such as "
+            "pin names, are limited to 511 bytes); nothing was written"
+        )
+        self.path = path
 
 
 class StoreExists(UsageError):
@@ -153,12 +193,32 @@ class ManifestError(UsageError):
 class StoreFull(UsageError):
     """The disk (or the largest map LMDB may grow to) is full; the batch was rolled back."""
 
-    def __init__(self, path: str, detail: str) -> None:
+    def __init__(
+        self,
+        path: str,
+        detail: str,
+        outcome: str = "the last batch was rolled back, nothing was half-written",
+    ) -> None:
         super().__init__(
-            f"store {path} is full ({detail}): the last batch was rolled back, nothing was "
-            "half-written; free disk space and retry"
+            f"store {shown(path)} is full ({detail}): {outcome}; free disk space and retry"
         )
         self.path = path
+        self.detail = detail
+
+
+class RollbackIncomplete(UsageError):
+    """A batch failed, and taking back what its earlier commits stored failed too (a disk too
+    full even for the deletions): says what is left, unreferenced, and how to clear it."""
+
+    def __init__(self, path: str, cause: str, problem: object, blobs: int, chunks: int) -> None:
+        super().__init__(
+            f"store {shown(path)}: a batch failed ({cause}) and rolling back its earlier commits "
+            f"failed too ({problem}): up to {blobs} blobs and {chunks} chunks are left, "
+            "referenced by nothing; run 'cas gc --grace 0' once there is room"
+        )
+        self.path = path
+        self.blobs = blobs
+        self.chunks = chunks
 
 
 class RemoteError(UsageError):
@@ -344,7 +404,7 @@ class StoreBusy(ProblemError):
 
     def __init__(self, path: str) -> None:
         super().__init__(
-            f"store {path} is in use by another process: compaction needs it to itself; "
+            f"store {shown(path)} is in use by another process: compaction needs it to itself; "
             "retry in a maintenance window"
         )
         self.path = path

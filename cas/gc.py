@@ -53,6 +53,8 @@ class GcReport:
     spared_late: int = 0
     stale_leases: int = 0
     live_leases: int = 0
+    # Disk blocks of free pages given back to the file system in place (see cas/space.py).
+    bytes_given_back: int = 0
     waited_s: float = 0.0
     digests: list[Digest] = field(default_factory=list)  # pruned, or would be in a dry run
 
@@ -120,6 +122,10 @@ def collect(
     report.pins = len(roots.pins)
     report.reachable = len(sweep.reachable)
     report.kept_by_grace = kept_by_grace
+    if not dry_run:
+        # What was deleted is free inside the data file; give its disk blocks back now, so a
+        # full disk gets room without the copy that compaction needs.
+        report.bytes_given_back = store.give_back_space()
     return report
 
 
@@ -149,7 +155,10 @@ class _Sweep:
         """Collect unreachable blobs last referenced before the cutoff; returns how many
         unreachable ones the grace period keeps."""
         kept = seen = 0
-        for digest, _raw, _stored, _first, last in self.store.iter_meta():
+        # A blob whose metadata row is damaged has no last-referenced time to judge: it is kept
+        # (and 'cas verify' reports it).
+        damaged: list[Digest] = []
+        for digest, _raw, _stored, _first, last in self.store.iter_meta(damaged=damaged):
             seen += 1
             if seen % 4096 == 0:
                 tick("mark", seen, 0)
@@ -159,7 +168,7 @@ class _Sweep:
                 kept += 1
             else:
                 self.candidates.append(digest)
-        return kept
+        return kept + len(damaged)
 
     def run(self, lease_wait_s: float, lease_ttl_ns: int) -> GcReport:
         started = time.monotonic()
@@ -173,7 +182,10 @@ class _Sweep:
                 )[0]
             outcome: GcReport | _Busy
             try:
-                outcome = self.store.write(lambda txn: self._delete(txn, lease_ttl_ns))
+                # A cleanup: on a full disk it may use the store's reserve (cas/space.py).
+                outcome = self.store.write(
+                    lambda txn: self._delete(txn, lease_ttl_ns), cleanup=True
+                )
             except _DryRun as done:
                 outcome = done.report
             if not isinstance(outcome, _Busy):
@@ -202,7 +214,7 @@ class _Sweep:
             raw = txn.get(digest, db=meta_db)
             if raw is None:
                 continue
-            if digest in late or META.unpack(raw)[3] >= self.cutoff:
+            if digest in late or len(raw) != META.size or META.unpack(raw)[3] >= self.cutoff:
                 out.spared_late += 1
                 continue
             out.digests.append(digest)

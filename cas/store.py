@@ -17,7 +17,12 @@ Writes go through a `Batch`: values are hashed and compressed outside the write 
 (in worker threads for many files), then committed together, so ingesting 20,000 files is a
 handful of commits. Content above the chunk size is split into chunks committed in bounded
 sub-batches, so memory stays bounded for any size; the blob's index record is committed last,
-once every chunk is in.
+once every chunk is in. A batch that fails takes back what its commits stored (`Store.undo`).
+
+Opening checks the data file before LMDB reads it (`cas.datafile`: meta pages, length, a walk
+of every page, skipped while a seal says the file is as a passing walk left it), so a damaged
+file is `StoreDamaged`, never a bus error. Creation is atomic (`Store.create`). A full disk is
+handled with a reserve and by giving free pages back in place (`cas.space`).
 """
 
 from __future__ import annotations
@@ -26,8 +31,11 @@ import contextlib
 import errno
 import fcntl
 import os
+import shutil
 import stat as stat_mod
 import threading
+import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,15 +44,18 @@ from typing import Any, BinaryIO, Final
 import lmdb
 import msgpack
 
-from cas import frame
-from cas.batch import Batch
+from cas import datafile, frame, space
+from cas.batch import Batch, Written
 from cas.digest import Digest
 from cas.errors import (
+    BadRecordSize,
     BlobNotFound,
     CasError,
     CorruptBlob,
+    KeyTooLong,
     StoreAccessError,
     StoreBusy,
+    StoreDamaged,
     StoreExists,
     StoreFull,
     StoreNotFound,
@@ -52,7 +63,7 @@ from cas.errors import (
 )
 from cas.fsutil import fsync_dir
 from cas.reader import BlobReader
-from cas.records import CHUNKREF, META, Txn, now_ns
+from cas.records import CHUNKREF, META, Txn, chunkref_of, meta_of, now_ns
 from cas.residency import MapReleaser
 
 FORMAT_VERSION: Final = 1
@@ -77,6 +88,11 @@ _TABLES: Final = (
     "verified",
     "remotes",
 )
+_UNCHANGED: Final = (
+    "the store is as it was (a compaction needs room for a copy: run 'cas gc' first)"
+)
+# Tables keyed by a digest: a key of any other size is damage the walk of the file reports.
+_KEY_SIZES: Final = dict.fromkeys(("blobs", "chunks", "chunkrefs", "meta", "verified"), 32)
 # The least content a frame received from elsewhere may hold: see `Store.foreign_frame_limit`.
 _FOREIGN_FRAME_MIN_LIMIT: Final = 64 << 20
 _TOTAL_KEYS: Final = ("blobs", "raw_bytes", "stored_bytes", "ingested_bytes", "ingested_count")
@@ -105,6 +121,8 @@ class StoreStats:
     ingested_bytes: int
     ingested_count: int
     file_bytes: int
+    # What the data file occupies on disk: less than its size once free pages were given back.
+    disk_bytes: int = 0
 
     @property
     def dedup_ratio(self) -> float:
@@ -161,23 +179,125 @@ def _release(fd: int | None) -> None:
         os.close(fd)  # closing the last descriptor releases the flock
 
 
+def _unlink_partial(tmp: Path) -> None:
+    """Remove a data file built by `Store._build` and the folder it was built in."""
+    shutil.rmtree(tmp.parent, ignore_errors=True)
+
+
+def _has_table(env: lmdb.Environment, name: str) -> bool:
+    try:
+        env.open_db(name.encode(), create=False)
+    except lmdb.NotFoundError:
+        return False
+    return True
+
+
+def _info_int(where: Path, raw: bytes | None, default: int) -> int:
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        problem = f"the info table holds {raw[:20]!r} where a number belongs"
+        raise StoreDamaged(str(where), problem) from None
+
+
+# LMDB errors that mean the file is not what LMDB wrote.
+_DAMAGE_ERRORS: Final = (
+    lmdb.CorruptedError,
+    lmdb.PageNotFoundError,
+    lmdb.InvalidError,
+    lmdb.IncompatibleError,
+    lmdb.CursorFullError,
+    lmdb.PanicError,
+    lmdb.VersionMismatchError,
+)
+
+
+def _lmdb_failure(where: Path, exc: lmdb.Error, action: str = "open") -> CasError:
+    if isinstance(exc, _DAMAGE_ERRORS):
+        return StoreDamaged(str(where), f"LMDB found it inconsistent ({exc})")
+    if isinstance(exc, lmdb.BadValsizeError):
+        return BadRecordSize(str(where))
+    return StoreAccessError(str(where), str(exc), action=action)
+
+
+def _inspect(where: Path, fd: int) -> datafile.State:
+    try:
+        return datafile.inspect(fd)
+    except datafile.Damage as exc:
+        raise StoreDamaged(str(where), exc.problem) from None
+
+
+def _walk_unless_sealed(env: lmdb.Environment, where: Path, fd: int) -> datafile.Identity | None:
+    """At open: walk the data file, unless a seal says a walk passed on it exactly as it is.
+    Returns what this process walked (None: it trusted the seal)."""
+    with env.begin():
+        state = _inspect(where, fd)
+        if datafile.short_by(state) is None and datafile.sealed(where, state):
+            return None
+    return _walk(env, where, fd)[1]
+
+
+def _walk(env: lmdb.Environment, where: Path, fd: int) -> tuple[datafile.Walk, datafile.Identity]:
+    """Walk the data file inside a read transaction, which keeps every writer off the pages of
+    the snapshot walked. A reader opened without LMDB's lock has no such protection, so a walk
+    that finds problems while the file changed under it is run again before it is believed."""
+    for attempt in range(3):
+        started = time.time_ns()
+        with env.begin():
+            state = _inspect(where, fd)
+            result = datafile.walk(fd, state, _KEY_SIZES)
+        changed = datafile.Identity.of(os.fstat(fd)) != state.identity
+        if not result.problems:
+            if not changed:
+                datafile.seal(where, state, started)
+            return result, state.identity
+        if not changed or attempt == 2:
+            short = datafile.short_by(state)
+            details = ([short] if short is not None else []) + result.problems
+            raise StoreDamaged(str(where), details[0], tuple(details))
+    raise AssertionError("unreachable")
+
+
 class Store:
     """A content-addressed blob store in one LMDB environment. Use as a context manager."""
 
     def __init__(
-        self, env: lmdb.Environment, path: Path, *, readonly: bool, lock_fd: int | None = None
+        self,
+        env: lmdb.Environment,
+        path: Path,
+        *,
+        readonly: bool,
+        lock_fd: int | None = None,
+        walked: datafile.Identity | None = None,
     ) -> None:
         self._env = env
         self.path = path
         self.readonly = readonly
         self._lock_fd = lock_fd
-        self._dbs = {name: env.open_db(name.encode(), create=False) for name in _TABLES}
+        # The data file as this process last walked it and found it sound (see `check_file`).
+        self._walked = walked
+        # Whether `create` made this store (False: it opened one that was there, or that a
+        # concurrent creator made first).
+        self.created = False
+        try:
+            self._dbs = {name: env.open_db(name.encode(), create=False) for name in _TABLES}
+        except lmdb.NotFoundError:
+            missing = [n for n in _TABLES if not _has_table(env, n)] or ["?"]
+            raise StoreDamaged(str(path), f"its table {missing[0]!r} is missing") from None
         self._grow_lock = threading.Lock()
+        # Keys longer than this are refused by LMDB (MDB_BAD_VALSIZE); 511 bytes by default.
+        self.max_key_size: int = env.max_key_size()
         self.residency = MapReleaser(path / "data.mdb")
-        with env.begin() as txn:
+        with self.read() as txn:
             info = txn.cursor(self._dbs["info"])
-            self.chunk_size = int(info.get(b"chunk_size") or DEFAULT_CHUNK_SIZE)
-            self.level = int(info.get(b"level") or DEFAULT_LEVEL)
+            self.chunk_size = _info_int(path, info.get(b"chunk_size"), DEFAULT_CHUNK_SIZE)
+            self.level = _info_int(path, info.get(b"level"), DEFAULT_LEVEL)
+        if not 1 <= self.level <= 22 or self.chunk_size < 1:
+            raise StoreDamaged(
+                str(path), "the info table records an impossible chunk size or level"
+            )
 
     # --- opening --------------------------------------------------------------------------------
 
@@ -188,37 +308,108 @@ class Store:
         *,
         level: int = DEFAULT_LEVEL,
         chunk_size: int = DEFAULT_CHUNK_SIZE,
+        exist_ok: bool = False,
     ) -> Store:
-        """Create a new store at ``path`` (the ``.cas`` directory itself) and open it."""
+        """Create a new store at ``path`` (the ``.cas`` directory itself) and open it.
+
+        Creation is atomic: the data file is built whole under a temporary name and linked into
+        place only if no ``data.mdb`` is there, so of concurrent creators exactly one creates
+        the store and the others find it complete. A store that exists already (before or
+        during the call) raises `StoreExists`, or with ``exist_ok`` is opened (``created`` tells
+        which happened)."""
         where = Path(path).absolute()
-        if (where / "data.mdb").exists():
-            raise StoreExists(str(where))
         if not 1 <= level <= 22:
             raise CasError(f"compression level {level} is out of range: use 1 to 22")
-        lock_fd = None
+        if (where / "data.mdb").exists() and not exist_ok:
+            raise StoreExists(str(where))
+        if where.exists() and not where.is_dir():
+            raise StoreAccessError(
+                str(where),
+                "it is a file, not a directory (move it aside, or pass --store PATH)",
+                action="create",
+            )
         try:
             where.mkdir(parents=True, exist_ok=True)
-            lock_fd = _hold_shared(where)
-            env = cls._open_env(where, readonly=False, create=True)
         except OSError as exc:
+            raise StoreAccessError(str(where), _os_problem(exc), action="create") from None
+        lock_fd = _hold_shared(where)
+        try:
+            created = False
+            if not (where / "data.mdb").exists():
+                created = cls._publish(where, cls._build(where, level, chunk_size))
+            if not created and not exist_ok:
+                raise StoreExists(str(where))
+            store = cls._open_existing(where, readonly=False, lock_fd=lock_fd)
+        except BaseException:
             _release(lock_fd)
-            raise StoreAccessError(str(where), _os_problem(exc)) from None
-        except lmdb.Error as exc:
-            _release(lock_fd)
-            raise StoreAccessError(str(where), str(exc)) from None
-        with env.begin(write=True) as txn:
-            info = env.open_db(b"info", txn=txn)
-            for name in _TABLES:
-                env.open_db(name.encode(), txn=txn)
-            txn.put(b"format", str(FORMAT_VERSION).encode(), db=info)
-            txn.put(b"chunk_size", str(chunk_size).encode(), db=info)
-            txn.put(b"level", str(level).encode(), db=info)
-            txn.put(b"totals", msgpack.packb(dict.fromkeys(_TOTAL_KEYS, 0)), db=info)
-        return cls(env, where, readonly=False, lock_fd=lock_fd)
+            raise
+        store.created = created
+        return store
+
+    @staticmethod
+    def _build(where: Path, level: int, chunk_size: int) -> Path:
+        """A complete new data file, built in a folder of its own inside ``where`` (so it is
+        made exactly as `_open_env` would make it); returns its path."""
+        folder = where / f".new.{os.getpid()}.{uuid.uuid4().hex[:12]}.partial"
+        tmp = folder / "data.mdb"
+        try:
+            folder.mkdir()
+            env = lmdb.open(
+                str(folder),
+                map_size=_INITIAL_MAP,
+                max_dbs=len(_TABLES) + 2,
+                create=True,
+                lock=False,  # nobody else knows the name
+                sync=True,
+                metasync=True,
+            )
+            try:
+                with env.begin(write=True) as txn:
+                    info = env.open_db(b"info", txn=txn)
+                    for name in _TABLES:
+                        env.open_db(name.encode(), txn=txn)
+                    txn.put(b"format", str(FORMAT_VERSION).encode(), db=info)
+                    txn.put(b"chunk_size", str(chunk_size).encode(), db=info)
+                    txn.put(b"level", str(level).encode(), db=info)
+                    txn.put(b"totals", msgpack.packb(dict.fromkeys(_TOTAL_KEYS, 0)), db=info)
+            finally:
+                env.close()
+            return tmp
+        except (OSError, lmdb.Error) as exc:
+            _unlink_partial(tmp)
+            problem = _os_problem(exc) if isinstance(exc, OSError) else str(exc)
+            raise StoreAccessError(str(where), problem, action="create") from None
+        except BaseException:
+            _unlink_partial(tmp)
+            raise
+
+    @staticmethod
+    def _publish(where: Path, tmp: Path) -> bool:
+        """Put the built data file in place unless a concurrent creator got there first;
+        True if this one did."""
+        target = where / "data.mdb"
+        try:
+            os.link(tmp, target)  # fails if the name exists: no check-then-set
+            won = True
+        except FileExistsError:
+            won = False
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                _unlink_partial(tmp)
+                raise StoreAccessError(str(where), _os_problem(exc), action="create") from None
+            # A file system without hard links: rename, which is atomic but not exclusive
+            # (two creators racing here would each make a valid, empty store).
+            won = not target.exists()
+            if won:
+                os.replace(tmp, target)
+        finally:
+            _unlink_partial(tmp)
+        fsync_dir(where)
+        return won
 
     @classmethod
     def at(cls, path: str | os.PathLike[str], *, readonly: bool = False) -> Store:
-        """Open the store at ``path``, refusing a newer format version."""
+        """Open the store at ``path``, refusing a newer format version and a damaged file."""
         where = Path(path).absolute()
         if not (where / "data.mdb").is_file():
             if where.is_dir() and (where / STORE_DIRNAME / "data.mdb").is_file():
@@ -239,17 +430,24 @@ class Store:
     @classmethod
     def _open_existing(cls, where: Path, *, readonly: bool, lock_fd: int | None) -> Store:
         try:
-            env = cls._open_env(where, readonly=readonly, create=False)
-        except lmdb.Error as exc:
-            if not (readonly and "permission" in str(exc).lower()):
-                raise StoreAccessError(str(where), f"{exc}") from None
-            # Someone who may only read the store cannot take LMDB's reader lock. Open without
-            # it: reads still see a committed snapshot, and every read re-hashes, so a page
-            # recycled by a concurrent writer of another account is caught, never returned.
+            fd = os.open(where / "data.mdb", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise StoreAccessError(str(where), _os_problem(exc)) from None
+        try:
+            # The meta pages are read before LMDB maps the file: a file too short for them is
+            # refused here, not by a bus error when a read touches a page that is not there.
+            _inspect(where, fd)
+            env = cls._open_lmdb(where, readonly=readonly)
             try:
-                env = cls._open_env(where, readonly=True, create=False, lock=False)
-            except lmdb.Error as exc2:
-                raise StoreAccessError(str(where), f"{exc2}") from None
+                walked = _walk_unless_sealed(env, where, fd)
+            except lmdb.Error as exc:
+                env.close()
+                raise _lmdb_failure(where, exc) from None
+            except BaseException:
+                env.close()
+                raise
+        finally:
+            os.close(fd)
         try:
             with env.begin() as txn:
                 info_db = env.open_db(b"info", txn=txn, create=False)
@@ -266,11 +464,32 @@ class Store:
             if version > FORMAT_VERSION:
                 raise StoreVersionError(str(where), version, FORMAT_VERSION)
             raise StoreAccessError(str(where), f"unknown format marker {found!r}")
+        if not readonly:
+            # Room to clean up in, should the disk ever fill up (see cas/space.py).
+            space.ensure_reserve(where)
         try:
-            return cls(env, where, readonly=readonly, lock_fd=lock_fd)
+            return cls(env, where, readonly=readonly, lock_fd=lock_fd, walked=walked)
         except lmdb.Error as exc:
             env.close()
-            raise StoreAccessError(str(where), f"damaged store: {exc}") from None
+            raise _lmdb_failure(where, exc) from None
+        except BaseException:
+            env.close()
+            raise
+
+    @classmethod
+    def _open_lmdb(cls, where: Path, *, readonly: bool) -> lmdb.Environment:
+        try:
+            return cls._open_env(where, readonly=readonly, create=False)
+        except lmdb.Error as exc:
+            if not (readonly and "permission" in str(exc).lower()):
+                raise _lmdb_failure(where, exc) from None
+        # Someone who may only read the store cannot take LMDB's reader lock. Open without it:
+        # reads still see a committed snapshot, and every read re-hashes, so a page recycled by
+        # a concurrent writer of another account is caught, never returned.
+        try:
+            return cls._open_env(where, readonly=True, create=False, lock=False)
+        except lmdb.Error as exc2:
+            raise _lmdb_failure(where, exc2) from None
 
     @staticmethod
     def _open_env(
@@ -292,6 +511,19 @@ class Store:
             max_readers=512,
             lock=lock,
         )
+
+    def check_file(self) -> datafile.Walk | None:
+        """Walk the data file now (`cas.datafile.walk`) unless this process already walked it
+        as it is; raise `StoreDamaged` if the walk finds damage. Returns the walk, or None
+        when the file had not changed since this process last walked it."""
+        fd = os.open(self.path / "data.mdb", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            if self._walked is not None and datafile.Identity.of(os.fstat(fd)) == self._walked:
+                return None
+            result, self._walked = _walk(self._env, self.path, fd)
+            return result
+        finally:
+            os.close(fd)
 
     def close(self) -> None:
         self._env.close()
@@ -336,9 +568,11 @@ class Store:
             os.replace(tmp, data)
             fsync_dir(self.path)
         except OSError as exc:
-            raise StoreFull(str(self.path), f"compaction failed: {_os_problem(exc)}") from None
+            raise StoreFull(
+                str(self.path), f"compaction failed: {_os_problem(exc)}", _UNCHANGED
+            ) from None
         except lmdb.Error as exc:
-            raise StoreFull(str(self.path), f"compaction failed: {exc}") from None
+            raise StoreFull(str(self.path), f"compaction failed: {exc}", _UNCHANGED) from None
         finally:
             tmp.unlink(missing_ok=True)
             # Back to shared before reopening: a compaction that slips in between finds this
@@ -348,6 +582,11 @@ class Store:
         return before, data.stat().st_size
 
     def _reopen(self) -> None:
+        fd = os.open(self.path / "data.mdb", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            _inspect(self.path, fd)
+        finally:
+            os.close(fd)
         self._env = self._open_env(self.path, readonly=self.readonly, create=False)
         self._dbs = {name: self._env.open_db(name.encode(), create=False) for name in _TABLES}
 
@@ -366,21 +605,48 @@ class Store:
     def read(self) -> Iterator[Txn]:
         """A short read transaction (a consistent snapshot)."""
         try:
-            txn = self._env.begin(buffers=False)
-        except lmdb.MapResizedError:
-            self._env.set_mapsize(0)
-            txn = self._env.begin(buffers=False)
+            try:
+                txn = self._env.begin(buffers=False)
+            except lmdb.MapResizedError:
+                self._env.set_mapsize(0)
+                txn = self._env.begin(buffers=False)
+        except lmdb.Error as exc:
+            raise _lmdb_failure(self.path, exc, "read") from None
         try:
             yield txn
+        except lmdb.Error as exc:
+            # LMDB's own checks (a page of the wrong kind, a page number past the end) end here
+            # as a damaged store, whichever table the caller was reading.
+            raise _lmdb_failure(self.path, exc, "read") from None
         finally:
             txn.abort()
 
-    def write(self, fn: Callable[[Txn], Any], *, expected_bytes: int = 0) -> Any:
+    def write(
+        self, fn: Callable[[Txn], Any], *, expected_bytes: int = 0, cleanup: bool = False
+    ) -> Any:
         """Run ``fn`` in one write transaction; grow the map and retry when it is full.
 
         ``fn`` must be safe to run again after an abort (it only writes through the txn).
         A full disk or file size limit rolls the transaction back and raises `StoreFull`.
+        A ``cleanup`` transaction (one that frees space: a rollback, a gc) that finds the
+        disk full releases the store's reserve (`cas.space`) and runs again in the room it
+        leaves.
         """
+        try:
+            return self._write(fn, expected_bytes)
+        except StoreFull as full:
+            if not cleanup or not space.release_reserve(self.path):
+                raise
+            try:
+                return self._write(fn, expected_bytes)
+            except StoreFull as again:
+                raise StoreFull(
+                    str(self.path),
+                    f"{again.detail}, even with its {space.RESERVE_BYTES >> 20} "
+                    "MiB reserve released",
+                ) from full
+
+    def _write(self, fn: Callable[[Txn], Any], expected_bytes: int) -> Any:
         if self.readonly:
             raise StoreAccessError(str(self.path), "opened read-only")
         self._ensure_room(expected_bytes)
@@ -401,15 +667,17 @@ class Store:
         raise StoreFull(str(self.path), "the memory map could not be grown enough")
 
     def _write_failure(self, exc: lmdb.Error) -> CasError:
+        if isinstance(exc, (*_DAMAGE_ERRORS, lmdb.BadValsizeError)):
+            return _lmdb_failure(self.path, exc, "write to")
         text = str(exc)
         lowered = text.lower()
         if "permission" in lowered or "read-only" in lowered:
-            return StoreAccessError(str(self.path), text)
+            return StoreAccessError(str(self.path), text, action="write to")
         # LMDB reports a short write (disk full, file size limit, quota) as an I/O error; either
         # way the commit did not happen and the previous state is intact.
         if any(k in lowered for k in ("no space", "too large", "quota", "input/output")):
             return StoreFull(str(self.path), f"disk full or I/O error: {text}")
-        return StoreFull(str(self.path), f"write failed: {text}")
+        return StoreAccessError(str(self.path), f"the write failed: {text}", action="write to")
 
     def _ensure_room(self, expected: int) -> None:
         info = self._env.info()
@@ -430,8 +698,14 @@ class Store:
 
     def _totals(self, txn: Txn) -> dict[str, int]:
         raw = txn.get(b"totals", db=self._dbs["info"])
-        loaded: dict[str, int] = msgpack.unpackb(raw) if raw else {}
-        return {k: int(loaded.get(k, 0)) for k in _TOTAL_KEYS}
+        try:
+            loaded = msgpack.unpackb(raw) if raw else {}
+            totals = {k: loaded.get(k, 0) for k in _TOTAL_KEYS}
+            if all(type(v) is int for v in totals.values()):
+                return totals
+        except (ValueError, TypeError, AttributeError, msgpack.ExtraData):
+            pass
+        raise StoreDamaged(str(self.path), "the running totals in its info table are damaged")
 
     def _add_totals(self, txn: Txn, delta: dict[str, int]) -> None:
         totals = self._totals(txn)
@@ -443,12 +717,14 @@ class Store:
         with self.read() as txn:
             totals = self._totals(txn)
         data = self.path / "data.mdb"
+        st = data.stat()
         return StoreStats(
             path=str(self.path),
             format=FORMAT_VERSION,
             chunk_size=self.chunk_size,
             level=self.level,
-            file_bytes=data.stat().st_size,
+            file_bytes=st.st_size,
+            disk_bytes=st.st_blocks * 512,
             **totals,
         )
 
@@ -488,9 +764,126 @@ class Store:
         raw = txn.get(digest, db=meta_db)
         if raw is None:
             return False
-        size, stored, first, _last = META.unpack(raw)
+        try:
+            size, stored, first, _last = meta_of(digest, raw)
+        except CorruptBlob:
+            # A damaged row is rebuilt from the blob itself when a put or a pack brings the
+            # same content again (its first-stored time is lost).
+            size, stored = self._measure_in(txn, digest)
+            first = now
         txn.put(digest, META.pack(size, stored, first, now), db=meta_db)
         return True
+
+    def _measure_in(self, txn: Txn, digest: Digest) -> tuple[int, int]:
+        """(raw size, stored size) of a blob, from its frame and its chunks' frames."""
+        value = txn.get(digest, db=self._dbs["blobs"])
+        if value is None:
+            raise CorruptBlob(str(digest), "its metadata record is left without its blob")
+        try:
+            head = frame.header(value)
+            chunks = frame.decode_index(value)[2] if head.codec == frame.INDEX else []
+        except frame.FrameError as exc:
+            raise CorruptBlob(str(digest), str(exc)) from None
+        stored = len(value)
+        cursor = txn.cursor(db=self._dbs["chunks"])
+        for chunk in sorted(set(chunks)):
+            if cursor.set_key(chunk):
+                stored += len(cursor.value())
+        return head.raw_size, stored
+
+    def undo(self, written: Written) -> None:
+        """Take back what a failed batch committed (`Batch` calls it): every blob and chunk it
+        stored that no other writer has used since (the stamp its last commit left is still
+        there), and its share of the totals; then give the freed pages' disk blocks back.
+        Runs as a cleanup transaction, so it works on the disk that made the batch fail."""
+
+        def run(txn: Txn) -> None:
+            meta_db, refs_db, chunks_db = (
+                self._dbs["meta"],
+                self._dbs["chunkrefs"],
+                self._dbs["chunks"],
+            )
+            ours: list[Digest] = []
+            for chunk, stamp in sorted(written.chunks.items()):
+                ref = txn.get(chunk, db=refs_db)
+                if (
+                    ref is not None
+                    and len(ref) == CHUNKREF.size
+                    and CHUNKREF.unpack(ref)[1] == stamp
+                ):
+                    ours.append(chunk)
+            blobs = []
+            for digest, stamp in sorted(written.blobs.items()):
+                raw = txn.get(digest, db=meta_db)
+                if raw is not None and len(raw) == META.size and META.unpack(raw)[3] == stamp:
+                    blobs.append(digest)
+            self.delete_in(txn, blobs)  # decrements the counts of the chunks they list
+            freed = 0
+            cursor = txn.cursor(db=chunks_db)
+            for chunk in ours:
+                ref = txn.get(chunk, db=refs_db)
+                if ref is None or CHUNKREF.unpack(ref)[0] != 0:
+                    continue  # another blob's index lists it now
+                if cursor.set_key(chunk):
+                    freed += len(cursor.value())
+                    cursor.delete()
+                txn.delete(chunk, db=refs_db)
+            self._add_totals(
+                txn,
+                {
+                    "stored_bytes": -freed,
+                    "ingested_bytes": -written.ingested_bytes,
+                    "ingested_count": -written.ingested_count,
+                },
+            )
+
+        self.write(run, cleanup=True)
+        self.give_back_space()
+
+    def give_back_space(self) -> int:
+        """Give the disk blocks of pages nothing can read any more back to the file system, in
+        place (`cas.space`), then restore the reserve if there is room. Returns the bytes
+        given back; 0 on a file system that cannot punch holes."""
+        if self.readonly:
+            return 0
+        # A commit first: pages freed by the last commit stay readable through the previous
+        # meta page (LMDB's fallback after a crash) until one more commit replaces it.
+        self.write(
+            lambda txn: txn.put(
+                b"space_given_back_ns", str(now_ns()).encode(), db=self._dbs["info"]
+            ),
+            cleanup=True,
+        )
+        given = 0
+        fd = os.open(self.path / "data.mdb", os.O_RDWR | os.O_CLOEXEC)
+        try:
+            # Holding the write lock (a write transaction that writes nothing), so no writer
+            # can reuse a page between the walk that lists it as free and the punch.
+            with self._env.begin(write=True):
+                state = _inspect(self.path, fd)
+                walk = datafile.walk(fd, state, _KEY_SIZES)
+                if walk.problems:
+                    raise StoreDamaged(str(self.path), walk.problems[0], tuple(walk.problems))
+                runs = space.free_ranges(
+                    walk.freed,
+                    last_txnid=state.txnid,
+                    oldest_reader_txnid=space.oldest_reader(self._env.readers()),
+                    next_pgno=state.next_pgno,
+                    pages_in_file=state.pages_in_file,
+                )
+                given = space.punch(fd, runs, state.psize)
+        except lmdb.Error as exc:
+            raise self._write_failure(exc) from None
+        except OSError as exc:
+            raise StoreAccessError(
+                str(self.path),
+                f"giving free space back failed: {_os_problem(exc)}",
+                action="write to",
+            ) from None
+        finally:
+            os.close(fd)
+        space.ensure_reserve(self.path)
+        return given
 
     def delete(self, digests: Iterable[Digest]) -> tuple[int, int]:
         """Remove blobs (reserved for gc). Returns (blobs removed, stored bytes freed).
@@ -517,13 +910,15 @@ class Store:
                 continue
             self.residency.note(len(value))
             meta = txn.get(digest, db=meta_db)
-            raw_size = META.unpack(meta)[0] if meta else 0
+            raw_size = META.unpack(meta)[0] if meta and len(meta) == META.size else 0
             freed_here = len(value)
             with contextlib.suppress(frame.FrameError):
                 if frame.header(value).codec == frame.INDEX:
                     _, _, chunks = frame.decode_index(value)
                     for chunk in sorted(set(chunks)):
                         ref = txn.get(chunk, db=refs_db)
+                        if ref is not None and len(ref) != CHUNKREF.size:
+                            continue  # damaged: left as it is, so no sweep ever takes it
                         count = CHUNKREF.unpack(ref)[0] if ref else 1
                         txn.put(chunk, CHUNKREF.pack(max(count - 1, 0), now), db=refs_db)
             txn.delete(digest, db=blobs_db)
@@ -557,6 +952,8 @@ class Store:
         refs_db, chunks_db = self._dbs["chunkrefs"], self._dbs["chunks"]
         doomed: list[bytes] = []
         for key, ref in txn.cursor(db=refs_db):
+            if len(ref) != CHUNKREF.size:
+                continue  # a damaged count is never taken for zero ('cas verify' reports it)
             count, written = CHUNKREF.unpack(ref)
             if count == 0 and written < older_than_ns:
                 doomed.append(bytes(key))
@@ -599,7 +996,7 @@ class Store:
             raise CorruptBlob(str(digest), str(exc)) from None
         if meta is None:
             raise CorruptBlob(str(digest), "its metadata record is missing")
-        raw_size, stored, first, last = META.unpack(meta)
+        raw_size, stored, first, last = meta_of(digest, meta)
         return BlobStat(
             digest, raw_size, stored, frame.CODEC_NAMES[head.codec], chunks, first, last
         )
@@ -661,8 +1058,13 @@ class Store:
                 return
             after = keys[-1]
 
-    def iter_meta(self, *, page: int = 10_000) -> Iterator[tuple[Digest, int, int, int, int]]:
-        """(digest, raw size, stored size, first ns, last referenced ns) for every blob."""
+    def iter_meta(
+        self, *, page: int = 10_000, damaged: list[Digest] | None = None
+    ) -> Iterator[tuple[Digest, int, int, int, int]]:
+        """(digest, raw size, stored size, first ns, last referenced ns) for every blob.
+
+        A damaged row raises `CorruptBlob`, or with a ``damaged`` list is appended to it and
+        skipped."""
         after = b""
         while True:
             rows: list[tuple[bytes, bytes]] = []
@@ -675,7 +1077,15 @@ class Store:
                     rows.append((cur.key(), cur.value()))
                     positioned = cur.next()
             for key, value in rows:
-                yield (Digest(key), *META.unpack(value))
+                digest = Digest(key)
+                try:
+                    row = meta_of(digest, value)
+                except CorruptBlob:
+                    if damaged is None:
+                        raise
+                    damaged.append(digest)
+                    continue
+                yield (digest, *row)
             if len(rows) < page:
                 return
             after = rows[-1][0]
@@ -696,9 +1106,12 @@ class Store:
     def chunk_stored_size(self, digest: Digest) -> int | None:
         """The stored size of a chunk, or None if absent (measured on a view into the map,
         never copied; its pages count towards the next release of mapped pages)."""
-        with self._env.begin(db=self._dbs["chunks"], buffers=True) as txn:
-            view = txn.get(digest)
-            size = None if view is None else len(view)
+        try:
+            with self._env.begin(db=self._dbs["chunks"], buffers=True) as txn:
+                view = txn.get(digest)
+                size = None if view is None else len(view)
+        except lmdb.Error as exc:
+            raise _lmdb_failure(self.path, exc, "read") from None
         self.residency.note(size or 0)
         return size
 
@@ -792,7 +1205,7 @@ class Store:
             added = 0
             for digest, value in items:
                 ref = txn.get(digest, db=refs_db)
-                refs = CHUNKREF.unpack(ref)[0] if ref else 0
+                refs = chunkref_of(digest, ref).refs if ref else 0
                 if txn.get(digest, db=chunks_db) is None:
                     txn.put(digest, value, db=chunks_db)
                     added += len(value)
@@ -828,7 +1241,7 @@ class Store:
                         stored += len(piece)
                     for chunk in sorted(set(frame.decode_index(value)[2])):
                         ref = txn.get(chunk, db=refs_db)
-                        refs = CHUNKREF.unpack(ref)[0] if ref else 0
+                        refs = chunkref_of(chunk, ref).refs if ref else 0
                         txn.put(chunk, CHUNKREF.pack(refs + 1, now), db=refs_db)
                 raw_size = heads[digest].raw_size
                 txn.put(digest, value, db=blobs_db)
@@ -853,12 +1266,21 @@ class Store:
 
     # --- small key-value tables (pins, cache, leases, verified, remotes) -------------------------
 
+    # Keys of these tables are chosen by callers (names, paths). One longer than LMDB takes
+    # cannot be there, so reading or deleting it finds nothing, and writing it is refused with
+    # `KeyTooLong`, before any transaction: never MDB_BAD_VALSIZE, never "store is full".
+    # (The cache keys its long keys by digest, see packer/cache.py.)
+
     def kv_get(self, table: str, key: bytes) -> bytes | None:
+        if len(key) > self.max_key_size:
+            return None
         with self.read() as txn:
             value: bytes | None = txn.get(key, db=self._dbs[table])
             return value
 
     def kv_items(self, table: str, prefix: bytes = b"") -> list[tuple[bytes, bytes]]:
+        if len(prefix) > self.max_key_size:
+            return []
         with self.read() as txn:
             cur = txn.cursor(db=self._dbs[table])
             out: list[tuple[bytes, bytes]] = []
@@ -873,6 +1295,9 @@ class Store:
     def kv_put(self, table: str, items: Iterable[tuple[bytes, bytes]]) -> None:
         pending = list(items)
         size = sum(len(k) + len(v) for k, v in pending)
+        for key, _value in pending:
+            if len(key) > self.max_key_size:
+                raise KeyTooLong(table, len(key), self.max_key_size)
 
         def run(txn: Txn) -> None:
             db = self._dbs[table]
@@ -882,7 +1307,7 @@ class Store:
         self.write(run, expected_bytes=size)
 
     def kv_delete(self, table: str, keys: Iterable[bytes]) -> int:
-        wanted = list(keys)
+        wanted = [key for key in keys if len(key) <= self.max_key_size]
 
         def run(txn: Txn) -> int:
             db = self._dbs[table]

@@ -37,9 +37,9 @@ import lmdb
 from cas import frame
 from cas import roots as roots_mod
 from cas.digest import Digest
-from cas.errors import CorruptBlob, NotFound, StoreAccessError, UsageError
+from cas.errors import CorruptBlob, NotFound, StoreAccessError, StoreDamaged, UsageError
 from cas.reader import BlobReader
-from cas.records import CHUNKREF, META, Txn, now_ns
+from cas.records import META, Txn, chunkref_of, meta_of, now_ns
 from cas.store import Store
 
 # verified table: digest -> last time it passed, ns since the epoch
@@ -139,11 +139,15 @@ def verify(
     """Check ``targets`` (manifest files, pack names, digests), or with none every root; with
     ``all_blobs`` every blob in the store as well. ``project_dir`` is the manifests folder of
     the project verify runs in: its packs are roots too (a store may serve many projects), and
-    a pack name is looked up there first. Never raises for what it finds: problems are in the
-    report. Raises `StoreAccessError` when the store itself cannot be read."""
+    a pack name is looked up there first. Never raises for what it finds in blobs and
+    manifests: problems are in the report. Raises `StoreDamaged` when the data file itself is
+    damaged (`Store.check_file`), and `StoreAccessError` when it cannot be read."""
     if subset is not None and not 1 <= subset[0] <= subset[1]:
         raise UsageError(f"subset {subset[0]}/{subset[1]}: expected N/T with 1 <= N <= T")
     started = time.monotonic()
+    # The data file's structure first: a damaged page is refused (`StoreDamaged`) before any
+    # blob is read through LMDB, which would trust it.
+    store.check_file()
     try:
         report = _verify(
             store,
@@ -213,6 +217,11 @@ def _verify(
                 plan.listed_only.add(digest)
                 plan.want(digest)
 
+    try:
+        store.stats()
+    except StoreDamaged as exc:
+        report.problems.append(Problem("", exc.problem))
+
     wanted = [d for d in plan.referrers if in_subset(d, subset)]
     report.outside_subset = len(plan.referrers) - len(wanted)
     order = _stalest_first(store, wanted)
@@ -259,7 +268,8 @@ def _stalest_first(
                 raw = txn.get(digest, db=verified_db)
                 meta = txn.get(digest, db=meta_db)
                 stamp = VERIFIED.unpack(raw)[0] if raw is not None and len(raw) == 8 else -1
-                rows.append((stamp, digest, META.unpack(meta)[0] if meta is not None else 0))
+                size = META.unpack(meta)[0] if meta is not None and len(meta) == META.size else 0
+                rows.append((stamp, digest, size))
     rows.sort()
     return [(digest, size) for _stamp, digest, size in rows]
 
@@ -313,12 +323,19 @@ def check_blob(store: Store, digest: Digest) -> _Outcome:
             refs_db = store.db("chunkrefs")
             for chunk in sorted(set(frame.decode_index(value)[2])):
                 ref = txn.get(chunk, db=refs_db)
-                if ref is None or CHUNKREF.unpack(ref)[0] == 0:
+                try:
+                    refs = chunkref_of(chunk, ref).refs if ref is not None else 0
+                except CorruptBlob as exc:
+                    return _Outcome(digest, nbytes, f"chunk {chunk}: {exc.problem}")
+                if refs == 0:
                     what = f"chunk {chunk} has no reference count (gc would sweep it)"
                     return _Outcome(digest, nbytes, what)
     if meta is None:
         return _Outcome(digest, nbytes, "its metadata record is missing")
-    recorded = META.unpack(meta)[0]
+    try:
+        recorded = meta_of(digest, meta).raw_size
+    except CorruptBlob as exc:
+        return _Outcome(digest, nbytes, exc.problem)
     if recorded != head.raw_size:
         return _Outcome(
             digest, nbytes, f"its metadata records {recorded} bytes, its frame {head.raw_size}"
@@ -345,7 +362,7 @@ def _check_group(store: Store, group: list[Digest]) -> list[_Outcome]:
 
 def _check_inline(digest: Digest, value: bytes | None, meta: bytes | None) -> _Outcome | None:
     """The passing outcome of an inline blob that passes every check, else None."""
-    if value is None or meta is None:
+    if value is None or meta is None or len(meta) != META.size:
         return None
     try:
         head = frame.header(value)

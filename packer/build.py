@@ -34,6 +34,7 @@ from packer.config import Config, Scope, Target, assign_scopes
 from packer.ingest import RENDER_VERSION, Fact, Ingest, IngestReport
 from packer.render import FORMATS, fence_language, lite_layout, low_pieces, renderer
 from packer.scan import ScanNote, decode_text, scan
+from packer.secrets import redact_path
 from packer.summarize import SUMMARY_VERSION, summarize
 from packer.tiers import TierRules
 from packer.tokens import TokenCounter
@@ -69,6 +70,7 @@ class PackReport:
     results: list[PackResult] = field(default_factory=list)
     notes: list[ScanNote] = field(default_factory=list)
     withheld: list[tuple[str, str]] = field(default_factory=list)
+    redacted: list[tuple[str, str]] = field(default_factory=list)  # stored with secrets cut out
     stale: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     # Where the ingest workers and tiering spent their time (see `PackReport.work`'s keys):
@@ -164,7 +166,8 @@ class Packer:
             exclude_dirs=excluded,
             progress=(lambda n: progress("scan", n, 0)) if progress else None,
         )
-        report.notes.extend(scanned.notes)
+        # A note names a path the walk could not use; a secret in that path is cut out of it.
+        report.notes.extend(ScanNote(redact_path(n.path), n.reason) for n in scanned.notes)
         by_path = {f.path: f for f in scanned.files}
         membership = assign_scopes(self.config, by_path)
         watch.lap("scan")
@@ -180,6 +183,7 @@ class Packer:
         report.notes.extend(ingested.notes)
         trim_heap()  # the ingest's frames and buffers are freed: keep the peak down
         report.withheld = ingested.withheld
+        report.redacted = ingested.redacted
         report.bytes_read = ingested.bytes_read
         report.work.update({f"ingest: {k}": v for k, v in ingested.work.items()})
         report.ingest_mode = ingested.mode
@@ -295,10 +299,13 @@ class Packer:
             if cached is not None:
                 rules.remember(fact.path, cached[0])
             decision = rules.classify(fact.path)
+            reason = decision.reason
+            if fact.redacted:
+                reason = f"{reason}; secrets redacted: {fact.redacted}"
             item = Item(
                 path=fact.path,
                 rule_tier="low" if fact.forced else decision.tier,
-                rule_reason=fact.forced or decision.reason,
+                rule_reason=fact.forced or reason,
                 priority=decision.priority,
                 required=decision.required and not fact.forced,
                 tier="low" if fact.forced else decision.tier,
@@ -310,7 +317,7 @@ class Packer:
             else:
                 high_lines, medium_lines, low_line = price_lines(item, md, self._count_line)
             fresh[fact.path] = [
-                fact.forced, fact.kind, decision.rule_index, high_lines, medium_lines, low_line
+                _row_key(fact), fact.kind, decision.rule_index, high_lines, medium_lines, low_line
             ]  # fmt: skip
             item.size = fact.size
             item.high_lines = high_lines
@@ -554,7 +561,7 @@ class Packer:
         ]  # fmt: skip
         h.update(msgpack.packb(head, use_bin_type=True))
         for f in facts:
-            row = [f.path, f.kind, f.size, bytes(f.digest or b""), f.forced, f.text]
+            row = [f.path, f.kind, f.size, bytes(f.digest or b""), f.forced, f.text, f.redacted]
             h.update(msgpack.packb(row, use_bin_type=True))
         return bytes(h.digest())
 
@@ -665,13 +672,26 @@ class Packer:
 def _price_row(row: object, fact: Fact) -> tuple[int, int, int, int] | None:
     """(rule index, high, medium, low line prices) from a price-table row made for the same
     forced reason and kind; None for a miss or a malformed row."""
-    if not isinstance(row, list) or len(row) != 6 or row[0] != fact.forced or row[1] != fact.kind:
+    if (
+        not isinstance(row, list)
+        or len(row) != 6
+        or row[0] != _row_key(fact)
+        or row[1] != fact.kind
+    ):
         return None
     numbers = row[2:]
     if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in numbers):
         return None
     index, high, medium, low = numbers
     return index, high, medium, low
+
+
+def _row_key(fact: Fact) -> str | None:
+    """What of a file's content facts its priced lines depend on: the reason content forces,
+    or the redaction its reason names."""
+    if fact.forced is None and fact.redacted:
+        return f"redacted: {fact.redacted}"
+    return fact.forced
 
 
 def _relative_inside(path: Path, root: Path) -> str | None:

@@ -29,7 +29,15 @@ from cas.digest import Digest
 from cas.threads import Threads
 from packer.cache import Cache
 from packer.scan import ScannedFile, ScanNote, is_binary
-from packer.secrets import SECRETS_VERSION, SecretFinding, scan_secrets, secret_path_kind
+from packer.secrets import (
+    SECRETS_VERSION,
+    SecretFinding,
+    redact,
+    redact_path,
+    scan_secrets,
+    secret_path_kind,
+    secrets_in_paths,
+)
 from packer.tokens import TokenCounter
 
 # Above this size a file is LOW ("large file") and streamed into the store: no agent wants a
@@ -57,6 +65,7 @@ class Fact:
     forced: str | None = None  # a reason that pins the file LOW, whatever its rule says
     secret: str | None = None
     text: bool = False
+    redacted: str | None = None  # the kinds of secret cut out of the stored body
 
 
 @dataclass(slots=True)
@@ -64,6 +73,7 @@ class IngestReport:
     facts: list[Fact] = field(default_factory=list)
     notes: list[ScanNote] = field(default_factory=list)
     withheld: list[tuple[str, str]] = field(default_factory=list)  # (path, kind) - never values
+    redacted: list[tuple[str, str]] = field(default_factory=list)  # (path, kinds) stored cut
     bytes_read: int = 0
     stat_hits: int = 0
     # Seconds the worker threads spent per step, summed over threads (they overlap each other
@@ -78,6 +88,7 @@ class _Worked:
     prepared: Prepared | None
     secrets: list[SecretFinding] | None  # computed now (to cache), or None if it came cached
     seconds: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # see WORK_STEPS
+    source: Digest | None = None  # the digest of the bytes read, which the findings are cached by
 
 
 WORK_STEPS = ("read", "hash", "secret scan", "compress and check")
@@ -139,6 +150,7 @@ class Ingest:
     ) -> IngestReport:
         report = IngestReport()
         started = time.time_ns()
+        files = self._drop_secret_paths(files, report)
         stat_cache = self.cache.preload(self._stat_ns)
         hits, todo = self._stat_hits(files, stat_cache)
         report.stat_hits = len(hits)
@@ -147,6 +159,8 @@ class Ingest:
         for path, fact in hits.items():
             if fact.secret:
                 report.withheld.append((path, fact.secret))
+            if fact.redacted:
+                report.redacted.append((path, fact.redacted))
         done += len(hits)
         if progress is not None and hits:
             progress(done, 0)
@@ -164,6 +178,21 @@ class Ingest:
                 progress(done, f.size)
         report.facts = [by_path[f.path] for f in files if f.path in by_path]
         return report
+
+    def _drop_secret_paths(
+        self, files: list[ScannedFile], report: IngestReport
+    ) -> list[ScannedFile]:
+        """Files whose path holds a secret (a token in a file or folder name) are left out:
+        the path would reach the manifest, the caches and every report. A note names them
+        with the secret cut out of the path."""
+        found = secrets_in_paths([f.path for f in files if f.path not in self.allow])
+        if not found:
+            return files
+        for path, findings in sorted(found.items()):
+            kinds = _secret_kind(findings)
+            shown = redact_path(path, findings)
+            report.notes.append(ScanNote(shown, f"left out: its path holds a secret ({kinds})"))
+        return [f for f in files if f.path not in found]
 
     def _stat_hits(
         self, files: list[ScannedFile], cached: dict[bytes, bytes]
@@ -269,15 +298,12 @@ class Ingest:
             report.work[step] = report.work.get(step, 0.0) + seconds
         fact = worked.fact
         report.bytes_read += fact.size
-        digest = fact.digest
-        if worked.secrets is not None and digest is not None:
-            self.cache.put(
-                self._secrets_ns,
-                bytes(digest),
-                msgpack.packb([[x.kind, x.line] for x in worked.secrets]),
-            )
+        if worked.secrets is not None and worked.source is not None:
+            self.cache.put(self._secrets_ns, bytes(worked.source), _pack_findings(worked.secrets))
         if fact.secret:
             report.withheld.append((f.path, fact.secret))
+        if fact.redacted:
+            report.redacted.append((f.path, fact.redacted))
         if worked.prepared is not None:
             self.batch.add(worked.prepared)
         return fact
@@ -288,6 +314,11 @@ class Ingest:
         """Symlinks, secrets by name and large files: handled on this thread."""
         if f.kind == "symlink":
             target = f.link_target or ""
+            found = [] if f.path in self.allow else scan_secrets(target.encode("utf-8"))
+            if found:  # the link text is stored and shown: a secret in it is withheld
+                kind = _secret_kind(found)
+                report.withheld.append((f.path, kind))
+                return Fact(f.path, "symlink", f.size, None, forced=f"secret: {kind}", secret=kind)
             digest = self.batch.put(target.encode("utf-8"))
             return Fact(f.path, "symlink", f.size, digest, forced=f"symlink to {target}")
         allowed = f.path in self.allow
@@ -319,25 +350,46 @@ def work_file(
     digest = Digest.of(data)
     t2 = time.perf_counter()
     secrets: list[SecretFinding] | None = None
+    source = digest
+    redacted: str | None = None
     if not allowed:
-        cached = cache.get(secrets_ns, bytes(digest))
-        if cached is not None:
-            findings = [SecretFinding(k, line) for k, line in msgpack.unpackb(cached)]
-        else:
+        findings = _unpack_findings(cache.get(secrets_ns, bytes(digest)))
+        if findings is None:
             findings = secrets = scan_secrets(data)
         if findings:
             kind = _secret_kind(findings)
-            fact = Fact(f.path, "file", len(data), None, forced=f"secret: {kind}", secret=kind)
-            t3 = time.perf_counter()
-            return _Worked(fact, None, secrets, (t1 - t0, t2 - t1, t3 - t2, 0.0))
+            # Exact spans are cut out and the rest of the file is kept; the original bytes go
+            # nowhere. A secret without an exact span withholds the whole file.
+            body = redact(data, findings)
+            if body is None:
+                fact = Fact(f.path, "file", len(data), None, forced=f"secret: {kind}", secret=kind)
+                t3 = time.perf_counter()
+                return _Worked(fact, None, secrets, (t1 - t0, t2 - t1, t3 - t2, 0.0), source)
+            data, redacted = body, kind
+            digest = Digest.of(data)
     t3 = time.perf_counter()
     prepared = batch.prepare(data, digest)
     if is_binary(data):
-        fact = Fact(f.path, "file", len(data), digest, forced="binary")
+        fact = Fact(f.path, "file", len(data), digest, forced="binary", redacted=redacted)
     else:
-        fact = Fact(f.path, "file", len(data), digest, text=True)
+        fact = Fact(f.path, "file", len(data), digest, text=True, redacted=redacted)
     seconds = (t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3)
-    return _Worked(fact, prepared, secrets, seconds)
+    return _Worked(fact, prepared, secrets, seconds, source)
+
+
+def _pack_findings(findings: list[SecretFinding]) -> bytes:
+    """The secrets cache's value: kind, line and span of each finding, never a value."""
+    data: bytes = msgpack.packb([[x.kind, x.line, x.start, x.end] for x in findings])
+    return data
+
+
+def _unpack_findings(raw: bytes | None) -> list[SecretFinding] | None:
+    if raw is None:
+        return None
+    try:
+        return [SecretFinding(k, line, start, end) for k, line, start, end in msgpack.unpackb(raw)]
+    except (ValueError, TypeError, msgpack.ExtraData):
+        return None  # a damaged cache entry is a miss
 
 
 def _task(view: procpool.View, f: ScannedFile) -> _Worked | str:
@@ -357,6 +409,8 @@ def _pack_fact(f: ScannedFile, fact: Fact) -> bytes:
             fact.forced,
             fact.secret,
             fact.text,
+            fact.redacted,
+            fact.size,  # a redacted body's size, not the file's
         ],
         use_bin_type=True,
     )
@@ -365,17 +419,18 @@ def _pack_fact(f: ScannedFile, fact: Fact) -> bytes:
 
 def _unpack_fact(f: ScannedFile, raw: bytes) -> Fact | None:
     try:
-        key, digest, forced, secret, text = msgpack.unpackb(raw, raw=False)
+        key, digest, forced, secret, text, redacted, size = msgpack.unpackb(raw, raw=False)
         if key != _stat_key(f):
             return None
         return Fact(
             f.path,
             "file",
-            f.size,
+            int(size),
             Digest(digest) if digest is not None else None,
             forced=forced,
             secret=secret,
             text=bool(text),
+            redacted=redacted,
         )
     except (ValueError, TypeError, msgpack.ExtraData):
         return None  # a damaged cache entry is a miss, never an error

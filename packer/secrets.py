@@ -1,49 +1,106 @@
-"""Secrets never reach a pack: files that are secrets by name, and secrets inside content.
+"""Secrets never reach a pack: files that are secrets by name, secrets inside content, secrets in
+paths; and the redaction that keeps a useful file with its secrets cut out.
 
-A finding names the kind of secret and its line, never the value: findings end up in manifests,
-reports and logs, and a detector that copied what it found would leak it one step later.
+A finding names the kind of secret, its line and the byte span to cut, never the value:
+findings end up in manifests, reports, caches and logs, and a detector that copied what it found
+would leak it one step later.
 
-The content scan is two passes of compiled regular expressions over the raw bytes: one for
-tokens of a known shape, one for assignments to secret-sounding names. Every pattern either has
-bounded repetition or starts at the beginning of a run of the characters it repeats, so no input
-makes it backtrack more than a constant amount per character: a multi-megabyte minified file costs
-the same per byte as a small one.
+The scan is one prefilter pass and then a little work per hit. The prefilter
+(`packer.literal_search`) finds every literal any rule needs, in one pass over the bytes; each
+hit then runs only the rules that literal belongs to, in a bounded window around it (see
+`packer.secret_rules`). Most files hold no literal at all and cost one pass.
+
+Bytes can hide text from patterns, so the scan also looks through decodings: UTF-16 (by its BOM
+or by NUL bytes between ASCII letters) is decoded; a JSON or shell string's escapes (`\\"`,
+`\\n`, `\\/`, `\\u00xx`) are undone; a base64 run that holds an encoded keyword is decoded and
+scanned in turn. A secret found in the raw bytes has an exact span; one found only through a
+decoding that cannot be mapped back (UTF-16, escapes) has none, and its file is withheld whole.
 """
 
 from __future__ import annotations
 
-import math
+import codecs
+import functools
 import posixpath
 import re
-from bisect import bisect_left
-from collections import Counter
-from collections.abc import Iterator
+from base64 import b64encode
+from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import pairwise
 
-import ahocorasick_rs
+from packer.literal_search import LiteralSearch
+from packer.scan import is_binary
+from packer.secret_rules import (
+    AFTER_NAME,
+    ASSIGNMENT_LITERALS,
+    BLANK_OPERATOR_PREFIX,
+    BLANK_VALUE,
+    MAX_NAME,
+    PAIR_NAME_PREFIX,
+    PAIR_VALUE,
+    TOKEN_RULES,
+    VALUE,
+    XML_ATTRIBUTE,
+    XML_KEY_PREFIX,
+    XML_VALUE,
+    TokenRule,
+    base64_text,
+    name_class,
+    value_is_secret,
+)
+
+__all__ = [
+    "SECRETS_VERSION",
+    "SecretFinding",
+    "redact",
+    "redact_path",
+    "scan_secrets",
+    "secret_path_kind",
+    "secrets_in_paths",
+]
 
 # Results are cached by content digest plus this version: bump it whenever a rule changes.
-SECRETS_VERSION = "2"
+SECRETS_VERSION = "3"
 
 
 @dataclass(frozen=True, slots=True)
 class SecretFinding:
-    """One secret: what kind it is and on which 1-based line (0 for a finding by path)."""
+    """One secret: its kind, its 1-based line (0 for a finding by path), and the byte span
+    ``start:end`` that holds it, or ``-1, -1`` when no exact span is known (the file can then
+    only be withheld whole). Never the value."""
 
     kind: str
     line: int
+    start: int = -1
+    end: int = -1
+
+    @property
+    def exact(self) -> bool:
+        return self.start >= 0
 
 
 # --- secrets by path --------------------------------------------------------------------------
 
 # Committed on purpose to show the shape of a real file; they hold no secret.
 _TEMPLATE_SUFFIXES = frozenset({"example", "sample", "template", "dist", "defaults", "tpl"})
-_KEY_EXTENSIONS = frozenset({".pem", ".key", ".p12", ".pfx", ".jks", ".keystore"})
+# Key stores and private keys by extension. `.pem` and `.crt` are not here: they often hold only
+# a public certificate, so their content decides.
+_KEY_EXTENSIONS = frozenset({".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".kdbx"})
 _SSH_KEY_PREFIXES = ("id_rsa", "id_dsa", "id_ecdsa", "id_ed25519")
-_PASSWORD_FILES = {".netrc": "netrc file", ".pgpass": "pgpass file", ".htpasswd": "htpasswd file"}
-_SECRETS_FILES = frozenset({"secrets.yml", "secrets.yaml", "secrets.json"})
+_PASSWORD_FILES = {
+    ".netrc": "netrc file",
+    "_netrc": "netrc file",
+    ".pgpass": "pgpass file",
+    ".htpasswd": "htpasswd file",
+    ".git-credentials": "git credentials file",
+    ".dockercfg": "docker credentials file",
+}
+_SECRETS_FILES = frozenset({"secrets.yml", "secrets.yaml", "secrets.json", "secrets.toml"})
 _CREDENTIALS_FILES = frozenset({"credentials", "credentials.json"})
+# `env.production` and its kin are env files without the dot.
+_ENV_STAGES = frozenset(
+    {"production", "prod", "staging", "stage", "live", "dev", "development", "local", "test"}
+    | {"testing", "qa", "uat", "preprod", "secret", "secrets", "private"}
+)
 
 
 def _is_template(parts: list[str]) -> bool:
@@ -54,16 +111,19 @@ def secret_path_kind(path: str) -> str | None:
     """The kind of secret a file is by its name alone, or None.
 
     ``path`` is POSIX and relative. Content decides for files that only sometimes hold a secret
-    (``.npmrc``, config files): `scan_secrets` finds those.
+    (``.npmrc``, ``*.pem``, config files): `scan_secrets` finds those.
     """
     name = posixpath.basename(path).lower()
     if not name:
         return None
-    # ".env", ".env.production", "prod.env"; not ".env.example" and its kin.
+    # ".env", ".env.production", "prod.env", "env.production"; not ".env.example" and its kin.
     if name == ".env" or name.startswith(".env."):
         return None if _is_template(name.split(".")[2:]) else "env file"
     if name.endswith(".env"):
         return None if _is_template(name.split(".")[:-1]) else "env file"
+    parts = name.split(".")
+    if parts[0] == "env" and len(parts) >= 2 and parts[1] in _ENV_STAGES:
+        return None if _is_template(parts[2:]) else "env file"
     if name.startswith(_SSH_KEY_PREFIXES):
         return None if name.endswith(".pub") else "ssh private key"
     _, ext = posixpath.splitext(name)
@@ -80,345 +140,440 @@ def secret_path_kind(path: str) -> str | None:
     return None
 
 
-# --- secrets in content -----------------------------------------------------------------------
-
-# The content scan works on the raw bytes (every pattern is ASCII; undecodable bytes match no
-# token character, as the replacement character would not either) and runs a pattern only over
-# content holding a literal every match of it must contain: most files hold none of them, and a
-# substring test is a memchr-speed scan where a regular expression steps character by character.
+# --- the prefilter ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _TokenRule:
-    """A fixed-format token: its kind, the literals one of which every match contains (each a
-    tuple of literals that must all be present), and its pattern."""
+def _base64_literals(word: bytes) -> list[bytes]:
+    """The base64 text that ``word`` becomes at each of the three alignments it can have inside
+    an encoded string, cut to the characters that depend on the word alone."""
+    out = []
+    for pad in range(3):
+        encoded = b64encode(b"\0" * pad + word)
+        first = -(-8 * pad // 6)
+        last = (8 * (pad + len(word))) // 6
+        out.append(encoded[first:last])
+    return out
 
+
+# Words whose base64 form marks an encoded secret worth decoding, in the casings code uses.
+_ENCODED_WORDS = [
+    *(
+        w
+        for base in (b"password", b"passwd", b"secret", b"token", b"api_key", b"apikey", b"auth")
+        for w in (base, base.capitalize(), base.upper())
+    ),
+    *(b"-----BEGIN", b"PRIVATE KEY", b'{"type": "service_account"'),
+]
+# A base64 literal must be distinctive; a caseless search makes short ones common.
+_BASE64_LITERALS = sorted(
+    {lit for w in _ENCODED_WORDS for lit in _base64_literals(w) if len(lit) >= 6}
+)
+
+_TOKEN = 0
+_ASSIGNMENT = 1
+_BASE64 = 2
+_handlers: dict[bytes, list[tuple[int, int]]] = {}
+for _index, _rule in enumerate(TOKEN_RULES):
+    for _lit in _rule.literals:
+        _handlers.setdefault(_lit.lower(), []).append((_TOKEN, _index))
+for _lit in ASSIGNMENT_LITERALS:
+    _handlers.setdefault(_lit.lower(), []).append((_ASSIGNMENT, 0))
+for _lit in _BASE64_LITERALS:
+    # Base64 is case-sensitive but the search is not: a hit is only a place to look.
+    _handlers.setdefault(_lit.lower(), []).append((_BASE64, 0))
+_LITERALS = sorted(_handlers)
+_HANDLERS = [_handlers[lit] for lit in _LITERALS]
+_LENGTHS = [len(lit) for lit in _LITERALS]
+
+
+@functools.cache
+def _prefilter() -> LiteralSearch:
+    """Built on first use: a worker process that scans nothing never compiles it."""
+    return LiteralSearch(_LITERALS)
+
+
+# --- one view ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Found:
+    start: int  # where the finding is reported (its line)
     kind: str
-    needles: tuple[tuple[bytes, ...], ...]
-    pattern: re.Pattern[bytes]
+    span: tuple[int, int] | None  # what to cut; None: not exactly known
+    token: bool  # a token rule's (outranks an assignment over the same bytes)
 
 
-def _rule(kind: str, needles: tuple[tuple[bytes, ...], ...], pattern: bytes) -> _TokenRule:
-    return _TokenRule(kind, needles, re.compile(pattern, re.VERBOSE))
+_MAX_DEPTH = 2  # base64 inside base64 inside the file, no deeper
+_B64_RUN = re.compile(rb"[A-Za-z0-9+/_-]{0,65536}")
+_B64_TAIL = re.compile(rb"={0,2}")
+_NAME_RUN = re.compile(rb"[A-Za-z0-9_.-]{0,64}")
+_QUOTES = b"\"'"
+_BLANK_KEYWORDS = re.compile(rb"(?i:env|arg)|define|set|login")
 
 
-# Look-behinds keep a match from starting inside a longer word: fewer false positives, and an
-# unbounded repeat starts only once per run of its characters (linear time).
-_TOKEN_RULES: tuple[_TokenRule, ...] = (
-    _rule(
-        "private key block",
-        ((b"PRIVATE KEY",),),
-        rb"""-----BEGIN[ ](?:[A-Z0-9]{1,16}[ ]){0,3}PRIVATE[ ]KEY(?:[ ]BLOCK)?-----
-        # A real key has its base64 body close by: optional armor headers, then the data.
-        # "\n" escapes and string concatenation cover keys embedded in JSON or source.
-        (?:\\[nr]|[\s"'+,]){1,24}
-        (?:[A-Za-z][A-Za-z-]{0,30}:[^\n]{0,200}(?:\\[nr]|\s){1,8}){0,4}
-        [A-Za-z0-9+/=]{32}""",
-    ),
-    _rule(
-        "AWS access key id",
-        ((b"AKIA",), (b"ASIA",)),
-        rb"A(?<![A-Za-z0-9].)(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9])",
-    ),
-    # The name in any case; the needles cover "access" and "ACCESS". A name in mixed case
-    # ("AcCeSs") escapes this rule but not the assignment pass, which judges its value.
-    _rule(
-        "AWS secret access key",
-        ((b"ccess",), (b"CCESS",)),
-        rb"""(?i:aws_?secret_?access_?key)["']?[ \t]{0,4}(?:=|:|=>)[ \t]{0,4}["']?
-        [A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])""",
-    ),
-    _rule(
-        "GitHub token",
-        tuple((n,) for n in (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_")),
-        rb"""g(?<![A-Za-z0-9_].)(?:h[pousr]_[A-Za-z0-9]{36,251}|ithub_pat_[A-Za-z0-9_]{50,244})
-        (?![A-Za-z0-9_])""",
-    ),
-    _rule("Slack token", ((b"xox",),), rb"x(?<![A-Za-z0-9-].)ox[baprs]-[A-Za-z0-9-]{10,250}"),
-    _rule(
-        "Slack webhook",
-        ((b"hooks.slack.com",),),
-        rb"https://hooks\.slack\.com/services/T[A-Z0-9]{6,16}/B[A-Z0-9]{6,16}/[A-Za-z0-9]{16,64}",
-    ),
-    _rule(
-        "OpenAI key",
-        ((b"sk-",),),
-        rb"""s(?<![A-Za-z0-9_-].)k-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,250}
-        (?![A-Za-z0-9_-])""",
-    ),
-    _rule(
-        "Google API key",
-        ((b"AIza",),),
-        rb"A(?<![A-Za-z0-9_-].)Iza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])",
-    ),
-    _rule(
-        "Stripe live key",
-        ((b"k_live_",),),
-        rb"[sr](?<![A-Za-z0-9_].)k_live_[A-Za-z0-9]{20,250}(?![A-Za-z0-9])",
-    ),
-    _rule("npm token", ((b"npm_",),), rb"n(?<![A-Za-z0-9_].)pm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
-    # user:password@ in a URL; the password part is judged like an assigned value.
-    _rule(
-        "password in URL",
-        ((b"://", b"@"),),
-        rb""":(//[^\s:/@"'`]{0,64}:[^\s:/@"'`]{8,128}@)""",
-    ),
-    # A JWT is three base64url parts; the first two encode JSON objects, so both start "eyJ".
-    _rule(
-        "JSON web token",
-        ((b"eyJ",),),
-        rb"e(?<![A-Za-z0-9_.-].)yJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}",
-    ),
-)
-_TOKEN_ORDER = {rule.kind: i for i, rule in enumerate(_TOKEN_RULES)}
-# One Aho-Corasick pass finds which needles occur (a substring test per needle would read the
-# content twenty times). One-byte needles would match everywhere: they are tested with `in`,
-# and only once the rest of their group is known to be present.
-_AC_NEEDLES = sorted({n for r in _TOKEN_RULES for g in r.needles for n in g if len(n) > 1})
-_NEEDLE_SEARCH = ahocorasick_rs.BytesAhoCorasick(_AC_NEEDLES)
-
-# `name <op> value`: the name starts at the beginning of a word (look-behind), so each run of
-# name characters is tried once and at most 64 characters deep. An optional type annotation
-# (`password: str = "..."`) sits between the name and `=`.
-_ASSIGNMENT = re.compile(
-    rb"""
-    (?P<name>[A-Za-z_](?<![\w.-].)[\w.-]{0,63})
-    ["']?
-    (?:[ \t]{0,4}:[ \t]{0,4}[A-Za-z_][\w.\[\], |]{0,48}?)?
-    [ \t]{0,8}(?:=>|:=|=|:)[ \t]{0,8}
-    (?:"(?P<dq>[^"\s]{16,4096})"
-     |'(?P<sq>[^'\s]{16,4096})'
-     |`(?P<bq>[^`\s]{16,4096})`
-     |(?P<bare>[^\s"'`,;(){}\[\]<>]{16,4096}))
-    """,
-    re.VERBOSE,
-)
-
-# Names that suggest the value is a credential, compared with "_" and "-" removed.
-_SECRET_WORDS = (
-    "password",
-    "passwd",
-    "secret",
-    "token",
-    "apikey",
-    "accesskey",
-    "privatekey",
-    "auth",
-    "credential",
-)
-# A name that holds something about a secret rather than the secret itself.
-_NOT_SECRET_NAME_ENDINGS = (
-    "path",
-    "file",
-    "filename",
-    "dir",
-    "url",
-    "uri",
-    "endpoint",
-    "name",
-    "type",
-    "kind",
-    "method",
-    "mode",
-    "header",
-    "field",
-    "length",
-    "len",
-    "count",
-    "size",
-    "format",
-    "class",
-    "prefix",
-    "env",
-    "var",
-    "id",
-    "ids",
-    "digest",
-    "checksum",
-)
-_PLACEHOLDER_WORDS = (
-    "changeme",
-    "change_me",
-    "example",
-    "placeholder",
-    "your",
-    "dummy",
-    "sample",
-    "redacted",
-    "replace",
-    "insert",
-    "fake",
-    "xxxx",
-    "****",
-    "....",
-    "todo",
-    "fixme",
-    "notasecret",
-)
-_TEMPLATE_MARKERS = ("{", "}", "%(", "$(", "<", ">")
-_REFERENCE_MARKERS = ("environ", "getenv", "process.env", "env[", "env(", "secrets.", "vault")
-_DOTTED_IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
-_HEX = re.compile(r"[0-9a-fA-F]+")
-_SLUG = re.compile(r"[a-z]+(?:[-_.][a-z]+)+")
-
-# Bits per character. A random hex string is at most 4, random base64 up to 6; English words and
-# identifiers sit near 3. Hex gets a lower bar because its alphabet caps it at 4.
-_MIN_ENTROPY = 3.5
-_MIN_HEX_ENTROPY = 3.0
-_MIN_VALUE_LENGTH = 16
+def _line_bounds(data: bytes, start: int, end: int, before: int, after: int) -> tuple[int, int]:
+    """The window a rule searches: back to the line's start and on to its end, but no further
+    than ``before`` and ``after`` bytes from the hit."""
+    floor = max(0, start - before)
+    cut = data.rfind(b"\n", floor, start)
+    lo = cut + 1 if cut >= 0 else floor
+    ceiling = min(len(data), end + after)
+    cut = data.find(b"\n", end, ceiling)
+    hi = cut if cut >= 0 else ceiling
+    return lo, hi
 
 
-def _entropy(value: str) -> float:
-    """Bits of Shannon entropy per character of ``value`` (0.0 for the empty string)."""
-    if not value:
-        return 0.0
-    n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+def _value_span(m: re.Match[bytes], group: str | int) -> tuple[int, int]:
+    if isinstance(group, int):
+        return m.span(group)
+    for name in (group, f"{group}2", f"{group}3", f"{group}4"):
+        if name in m.re.groupindex and m.start(name) >= 0:
+            return m.span(name)
+    return m.span()
 
 
-def _is_placeholder(value: str) -> bool:
-    lowered = value.lower()
-    if any(w in lowered for w in _PLACEHOLDER_WORDS):
-        return True
-    if any(m in value for m in _TEMPLATE_MARKERS) or value[0] in "$%@":
-        return True
-    if any(m in lowered for m in _REFERENCE_MARKERS):
-        return True
-    # "abcdefghijklmnop" and "0123456789abcdef" look random to an entropy measure.
-    steps = sum(1 for a, b in pairwise(value) if ord(b) - ord(a) == 1)
-    return steps * 2 >= len(value)
+def _token_matches(data: bytes, rule: TokenRule, positions: list[tuple[int, int]]) -> list[_Found]:
+    """Matches of ``rule`` in the windows around its literals' hits (windows merged)."""
+    windows: list[tuple[int, int]] = []
+    for start, end in positions:
+        if rule.multiline:
+            lo, hi = max(0, start - rule.before), min(len(data), end + rule.after)
+        else:
+            lo, hi = _line_bounds(data, start, end, rule.before, rule.after)
+        if windows and lo <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], max(hi, windows[-1][1]))
+        else:
+            windows.append((lo, hi))
+    found: list[_Found] = []
+    for lo, hi in windows:
+        for m in rule.pattern.finditer(data, lo, hi):
+            span = _value_span(m, rule.group)
+            if rule.check is not None and not rule.check(data[span[0] : span[1]]):
+                continue
+            exact: tuple[int, int] | None = span
+            if rule.end is not None:
+                closing = rule.end.search(data, m.end(), m.end() + rule.reach)
+                exact = (m.start(), closing.end()) if closing else None
+            found.append(_Found(m.start(), rule.kind, exact, token=True))
+    return found
 
 
-def _is_reference(value: str) -> bool:
-    """A value that names a variable, an attribute, an import path or a file, not a secret."""
-    if "://" in value or value.startswith(("./", "../", "~/")):
-        return True
-    if _DOTTED_IDENTIFIER.fullmatch(value):
-        return True
-    if _IDENTIFIER.fullmatch(value):
-        # Random tokens mix digits in; identifiers are words joined by "_" or in CONSTANT_CASE.
-        if not any(c.isdigit() for c in value):
-            return True
-        if "_" in value and (value.isupper() or value.islower()):
-            return True
-    return False
+def _assignment_at(data: bytes, pos: int, length: int, seen: set[int]) -> tuple[_Found | None, int]:
+    """The assignment whose name holds the literal at ``pos``, if its value is a secret."""
+    back = data[max(0, pos - MAX_NAME) : pos][::-1]
+    start = pos - _NAME_RUN.match(back).end()  # type: ignore[union-attr]
+    end = pos + length
+    end += _NAME_RUN.match(data, end, end + MAX_NAME).end() - end  # type: ignore[union-attr]
+    while start < end and data[start] in b".-":
+        start += 1
+    while end > start and data[end - 1] in b".-":
+        end -= 1
+    if start in seen or end - start > MAX_NAME:
+        return None, 0
+    seen.add(start)
+    name = data[start:end].decode("ascii")
+    kind = name_class(name)
+    if kind is None:
+        return None, 0
+    _lo, hi = _line_bounds(data, end, end, 0, 4400)
+    value = _value_after(data, start, end, hi)
+    if value is None:
+        return None, 0
+    vstart, vend, bare = value
+    skip_to = vend
+    if bare:
+        if data[vend : vend + 1] in (b"(", b"["):
+            return None, skip_to  # a call or a subscript: the value is computed, not written here
+        # Punctuation that ends a statement or a sentence is not part of the value.
+        while vend > vstart and data[vend - 1] in b":.":
+            vend -= 1
+    text = data[vstart:vend].decode("utf-8", "replace")
+    if not text or not value_is_secret(kind, text, name):
+        return None, skip_to
+    found = _Found(start, f"high-entropy assignment to {name!r}", (vstart, vend), token=False)
+    return found, skip_to
 
 
-def _secret_name(name: str) -> bool:
-    squashed = name.lower().replace("_", "").replace("-", "").replace("author", "")
-    last = name.lower().rsplit(".", 1)[-1].replace("-", "_")
-    if not any(w in squashed for w in _SECRET_WORDS):
-        return False
-    return not last.endswith(_NOT_SECRET_NAME_ENDINGS)
+def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, bool] | None:
+    """(start, end, bare) of the value written after the name at ``start:end``."""
+    before = data[start - 1 : start]
+    after = data[end : end + 1]
+    if before == b"<" and after == b">":  # <password>value</password>
+        m = XML_VALUE.match(data, end, hi)
+        return (*m.span("bare"), False) if m else None
+    if before and before in _QUOTES and after == before:
+        head = data[max(0, start - 24) : start]
+        if XML_KEY_PREFIX.search(head):  # <add key="Password" value="..."/>
+            m = XML_ATTRIBUTE.match(data, end + 1, hi) or XML_VALUE.match(data, end + 1, hi)
+            if m:
+                group = "dq" if "dq" in m.re.groupindex else "bare"
+                return (*m.span(group), False)
+    if PAIR_NAME_PREFIX.search(data[max(0, start - 16) : start]):
+        pair = PAIR_VALUE.match(data, end, min(len(data), end + 64))
+        if pair is not None:
+            next_end = data.find(b"\n", pair.end(), pair.end() + 4200)
+            v = VALUE.match(data, pair.end(), next_end if next_end >= 0 else len(data))
+            if v is not None:
+                group = v.lastgroup or "bare"
+                return (*v.span(group), group == "bare")
+    op = AFTER_NAME.match(data, end, hi)
+    if op is not None and _operator_fits(data, start, op):
+        v = VALUE.match(data, op.end(), hi)
+        if v is not None:
+            group = v.lastgroup or "bare"
+            return (*v.span(group), group == "bare")
+    # ENV NAME value, #define NAME "value", login NAME password value
+    line_start = data.rfind(b"\n", max(0, start - 200), start) + 1
+    prefix = data[max(line_start, start - 200) : start]
+    if _BLANK_KEYWORDS.search(prefix) and BLANK_OPERATOR_PREFIX.search(prefix):
+        v = BLANK_VALUE.match(data, end, hi)
+        if v is not None:
+            group = v.lastgroup or "bare"
+            return (*v.span(group), group == "bare")
+    return None
 
 
-def _high_entropy(value: str) -> bool:
-    if len(value) < _MIN_VALUE_LENGTH or "://" in value:
-        return False
-    bar = _MIN_HEX_ENTROPY if _HEX.fullmatch(value) else _MIN_ENTROPY
-    return _entropy(value) >= bar and not _is_placeholder(value)
+def _operator_fits(data: bytes, start: int, op: re.Match[bytes]) -> bool:
+    """Whether the operator after a name makes the next value the name's."""
+    sign = op.group("op")
+    if sign == b",":
+        # Only a call's first argument pairs with its second: define('DB_PASSWORD', '...'),
+        # setenv("API_KEY", "..."); not the items of a tuple or a list.
+        return bool(op.group("close")) and bool(
+            re.match(rb"[A-Za-z_]\($", data[max(0, start - 3) : start - 1])
+        )
+    # `arn:aws:secretsmanager:...:secret:name`: a colon-separated path, not a mapping.
+    return not (sign == b":" and data[start - 1 : start] == b":")
 
 
-def _token_is_real(kind: str, value: str) -> bool:
-    lowered = value.lower()
-    if kind == "AWS access key id":
-        return "EXAMPLE" not in value
-    if any(w in lowered for w in ("example", "your", "placeholder", "redacted", "dummy", "fake")):
-        return False
-    if kind == "password in URL":
-        password = value[:-1].rsplit(":", 1)[1]
-        return _entropy(password) >= _MIN_HEX_ENTROPY and not _is_placeholder(password)
-    if kind == "OpenAI key":
-        tail = value.split("-", 1)[1]
-        # "sk-" followed by kebab-case words is a CSS class or a slug, not a key.
-        return not ("-" in tail and tail.replace("-", "").isalpha() and tail.islower())
-    return True
+def _base64_at(data: bytes, pos: int, depth: int, seen: set[int]) -> tuple[_Found | None, int]:
+    """A base64 run around ``pos`` that decodes to text holding a secret."""
+    back = data[max(0, pos - 65536) : pos][::-1]
+    start = pos - _B64_RUN.match(back).end()  # type: ignore[union-attr]
+    end = _B64_RUN.match(data, pos).end()  # type: ignore[union-attr]
+    end = _B64_TAIL.match(data, end).end()  # type: ignore[union-attr]
+    if start in seen or end - start < 16:
+        return None, end
+    seen.add(start)
+    text = base64_text(data[start:end])
+    if text is None:
+        return None, end
+    inner = _scan_view(text, binary=False, depth=depth + 1)
+    if not inner:
+        return None, end
+    kinds = sorted({f.kind for f in inner})
+    return _Found(start, f"base64-encoded {kinds[0]}", (start, end), token=True), end
 
 
-_WORD_SEARCH = ahocorasick_rs.BytesAhoCorasick([w.encode() for w in _SECRET_WORDS])
-_SQUASH = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
-
-
-def _assignments(data: bytes) -> Iterator[re.Match[bytes]]:
-    """`_ASSIGNMENT` matches whose name could be a secret's, found only on the lines that
-    contain a secret word. Exact: a match never spans a newline, and a name whose squashed form
-    holds a secret word lies on a line whose squashed form holds it too. Trying the assignment
-    pattern at every word of every line costs ten times the rest of the scan."""
-    squashed = data.translate(_SQUASH, b"_-")  # lowercase and drop separators in one pass
-    hits = sorted(start for _w, start, _end in _WORD_SEARCH.find_matches_as_indexes(squashed))
+def _scan_view(data: bytes, *, binary: bool, depth: int = 0) -> list[_Found]:
+    """Every finding in one view of the bytes, overlaps resolved: a token rule's finding
+    outranks an assignment over the same bytes."""
+    hits = _prefilter().find(data)
     if not hits:
-        return
-    # Squashing removes bytes but never a newline: a hit's line is the count of newlines
-    # before it, in either form.
-    lines: list[int] = []
-    line = at = 0
-    for pos in hits:
-        line += squashed.count(b"\n", at, pos)
-        at = pos
-        if not lines or lines[-1] != line:
-            lines.append(line)
-    breaks = [m.start() for m in re.finditer(b"\n", data)]
-    for index in lines:
-        begin = breaks[index - 1] + 1 if index else 0
-        end = breaks[index] if index < len(breaks) else len(data)
-        yield from _ASSIGNMENT.finditer(data, begin, end)
-
-
-def _tokens(data: bytes) -> list[tuple[int, int, str]]:
-    """(start, end, kind) of the fixed-format tokens, disjoint and in order: where two overlap,
-    the one that starts first wins (then the earlier rule)."""
-    found: list[tuple[int, int, int, str]] = []
-    matches = _NEEDLE_SEARCH.find_matches_as_indexes(data, overlapping=True)
-    if not matches:
         return []
-    present = {_AC_NEEDLES[i] for i, _start, _end in matches}
-    for rule in _TOKEN_RULES:
-        if not any(
-            all(n in present if len(n) > 1 else n in data for n in group) for group in rule.needles
-        ):
+    per_rule: dict[int, list[tuple[int, int]]] = {}
+    found: list[_Found] = []
+    seen_names: set[int] = set()
+    seen_runs: set[int] = set()
+    # A hit inside a value or a base64 run already read belongs to it: reading it again would
+    # make a file of repeated keywords cost the square of its size.
+    skip_to = 0
+    for pos, index in hits:
+        end = pos + _LENGTHS[index]
+        for handler, rule_index in _HANDLERS[index]:
+            if handler == _TOKEN:
+                if not binary or TOKEN_RULES[rule_index].in_binary:
+                    per_rule.setdefault(rule_index, []).append((pos, end))
+            elif binary or pos < skip_to:
+                continue
+            elif handler == _ASSIGNMENT:
+                hit, skip_to = _assignment_at(data, pos, _LENGTHS[index], seen_names)
+                if hit is not None:
+                    found.append(hit)
+            elif depth < _MAX_DEPTH:
+                hit, skip_to = _base64_at(data, pos, depth, seen_runs)
+                if hit is not None:
+                    found.append(hit)
+    for rule_index, positions in sorted(per_rule.items()):
+        found += _token_matches(data, TOKEN_RULES[rule_index], positions)
+    return _resolve(found)
+
+
+def _resolve(found: list[_Found]) -> list[_Found]:
+    tokens = sorted((f.span or (f.start, f.start + 1)) for f in found if f.token)
+    if not tokens:
+        return found
+    kept = [f for f in found if f.token]
+    for f in found:
+        if f.token:
             continue
-        for m in rule.pattern.finditer(data):
-            value = m.group().decode("ascii", "replace")
-            if _token_is_real(rule.kind, value):
-                found.append((m.start(), _TOKEN_ORDER[rule.kind], m.end(), rule.kind))
-    found.sort()
-    kept: list[tuple[int, int, str]] = []
-    for start, _order, end, kind in found:
-        if not kept or start >= kept[-1][1]:
-            kept.append((start, end, kind))
+        assert f.span is not None
+        a, b = f.span
+        if not any(s < b and a < e for s, e in tokens):
+            kept.append(f)
     return kept
 
 
-def scan_secrets(data: bytes) -> list[SecretFinding]:
-    """Every secret found in ``data``, sorted by (line, kind), one finding per pair.
+# --- the views of a file ----------------------------------------------------------------------
 
-    Never raises for any input and runs in time linear in its size.
+
+def _utf16(data: bytes) -> str | None:
+    """The codec of UTF-16 or UTF-32 text, by BOM or by NUL bytes between ASCII characters."""
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "utf-32"
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    head = data[:4096]
+    if len(head) < 16 or b"\0" not in head:
+        return None
+    even, odd = head[0::2], head[1::2]
+    if odd.count(0) >= 0.9 * len(odd) and even.count(0) <= 0.1 * len(even):
+        return "utf-16-le"
+    if even.count(0) >= 0.9 * len(even) and odd.count(0) <= 0.1 * len(odd):
+        return "utf-16-be"
+    return None
+
+
+_UNICODE_ESCAPE = re.compile(rb"\\u00([2-7][0-9a-fA-F])")
+# Undoing `\n` to a blank rather than a newline keeps every line where it was.
+_ESCAPES = ((b'\\"', b'"'), (b"\\'", b"'"), (b"\\/", b"/"), (b"\\n", b" "), (b"\\r", b" "),
+            (b"\\t", b" "))  # fmt: skip
+
+
+def _unescaped(data: bytes) -> bytes | None:
+    """``data`` with JSON and shell string escapes undone, or None if it has none."""
+    if b"\\" not in data:
+        return None
+    view = data.replace(b"\\\\", b"\x01\x02")  # an escaped backslash escapes nothing
+    for escaped, plain in _ESCAPES:
+        view = view.replace(escaped, plain)
+    if b"\\u00" in view:
+        view = _UNICODE_ESCAPE.sub(lambda m: bytes([int(m.group(1), 16)]), view)
+    view = view.replace(b"\x01\x02", b"\\")
+    return None if view == data else view
+
+
+def _findings(data: bytes, found: list[_Found], *, exact: bool) -> list[SecretFinding]:
+    out = []
+    for f in found:
+        line = data.count(b"\n", 0, f.start) + 1
+        if exact and f.span is not None:
+            out.append(SecretFinding(f.kind, line, f.span[0], f.span[1]))
+        else:
+            out.append(SecretFinding(f.kind, line))
+    return out
+
+
+def scan_secrets(data: bytes) -> list[SecretFinding]:
+    """Every secret in ``data``, sorted by (line, kind, span), without duplicates.
+
+    A finding has an exact span when cutting that span (and those of the other findings) leaves
+    nothing any view of the file finds; otherwise every finding of the file is inexact. Never
+    raises for any input and runs in time linear in its size.
     """
-    covered = _tokens(data)
-    hits: list[tuple[int, str]] = [(start, kind) for start, _end, kind in covered]
-    starts = [start for start, _end, _kind in covered]
-    for m in _assignments(data):
-        name = m.group("name").decode("ascii")
-        if not _secret_name(name):
+    codec = _utf16(data)
+    if codec is not None:
+        text = data.decode(codec, "replace").encode("utf-8")
+        return _sorted(_findings(text, _scan_view(text, binary=False), exact=False))
+    binary = is_binary(data)
+    raw = _scan_view(data, binary=binary)
+    findings = _findings(data, raw, exact=not binary)
+    if binary:
+        return _sorted(findings)
+    if findings and not all(f.exact for f in findings):
+        return _sorted([SecretFinding(f.kind, f.line) for f in findings])
+    body = redact(data, findings) if findings else data
+    assert body is not None
+    leftover = _scan_view(body, binary=False) if findings else []
+    view = _unescaped(body)
+    if view is not None:
+        leftover += _scan_view(view, binary=False)
+    if leftover:
+        # What the cut missed, or what escapes hid: no exact span covers it.
+        extra = _findings(view if view is not None else body, leftover, exact=False)
+        return _sorted([SecretFinding(f.kind, f.line) for f in findings + extra])
+    return _sorted(findings)
+
+
+def _sorted(findings: list[SecretFinding]) -> list[SecretFinding]:
+    return sorted(set(findings), key=lambda f: (f.line, f.kind, f.start, f.end))
+
+
+# --- redaction --------------------------------------------------------------------------------
+
+
+def marker(kind: str) -> bytes:
+    """What a redacted span becomes: the kind, never the value."""
+    return f"[REDACTED: {kind}]".encode()
+
+
+def redact(data: bytes, findings: Iterable[SecretFinding]) -> bytes | None:
+    """``data`` with every finding's span replaced by its marker; None when some finding has no
+    exact span (the file must then be withheld whole)."""
+    spans: list[tuple[int, int, str]] = []
+    for f in findings:
+        if not f.exact or f.end > len(data):
+            return None
+        spans.append((f.start, f.end, f.kind))
+    if not spans:
+        return data
+    spans.sort()
+    merged: list[tuple[int, int, str]] = []
+    for start, end, kind in spans:
+        if merged and start < merged[-1][1]:
+            s, e, k = merged[-1]
+            merged[-1] = (s, max(e, end), k)
+        else:
+            merged.append((start, end, kind))
+    out = []
+    at = 0
+    for start, end, kind in merged:
+        out += [data[at:start], marker(kind)]
+        at = end
+    out.append(data[at:])
+    return b"".join(out)
+
+
+# --- secrets in paths -------------------------------------------------------------------------
+
+
+def secrets_in_paths(paths: list[str]) -> dict[str, list[SecretFinding]]:
+    """The paths that hold a secret in their text (a token in a file or folder name), with
+    findings whose spans index the path's UTF-8 bytes. One scan covers all paths."""
+    if not paths:
+        return {}
+    blob = "\n".join(paths).encode("utf-8", "surrogateescape")
+    found = scan_secrets(blob)
+    if not found:
+        return {}
+    starts = [0]
+    for p in paths:
+        starts.append(starts[-1] + len(p.encode("utf-8", "surrogateescape")) + 1)
+    out: dict[str, list[SecretFinding]] = {}
+    for f in found:
+        i = f.line - 1
+        if not 0 <= i < len(paths):
             continue
-        bare = m.group("bare")
-        if bare is not None:
-            if data[m.end() : m.end() + 1] in (b"(", b"["):
-                continue  # a call or a subscript: the value is computed, not written here
-            # Punctuation that ends a statement or starts a block is not part of the value.
-            bare = bare.rstrip(b":.")
-        raw = bare or m.group("dq") or m.group("sq") or m.group("bq") or b""
-        value = raw.decode("utf-8", "replace")
-        if _is_reference(value) or _SLUG.fullmatch(value) or not _high_entropy(value):
-            continue
-        # Token spans are disjoint and in order: only the last one starting before this match
-        # can overlap it.
-        i = bisect_left(starts, m.end()) - 1
-        if i >= 0 and covered[i][1] > m.start():
-            continue  # already reported under its specific kind
-        hits.append((m.start(), f"high-entropy assignment to {name!r}"))
-    if not hits:
-        return []
-    found = {SecretFinding(kind, data.count(b"\n", 0, pos) + 1) for pos, kind in hits}
-    return sorted(found, key=lambda f: (f.line, f.kind))
+        base = starts[i]
+        if f.exact:
+            local = SecretFinding(
+                f.kind, 0, max(0, f.start - base), min(starts[i + 1] - 1, f.end) - base
+            )
+        else:
+            local = SecretFinding(f.kind, 0)
+        out.setdefault(paths[i], []).append(local)
+    return out
+
+
+def redact_path(path: str, findings: list[SecretFinding] | None = None) -> str:
+    """``path`` with the secrets in it replaced by markers; a path whose secret has no exact
+    span is reduced to its kind."""
+    if findings is None:
+        findings = secrets_in_paths([path]).get(path, [])
+    if not findings:
+        return path
+    raw = path.encode("utf-8", "surrogateescape")
+    cut = redact(raw, findings)
+    if cut is None:
+        return marker(findings[0].kind).decode()
+    return cut.decode("utf-8", "replace")

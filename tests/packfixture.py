@@ -13,7 +13,7 @@ SECRETS: dict[str, str] = {
     "github": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
     "slack": "xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
     "openai": "sk-" + "proj-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Jh1Gf0EdCbA9z8y7",
-    "password": "Tr0ub4dor" + "&3xK9#mQ2vL8wZ5",
+    "password": "Tr0u" + "b4dor&3xK9#mQ2vL8wZ5",
     "pem_body": "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" + "VJTUt9Us8cKj",
     "env": "DATABASE_URL=postgres://admin:" + "hunter2hunter2@db/prod",
     "idrsa": "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ" + "AAAAAAAAABAAABlwAAAAdzc2gtcn",

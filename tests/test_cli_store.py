@@ -10,6 +10,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -306,3 +307,89 @@ def test_a_reader_that_stops_early_is_no_pass_and_no_traceback(repo: Path) -> No
     err = cas.stderr.read()
     assert cas.wait(timeout=30) == 1
     assert err == b""
+
+
+def _race(commands: list[list[str]], cwd: Path) -> list[tuple[int, str]]:
+    """Start every command at once (each a real `cas` process) and collect (exit, stderr)."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-P", "-m", "cas", *cmd],
+            cwd=cwd,
+            env=cas_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for cmd in commands
+    ]
+    return [(p.wait(timeout=120), p.communicate()[1].decode()) for p in procs]
+
+
+def test_concurrent_packs_create_one_store_and_all_succeed(tmp_path: Path) -> None:
+    """Two packs racing to create the store: one creates it, the other opens it (before: the
+    loser failed in 2 runs of 10, with 'already exists' or a half-made store)."""
+    for round_ in range(4):
+        root = tmp_path / f"round{round_}"
+        root.mkdir()
+        (root / "app.py").write_text(f"def main() -> int:\n    return {round_}\n")
+        results = _race([["pack"]] * 3, root)
+        assert all(code == 0 for code, _err in results), results
+        assert sum("created a new store" in err for _code, err in results) == 1, results
+        assert run_cas("verify", cwd=root).code == 0
+
+
+def test_concurrent_inits_one_creates_the_others_find_it(tmp_path: Path) -> None:
+    for round_ in range(6):
+        root = tmp_path / f"round{round_}"
+        root.mkdir()
+        results = _race([["init"]] * 4, root)
+        codes = sorted(code for code, _err in results)
+        assert codes == [0, 2, 2, 2], results
+        for code, err in results:
+            if code:
+                assert "already exists" in one_line_error(err)
+        assert not [p for p in (root / ".cas").iterdir() if "partial" in p.name]
+        assert run_cas("info", cwd=root).code == 0
+
+
+def test_concurrent_creators_in_one_library_call_each(tmp_path: Path) -> None:
+    """Store.create(exist_ok=True) from many processes at the same instant: every one gets a
+    working store, exactly one made it, and every put is in it."""
+    script = (
+        "import sys, time\n"
+        "from cas import Store\n"
+        "deadline = float(sys.argv[2])\n"
+        "time.sleep(max(0.0, deadline - time.time()))\n"
+        "with Store.create(sys.argv[1], exist_ok=True) as s:\n"
+        "    s.put(sys.argv[3].encode())\n"
+        "    print(int(s.created))\n"
+    )
+    for round_ in range(5):
+        where = tmp_path / f"r{round_}" / ".cas"
+        start = time.time() + 1.0
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", script, str(where), str(start), f"blob {i}"],
+                env=cas_env(),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for i in range(5)
+        ]
+        outs = [p.communicate(timeout=120) for p in procs]
+        assert all(p.returncode == 0 for p in procs), outs
+        assert sorted(out.strip() for out, _err in outs) == [b"0", b"0", b"0", b"0", b"1"]
+        with Store.at(where) as s:
+            assert s.has_many([Digest.of(f"blob {i}".encode()) for i in range(5)]) == {
+                Digest.of(f"blob {i}".encode()) for i in range(5)
+            }
+
+
+def test_a_regular_file_where_the_store_goes_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / ".cas").write_text("not a store\n")
+    (tmp_path / "app.py").write_text("x = 1\n")
+    for cmd in (["pack"], ["init"]):
+        r = run_cas(*cmd, cwd=tmp_path)
+        assert r.code == 2, (cmd, r.err)
+        line = one_line_error(r.err)
+        assert "is a file, not a directory" in line and "created" not in r.err
+    assert (tmp_path / ".cas").read_text() == "not a store\n"

@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 
 from cas import Store
-from packer.build import Packer
+from packer.build import PRICE_NS, Packer
+from packer.cache import Cache
 from packer.config import load_config
 from packer.ingest import RACY_NS
 from tests.packfixture import build_tree
@@ -115,7 +116,7 @@ def test_cached_prices_and_memo_give_the_bytes_a_cold_store_gives(tmp_path: Path
     _, cold = _run(root)
     assert warm == cold
     with Store.at(root / ".cas") as store:
-        assert store.kv_items("cache", b"price\0")  # the table was written
+        assert Cache(store).preload(PRICE_NS)  # the table was written
 
 
 def test_malformed_price_rows_are_misses() -> None:

@@ -93,6 +93,7 @@ def _all_store_bytes(store: Store) -> bytes:
 def test_secrets_never_reach_the_store_or_a_render(repo: Path, tmp_path: Path) -> None:
     report = pack(repo)
     withheld = {w["path"] for w in report["withheld"]}
+    redacted = {w["path"] for w in report["redacted"]}
     for path in [
         ".env",
         "certs/server.pem",
@@ -103,12 +104,18 @@ def test_secrets_never_reach_the_store_or_a_render(repo: Path, tmp_path: Path) -
         "src/ai.ts",
         "src/db.yaml",
     ]:
-        assert path in withheld, path
+        # Withheld whole, or kept with the secret cut out where its span is exact.
+        assert path in withheld or path in redacted, path
+    assert {".env", "keys/id_rsa"} <= withheld  # secrets by name are withheld
     m = load(repo)
     for path in withheld:
         e = m.entry(path)
         assert e is not None and e.digest is None and e.tier == "low"
         assert e.reason is not None and e.reason.startswith("secret")
+    for path in redacted:
+        e = m.entry(path)
+        assert e is not None and e.digest is not None
+        assert e.reason is not None and "secrets redacted: " in e.reason
     renders = []
     for mode in ("lite", "full"):
         for fmt in ("markdown", "xml", "plain"):

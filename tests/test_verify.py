@@ -394,7 +394,8 @@ def test_damaged_lmdb_file_is_one_line(project: Path) -> None:
         handle.write(os.urandom(16384))
     r = run_cas("verify", cwd=project)
     assert r.code == 2
-    assert "cannot open store" in one_line_error(r.err)
+    assert "damaged store" in one_line_error(r.err)
+    assert r.out.startswith("-  damaged store: meta page 0")  # verify lists what it found
 
 
 @pytest.mark.skipif(not shutil.which("setpriv"), reason="needs setpriv to drop root's override")

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from cas.digest import Digest
-from cas.display import json_safe, one_line
+from cas.display import json_safe, one_line, shown
 from cas.errors import StoreNotFound
 from cas.progress import wanted
 from cas.store import Store, find_store
@@ -31,6 +31,19 @@ class Ctx:
 
     def open_store(self, *, readonly: bool = False) -> Store:
         return Store.at(self.store_path(), readonly=readonly)
+
+    def open_or_create_store(self, default: Path) -> Store:
+        """The store, or, when there is none and no --store was given, a new one at
+        ``default``. Concurrent callers share one: exactly one creates it (and says so)."""
+        try:
+            return self.open_store()
+        except StoreNotFound:
+            if self.store_opt:
+                raise
+        store = Store.create(default, exist_ok=True)
+        if store.created and not self.quiet:
+            warn(f"created a new store in {shown(str(store.path))}")
+        return store
 
     def try_store_path(self) -> Path | None:
         try:

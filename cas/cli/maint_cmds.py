@@ -13,7 +13,7 @@ from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option,
 from cas.cli.pack_cmds import project_manifests
 from cas.digest import Digest
 from cas.display import one_line, shown
-from cas.errors import NotFound, StoreAccessError, UsageError, VerifyFailed
+from cas.errors import NotFound, StoreAccessError, StoreDamaged, UsageError, VerifyFailed
 from cas.gc import DEFAULT_LEASE_WAIT_S, GcReport, collect
 from cas.progress import Progress, human_bytes
 from cas.store import Store
@@ -114,22 +114,31 @@ def verify_cmd(
         return
     if deep:
         raise UsageError("--deep goes with --remote NAME (a local verify always re-hashes)")
-    with _open_for_verify(ctx) as store, Progress("verifying", enabled=ctx.progress) as bar:
+    try:
+        with _open_for_verify(ctx) as store, Progress("verifying", enabled=ctx.progress) as bar:
 
-        def tick(done: int, total: int, nbytes: int) -> None:
-            bar.total = total
-            bar.update(done, nbytes)
+            def tick(done: int, total: int, nbytes: int) -> None:
+                bar.total = total
+                bar.update(done, nbytes)
 
-        report = verify(
-            store,
-            targets,
-            all_blobs=all_blobs,
-            extra_dirs=extra_dirs,
-            project_dir=project_manifests(),
-            subset=subset,
-            max_duration_s=max_duration,
-            progress=tick if ctx.progress else None,
-        )
+            report = verify(
+                store,
+                targets,
+                all_blobs=all_blobs,
+                extra_dirs=extra_dirs,
+                project_dir=project_manifests(),
+                subset=subset,
+                max_duration_s=max_duration,
+                progress=tick if ctx.progress else None,
+            )
+    except StoreDamaged as exc:
+        # Every problem the walk of the data file found, then the one-line error (exit 2).
+        if as_json:
+            emit_json({"ok": False, "damaged": list(exc.details), "problems": []})
+        else:
+            for line in exc.details:
+                click.echo(f"-  damaged store: {one_line(line)}")
+        raise
     if as_json:
         emit_json(report.as_dict())
     else:
@@ -245,6 +254,8 @@ def _print_gc(report: GcReport, *, as_json: bool, quiet: bool) -> None:
         f"kept {report.reachable} reachable from {_n(report.manifests, 'manifest')} and "
         f"{_n(report.pins, 'pin')}, {report.kept_by_grace} unreferenced within the grace period"
     )
+    if report.bytes_given_back:
+        click.echo(f"gave {human_bytes(report.bytes_given_back)} of free pages back to the disk")
     if quiet:
         return
     if report.spared_late:
@@ -271,6 +282,7 @@ def _gc_json(report: GcReport, compacted: tuple[int, int] | None) -> dict[str, A
         "stale_leases_cleared": report.stale_leases,
         "live_leases": report.live_leases,
         "waited_s": round(report.waited_s, 3),
+        "bytes_given_back": report.bytes_given_back,
         "digests": [str(d) for d in report.digests],
         "compacted": None if compacted is None else {"before": compacted[0], "after": compacted[1]},
     }

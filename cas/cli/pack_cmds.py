@@ -40,15 +40,7 @@ def project_manifests() -> Path:
 
 
 def _store_for_pack(ctx: Ctx, root: Path) -> Store:
-    try:
-        return ctx.open_store()
-    except StoreNotFound:
-        if ctx.store_opt:
-            raise
-        where = root / ".cas"
-        if not ctx.quiet:
-            warn(f"created a new store in {shown(str(where))}")
-        return Store.create(where)
+    return ctx.open_or_create_store(root / ".cas")
 
 
 @click.command()
@@ -126,6 +118,7 @@ def _report_json(report: PackReport, root: Path) -> dict[str, object]:
             for r in report.results
         ],
         "withheld": [{"path": p, "kind": k} for p, k in report.withheld],
+        "redacted": [{"path": p, "kind": k} for p, k in report.redacted],
         "notes": [{"path": n.path, "reason": n.reason} for n in report.notes],
         "stale": report.stale,
         "timings": {k: round(v, 4) for k, v in report.timings.items()},
@@ -162,6 +155,9 @@ def _print_report(report: PackReport, root: Path, *, quiet: bool, check: bool) -
     if report.withheld:
         listed = ", ".join(f"{shown(p)} ({k})" for p, k in report.withheld)
         click.echo(f"withheld as secrets, stored nowhere: {listed}")
+    if report.redacted:
+        listed = ", ".join(f"{p} ({k})" for p, k in report.redacted)
+        click.echo(f"secrets redacted, stored with the values cut out: {listed}")
     if not quiet:
         for note in report.notes:
             warn(f"note: {shown(note.path)}: {note.reason}")

@@ -19,7 +19,7 @@ from cas.cli._common import (
 )
 from cas.digest import Digest
 from cas.display import shown
-from cas.errors import EXIT_PROBLEM, EXIT_USAGE, InputError, OutputError
+from cas.errors import EXIT_PROBLEM, EXIT_USAGE, CorruptBlob, InputError, OutputError
 from cas.fsutil import write_output
 from cas.progress import Progress, human_bytes
 from cas.store import DEFAULT_LEVEL, Store
@@ -215,16 +215,22 @@ def stat(ctx: Ctx, digest: str, as_json: bool) -> None:
 @json_option
 @pass_ctx
 def ls_cmd(ctx: Ctx, as_json: bool) -> None:
-    """List every blob: digest, raw size, stored size."""
+    """List every blob: digest, raw size, stored size (exit 1 if a metadata row is damaged)."""
+    damaged: list[Digest] = []
     with ctx.open_store(readonly=True) as store:
-        rows = store.iter_meta()
+        rows = store.iter_meta(damaged=damaged)
         if as_json:
             emit_json(
                 [{"digest": str(d), "raw_size": r, "stored_size": s} for d, r, s, _f, _l in rows]
             )
-            return
-        for d, raw, stored, _first, _last in rows:
-            click.echo(f"{d}  {raw:>12}  {stored:>12}")
+        else:
+            for d, raw, stored, _first, _last in rows:
+                click.echo(f"{d}  {raw:>12}  {stored:>12}")
+    if damaged:
+        more = f" (and {len(damaged) - 1} more; 'cas verify --all' lists them)"
+        raise CorruptBlob(
+            str(damaged[0]), "its metadata record is damaged" + (more if len(damaged) > 1 else "")
+        )
 
 
 @click.command()
@@ -245,6 +251,7 @@ def info(ctx: Ctx, as_json: bool) -> None:
         "ingested_bytes": st.ingested_bytes,
         "ingested_count": st.ingested_count,
         "file_bytes": st.file_bytes,
+        "disk_bytes": st.disk_bytes,
         "dedup_ratio": round(st.dedup_ratio, 4),
         "compression_ratio": round(st.compression_ratio, 4),
     }
@@ -255,7 +262,10 @@ def info(ctx: Ctx, as_json: bool) -> None:
     click.echo(f"blobs              {st.blobs}")
     click.echo(f"logical bytes      {st.raw_bytes} ({human_bytes(st.raw_bytes)})")
     click.echo(f"stored bytes       {st.stored_bytes} ({human_bytes(st.stored_bytes)})")
-    click.echo(f"file size          {st.file_bytes} ({human_bytes(st.file_bytes)})")
+    click.echo(
+        f"file size          {st.file_bytes} ({human_bytes(st.file_bytes)}; "
+        f"{human_bytes(st.disk_bytes)} on disk)"
+    )
     click.echo(
         f"dedup ratio        {st.dedup_ratio:.2f}x "
         f"({st.ingested_count} puts, {human_bytes(st.ingested_bytes)} offered)"

@@ -1,0 +1,783 @@
+"""The secret rules: the shapes of credentials, and how to tell a written secret from code.
+
+Two kinds of rule. A *token rule* knows a credential by its shape (a provider's prefix and
+alphabet, a PEM header, a password in a URL) and is anchored at a literal every match holds. An
+*assignment* is a value written next to a secret-sounding name (`password = "..."`, `<password>`,
+`ENV API_KEY ...`, `define('DB_PASSWORD', '...')`); whether the value is a secret is judged from
+the value itself: long and random enough, and not a placeholder, a reference, a template, a
+timestamp, an identifier or a phrase of words.
+
+Token shapes come from providers' documentation and the public rule lists of secret scanners;
+the patterns and the judgement are this project's. Every pattern has bounded repetition only,
+and runs only in a bounded window around a literal the prefilter found, so a scan is linear in
+the size of its input whatever the input is.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import pairwise
+from urllib.parse import unquote_to_bytes
+
+# --- judging a value ------------------------------------------------------------------------------
+
+_PLACEHOLDER_WORDS = (
+    "changeme",
+    "change_me",
+    "change-me",
+    "example",
+    "placeholder",
+    "your",
+    "dummy",
+    "sample",
+    "redacted",
+    "replace",
+    "insert",
+    "fake",
+    "xxxx",
+    "****",
+    "....",
+    "todo",
+    "fixme",
+    "notasecret",
+    "not_a_secret",
+    "not-a-secret",
+    "<",
+    ">",
+    # A value that says what it is ("my-secret-key", "env-secret") was written by a person.
+    "secret",
+    "passw",
+    "token",
+    "apikey",
+    "api-key",
+    "api_key",
+    "aws4_request",
+    # a regular expression, not a value
+    "(?",
+    "[^",
+)
+# Stored password hashes: what a user table keeps, not a password.
+_HASH = re.compile(r"(?:pbkdf2|argon2|bcrypt|scrypt|sha\d+|md5|\$\d[a-z]?\$|\{[A-Z]+\})")
+_TEMPLATE_MARKERS = ("{", "}", "%(", "$(", "${", "[[", "]]")
+_REFERENCE_MARKERS = (
+    "environ",
+    "getenv",
+    "process.env",
+    "env[",
+    "env(",
+    "env.",
+    "secrets.",
+    "vault",
+    "settings.",
+    "config.",
+    "params.",
+)
+_WEAK_DEFAULTS = frozenset(
+    {
+        "admin",
+        "changeit",
+        "guest",
+        "pass",
+        "passw0rd",
+        "password",
+        "postgres",
+        "mysql",
+        "redis",
+        "root",
+        "secret",
+        "test",
+        "user",
+        "rabbitmq",
+        "minio",
+        "minioadmin",
+        "oracle",
+        "sa",
+        "toor",
+        "letmein",
+        "hunter2",
+    }
+)
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+(?:\(\))?")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{2}:\d{2}:\d{2}")
+_NUMBERISH = re.compile(r"[\d.,:/ +-]+")
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[-+.][\w.]+)?")
+_PATHISH = re.compile(r"(?:[~.]{0,2}/)?(?:[\w.-]+/)+[\w.-]*|[A-Za-z]:\\[\w\\. -]*")
+_MIME = re.compile(r"[a-z]+/[a-z0-9.+-]+")
+# A run of letters in one case (an optional capital in front), or of digits, or anything else:
+# the pieces a value is cut into to see whether it is a phrase of words.
+_PIECE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[^A-Za-z\d]+")
+_VOWELS = frozenset("aeiouyAEIOUY")
+_CONSONANT_RUN = re.compile(r"[^aeiouyAEIOUY\d\W_]{5,}")
+
+
+def entropy(value: str) -> float:
+    """Bits of Shannon entropy per character of ``value`` (0.0 for the empty string)."""
+    if not value:
+        return 0.0
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+# Letter pairs common in English words and in the names code is written with. A run of letters
+# most of whose pairs are here reads as a word; random letters seldom do ("jqgoq" has one).
+_BIGRAMS = frozenset(
+    str.split(
+        """th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io
+        le ve co me de hi ri ro ic ne ea ra ce li ch ll be ma si om ur ca el ta la ns di fo ho pe
+        ec pr no ct us ac ot il tr ly nc et ut ss so rs un lo wa ge ie wh ee wi em ad ol rt po we
+        na ul ni ts mo ow pa im mi ai sh ir su id os iv ia am fi ci vi pl ig tu ev ld ry mp fe bl
+        ab gh ty op wo sa ay ex ke fr oo av ag if ap gr od bo sp rd do uc bu ei ov by rm ep tt oc
+        fa ef cu rn sc gi da yo cr cl du ga qu ue ff ba ey ls va um pp ua up lu go ht ru ug ds lt
+        pi rc rr eg au ck ew mu br bi pt ak pu ui rg ib tl ny ki rk ys ob mm fu ph og ms ye ud mb
+        ip ub oi rl gu dr hr cc tw ft wn nu af hu nn eo vo rv nf xp gn sm fl iz ok nl my gl aw ju
+        oa eq sy sl ps jo lf nv je nk kn gs dy hy ze ks xt bj yp oy lv ka lp mt ix wr hn xa ek ax
+        sk oh yi yt rp ky ae dd sw tp dl ym za zi zo ya yl yn oe ah ck cy nm ox xy xi oz"""
+    )
+)
+
+
+def _is_word(piece: str) -> bool:
+    if len(piece) < 4 or len(piece) > 16:
+        return False
+    vowels = sum(1 for c in piece if c in _VOWELS)
+    if not 0.2 <= vowels / len(piece) <= 0.7 or _CONSONANT_RUN.search(piece):
+        return False
+    low = piece.lower()
+    common = sum(1 for a, b in pairwise(low) if a + b in _BIGRAMS)
+    return common >= 0.75 * (len(low) - 1)
+
+
+def is_wordish(value: str) -> bool:
+    """Words joined by separators, digits or case ("refreshed-token-123", "PasswordLastUsed",
+    "testPassword1"): what a person writes as a test value or a name, not a generated secret."""
+    covered = 0.0
+    words = 0
+    for m in _PIECE.finditer(value):
+        piece = m.group()
+        if piece[0].isalpha():
+            if _is_word(piece):
+                covered += len(piece)
+                words += 1
+            elif len(piece) == 3 and _is_word(piece + piece[-1]):
+                covered += 1.5  # a short word ("new", "my") counts for half
+        elif piece[0].isdigit():
+            covered += len(piece) if len(piece) <= 6 else 0
+        else:
+            covered += len(piece)
+    return words > 0 and covered >= 0.85 * len(value)
+
+
+def is_placeholder(value: str) -> bool:
+    lowered = value.lower()
+    if any(w in lowered for w in _PLACEHOLDER_WORDS):
+        return True
+    if any(m in value for m in _TEMPLATE_MARKERS) or value[0] in "$%@&*#:":
+        return True
+    if any(m in lowered for m in _REFERENCE_MARKERS):
+        return True
+    if len(set(lowered)) <= 3:
+        return True  # "aaaaaaaa", "x-x-x-x-x"
+    # "abcdefghijklmnop" and "0123456789abcdef" look random to an entropy measure.
+    steps = sum(1 for a, b in pairwise(value) if abs(ord(b) - ord(a)) == 1)
+    return steps * 2 >= len(value)
+
+
+def is_reference(value: str) -> bool:
+    """A value that names a variable, an attribute, an import path, a file, a MIME type, a
+    date or a version: not a secret."""
+    if "://" in value or value.startswith(("./", "../", "~/")):
+        return True
+    if _DOTTED.fullmatch(value) or _UUID.fullmatch(value) or _VERSION.fullmatch(value):
+        return True
+    if _HASH.match(value) or "%2F" in value:
+        return True
+    if _DATE.search(value) or _NUMBERISH.fullmatch(value) or _MIME.fullmatch(value):
+        return True
+    if value.startswith("/") and _PATHISH.fullmatch(value) and value.count("/") >= 2:
+        return True
+    if _IDENTIFIER.fullmatch(value):
+        # Random tokens mix digits in; identifiers are words joined by "_" or in CONSTANT_CASE.
+        if not any(c.isdigit() for c in value):
+            return True
+        if "_" in value and (value.isupper() or value.islower()):
+            return True
+    return False
+
+
+def _classes(value: str) -> int:
+    return (
+        any(c.islower() for c in value)
+        + any(c.isupper() for c in value)
+        + any(c.isdigit() for c in value)
+        + any(not c.isalnum() for c in value)
+    )
+
+
+def looks_random(value: str, min_length: int) -> bool:
+    """Long enough, varied enough and not made of words: a generated secret."""
+    if len(value) < min_length or is_placeholder(value) or is_reference(value):
+        return False
+    if _HEX.fullmatch(value):
+        # A hex secret is long; short hex is a colour, an id or a hash prefix.
+        return len(value) >= 20 and entropy(value) >= 3.0 and any(c.isalpha() for c in value)
+    if is_wordish(value) or _classes(value) < 2:
+        return False
+    # The most a string of n characters can have is log2(n) bits: ask for most of that.
+    bar = min(3.5, math.log2(len(value)) - 0.7)
+    return entropy(value) >= bar
+
+
+def password_is_real(value: str) -> bool:
+    """A password written in a URL or on a command line: shorter ones count, weak defaults and
+    phrases of words do not."""
+    if len(value) < 6 or value.lower() in _WEAK_DEFAULTS or " " in value:
+        return False
+    if is_placeholder(value) or is_reference(value) or is_wordish(value):
+        return False
+    return _classes(value) >= 2 and entropy(value) >= 2.3
+
+
+def base64_text(value: bytes) -> bytes | None:
+    """The text ``value`` encodes in base64 (standard or URL-safe, padding optional), or None
+    when it does not decode to text."""
+    raw = value.rstrip(b"=")
+    if len(raw) % 4 == 1 or len(raw) < 8:
+        return None
+    padded = raw + b"=" * (-len(raw) % 4)
+    try:
+        decoded = base64.b64decode(padded.replace(b"-", b"+").replace(b"_", b"/"), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if not decoded:
+        return None
+    printable = sum(1 for b in decoded if 32 <= b < 127 or b in (9, 10, 13))
+    return decoded if printable >= 0.95 * len(decoded) else None
+
+
+def _basic_credentials(value: bytes) -> bool:
+    """Base64 of `user:password` with a password that is not a placeholder."""
+    text = base64_text(value)
+    if text is None or b":" not in text:
+        return False
+    password = text.split(b":", 1)[1].decode("ascii", "replace")
+    return bool(password) and password_is_real(password)
+
+
+# --- names --------------------------------------------------------------------------------------
+
+# Compared against the name lowercased with everything but letters and digits removed.
+PASSWORD_WORDS = ("password", "passwd", "passphrase", "passcode", "secret", "credential")
+TOKEN_WORDS = (
+    "token",
+    "apikey",
+    "accesskey",
+    "privatekey",
+    "secretkey",
+    "signingkey",
+    "encryptionkey",
+    "masterkey",
+    "clientkey",
+    "appkey",
+    "sessionkey",
+    "licensekey",
+    "accountkey",
+    "servicekey",
+    "adminkey",
+    "consumerkey",
+    "subscriptionkey",
+    "webhookkey",
+    "authkey",
+    "bearer",
+    "apisecret",
+    "sharedkey",
+    "cryptkey",
+    "hmackey",
+)
+# A name whose last word is one of these holds something about a secret, not the secret.
+_NOT_SECRET_ENDINGS = frozenset(
+    str.split(
+        """path paths file files filename dir folder url uri urls endpoint host hostname port name
+    names type types kind method methods mode header headers hdr field fields length len count
+    size format class prefix suffix env var vars id ids digest checksum hash hashed hasher salt
+    used at time date expiry expires expiration ttl timeout policy policies rule rules regex re
+    pattern label title text message msg description desc help hint placeholder required enabled
+    min max version algorithm algo scheme provider providers store storage manager handler factory
+    service validator generator parser builder error errors exception reset confirm confirmation
+    change changed strength hint lifetime age changed last ref reference location source sources
+    flag flags option options param params arg args key_id keyid index idx list set map dict
+    prompt input widget form view label module plugin backend policy callback fn func function
+    config settings setting opts template example sample test tests spec schema struct enum
+    pattern validation valid invalid check checker verify verifier mask masked visible shown
+    show hide hidden display position pos offset start end begin stop limit rotation interval
+    duration period count counter number num"""
+    )
+)
+_NOT_REAL = frozenset(
+    {"test", "tests", "fake", "mock", "dummy", "example", "sample", "masked"}
+    # tokens that page through results or prove a request, not credentials
+    | {"next", "continuation", "page", "pagination", "output", "input", "purchase", "marker"}
+    | {"verification", "grant", "idempotency", "request", "cursor", "sync", "csrf", "old"}
+)
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+@functools.lru_cache(maxsize=4096)
+def name_class(name: str) -> str | None:
+    """ "password" for a password-like name, "token" for a token or key name, None otherwise."""
+    words = [w.lower() for w in _NAME_WORDS.findall(name)]
+    if not words or words[-1] in _NOT_SECRET_ENDINGS:
+        return None
+    if any(w in _NOT_REAL for w in words):
+        return None  # TEST_SECRET, fake_token, mock_api_key: written to look like one
+    squashed = "".join(words).replace("author", "")
+    if any(w in squashed for w in PASSWORD_WORDS) or "pwd" in words or "pass" in words:
+        return "password"
+    if any(w in squashed for w in TOKEN_WORDS) or "auth" in words:
+        return "token"
+    if words[-1] == "key" and len(words) > 1:
+        return "key"
+    return None
+
+
+def value_is_secret(name_kind: str, value: str, name: str = "") -> bool:
+    if _UUID.fullmatch(value):
+        # A UUID is an id or a request token, unless the name says it authenticates
+        # (npm's legacy `_authToken`, `HEROKU_API_KEY`).
+        squashed = re.sub(r"[^a-z]", "", name.lower())
+        return any(w in squashed for w in ("authtoken", "apikey", "authkey", "accesstoken"))
+    if name_kind == "password":
+        return looks_random(value, 8) or (
+            len(value) >= 8 and password_is_real(value) and _classes(value) >= 3
+        )
+    if name_kind == "token":
+        return looks_random(value, 16) or _basic_credentials(value.encode("ascii", "replace"))
+    return looks_random(value, 20)
+
+
+# --- token rules ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRule:
+    """A credential known by its shape.
+
+    ``literals``: every match holds one of them (ASCII case ignored), at most ``before`` bytes
+    after the match starts; a match ends at most ``after`` bytes past the literal's end.
+    ``group``: the part of the match that is the secret (what redaction replaces). ``check``
+    judges that part. ``end``: for a block, the pattern that closes it, searched up to ``reach``
+    bytes on; a block whose end is not found cannot be redacted exactly.
+    """
+
+    kind: str
+    literals: tuple[bytes, ...]
+    pattern: re.Pattern[bytes]
+    before: int = 0
+    after: int = 512
+    group: str | int = 0
+    check: Callable[[bytes], bool] | None = None
+    multiline: bool = False
+    in_binary: bool = True
+    end: re.Pattern[bytes] | None = None
+    reach: int = 0
+
+
+def _ascii(check: Callable[[str], bool]) -> Callable[[bytes], bool]:
+    return lambda value: check(value.decode("ascii", "replace"))
+
+
+def _not_example(value: bytes) -> bool:
+    lowered = value.lower()
+    return not any(w in lowered for w in (b"example", b"your", b"placeholder", b"redacted"))
+
+
+def _mixed(value: bytes) -> bool:
+    """A generated token mixes cases or digits into letters; a word or a slug does not."""
+    text = value.decode("ascii", "replace")
+    return _not_example(value) and _classes(text) >= 2 and not is_wordish(text)
+
+
+def _openai(value: bytes) -> bool:
+    tail = value.split(b"-", 1)[1]
+    # "sk-" followed by kebab-case words is a CSS class or a slug, not a key.
+    return _mixed(tail) and not (b"-" in tail and tail.replace(b"-", b"").isalpha())
+
+
+def _url_password(value: bytes) -> bool:
+    password = unquote_to_bytes(value).decode("utf-8", "replace")
+    return password_is_real(password)
+
+
+def _url_userinfo(match: re.Match[bytes]) -> bool:
+    """The text between "//" and ":" is a user, not a host with a port and a path."""
+    user, password = match.group("user"), match.group("v")
+    if b"/" in password:
+        head = password.split(b"/", 1)[0]
+        if head.isdigit() or b"." in user:
+            return False
+    return True
+
+
+def _rule(
+    kind: str,
+    literals: tuple[str, ...],
+    pattern: bytes,
+    **options: object,
+) -> TokenRule:
+    return TokenRule(
+        kind,
+        tuple(lit.encode() for lit in literals),
+        re.compile(pattern, re.VERBOSE),
+        **options,  # type: ignore[arg-type]
+    )
+
+
+_B64 = rb"[A-Za-z0-9+/]"
+_BOUNDARY = rb"(?<![A-Za-z0-9_-])"
+
+TOKEN_RULES: tuple[TokenRule, ...] = (
+    _rule(
+        "private key block",
+        ("PRIVATE KEY",),
+        rb"""-----BEGIN[ ](?:[A-Z0-9]{1,16}[ ]){0,3}PRIVATE[ ]KEY(?:[ ]BLOCK)?-----
+        # A real key has its base64 body close by: optional armor headers, then the data.
+        # "\n" escapes and string concatenation cover keys embedded in JSON or source.
+        (?:\\[nr]|[\s"'+,]){1,24}
+        (?:[A-Za-z][A-Za-z-]{0,30}:[^\n]{0,200}(?:\\[nr]|\s){1,8}){0,4}
+        [A-Za-z0-9+/=]{32}""",
+        before=48,
+        after=600,
+        multiline=True,
+        end=re.compile(rb"-----END[ ](?:[A-Z0-9]{1,16}[ ]){0,3}PRIVATE[ ]KEY(?:[ ]BLOCK)?-----"),
+        reach=64 << 10,
+    ),
+    _rule(
+        "PuTTY private key",
+        ("PuTTY-User-Key-File-",),
+        rb"PuTTY-User-Key-File-[1-9]:[ ]?[\w-]{1,40}",
+        end=re.compile(rb"Private-(?:MAC|Hash):[ ]?[0-9a-fA-F]{16,128}"),
+        reach=64 << 10,
+    ),
+    _rule(
+        "AWS access key id",
+        ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+        rb"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])",
+        check=lambda v: b"EXAMPLE" not in v,
+    ),
+    _rule(
+        "AWS secret access key",
+        ("secret_access_key", "secretaccesskey", "secret-access-key", "aws_secret"),
+        rb"""(?i:(?:aws_?)?secret_?-?access_?-?key|aws_secret)[\\"']{0,2}[ \t]{0,4}
+        (?:=|:|=>)[ \t]{0,4}[\\"']{0,2}(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])""",
+        before=8,
+        group="v",
+        check=_mixed,
+    ),
+    _rule(
+        "GitHub token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        _BOUNDARY
+        + rb"(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{50,244})(?![A-Za-z0-9_])",
+    ),
+    _rule(
+        "GitLab token",
+        (
+            "glpat-",
+            "gldt-",
+            "glrt-",
+            "glptt-",
+            "glcbt-",
+            "glft-",
+            "glimt-",
+            "glsoat-",
+            "gloas-",
+            "glagent-",
+            "glwt-",
+            "GR1348941",
+        ),
+        _BOUNDARY
+        + rb"""(?:gl(?:pat|dt|rt|ptt|cbt|ft|imt|soat|oas|agent|wt)-|GR1348941)
+        [A-Za-z0-9_.-]{20,300}""",
+        check=_mixed,
+    ),
+    _rule(
+        "Slack token",
+        ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxr-", "xoxs-", "xoxe", "xapp-"),
+        rb"(?<![A-Za-z0-9-])(?:xox[abposre]|xoxe\.xox[bp]|xapp)-[A-Za-z0-9-]{10,250}",
+        check=_mixed,
+    ),
+    _rule(
+        "Slack webhook",
+        ("hooks.slack.com/",),
+        rb"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,200}",
+    ),
+    _rule(
+        "Anthropic key",
+        ("sk-ant-",),
+        _BOUNDARY + rb"sk-ant-[a-z]{3,8}\d{0,3}-[A-Za-z0-9_-]{32,250}",
+    ),
+    _rule(
+        "OpenAI key",
+        ("sk-",),
+        _BOUNDARY + rb"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,250}(?![A-Za-z0-9_-])",
+        check=_openai,
+    ),
+    _rule(
+        "Google API key",
+        ("AIza",),
+        _BOUNDARY + rb"AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])",
+        check=_not_example,
+    ),
+    _rule(
+        "Google OAuth secret",
+        ("GOCSPX-", "ya29."),
+        _BOUNDARY + rb"(?:GOCSPX-[A-Za-z0-9_-]{24,40}|ya29\.[A-Za-z0-9_-]{30,400})",
+        check=_mixed,
+    ),
+    _rule(
+        "Stripe key",
+        ("k_live_", "k_test_", "whsec_"),
+        rb"(?<![A-Za-z0-9_])(?:[sr]k_(?:live|test)_[A-Za-z0-9]{10,250}|whsec_[A-Za-z0-9+/=]{24,})",
+        before=1,
+        check=_mixed,
+    ),
+    _rule(
+        "SendGrid key",
+        ("SG.",),
+        _BOUNDARY + rb"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}",
+    ),
+    _rule(
+        "Mailgun key",
+        ("key-",),
+        _BOUNDARY + rb"key-[0-9a-f]{32}(?![A-Za-z0-9])",
+        check=_mixed,
+    ),
+    _rule(
+        "Mailchimp key",
+        ("-us",),
+        rb"(?<![A-Za-z0-9])[0-9a-f]{32}-us\d{1,2}(?![A-Za-z0-9])",
+        before=32,
+    ),
+    _rule(
+        "Shopify token",
+        ("shpat_", "shpca_", "shppa_", "shpss_"),
+        _BOUNDARY + rb"shp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}",
+    ),
+    _rule(
+        "npm token",
+        ("npm_",),
+        rb"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])",
+        check=_mixed,
+    ),
+    _rule(
+        "PyPI token",
+        ("pypi-AgE",),
+        _BOUNDARY + rb"pypi-AgE[A-Za-z0-9_-]{50,}",
+    ),
+    _rule(
+        "Hugging Face token",
+        ("hf_", "api_org_"),
+        rb"(?<![A-Za-z0-9_])(?:hf_|api_org_)[A-Za-z0-9]{30,40}(?![A-Za-z0-9_])",
+        check=_mixed,
+    ),
+    _rule(
+        "DigitalOcean token",
+        ("dop_v1_", "doo_v1_", "dor_v1_"),
+        _BOUNDARY + rb"do[opr]_v1_[a-f0-9]{64}",
+    ),
+    _rule(
+        "Telegram bot token",
+        (":AA",),
+        rb"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",
+        before=10,
+    ),
+    _rule(
+        "Discord webhook",
+        ("/api/webhooks/",),
+        rb"/api/webhooks/[0-9]{15,20}/[A-Za-z0-9_-]{60,80}",
+    ),
+    _rule(
+        "Heroku key",
+        ("HRKU-", "heroku"),
+        rb"""(?:HRKU-[A-Za-z0-9_-]{40,80}
+        |(?i:heroku)[\w.-]{0,30}(?i:key|token)[\\"']{0,2}[ \t]{0,4}(?:=|:|=>)[ \t]{0,4}[\\"']{0,2}
+         (?P<v>[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}))""",
+    ),
+    _rule(
+        "Twilio key",
+        ("twilio",),
+        rb"""(?i:twilio)[\w.-]{0,30}[\\"']{0,2}[ \t]{0,4}(?:=|:|=>)[ \t]{0,4}[\\"']{0,2}
+        (?P<v>SK[0-9a-fA-F]{32})(?![A-Za-z0-9])""",
+        group="v",
+    ),
+    _rule(
+        "JSON web token",
+        ("eyJ",),
+        rb"(?<![A-Za-z0-9_.-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}",
+        after=16 << 10,
+    ),
+    _rule(
+        "Azure storage key",
+        ("AccountKey=", "SharedAccessKey=", "AccessKey="),
+        rb"(?:Account|SharedAccess|Access)Key=(?P<v>[A-Za-z0-9+/]{30,100}={0,2})",
+        before=13,
+        group="v",
+        check=_mixed,
+    ),
+    _rule(
+        "Azure SAS signature",
+        ("sig=",),
+        rb"[?&;]sig=(?P<v>[A-Za-z0-9%+/]{30,120}(?:%3[Dd]|=){0,2})",
+        before=1,
+        group="v",
+        check=_mixed,
+    ),
+    _rule(
+        "Azure client secret",
+        ("Q~",),
+        rb"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
+        before=4,
+        check=_mixed,
+    ),
+    _rule(
+        "kubeconfig client key",
+        ("client-key-data",),
+        rb"client-key-data[\\\"']{0,2}[ \t]{0,4}:[ \t]{0,4}[\\\"']{0,2}(?P<v>[A-Za-z0-9+/=]{40,})",
+        group="v",
+        after=64 << 10,
+    ),
+    # user:password@ in a URL: everything up to the last "@" before the host is the password,
+    # so a password with a "/" or an unescaped "@" in it is hidden whole.
+    _rule(
+        "password in URL",
+        ("://",),
+        rb"""://(?P<user>[^\s:/?#@"'`<>\\]{0,128}):(?P<v>[^\s"'`<>\\]{1,256})
+        @(?=[A-Za-z0-9\[_-])""",
+        group="v",
+        check=_url_password,
+        in_binary=False,
+    ),
+    _rule(
+        "basic auth credentials",
+        ("basic ",),
+        rb"(?i:basic)[ ]+(?P<v>[A-Za-z0-9+/_-]{8,600}={0,2})(?![A-Za-z0-9+/=_-])",
+        group="v",
+        check=_basic_credentials,
+    ),
+    _rule(
+        "bearer token",
+        ("bearer ", "authorization: token ", "authorization: token=", "Authorization=token "),
+        rb"""(?i:bearer|authorization:[ ]token[ =]?|authorization=token)[ ]+
+        (?P<v>[A-Za-z0-9_.~+/=-]{16,2000})(?![A-Za-z0-9_.~+/=-])""",
+        before=24,
+        group="v",
+        check=_ascii(lambda v: looks_random(v, 16)),
+        in_binary=False,
+    ),
+    _rule(
+        "password on a command line",
+        ("curl", "--user", "-u ", "mysql", "mariadb", "--pass", "sshpass", "redis-cli", "login"),
+        rb"""(?:
+          (?<![^\s"'(])(?:-u|--user)(?:[ =]|[ ]{2,4})["']?[^\s:"'$]{1,64}:(?P<v>[^\s"']{3,128})
+        | \b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]{0,200}?
+          \s-p(?P<v2>[^\s"';|&]{3,128})
+        | (?<!\S)--pass(?:word)?(?:=|[ ]{1,4})["']?(?P<v3>[^\s"';|&]{3,128})
+        | \b(?:sshpass|redis-cli|docker[ ]login|podman[ ]login|helm[ ]registry[ ]login)\b
+          [^\n|;&]{0,200}?\s-[pa][ ]{1,4}["']?(?P<v4>[^\s"';|&]{3,128})
+        )""",
+        before=220,
+        after=400,
+        group="v",
+        check=_ascii(password_is_real),
+        in_binary=False,
+    ),
+    _rule(
+        "SQL password",
+        ("identified by", "password '"),
+        rb"(?i:identified[ ]by|password)[ ]+'(?P<v>[^'\s]{6,128})'",
+        before=16,
+        group="v",
+        check=_ascii(password_is_real),
+        in_binary=False,
+    ),
+    _rule(
+        "PowerShell secure string",
+        ("ConvertTo-SecureString",),
+        rb"""ConvertTo-SecureString[ ]+(?:-String[ ]+)?["'](?P<v>[^"'\n]{4,200})["']""",
+        group="v",
+        check=_ascii(password_is_real),
+        in_binary=False,
+    ),
+)
+
+# --- assignments ----------------------------------------------------------------------------------
+
+# Literals of secret-sounding names; the name around a hit is then cut out and judged.
+ASSIGNMENT_LITERALS: tuple[bytes, ...] = tuple(
+    w.encode()
+    for w in (
+        "password", "passwd", "passphrase", "passcode", "pwd", "secret", "credential",
+        "token", "auth", "bearer", "_pass", "-pass", ".pass", "pass=", "pass:", "pass\"",
+        "_key", "-key", ".key", "apikey", "accesskey", "privatekey", "secretkey", "signingkey",
+        "masterkey", "encryptionkey", "appkey", "sessionkey", "licensekey", "accountkey",
+        "consumerkey", "subscriptionkey", "clientkey", "servicekey", "adminkey", "webhookkey",
+        "authkey", "sharedkey", "hmackey", "cryptkey",
+    )
+)  # fmt: skip
+MAX_NAME = 64
+
+# What follows a name, up to the value: the end of a quoted name or a subscript, a type
+# annotation (`: str`, `: &'static str`) or a Go type (`dbPassword string`), an operator.
+AFTER_NAME = re.compile(
+    rb"""
+    (?P<close>\\?["']\]?|\])?
+    (?:[ \t]{0,4}:[ \t]{0,4}&?(?:'[a-z]+[ ])?[A-Za-z_][\w\[\]<>&., |?*]{0,48}?(?=[ \t]{0,4}=[^=>]))?
+    (?:[ \t]{1,4}\*?[A-Za-z_][\w.\[\]*]{0,32}(?=[ \t]{0,4}=[^=>]))?
+    [ \t]{0,8}(?P<op>=>|:=|\|\|=|\?\?=|\?=|===?|!==?|=|:|,|->)[ \t]{0,8}
+    (?:!!str[ \t]+|new[ ]+String\(|\(?[ \t]{0,2})?
+    """,
+    re.VERBOSE,
+)
+# A value: quoted (a "\" before a quote is JSON's or a shell's escape), or bare up to a
+# delimiter. String prefixes of Python, C#, Rust are skipped.
+VALUE = re.compile(
+    rb"""
+    (?:[bBrRuUfF]{1,2}(?=["'])|@(?=")|r\#(?="))?
+    (?:\\?"(?P<dq>[^"\\\s]{1,4096})\\?"
+     |\\?'(?P<sq>[^'\\\s]{1,4096})\\?'
+     |`(?P<bq>[^`\s]{1,4096})`
+     |(?P<bare>[^\s"'`,;&(){}\[\]<>\\|]{1,4096}))
+    """,
+    re.VERBOSE,
+)
+# Forms where only blanks separate a name from its value.
+BLANK_OPERATOR_PREFIX = re.compile(
+    rb"""(?:^|[\n;])[ \t]*
+    (?:(?i:env|arg)|\#[ \t]*define|setx|set[ ]-[gxU]{1,3}|login[ \t]+\S{1,128})[ \t]+$""",
+    re.VERBOSE,
+)
+BLANK_VALUE = re.compile(
+    rb"""[ \t]{1,8}(?:\\?"(?P<dq>[^"\\\s]{1,4096})\\?"|'(?P<sq>[^'\s]{1,4096})'
+    |(?P<bare>[^\s"'`,;&(){}\[\]<>\\|]{1,4096}))""",
+    re.VERBOSE,
+)
+# `<password>value</password>` and `<add key="Password" value="..."/>`.
+XML_VALUE = re.compile(rb">(?P<bare>[^<\s]{1,4096})</")
+XML_ATTRIBUTE = re.compile(rb"""\s{1,8}value\s{0,4}=\s{0,4}["'](?P<dq>[^"'\s]{1,4096})["']""")
+# `- name: DB_PASSWORD` then `value: ...` (Kubernetes env lists, JSON name/value pairs).
+PAIR_NAME_PREFIX = re.compile(rb"""(?i:name|key)["']?[ \t]{0,4}[:=][ \t]{0,4}["']?$""")
+PAIR_VALUE = re.compile(
+    rb"""["']?[ \t]{0,4}(?:,[ \t]{0,4}|\r?\n[ \t]{0,16}-?[ \t]{0,4})
+    ["']?(?i:value)["']?[ \t]{0,4}[:=][ \t]{0,4}""",
+    re.VERBOSE,
+)
+XML_KEY_PREFIX = re.compile(rb"""(?i:key|name)\s{0,4}=\s{0,4}["']$""")
