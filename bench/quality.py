@@ -56,6 +56,7 @@ AIDER_VENV = HERE / ".cache" / "aider"
 AIDER = "aider-chat==0.86.2"
 REPOMIX = "repomix@1.18.1"
 REPOMIX_DIR = HERE / ".cache" / REPOMIX.replace("@", "-")
+PEER_CACHE = HERE / ".cache" / "quality-peers" / f"{AIDER}-{REPOMIX}"
 DEFAULT_BUDGETS = (3000, 12000, 32000)
 ENCODING = "o200k_base"
 
@@ -591,6 +592,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--detail", action="store_true")
     parser.add_argument("--fetch-only", action="store_true", help="fetch the corpora and stop")
     parser.add_argument("--out", type=Path, help="keep every output and results.json here")
+    parser.add_argument(
+        "--reuse-peers",
+        action="store_true",
+        help="reuse the peers' outputs of an earlier run (cached by corpus, budget and version)",
+    )
     args = parser.parse_args(argv)
 
     from packer.tokens import TokenCounter
@@ -641,12 +647,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             note(f"{corpus.name}: {len(questions)} questions, {len(api)} public names")
             for budget in budgets:
                 for tool, how in tools.items():
+                    kept = PEER_CACHE / f"{corpus.name}-{corpus.spec}-{budget}-{tool.split()[0]}"
                     if tool == "cas":
                         out = cas_output(copy, budget)
+                    elif args.reuse_peers and kept.is_file():
+                        out = Output(kept.read_text(encoding="utf-8"))
                     elif tool.startswith("aider"):
                         out = aider_output(how, copy, budget)  # type: ignore[arg-type]
                     else:
                         out = repomix_output(how, copy, budget, counter)  # type: ignore[arg-type]
+                    if tool != "cas" and out.error is None:
+                        kept.parent.mkdir(parents=True, exist_ok=True)
+                        kept.write_text(out.text, encoding="utf-8")
                     s = score(out, questions, api, corpus.lang, budget, counter)
                     totals.setdefault((budget, tool), Score()).add(s)
                     detail.append(
