@@ -39,7 +39,7 @@ from packer.lexicon import LEXICON_VERSION, Lexicon, lex, lexicon_language
 from packer.lexicon import decode as decode_lexicon
 from packer.lexicon import encode as encode_lexicon
 from packer.pricing import TIER_NAMES, TIER_OF, Candidate, Pricer, weighted
-from packer.rating import RATING_VERSION, Ratings, rate
+from packer.rating import AVERAGE, RATING_VERSION, Ratings, rate
 from packer.render import (
     FORMATS,
     GROUP_LINES,
@@ -60,6 +60,13 @@ MEMO_NS = "memo"
 # Bump when the way a manifest is derived from its inputs changes (tiering, fitting, layout).
 MEMO_VERSION = "3"
 NOT_CONTENT_SPEC = glob_spec(NOT_CONTENT)
+# Languages whose files the reference graph rates; the others are documents and configuration.
+_CODE_LANGUAGES = frozenset(
+    {
+        *("python", "typescript", "tsx", "javascript", "go", "rust", "java", "kotlin", "scala"),
+        *("c", "cpp", "csharp", "ruby", "php", "swift", "lua", "bash"),
+    }
+)
 
 Progress = Callable[[str, int, int], None]
 
@@ -315,9 +322,15 @@ class Packer:
             reason = fact.forced or decision.reason
             if fact.redacted and not fact.forced:
                 reason = f"{reason}; secrets redacted: {fact.redacted}"
-            ceiling = LOW if fact.forced else TIER_OF[decision.tier]
+            ceiling = LOW if fact.forced or not fact.size else TIER_OF[decision.tier]
+            if not fact.size and not fact.forced:
+                reason = f"{reason}, empty"
             floor = ceiling if decision.required and not fact.forced else LOW
             rating = ratings.file(fact.path)
+            if language_for(fact.path) not in _CODE_LANGUAGES:
+                # Documents and configuration are not referenced like code: their rank in the
+                # graph says little, so they rate at least as an average file would.
+                rating = max(rating, AVERAGE)
             weight = decision.weight
             symbols = {n: weighted(r, weight) for n, r in ratings.symbols_of(fact.path).items()}
             out.append(
@@ -457,28 +470,37 @@ class Packer:
         depth = group_depth((c.path for c in cands), _group_lines(budget.target))
         overhead = self._overhead(scope, target, cands, depth)
         room = budget.target - overhead
+        # The fit's costs are estimates (a summary's tokens are not quite the sum of its
+        # lines'; other formats cost more than markdown): each round renders and counts every
+        # format, then narrows the room between one that fits within max and one that did not.
         best: tuple[mf.Manifest, dict[str, int]] | None = None
-        tried: set[int] = set()
+        fits, too_big = 0, None
         for _round in range(8):
-            if room in tried:
-                break
-            tried.add(room)
             start = time.perf_counter()
             chosen = fit(offers, max(room, 0))
             self._spent("fit", start)
-            choices = chosen.choices
             m = self._manifest(scope, target, cands, chosen.choices, parent, depth)
             tokens = self._count_formats(m)
             worst = max(tokens.values())
-            if worst <= budget.max and (best is None or tokens["markdown"] > best[1]["markdown"]):
-                best = (m, tokens)
-                self._last_fit = choices
-            if worst > budget.max:
-                room -= max(worst - budget.target, 1)
-            elif tokens["markdown"] < budget.target * 95 // 100 and chosen.cost >= room - 8:
-                room += budget.target - tokens["markdown"]  # the estimate was too high
+            if worst <= budget.max:
+                fits = max(fits, room)
+                if best is None or tokens["markdown"] > best[1]["markdown"]:
+                    best = (m, tokens)
+                    self._last_fit = chosen.choices
+                short = min(budget.target - tokens["markdown"], budget.max - worst)
+                if tokens["markdown"] >= budget.target * 98 // 100 or short <= 0:
+                    break
+                if chosen.cost < room - short:
+                    break  # nothing more to show: the room was not filled
+                nxt = room + short
             else:
+                too_big = room if too_big is None else min(too_big, room)
+                nxt = room - (worst - budget.max) - 2
+            if too_big is not None and nxt >= too_big:
+                nxt = (fits + too_big) // 2
+            if (nxt <= fits and best is not None) or nxt == room:
                 break
+            room = nxt
         if best is None:
             self._refuse(scope, target, cands)
         assert best is not None

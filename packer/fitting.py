@@ -176,7 +176,12 @@ def density(here: Point, step: Point) -> int:
 
 def fit(offers: Sequence[Offer], room: int) -> Fit:
     """Choose a point for every offer so that their costs fit ``room`` (floors first, even when
-    they alone do not fit: the caller judges that), buying value per token greedily."""
+    they alone do not fit: the caller judges that), buying value per token greedily.
+
+    An offer not read yet (`Offer.expand`) starts with what is known without reading it (its
+    listed line) and one more heap entry at its `Offer.bound`: ``(value, cost)``, an upper bound
+    of the value per token of any step to a point only reading it reveals, and a lower bound of
+    such a step's cost. It is read when that entry reaches the top and its cost still fits."""
     result = Fit()
     by_path = {o.path: o for o in offers}
     current: dict[str, Point] = {}
@@ -185,12 +190,13 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
     used = 0
     heap: list[tuple[int, bytes, int]] = []
     for given in offers:
-        if given.expand is not None and given.floor <= LOW and given.bound is not None:
-            current[given.path] = OMITTED
-            value, cost = given.bound
-            heapq.heappush(heap, (-(value * _SCALE // max(cost, 1)), given.path.encode(), -1))
-            continue
         offer = given
+        if offer.expand is not None and offer.floor <= LOW and offer.bound is not None:
+            value, cost = offer.bound
+            heapq.heappush(heap, (-(value * _SCALE // max(cost, 1)), offer.path.encode(), -1))
+            options[offer.path] = points(Offer(offer.path, ceiling=LOW, listed=offer.listed))
+            current[offer.path] = OMITTED
+            continue
         if offer.expand is not None:
             offer = by_path[offer.path] = offer.expand()
             result.expanded += 1
@@ -209,10 +215,10 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
     while heap:
         _key, raw, cost = heapq.heappop(heap)
         path = raw.decode()
-        if path not in options:  # read it now: its bound reached the top
+        if cost < 0:  # an unread offer's bound reached the top: read it, if it can still fit
             offer = by_path[path]
             assert offer.expand is not None and offer.bound is not None
-            if offer.bound[1] > room - used:
+            if offer.bound[1] > room - used + current[path].cost:
                 continue  # even its cheapest step would not fit: never read it
             offer = by_path[path] = offer.expand()
             result.expanded += 1

@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from math import isqrt
 
 import msgpack
 
@@ -64,6 +65,15 @@ _FALLBACK = {
     "import": 0,
     "text": 1,
 }
+# The least a symbol's lines cost (a bound for unread files).
+_MIN_SYMBOL_COST = 5
+# What a member (a method, a field) inherits from the symbol that encloses it, in percent of
+# that symbol's value: a constructor, any other public member (divided by the square root of
+# how many public members share it), a private member.
+_INHERIT_CONSTRUCTOR = 50
+_INHERIT_PUBLIC = 40
+_INHERIT_PRIVATE = 4
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "constructor", "new", "initialize"})
 # Summary pieces beyond the symbols' own lines: the fences and the "N more symbols" line.
 _MORE_LINE = "... (999 more symbols not shown)"
 MAX_VALUE = (1 << 62) - 1
@@ -202,32 +212,55 @@ class Pricer:
         return self.line(self.md.section_head(e, summary)) + self.line(self.md.section_close())
 
     def offer(self, cand: Candidate) -> Offer:
-        """The offer, to be read when the fit asks: a bound on its best step first."""
+        """The offer, to be read when the fit asks: until then, its listed line and a bound."""
         listed = self.listed(cand)
         if cand.ceiling == LOW or cand.withheld or not cand.fact.text:
             return Offer(cand.path, ceiling=LOW, floor=LOW, listed=listed)
         if cand.floor > LOW:
             return self.expand(cand, listed)
-        cap = cand.value * FALLBACK_CAP // 100
-        rated = sum(cand.symbols.values())
-        full_bound = (cand.value * HEAD_SHARE // 100 + rated + cap) * 13 // 10 + cand.value // 10
-        top_symbol = max([*cand.symbols.values(), cand.value * max(_FALLBACK.values()) // 100])
-        head_cost = self.frame(cand, True) + self._fence + 4
-        full_cost = self.frame(cand, False) + self._fence + cand.fact.size // 24
-        densities = [
-            (listed[1], listed[0]),
-            (cand.value * HEAD_SHARE // 100, head_cost),
-            (top_symbol, 3),
-            (full_bound, max(full_cost, 1)),
-        ]
-        best = max(densities, key=lambda vc: vc[0] * (1 << 20) // max(vc[1], 1))
         return Offer(
             cand.path,
             ceiling=cand.ceiling,
             listed=listed,
-            bound=best,
+            bound=self._bound(cand, listed),
             expand=lambda: self.expand(cand, listed),
         )
+
+    def _bound(self, cand: Candidate, listed: tuple[int, int]) -> tuple[int, int]:
+        """(value, cost): an estimate from above of the value per token of any step from
+        omitted to a summary or to the whole file (value/cost), and the least such a step costs
+        (cost). A step from the listed line may be denser; the fit then reads the file late.
+
+        A summary pays its head (frame, header) and then at least `_MIN_SYMBOL_COST` per
+        symbol; its symbols are worth at most what the rating gives the names the file
+        defines, what members inherit from the best of those, and the fallback shares: the best
+        k of these, for every k, bound the summary of k symbols. The whole file costs at least
+        its frame and a token per 24 bytes. (Members of a large class inherit less each than
+        this counts, so the estimate holds in practice, not in every case; an estimate too low
+        only makes the fit read a file later than it would otherwise.)"""
+        head_value = cand.value * HEAD_SHARE // 100
+        head_cost = max(self.frame(cand, True) + self._fence + 4, 1)
+        rated = sorted(cand.symbols.values(), reverse=True)[:32]
+        fallback = cand.value * max(_FALLBACK.values()) // 100
+        inherited = [v * share // 100 for v in rated[:4] for share in (50, 40)]
+        count = min(FALLBACK_CAP // 4, cand.fact.size // 20 + 1)
+        values = sorted([*rated, *inherited, *[fallback] * count], reverse=True)
+        best_value, best_cost = head_value, head_cost
+        total_value, total_cost = head_value, head_cost
+        for v in values:
+            total_value += v
+            total_cost += _MIN_SYMBOL_COST
+            if total_value * best_cost > best_value * total_cost:
+                best_value, best_cost = total_value, total_cost
+        # a symbol takes some 20 bytes of source at least: few fit in a small file
+        fallbacks = min(FALLBACK_CAP, max(_FALLBACK.values()) * (cand.fact.size // 20 + 1))
+        full_value = (head_value + sum(cand.symbols.values())) * 13 // 10
+        full_value += cand.value * (fallbacks * 13 // 10 + 10) // 100
+        full_cost = max(self.frame(cand, False) + cand.fact.size // 24, 1)
+        if full_value * best_cost > best_value * full_cost:
+            best_value, best_cost = full_value, full_cost
+        least = min(head_cost, full_cost)
+        return -(-best_value * least // best_cost), least
 
     def expand(self, cand: Candidate, listed: tuple[int, int]) -> Offer:
         """Every point the file allows, priced."""
@@ -258,27 +291,42 @@ class Pricer:
 
 def _symbol_values(cand: Candidate, o: outline_mod.Outline) -> list[int]:
     """Each outline symbol's value: its rating when the rating knows its name (the first symbol
-    of that name takes it), else a share of the file's value by kind, capped in total."""
-    out: list[int] = []
+    of that name takes it), else a share of the file's value by kind (these capped in total);
+    and a member is worth at least its share of what encloses it, so the methods of a class
+    that matters are worth showing even when the rating does not know them by name."""
+    own: list[int] = []
     seen: set[str] = set()
     fallback: list[int] = []
     for i, s in enumerate(o.symbols):
         rated = cand.symbols.get(s.name) if s.name not in seen else None
         seen.add(s.name)
         if rated is not None:
-            out.append(rated)
+            own.append(rated)
             continue
-        share = _FALLBACK.get(s.kind, 1)
-        value = cand.value * share // 100
-        if not s.exported:
-            value //= 4
-        out.append(value)
+        value = cand.value * _FALLBACK.get(s.kind, 1) // 100
+        own.append(value if s.exported else value // 4)
         fallback.append(i)
-    total = sum(out[i] for i in fallback)
+    total = sum(own[i] for i in fallback)
     cap = cand.value * FALLBACK_CAP // 100
     if total > cap:
         for i in fallback:
-            out[i] = out[i] * cap // total
+            own[i] = own[i] * cap // total
+    public: dict[int, int] = {}
+    for s in o.symbols:
+        if s.parent >= 0 and s.exported:
+            public[s.parent] = public.get(s.parent, 0) + 1
+    out = list(own)
+    for i, s in enumerate(o.symbols):  # parents come before their members
+        if s.parent < 0:
+            continue
+        parent = out[s.parent]
+        if s.name in _CONSTRUCTORS:
+            inherited = parent * _INHERIT_CONSTRUCTOR // 100
+        elif s.exported and not s.name.startswith("_"):
+            inherited = parent * _INHERIT_PUBLIC // 100 // max(1, isqrt(public.get(s.parent, 1)))
+        else:
+            inherited = parent * _INHERIT_PRIVATE // 100 // max(1, isqrt(public.get(s.parent, 1)))
+        out[i] = max(out[i], inherited)
     return out
 
 
