@@ -312,7 +312,7 @@ class Packer:
             rows,
             read=lambda path: self._top_text(by_path, path),
             history=self._history_for([f.path for f in facts]),
-            priorities={p: d.weight for p, d in decisions.items()},
+            priorities={p: max(d.weight, 0) for p, d in decisions.items()},
         )
         self._ratings = ratings
         self._spent("rate", start)
@@ -344,6 +344,7 @@ class Packer:
                     rating=rating,
                     value=weighted(rating, weight),
                     symbols=symbols,
+                    public=ratings.public_of(fact.path),
                 )
             )
         return out

@@ -4,7 +4,7 @@ A file's *value* is its rating (`packer.rating`) times two to the power of its r
 class (`packer.tiers`). A choice is worth a share of it:
 
 * its line in the omitted index: 1/64 of the value (an agent learns the file exists);
-* a summary: its head (what the file is for) 15%, plus each symbol it shows at that symbol's
+* a summary: its head (what the file is for) 3%, plus each symbol it shows at that symbol's
   rating (names the lexicon saw: a file's symbol ratings add up to about its rating), or, for a
   symbol the rating does not know (a field, a method, a document's section), a share by its kind
   and visibility, these together at most 60% of the value;
@@ -46,9 +46,12 @@ from packer.tokens import TokenCounter
 TIER_OF = {"low": LOW, "medium": MEDIUM, "high": HIGH}
 TIER_NAMES = {LOW: "low", MEDIUM: "medium", HIGH: "high"}
 # Shares of a file's value, in percent (see the module docstring).
-HEAD_SHARE = 15
+HEAD_SHARE = 3
 FALLBACK_CAP = 60
 LISTED_SHARE = 64  # a listed line is worth value // LISTED_SHARE
+# A symbol the public surface holds (a package re-exports it, the README names it) is worth this
+# many times its rating: it is what an agent calls.
+PUBLIC_BOOST = 4
 # A symbol the rating does not know, by kind: percent of the file's value when exported, and a
 # quarter of that when not.
 _FALLBACK = {
@@ -92,6 +95,7 @@ class Candidate:
     rating: int  # the file's rating (packer.rating)
     value: int  # rating x 2**weight, at least 1
     symbols: dict[str, int]  # symbol ratings by name, x 2**weight
+    public: frozenset[str] = frozenset()  # names the project's public surface holds
 
     @property
     def withheld(self) -> bool:
@@ -240,7 +244,10 @@ class Pricer:
         only makes the fit read a file later than it would otherwise.)"""
         head_value = cand.value * HEAD_SHARE // 100
         head_cost = max(self.frame(cand, True) + self._fence + 4, 1)
-        rated = sorted(cand.symbols.values(), reverse=True)[:32]
+        rated = sorted(
+            (v * PUBLIC_BOOST if n in cand.public else v for n, v in cand.symbols.items()),
+            reverse=True,
+        )[:32]
         fallback = cand.value * max(_FALLBACK.values()) // 100
         inherited = [v * share // 100 for v in rated[:4] for share in (50, 40)]
         count = min(FALLBACK_CAP // 4, cand.fact.size // 20 + 1)
@@ -254,7 +261,7 @@ class Pricer:
                 best_value, best_cost = total_value, total_cost
         # a symbol takes some 20 bytes of source at least: few fit in a small file
         fallbacks = min(FALLBACK_CAP, max(_FALLBACK.values()) * (cand.fact.size // 20 + 1))
-        full_value = (head_value + sum(cand.symbols.values())) * 13 // 10
+        full_value = (head_value + sum(rated) + sum(cand.symbols.values())) * 13 // 10
         full_value += cand.value * (fallbacks * 13 // 10 + 10) // 100
         full_cost = max(self.frame(cand, False) + cand.fact.size // 24, 1)
         if full_value * best_cost > best_value * full_cost:
@@ -301,7 +308,7 @@ def _symbol_values(cand: Candidate, o: outline_mod.Outline) -> list[int]:
         rated = cand.symbols.get(s.name) if s.name not in seen else None
         seen.add(s.name)
         if rated is not None:
-            own.append(rated)
+            own.append(rated * PUBLIC_BOOST if s.name in cand.public else rated)
             continue
         value = cand.value * _FALLBACK.get(s.kind, 1) // 100
         own.append(value if s.exported else value // 4)

@@ -141,8 +141,10 @@ class Ratings:
         symbol_values: Int64Array,
         spans: dict[str, tuple[Lexicon, int]],
         stats: dict[str, int] | None = None,
+        public: npt.NDArray[np.bool_] | None = None,
     ) -> None:
         self.files = files
+        self._public = public if public is not None else np.zeros(len(symbol_values), np.bool_)
         self.stats = stats or {}  # sizes of the graph: definitions, references, pairs, edges
         self.reasons = reasons
         self.iterations = iterations
@@ -160,6 +162,17 @@ class Ratings:
         lexicon, start = found
         names = lexicon.defines
         return dict(zip(names, self._values[start : start + len(names)].tolist(), strict=True))
+
+    def public_of(self, path: str) -> frozenset[str]:
+        """The names ``path`` defines that are its project's public surface: re-exported by a
+        package index, named in the README, or declared as an entry point."""
+        found = self._spans.get(path)
+        if found is None:
+            return frozenset()
+        lexicon, start = found
+        names = lexicon.defines
+        flags = self._public[start : start + len(names)].tolist()
+        return frozenset(n for n, f in zip(names, flags, strict=True) if f)
 
     def symbol(self, path: str, name: str) -> int:
         return self.symbols_of(path).get(name, 0)
@@ -630,7 +643,7 @@ def rate(
         "edges": len(e_src),
         "iterations": iterations,
     }
-    return Ratings(file_ratings, reasons, iterations, symbol_values, spans, stats)
+    return Ratings(file_ratings, reasons, iterations, symbol_values, spans, stats, public[:real])
 
 
 def _bound_names(
