@@ -41,12 +41,14 @@ from packer.render import fence_language, renderer
 from packer.scan import decode_text
 from packer.summaries import SUMMARY_VERSION
 from packer.summaries import outline as make_outline
+from packer.surface import is_index
 from packer.tokens import TokenCounter
 
 TIER_OF = {"low": LOW, "medium": MEDIUM, "high": HIGH}
 TIER_NAMES = {LOW: "low", MEDIUM: "medium", HIGH: "high"}
 # Shares of a file's value, in percent (see the module docstring).
 HEAD_SHARE = 3
+INDEX_HEAD_SHARE = 15
 FALLBACK_CAP = 60
 LISTED_SHARE = 64  # a listed line is worth value // LISTED_SHARE
 # A symbol the public surface holds (a package re-exports it, the README names it) is worth this
@@ -104,6 +106,12 @@ class Candidate:
     def entry(self, tier: str = "low") -> Entry:
         """A stand-in entry for pricing this file's lines (the digest does not show)."""
         return Entry(path=self.path, digest=None, size=0, tier=tier, tokens=0, reason=self.reason)
+
+
+def head_share(path: str) -> int:
+    """Percent of a file's value its summary's head is worth: a package index's head lists
+    what the package exports, anyone else's says what the file is for."""
+    return INDEX_HEAD_SHARE if is_index(path) else HEAD_SHARE
 
 
 def weighted(rating: int, weight: int) -> int:
@@ -242,12 +250,9 @@ class Pricer:
         its frame and a token per 24 bytes. (Members of a large class inherit less each than
         this counts, so the estimate holds in practice, not in every case; an estimate too low
         only makes the fit read a file later than it would otherwise.)"""
-        head_value = cand.value * HEAD_SHARE // 100
+        head_value = cand.value * head_share(cand.path) // 100
         head_cost = max(self.frame(cand, True) + self._fence + 4, 1)
-        rated = sorted(
-            (v * PUBLIC_BOOST if n in cand.public else v for n, v in cand.symbols.items()),
-            reverse=True,
-        )[:32]
+        rated = sorted(_boosted(cand).values(), reverse=True)[:32]
         fallback = cand.value * max(_FALLBACK.values()) // 100
         inherited = [v * share // 100 for v in rated[:4] for share in (50, 40)]
         count = min(FALLBACK_CAP // 4, cand.fact.size // 20 + 1)
@@ -261,7 +266,7 @@ class Pricer:
                 best_value, best_cost = total_value, total_cost
         # a symbol takes some 20 bytes of source at least: few fit in a small file
         fallbacks = min(FALLBACK_CAP, max(_FALLBACK.values()) * (cand.fact.size // 20 + 1))
-        full_value = (head_value + sum(rated) + sum(cand.symbols.values())) * 13 // 10
+        full_value = (head_value + sum(_boosted(cand).values())) * 13 // 10
         full_value += cand.value * (fallbacks * 13 // 10 + 10) // 100
         full_cost = max(self.frame(cand, False) + cand.fact.size // 24, 1)
         if full_value * best_cost > best_value * full_cost:
@@ -272,7 +277,7 @@ class Pricer:
     def expand(self, cand: Candidate, listed: tuple[int, int]) -> Offer:
         """Every point the file allows, priced."""
         fact = cand.fact
-        head_value = cand.value * HEAD_SHARE // 100
+        head_value = cand.value * head_share(cand.path) // 100
         priced = self.priced(fact)
         symbols = _symbol_values(cand, priced.outline)
         offers = tuple(
@@ -304,11 +309,12 @@ def _symbol_values(cand: Candidate, o: outline_mod.Outline) -> list[int]:
     own: list[int] = []
     seen: set[str] = set()
     fallback: list[int] = []
+    boosted = _boosted(cand)
     for i, s in enumerate(o.symbols):
-        rated = cand.symbols.get(s.name) if s.name not in seen else None
+        rated = boosted.get(s.name) if s.name not in seen else None
         seen.add(s.name)
         if rated is not None:
-            own.append(rated * PUBLIC_BOOST if s.name in cand.public else rated)
+            own.append(rated)
             continue
         value = cand.value * _FALLBACK.get(s.kind, 1) // 100
         own.append(value if s.exported else value // 4)
@@ -335,6 +341,14 @@ def _symbol_values(cand: Candidate, o: outline_mod.Outline) -> list[int]:
             inherited = parent * _INHERIT_PRIVATE // 100 // max(1, isqrt(public.get(s.parent, 1)))
         out[i] = max(out[i], inherited)
     return out
+
+
+def _boosted(cand: Candidate) -> dict[str, int]:
+    """The rated symbols' values, the public ones `PUBLIC_BOOST` times their rating: a file that
+    holds the public surface is worth more than its place in the graph says."""
+    if not cand.public:
+        return cand.symbols
+    return {n: v * PUBLIC_BOOST if n in cand.public else v for n, v in cand.symbols.items()}
 
 
 def _encode_priced(p: Priced) -> bytes:
