@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import blake3
 import msgpack
@@ -39,7 +40,7 @@ from packer.lexicon import LEXICON_VERSION, Lexicon, lex, lexicon_language
 from packer.lexicon import decode as decode_lexicon
 from packer.lexicon import encode as encode_lexicon
 from packer.pricing import TIER_NAMES, TIER_OF, Candidate, Pricer, weighted
-from packer.rating import AVERAGE, RATING_VERSION, Ratings, rate
+from packer.rating_scale import AVERAGE, RATING_VERSION
 from packer.render import (
     FORMATS,
     GROUP_LINES,
@@ -54,6 +55,9 @@ from packer.secrets import redact_path
 from packer.summaries import SUMMARY_VERSION
 from packer.tiers import NOT_CONTENT, TierRules
 from packer.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from packer.rating import Ratings
 
 MANIFEST_DIR = "manifests"
 MEMO_NS = "memo"
@@ -142,7 +146,7 @@ class Packer:
         self._work: dict[str, float] = {}
         self.pricer = Pricer(store, self.cache, self.counter, self._work)
         self._scope_cands: tuple[str, list[Candidate]] | None = None
-        self._ratings: Ratings | None = None
+        self._ratings: Ratings | None = None  # the last scope's
         self._history: History | None = None
         self._history_key: tuple[str, ...] | None = None
         self._explain: str | None = None
@@ -307,6 +311,8 @@ class Packer:
         rows = [(f.path, language_for(f.path), f.size, self._lexicon(f)) for f in facts]
         self._spent("lexicon", start)
         start = time.perf_counter()
+        from packer.rating import rate  # numpy loads only when a pack is made, not reused
+
         by_path = {f.path: f for f in facts}
         ratings = rate(
             rows,

@@ -48,9 +48,15 @@ from __future__ import annotations
 
 import bisect
 import math
+import os
 import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
+
+# numpy's BLAS starts a thread per core when it loads: the rating uses integer arithmetic only,
+# no BLAS, and a process limit that leaves no room for those threads must not fail a pack.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 import numpy.typing as npt
@@ -66,10 +72,9 @@ from packer.lexicon import (
     fingerprint,
     lex,
 )
+from packer.rating_scale import AVERAGE
 from packer.surface import README_NAMES, README_PATH, REEXPORTED, Layout, is_index, public_surface
 
-RATING_VERSION: Final = "1"
-AVERAGE: Final = 10_000  # the rating of a file with an average share of attention
 MAX_DEFINERS: Final = 32
 DAMPING: Final = (85, 100)
 ITERATIONS: Final = 60

@@ -247,8 +247,15 @@ def test_every_command_survives_hundreds_of_damages(
         assert kind in wheres, (seed, wheres)
     refused = [o for o in outcomes if o.code == 2 and "damaged store" in o.err]
     assert refused, seed  # the defence was exercised, not just never reached
+    # A cut is refused as a damaged store, unless it removed only free pages (LMDB may leave
+    # those unwritten), after which every command runs as on the whole file.
     truncated = {i for i, d in enumerate(damages) if d.kind == "truncate"}
-    assert all(o.code == 2 for o in outcomes if o.damage in truncated), seed
+    by_cut: dict[int, set[int]] = {}
+    for o in outcomes:
+        if o.damage in truncated:
+            by_cut.setdefault(o.damage, set()).add(o.code)
+    assert all(codes in ({2}, {0}) for codes in by_cut.values()), (seed, by_cut)
+    assert any(codes == {2} for codes in by_cut.values()), seed
 
 
 # --- records of the wrong length in the store's tables --------------------------------------

@@ -202,9 +202,9 @@ def test_entry_points_from_this_projects_metadata() -> None:
     ]
     files += [(p.name, language_for(p.name), 0, None) for p in here.iterdir() if p.is_file()]
     r = rate(files, read=reader(here))  # type: ignore[arg-type]
-    entry = "cas/cli/__init__.py"
-    assert "entry point (cas.cli:main)" in r.reasons[entry]
-    assert r.symbol(entry, "main") == max(r.symbols_of(entry).values())
+    entry = "cas/__main__.py"
+    assert "entry point (cas.__main__:run)" in r.reasons[entry]
+    assert r.symbol(entry, "run") == max(r.symbols_of(entry).values())
     assert r.ranked().index(entry) < len(r.files) // 2
 
 
