@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat as stat_mod
 from collections import deque
@@ -13,6 +14,7 @@ from typing import IO, TYPE_CHECKING, Final
 from cas import frame
 from cas.digest import Digest, hasher
 from cas.errors import CasError, CorruptBlob, InputError, RollbackIncomplete, StoreFull
+from cas.fsutil import read_pieces, read_upto
 from cas.records import CHUNKREF, META, Txn, chunkref_of, now_ns
 from cas.threads import Threads
 
@@ -23,6 +25,15 @@ if TYPE_CHECKING:
 # A batch commits once its pending frames reach this size: large enough that 20,000 small files
 # are a handful of commits, small enough to bound memory whatever is being ingested.
 FLUSH_BYTES: Final = 16 << 20
+# ... or once it holds this many records. Each record a commit writes copies a B-tree page or two
+# into memory LMDB allocates, and LMDB keeps those pages for later transactions until the store
+# is closed: the largest commit sets how much a process keeps. 9,000 small blobs in one commit
+# (16 MiB of compressed source) left about 55 MiB behind; this many leave about 20 MiB. Smaller
+# commits cost more (each rewrites every leaf it touches): this bound costs a few microseconds
+# a file, and only runs of thousands of small files reach it.
+FLUSH_OPS: Final = 4096
+# A commit gives back the pages of the map it faulted in every this many records.
+_RELEASE_OPS: Final = 512
 
 
 def _os_problem(exc: OSError) -> str:
@@ -88,35 +99,58 @@ def _checked_frame(data: bytes | memoryview, digest: Digest, level: int) -> byte
     return value
 
 
-def _read_regular(path: str | os.PathLike[str], limit: int) -> tuple[int, bytes | None]:
-    """Open ``path`` as a regular file; return (size, whole content if size <= limit)."""
+_READ_FLAGS: Final = (
+    # O_NONBLOCK: a FIFO swapped in for the file must not make open() wait for a writer.
+    os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _open_regular(
+    path: str | os.PathLike[str], follow_symlinks: bool = True
+) -> tuple[int, os.stat_result]:
+    """Open ``path`` for reading and check, on the open descriptor, that it is a regular file:
+    what is checked is what is read. Without ``follow_symlinks`` a symlink is refused, so a
+    walk that found a regular file never reads what a symlink swapped in for it points to."""
     shown = os.fsdecode(path)
     try:
-        st = os.stat(path)
+        fd = os.open(path, _READ_FLAGS | (0 if follow_symlinks else _NOFOLLOW))
     except FileNotFoundError:
         raise InputError(shown, "no such file") from None
     except PermissionError:
         raise InputError(shown, "permission denied") from None
     except OSError as exc:
+        if not follow_symlinks and exc.errno in (errno.ELOOP, errno.EMLINK):
+            raise InputError(shown, "is a symlink", "it was a regular file when listed") from None
         raise InputError(shown, _os_problem(exc)) from None
+    try:
+        st = os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        raise InputError(shown, _os_problem(exc)) from None
+    if stat_mod.S_ISREG(st.st_mode):
+        return fd, st
+    os.close(fd)
     if stat_mod.S_ISDIR(st.st_mode):
         raise InputError(shown, "is a directory", "use 'cas put -r' to store a directory's files")
-    if not stat_mod.S_ISREG(st.st_mode):
-        kind = "a FIFO" if stat_mod.S_ISFIFO(st.st_mode) else "not a regular file"
-        raise InputError(shown, f"is {kind}", "only regular files can be stored")
-    if st.st_size > limit:
-        return st.st_size, None
+    kind = "a FIFO" if stat_mod.S_ISFIFO(st.st_mode) else "not a regular file"
+    raise InputError(shown, f"is {kind}", "only regular files can be stored")
+
+
+def _read_regular(
+    path: str | os.PathLike[str], limit: int, follow_symlinks: bool = True
+) -> tuple[int, bytes | None]:
+    """Open ``path`` as a regular file; return (size, whole content if size <= limit). The
+    content is read up to the size the open file had, so it never exceeds ``limit``."""
+    fd, st = _open_regular(path, follow_symlinks)
     try:
-        # O_NONBLOCK: if the path was swapped for a FIFO after the stat, open must not hang.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except PermissionError:
-        raise InputError(shown, "permission denied") from None
+        if st.st_size > limit:
+            return st.st_size, None
+        data = read_upto(fd, st.st_size)
     except OSError as exc:
-        raise InputError(shown, _os_problem(exc)) from None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat_mod.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise InputError(shown, "is not a regular file", "only regular files can be stored")
-        data = handle.read()
+        raise InputError(os.fsdecode(path), _os_problem(exc)) from None
+    finally:
+        os.close(fd)
     return len(data), data
 
 
@@ -184,34 +218,52 @@ class Batch:
     # --- single items ----------------------------------------------------------------------
 
     def put(self, data: bytes | bytearray | memoryview) -> Digest:
-        data = bytes(data)
         if len(data) > self._store.chunk_size:
-            return self._put_large(_iter_bytes(data, self._store.chunk_size))
+            view = memoryview(data)
+            size = self._store.chunk_size
+            return self.put_pieces(bytes(view[i : i + size]) for i in range(0, len(view), size))[0]
+        data = bytes(data)
         digest = Digest.of(data)
         self._add(self._prepare_small(digest, data))
         return digest
 
-    def put_file(self, path: str | os.PathLike[str]) -> Digest:
-        _size, data = _read_regular(path, self._store.chunk_size)
-        if data is not None:
-            digest = Digest.of(data)
-            self._add(self._prepare_small(digest, data))
-            return digest
+    def put_file(self, path: str | os.PathLike[str], *, follow_symlinks: bool = True) -> Digest:
+        """Store a regular file: opened once, read up to the size it had when opened (a file
+        that grows meanwhile is stored as it was then), streamed when large."""
+        fd, st = _open_regular(path, follow_symlinks)
         try:
-            with open(path, "rb") as handle:
-                return self._put_large(_iter_stream(handle, self._store.chunk_size))
+            if st.st_size <= self._store.chunk_size:
+                data = read_upto(fd, st.st_size)
+                digest = Digest.of(data)
+                self._add(self._prepare_small(digest, data))
+                return digest
+            return self.put_pieces(read_pieces(fd, st.st_size, self._store.chunk_size))[0]
         except OSError as exc:
             raise InputError(os.fsdecode(path), _os_problem(exc)) from None
+        finally:
+            os.close(fd)
 
     def put_stream(self, stream: IO[bytes]) -> Digest:
-        pieces = _iter_stream(stream, self._store.chunk_size)
-        first = next(pieces, b"")
-        second = next(pieces, None)
+        size = self._store.chunk_size
+        return self.put_pieces(iter(lambda: stream.read(size), b""))[0]
+
+    def put_pieces(self, pieces: Iterable[bytes]) -> tuple[Digest, int]:
+        """Store the concatenation of ``pieces`` as one blob; return its digest and size.
+
+        Memory stays bounded whatever the size. Pieces are pulled one at a time, only when the
+        put needs more bytes, and no byte reaches the batch before its piece was pulled: a
+        caller that must vet bytes before they may be kept (the packer's secret scan) hands a
+        piece over only once it is vetted. If the iterable raises, the put stops there and no
+        blob is recorded; chunks already queued are referenced by nothing (gc sweeps them).
+        """
+        chunks = _rechunk(pieces, self._store.chunk_size)
+        first = next(chunks, b"")
+        second = next(chunks, None)
         if second is None:
             digest = Digest.of(first)
             self._add(self._prepare_small(digest, first))
-            return digest
-        return self._put_large(_chain(first, second, pieces))
+            return digest, len(first)
+        return self._put_large(_chain(first, second, chunks))
 
     def touch(self, digest: Digest) -> None:
         """Refresh a blob's last-referenced time in this batch's commit."""
@@ -225,37 +277,44 @@ class Batch:
         *,
         window: int = 64,
         processes: bool | None = None,
+        follow_symlinks: bool = True,
     ) -> Iterator[tuple[str | os.PathLike[str], Digest | InputError]]:
         """Store many files, reading, hashing and compressing in workers while this thread
         commits: worker processes for a large run (see `cas.procpool`; ``processes`` forces the
         choice), else threads (blake3 and zstd release the GIL). Yields (path, digest or error)
-        in input order; an unreadable file is reported, not fatal."""
+        in input order; an unreadable file is reported, not fatal. Without ``follow_symlinks``
+        a path that is a symlink is an error: a walk that listed regular files passes False so
+        that a symlink swapped in after the walk is never followed."""
         from concurrent.futures.process import BrokenProcessPool
 
         from cas import procpool
 
         items = list(paths)
+        follow = follow_symlinks
         if processes if processes is not None else procpool.worth_it(len(items), 0):
             done = 0
             try:
-                for path, got in procpool.run(self._store, self._level, _put_task, items):
-                    yield path, self._take(path, got)
+                for path, got in procpool.run(
+                    self._store, self._level, _put_task, items, extra=follow
+                ):
+                    yield path, self._take(path, got, follow)
                     done += 1
                 return
             except BrokenProcessPool:
                 items = items[done:]  # the rest in threads
-        yield from self._put_files_in_threads(items, window)
+        yield from self._put_files_in_threads(items, window, follow)
 
     def _take(
         self,
         path: str | os.PathLike[str],
         got: tuple[Digest, _Blob] | int | tuple[str, str] | None,
+        follow_symlinks: bool,
     ) -> Digest | InputError:
         """Queue what a worker made of ``path``: a prepared blob, a size (too large for a
         worker: streamed here) or a (problem, hint) error."""
         try:
             if got is None or isinstance(got, int):
-                return self.put_file(path)
+                return self.put_file(path, follow_symlinks=follow_symlinks)
             first, second = got
             if isinstance(first, Digest) and isinstance(second, _Blob):
                 self._add(second)
@@ -265,10 +324,10 @@ class Batch:
             return exc
 
     def _put_files_in_threads(
-        self, paths: list[str | os.PathLike[str]], window: int
+        self, paths: list[str | os.PathLike[str]], window: int, follow_symlinks: bool
     ) -> Iterator[tuple[str | os.PathLike[str], Digest | InputError]]:
         def work(path: str | os.PathLike[str]) -> tuple[Digest, _Blob] | int:
-            size, data = _read_regular(path, self._store.chunk_size)
+            size, data = _read_regular(path, self._store.chunk_size, follow_symlinks)
             if data is None:
                 return size
             digest = Digest.of(data)
@@ -292,7 +351,7 @@ class Batch:
                 try:
                     result = fut.result()
                     if isinstance(result, int):
-                        yield path, self.put_file(path)
+                        yield path, self.put_file(path, follow_symlinks=follow_symlinks)
                     else:
                         digest, op = result
                         self._add(op)
@@ -349,7 +408,7 @@ class Batch:
         # The raw bytes are dropped once the frame exists: only a touch needs them.
         return _Blob(digest, _checked_frame(data, digest, self._level), None, len(data))
 
-    def _put_large(self, pieces: Iterator[bytes]) -> Digest:
+    def _put_large(self, pieces: Iterator[bytes]) -> tuple[Digest, int]:
         """Chunk a large blob: pieces are hashed, compressed and checked in worker threads
         (BLAKE3 and zstd release the GIL), a few at a time so memory stays bounded, and queued
         in order; the index goes last."""
@@ -390,7 +449,7 @@ class Batch:
         digest = Digest(whole.digest())
         index = frame.encode_index(raw_size, self._store.chunk_size, chunks)
         self._add(_Index(digest, index, raw_size, stored + len(index), chunks))
-        return digest
+        return digest, raw_size
 
     def _add(self, op: _Op) -> None:
         if isinstance(op, _Blob):
@@ -402,7 +461,7 @@ class Batch:
             self._seen.add(op.digest)
             self._pending_bytes += len(op.frame) + 64
         self._ops.append(op)
-        if self._pending_bytes >= FLUSH_BYTES:
+        if self._pending_bytes >= FLUSH_BYTES or len(self._ops) >= FLUSH_OPS:
             self.flush()
 
     def flush(self) -> None:
@@ -410,6 +469,10 @@ class Batch:
         if not self._ops:
             return
         ops, self._ops = self._ops, []
+        # In key order, consecutive records share their B-tree pages: fewer pages are faulted in
+        # and copied. Chunks come first (an index needs its chunks), a chunk's frame before any
+        # bare reference to it.
+        ops.sort(key=_op_order)
         expected, self._pending_bytes = self._pending_bytes, 0
         store = self._store
         level = self._level
@@ -424,7 +487,12 @@ class Batch:
             now = now_ns()
             new_blobs = new_raw = new_stored = ingested = count = 0
             added = Written()
-            for op in ops:
+            for i, op in enumerate(ops):
+                if i and i % _RELEASE_OPS == 0:
+                    # Each op's lookups fault in B-tree pages and the pages around them: a
+                    # commit of thousands of small blobs would map much of the file. The map is
+                    # only read here (written pages live in LMDB's buffers until the commit).
+                    store.residency.release()
                 if isinstance(op, _Chunk):
                     ref = txn.get(op.digest, db=refs_db)
                     refs = chunkref_of(op.digest, ref).refs if ref else 0
@@ -482,16 +550,20 @@ class Batch:
             added.ingested_bytes, added.ingested_count = ingested, count
             return new_blobs, new_stored, added
 
+        # (store.write gives back the pages the commit's lookups mapped)
         new_blobs, new_stored, added = store.write(run, expected_bytes=expected)
         self._written.blobs.update(added.blobs)
         self._written.chunks.update(added.chunks)
         self._written.ingested_bytes += added.ingested_bytes
         self._written.ingested_count += added.ingested_count
-        # A commit's lookups fault in B-tree pages, and the kernel maps the pages around each
-        # fault too: after a while, much of what was just written. Give them back.
-        store.residency.release()
         self.new_blobs += new_blobs
         self.new_bytes += new_stored
+
+
+def _op_order(op: _Op) -> tuple[int, bytes]:
+    if isinstance(op, _Chunk):
+        return (0 if op.frame else 1), op.digest
+    return (2 if isinstance(op, _Blob) else 3), op.digest
 
 
 def _put_task(
@@ -499,7 +571,7 @@ def _put_task(
 ) -> tuple[Digest, _Blob] | int | tuple[str, str]:
     """A worker process's part of `Batch.put_files`: read, hash, frame and check one file."""
     try:
-        size, data = _read_regular(path, view.store.chunk_size)
+        size, data = _read_regular(path, view.store.chunk_size, bool(view.extra))
     except InputError as exc:
         return exc.problem, exc.hint
     if data is None:
@@ -508,22 +580,23 @@ def _put_task(
     return digest, view.batch._prepare_small(digest, data)
 
 
-def _iter_bytes(data: bytes, size: int) -> Iterator[bytes]:
-    for start in range(0, len(data), size):
-        yield data[start : start + size]
-
-
-def _iter_stream(stream: IO[bytes], size: int) -> Iterator[bytes]:
-    """Exactly ``size``-byte pieces (the last one shorter), whatever the stream's read sizes."""
+def _rechunk(pieces: Iterable[bytes], size: int) -> Iterator[bytes]:
+    """The bytes of ``pieces`` in exactly ``size``-byte chunks (the last one shorter), pulling
+    a piece only when the chunk being made needs it."""
     buf = bytearray()
-    while True:
-        piece = stream.read(size - len(buf))
-        if not piece:
-            break
-        buf += piece
-        if len(buf) >= size:
+    for piece in pieces:
+        start = 0
+        if buf:
+            start = size - len(buf)
+            buf += piece[:start]
+            if len(buf) < size:
+                continue
             yield bytes(buf)
             buf.clear()
+        while len(piece) - start >= size:
+            yield piece[start : start + size]
+            start += size
+        buf += piece[start:]
     if buf:
         yield bytes(buf)
 

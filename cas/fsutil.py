@@ -1,5 +1,6 @@
-"""Writing files: atomically, so a reader sees the old file or the new one, never a half-written
-one; and to an output a user named (``-o PATH``), which may be a device, a FIFO or a symlink.
+"""Files on disk: writing atomically, so a reader sees the old file or the new one, never a
+half-written one; writing to an output a user named (``-o PATH``), which may be a device, a FIFO
+or a symlink; and bounded reads of files that may change while they are read.
 
 Output rules (`write_output`), as the README states them:
 
@@ -27,7 +28,7 @@ import os
 import re
 import stat
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from cas.errors import OutputError
@@ -169,3 +170,34 @@ def fsync_dir(folder: str | os.PathLike[str]) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def read_upto(fd: int, limit: int) -> bytes:
+    """At most ``limit`` bytes from ``fd``, fewer only at end of file.
+
+    Readers of files that may change under them read no more than the size `os.fstat` gave when
+    the file was opened: a file that grows meanwhile is read as it was when opened, never
+    without bound, and what is stored is exactly what was read.
+    """
+    first = os.read(fd, limit)
+    if len(first) == limit or not first:
+        return first
+    parts = [first]
+    got = len(first)
+    while got < limit:
+        piece = os.read(fd, limit - got)
+        if not piece:
+            break
+        parts.append(piece)
+        got += len(piece)
+    return b"".join(parts)
+
+
+def read_pieces(fd: int, limit: int, size: int) -> Iterator[bytes]:
+    """``fd``'s content up to ``limit`` bytes, in pieces of ``size`` (the last one shorter)."""
+    while limit > 0:
+        piece = read_upto(fd, min(size, limit))
+        if not piece:
+            return
+        limit -= len(piece)
+        yield piece

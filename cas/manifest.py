@@ -44,6 +44,7 @@ KINDS: Final = ("lite", "full")
 TIERS: Final = ("high", "medium", "low")
 ENTRY_KINDS: Final = ("file", "symlink")
 MAX_BYTES: Final = 256 << 20
+_PIECE: Final = 1 << 20  # encoding of a large manifest: its bytes are gathered in pieces this big
 
 _TOP_KEYS: Final = frozenset(
     ("format", "kind", "scope", "target", "tokenizer", "budget", "parent", "totals", "entries")
@@ -174,12 +175,32 @@ def encode(m: Manifest) -> bytes:
 
 
 def _encode(m: Manifest, *, validate: bool) -> bytes:
+    """The same bytes as ``msgpack.packb(_canonical(m, entries))``, packed one entry at a time:
+    a pack of 100,000 files would otherwise hold 100,000 maps at once just to encode them."""
     ordered = sorted(m.entries, key=lambda e: e.path.encode("utf-8"))
-    obj = _canonical(m, [_entry_obj(e, m.format) for e in ordered])
+    head = _canonical(m, [])
     if validate:
-        _validate(obj, "manifest")
-    data: bytes = msgpack.packb(obj, use_bin_type=True)
-    return data
+        _validate_head(head, "manifest")
+    packer = msgpack.Packer(use_bin_type=True, autoreset=False)
+    pieces: list[bytes] = []
+    packer.pack_map_header(len(head))
+    previous: bytes | None = None
+    for key, value in head.items():
+        packer.pack(key)
+        if key != "entries":
+            packer.pack(value)
+            continue
+        packer.pack_array_header(len(ordered))
+        for i, e in enumerate(ordered):
+            obj = _entry_obj(e, m.format)
+            if validate:
+                previous = _validate_entry(obj, i, previous, "manifest", m.format)
+            packer.pack(obj)
+            if len(packer.getbuffer()) >= _PIECE:  # the packer's buffer would double as it grows
+                pieces.append(packer.bytes())
+                packer.reset()
+    pieces.append(packer.bytes())
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
 def digest_of(data: bytes) -> Digest:
@@ -280,6 +301,15 @@ def _check_totals(v: Any, source: str, depth: int = 0) -> None:
 
 
 def _validate(obj: dict[str, Any], source: str) -> None:
+    _validate_head(obj, source)
+    previous: bytes | None = None
+    for i, e in enumerate(obj["entries"]):
+        previous = _validate_entry(e, i, previous, source, obj["format"])
+
+
+def _validate_head(obj: dict[str, Any], source: str) -> None:
+    """Everything but the entries themselves."""
+
     def bad(problem: str) -> ManifestError:
         return ManifestError(source, problem)
 
@@ -289,7 +319,6 @@ def _validate(obj: dict[str, Any], source: str) -> None:
         raise bad(f"wrong keys (missing {missing}, unexpected {extra})")
     if not _is_int(obj["format"]) or obj["format"] not in READABLE:
         raise bad(f"format must be one of {', '.join(map(str, READABLE))}")
-    entry_keys = _ENTRY_KEYS_V1 if obj["format"] == 1 else _ENTRY_KEYS
     if obj["kind"] not in KINDS:
         raise bad(f"kind must be one of {', '.join(KINDS)}")
     for key in ("scope", "tokenizer"):
@@ -308,45 +337,52 @@ def _validate(obj: dict[str, Any], source: str) -> None:
     if parent is not None and (not isinstance(parent, bytes) or len(parent) != 32):
         raise bad("parent must be a 32-byte digest or nil")
     _check_totals(obj["totals"], source)
-    entries = obj["entries"]
-    if not isinstance(entries, list):
+    if not isinstance(obj["entries"], list):
         raise bad("entries must be a list")
-    previous: bytes | None = None
-    for i, e in enumerate(entries):
-        where = f"entries[{i}]"
-        if not isinstance(e, dict) or set(e) != entry_keys:
-            raise bad(f"{where} must be a map with keys {sorted(entry_keys)}")
-        path = e["path"]
-        if not isinstance(path, str) or not _valid_path(path):
-            raise bad(f"{where}.path {path!r} is not a relative POSIX path")
-        encoded = path.encode("utf-8", "surrogatepass")
-        if previous is not None and encoded <= previous:
-            raise bad(f"{where}.path {path!r} is out of order or repeated")
-        previous = encoded
-        if e["kind"] not in ENTRY_KINDS:
-            raise bad(f"{where}.kind must be one of {', '.join(ENTRY_KINDS)}")
-        if e["tier"] not in TIERS:
-            raise bad(f"{where}.tier must be one of {', '.join(TIERS)}")
-        for key in ("size", "tokens"):
-            if not _is_int(e[key]) or e[key] < 0:
-                raise bad(f"{where}.{key} must be a non-negative integer")
-        for key in ("digest", "summary"):
-            v = e[key]
-            if v is not None and (not isinstance(v, bytes) or len(v) != 32):
-                raise bad(f"{where}.{key} must be a 32-byte digest or nil")
-        if e["summary"] is not None and e["tier"] != "medium":
-            raise bad(f"{where}: only a medium entry has a summary")
-        if e["digest"] is None and e["tier"] != "low":
-            raise bad(f"{where}: an entry without a digest (withheld) must be low")
-        if e["reason"] is not None and not isinstance(e["reason"], str):
-            raise bad(f"{where}.reason must be a string or nil")
-        if entry_keys is _ENTRY_KEYS:
-            if not _is_int(e["rating"]) or not 0 <= e["rating"] <= MAX_RATING:
-                raise bad(f"{where}.rating must be an integer from 0 to {MAX_RATING}")
-            if not isinstance(e["listed"], bool):
-                raise bad(f"{where}.listed must be true or false")
-            if e["listed"] and e["tier"] != "low":
-                raise bad(f"{where}: only a low entry is listed")
+
+
+def _validate_entry(e: Any, i: int, previous: bytes | None, source: str, version: int) -> bytes:
+    """Check ``entries[i]`` of a manifest of format ``version``, which must sort after the path
+    ``previous``; returns its path."""
+
+    def bad(problem: str) -> ManifestError:
+        return ManifestError(source, problem)
+
+    where = f"entries[{i}]"
+    entry_keys = _ENTRY_KEYS_V1 if version == 1 else _ENTRY_KEYS
+    if not isinstance(e, dict) or set(e) != entry_keys:
+        raise bad(f"{where} must be a map with keys {sorted(entry_keys)}")
+    path = e["path"]
+    if not isinstance(path, str) or not _valid_path(path):
+        raise bad(f"{where}.path {path!r} is not a relative POSIX path")
+    encoded = path.encode("utf-8", "surrogatepass")
+    if previous is not None and encoded <= previous:
+        raise bad(f"{where}.path {path!r} is out of order or repeated")
+    if e["kind"] not in ENTRY_KINDS:
+        raise bad(f"{where}.kind must be one of {', '.join(ENTRY_KINDS)}")
+    if e["tier"] not in TIERS:
+        raise bad(f"{where}.tier must be one of {', '.join(TIERS)}")
+    for key in ("size", "tokens"):
+        if not _is_int(e[key]) or e[key] < 0:
+            raise bad(f"{where}.{key} must be a non-negative integer")
+    for key in ("digest", "summary"):
+        v = e[key]
+        if v is not None and (not isinstance(v, bytes) or len(v) != 32):
+            raise bad(f"{where}.{key} must be a 32-byte digest or nil")
+    if e["summary"] is not None and e["tier"] != "medium":
+        raise bad(f"{where}: only a medium entry has a summary")
+    if e["digest"] is None and e["tier"] != "low":
+        raise bad(f"{where}: an entry without a digest (withheld) must be low")
+    if e["reason"] is not None and not isinstance(e["reason"], str):
+        raise bad(f"{where}.reason must be a string or nil")
+    if version != 1:
+        if not _is_int(e["rating"]) or not 0 <= e["rating"] <= MAX_RATING:
+            raise bad(f"{where}.rating must be an integer from 0 to {MAX_RATING}")
+        if not isinstance(e["listed"], bool):
+            raise bad(f"{where}.listed must be true or false")
+        if e["listed"] and e["tier"] != "low":
+            raise bad(f"{where}: only a low entry is listed")
+    return encoded
 
 
 def _valid_path(path: str) -> bool:

@@ -52,6 +52,7 @@ from typing import IO, Any, Final, Generic, TypeVar
 
 from cas.batch import Batch
 from cas.errors import UsageError
+from cas.residency import map_large_buffers
 from cas.store import Store
 
 # Below these, threads win: a worker process costs about 0.2 s of start-up.
@@ -185,6 +186,7 @@ def serve(requests: IO[bytes], reply: IO[bytes]) -> None:
         reply.write(data)
         reply.flush()
 
+    map_large_buffers()  # each file's content and frame is a large buffer, freed at once
     try:
         setup: _Setup[Any, Any] | None = receive()
         if setup is None:

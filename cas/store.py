@@ -64,7 +64,7 @@ from cas.errors import (
 from cas.fsutil import fsync_dir
 from cas.reader import BlobReader
 from cas.records import CHUNKREF, META, Txn, chunkref_of, meta_of, now_ns
-from cas.residency import MapReleaser
+from cas.residency import FAULT_AROUND, MapReleaser
 
 FORMAT_VERSION: Final = 1
 STORE_DIRNAME: Final = ".cas"
@@ -258,6 +258,11 @@ def _walk(env: lmdb.Environment, where: Path, fd: int) -> tuple[datafile.Walk, d
             details = ([short] if short is not None else []) + result.problems
             raise StoreDamaged(str(where), details[0], tuple(details))
     raise AssertionError("unreachable")
+
+
+# Lookups in key order share their leaf page (a row is under a hundred bytes): these many
+# count as one random lookup.
+_SORTED_LOOKUPS_PER_LOOKUP = 4
 
 
 class Store:
@@ -526,7 +531,8 @@ class Store:
             os.close(fd)
 
     def close(self) -> None:
-        self._env.close()
+        with self.residency.remapping():
+            self._env.close()
         lock_fd, self._lock_fd = self._lock_fd, None
         _release(lock_fd)
 
@@ -544,7 +550,8 @@ class Store:
         before = data.stat().st_size
         # Close first and take the lock from unlocked: converting shared to exclusive in place
         # is not atomic (a failed attempt drops the shared lock).
-        self._env.close()
+        with self.residency.remapping():
+            self._env.close()
         fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
         try:
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -554,17 +561,19 @@ class Store:
             raise StoreBusy(str(self.path)) from None
         tmp = self.path / "data.mdb.compact.partial"
         try:
-            env = self._open_env(self.path, readonly=False, create=False)
-            try:
-                mode = stat_mod.S_IMODE(data.stat().st_mode)
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+            # The copy's own map of the file lives and dies within: no release may touch it.
+            with self.residency.remapping():
+                env = self._open_env(self.path, readonly=False, create=False)
                 try:
-                    env.copyfd(fd, compact=True)
-                    os.fsync(fd)
+                    mode = stat_mod.S_IMODE(data.stat().st_mode)
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+                    try:
+                        env.copyfd(fd, compact=True)
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
                 finally:
-                    os.close(fd)
-            finally:
-                env.close()
+                    env.close()
             os.replace(tmp, data)
             fsync_dir(self.path)
         except OSError as exc:
@@ -587,7 +596,8 @@ class Store:
             _inspect(self.path, fd)
         finally:
             os.close(fd)
-        self._env = self._open_env(self.path, readonly=self.readonly, create=False)
+        with self.residency.remapping():
+            self._env = self._open_env(self.path, readonly=self.readonly, create=False)
         self._dbs = {name: self._env.open_db(name.encode(), create=False) for name in _TABLES}
 
     def __enter__(self) -> Store:
@@ -608,7 +618,8 @@ class Store:
             try:
                 txn = self._env.begin(buffers=False)
             except lmdb.MapResizedError:
-                self._env.set_mapsize(0)
+                with self.residency.remapping():
+                    self._env.set_mapsize(0)
                 txn = self._env.begin(buffers=False)
         except lmdb.Error as exc:
             raise _lmdb_failure(self.path, exc, "read") from None
@@ -653,11 +664,17 @@ class Store:
         for _attempt in range(8):
             try:
                 with self._env.begin(write=True) as txn:
-                    return fn(txn)
+                    result = fn(txn)
+                # A commit's lookups fault in B-tree pages, and the kernel maps the pages around
+                # each fault too: after a large commit, much of what was just written. Give them
+                # back (see `cas.residency`).
+                self.residency.release()
+                return result
             except lmdb.MapFullError:
                 self._grow(max(expected_bytes * 2, self._env.info()["map_size"]))
             except lmdb.MapResizedError:
-                self._env.set_mapsize(0)
+                with self.residency.remapping():
+                    self._env.set_mapsize(0)
             except lmdb.Error as exc:
                 raise self._write_failure(exc) from None
             except OSError as exc:
@@ -692,7 +709,8 @@ class Store:
             new = current
             while new < at_least or new == current:
                 new *= 2
-            self._env.set_mapsize(new)
+            with self.residency.remapping():
+                self._env.set_mapsize(new)
 
     # --- info and totals --------------------------------------------------------------------
 
@@ -975,13 +993,25 @@ class Store:
 
     def has(self, digest: Digest) -> bool:
         with self.read() as txn:
-            return txn.get(digest, db=self._dbs["meta"]) is not None
+            found = txn.get(digest, db=self._dbs["meta"]) is not None
+        self.residency.note_lookups()
+        return found
 
     def has_many(self, digests: Iterable[Digest]) -> set[Digest]:
-        """The subset of ``digests`` present."""
+        """The subset of ``digests`` present.
+
+        Looked up in key order: consecutive lookups then share their leaf, so 100,000 of them
+        fault in each page of the table once instead of 100,000 random ones (each mapping its
+        neighbours too). What they map counts towards the next release."""
+        present: set[Digest] = set()
         with self.read() as txn:
             meta_db = self._dbs["meta"]
-            return {d for d in digests if txn.get(d, db=meta_db) is not None}
+            for i, d in enumerate(sorted(digests)):
+                if txn.get(d, db=meta_db) is not None:
+                    present.add(d)
+                if i % _SORTED_LOOKUPS_PER_LOOKUP == 0:
+                    self.residency.note_lookups()
+        return present
 
     def stat(self, digest: Digest) -> BlobStat:
         with self.read() as txn:
@@ -1276,7 +1306,8 @@ class Store:
             return None
         with self.read() as txn:
             value: bytes | None = txn.get(key, db=self._dbs[table])
-            return value
+        self.residency.note_lookups()
+        return value
 
     def kv_items(self, table: str, prefix: bytes = b"") -> list[tuple[bytes, bytes]]:
         if len(prefix) > self.max_key_size:
@@ -1286,10 +1317,16 @@ class Store:
             out: list[tuple[bytes, bytes]] = []
             if not cur.set_range(prefix):
                 return out
+            read = 0
             for key, value in cur:
                 if not key.startswith(prefix):
                     break
                 out.append((key, value))
+                # A walk reads its pages in order: count what it read, page by page.
+                read += len(key) + len(value) + 16
+                if read >= FAULT_AROUND:
+                    self.residency.note(read)
+                    read = 0
             return out
 
     def kv_put(self, table: str, items: Iterable[tuple[bytes, bytes]]) -> None:

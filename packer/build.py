@@ -217,6 +217,11 @@ class Packer:
             ingest = Ingest(batch, self.cache, self.counter, allow_secrets=self.allow_secrets)
             tick = (lambda i, _n: progress("store", i, len(todo))) if progress else None
             ingested: IngestReport = ingest.run([by_path[p] for p in todo], tick)
+        # The bodies are committed: commit the stat and secret-scan facts now too, and drop the
+        # walk's records and the batch's index of what it wrote, rather than carry them
+        # through tiering (a large tree's biggest tables).
+        self.cache.flush()
+        del scanned, by_path, batch, ingest
         report.notes.extend(ingested.notes)
         trim_heap()  # the ingest's frames and buffers are freed: keep the peak down
         report.withheld = ingested.withheld
@@ -567,6 +572,7 @@ class Packer:
         memo_key: bytes,
         data: bytes | None = None,
     ) -> PackResult:
+        trim_heap()  # fitting's trial renders and counts are freed: keep the peak down
         data = data if data is not None else mf.encode(m)
         digest = Digest.of(data)
         path = self._folder() / f"{name}.pack"

@@ -8,15 +8,21 @@ in one batch; secret bodies go nowhere: not the store, not a cache, not a summar
 Speed: a stat cache (size, mtime, ctime, inode, device per path, like git's index) skips
 unchanged files without reading them; everything else is read, hashed, scanned and compressed
 in worker threads while this thread commits.
+
+Files change while a pack runs. Each is opened once, as the walk saw it (`TreeOpener`: nothing
+outside the root, no symlink swapped in, the same inode), read up to the size it has when
+opened, and what is scanned for secrets is exactly what is stored: a large file is read as a
+stream that is hashed, scanned and chunked in one pass. A file that was removed, replaced or
+became unreadable since the walk is a note, and the pack goes on.
 """
 
 from __future__ import annotations
 
 import os
-import stat as stat_mod
+import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -26,9 +32,10 @@ import msgpack
 from cas import procpool
 from cas.batch import Batch, Prepared
 from cas.digest import Digest
+from cas.fsutil import read_pieces, read_upto
 from cas.threads import Threads
 from packer.cache import Cache
-from packer.scan import ScannedFile, ScanNote, is_binary
+from packer.scan import ChangedFile, ScannedFile, ScanNote, TreeOpener, is_binary
 from packer.secrets import (
     SECRETS_VERSION,
     SecretFinding,
@@ -43,7 +50,10 @@ from packer.tokens import TokenCounter
 # Above this size a file is LOW ("large file") and streamed into the store: no agent wants a
 # multi-megabyte file inline, and reading it whole would cost memory for nothing.
 LARGE_FILE = 8 << 20
-_SCAN_WINDOW = 4 << 20
+# A large file is read in pieces of this size; each piece is scanned together with the last
+# _SCAN_OVERLAP bytes of the one before, so a secret that starts in one piece and ends in the
+# next is found (no secret pattern matches anything near that long).
+_PIECE = 4 << 20
 _SCAN_OVERLAP = 64 << 10
 RENDER_VERSION = "2"  # 2: names shown escaped (cas.display)
 STAT_VERSION = "2"
@@ -52,6 +62,7 @@ STAT_VERSION = "2"
 # re-reads it (git calls this the racy-clean case). 2 s covers the coarsest common granularity.
 RACY_NS = 2_000_000_000
 _WINDOW = 64
+_CACHE_FLUSH_FILES = 8192
 
 
 @dataclass(slots=True)
@@ -89,6 +100,7 @@ class _Worked:
     secrets: list[SecretFinding] | None  # computed now (to cache), or None if it came cached
     seconds: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # see WORK_STEPS
     source: Digest | None = None  # the digest of the bytes read, which the findings are cached by
+    read: int = -1  # how many bytes were read (a redacted body is shorter)
 
 
 WORK_STEPS = ("read", "hash", "secret scan", "compress and check")
@@ -98,25 +110,76 @@ def _secret_kind(findings: list[SecretFinding]) -> str:
     return ", ".join(sorted({f.kind for f in findings}))
 
 
-def _read(f: ScannedFile) -> bytes:
-    fd = os.open(f.abspath, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as handle:
-        if not stat_mod.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise OSError("changed into something that is not a regular file")
-        return handle.read()
+def _read(f: ScannedFile, opener: TreeOpener) -> bytes | None:
+    """The file the walk found, up to the size it has once opened; None if it has grown past
+    `LARGE_FILE` since the walk (it is then streamed like any large file)."""
+    fd, st = opener.open(f)
+    try:
+        return None if st.st_size > LARGE_FILE else read_upto(fd, st.st_size)
+    finally:
+        os.close(fd)
 
 
-def _scan_large(path: str) -> list[SecretFinding]:
-    """Secret-scan a large file in overlapping windows, in bounded memory."""
-    found: list[SecretFinding] = []
-    with open(path, "rb") as handle:
+class _Unreadable(OSError):
+    """What a worker process made of an OSError: the note, as text."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _problem(exc: OSError) -> str:
+    """The note for a file that could not be read as the walk found it."""
+    if isinstance(exc, _Unreadable):
+        return exc.reason
+    if isinstance(exc, ChangedFile):
+        return "changed during the pack"
+    if isinstance(exc, FileNotFoundError):
+        return "removed during the pack"
+    return f"unreadable: {exc.strerror or exc}"
+
+
+class _SecretFound(Exception):
+    def __init__(self, findings: list[SecretFinding]) -> None:
+        super().__init__("secret found")
+        self.findings = findings
+
+
+class _Stream:
+    """A large file's pieces, each handed on only once it has been scanned for secrets together
+    with the start of the piece after it.
+
+    A secret that starts in a piece is found by the time the next piece has been scanned (the
+    windows overlap by _SCAN_OVERLAP), so holding one piece back means no byte is handed on, and
+    so none can be stored, before every secret starting in it was looked for. Once a secret is
+    found, iteration raises `_SecretFound`: the pieces already handed on end before the window
+    it was found in, so they hold no part of it.
+    """
+
+    def __init__(self, pieces: Iterator[bytes], *, scan: bool) -> None:
+        self._pieces = pieces
+        self._scan = scan
+        self.head = b""  # the first bytes, to tell text from binary
+
+    def __iter__(self) -> Iterator[bytes]:
+        held: bytes | None = None
         tail = b""
-        while piece := handle.read(_SCAN_WINDOW):
-            found += scan_secrets(tail + piece)
-            tail = piece[-_SCAN_OVERLAP:]
-            if found:
-                break
-    return found
+        lines = 0  # newlines before `tail`, so findings carry the file's line numbers
+        for piece in self._pieces:
+            if not self.head:
+                self.head = piece[:8192]
+            if self._scan:
+                window = tail + piece
+                findings = scan_secrets(window)
+                if findings:
+                    raise _SecretFound([SecretFinding(x.kind, lines + x.line) for x in findings])
+                tail = piece[-_SCAN_OVERLAP:]
+                lines += window.count(b"\n", 0, len(window) - len(tail))
+            if held is not None:
+                yield held
+            held = piece
+        if held is not None:
+            yield held
 
 
 def _stat_key(f: ScannedFile) -> list[int]:
@@ -142,6 +205,8 @@ class Ingest:
         self.workers = workers if workers is not None else max(2, min(4, os.cpu_count() or 2))
         self._stat_ns = f"stat:{STAT_VERSION}:{SECRETS_VERSION}"
         self._secrets_ns = f"secrets:{SECRETS_VERSION}"
+        self._openers: dict[str, TreeOpener] = {}
+        self._openers_lock = threading.Lock()
 
     # --- the run -----------------------------------------------------------------------------
 
@@ -153,6 +218,7 @@ class Ingest:
         files = self._drop_secret_paths(files, report)
         stat_cache = self.cache.preload(self._stat_ns)
         hits, todo = self._stat_hits(files, stat_cache)
+        del stat_cache  # a large tree's table: not kept while the rest is read
         report.stat_hits = len(hits)
         done = 0
         by_path: dict[str, Fact] = dict(hits)
@@ -164,18 +230,37 @@ class Ingest:
         done += len(hits)
         if progress is not None and hits:
             progress(done, 0)
-        for f, outcome in self._outcomes(todo, report):
-            try:
-                fact = self._finish(f, outcome, report)
-            except OSError as exc:
-                report.notes.append(ScanNote(f.path, f"unreadable: {exc.strerror or exc}"))
-                continue
-            by_path[f.path] = fact
-            if f.kind == "file" and f.path not in self.allow and f.mtime_ns < started - RACY_NS:
-                self.cache.put(self._stat_ns, f.path.encode(), _pack_fact(f, fact))
-            done += 1
-            if progress is not None:
-                progress(done, f.size)
+        outcomes = self._outcomes(todo, report)
+        try:
+            for f, outcome in outcomes:
+                try:
+                    fact, read = self._finish(f, outcome, report)
+                except OSError as exc:
+                    report.notes.append(ScanNote(f.path, _problem(exc)))
+                    continue
+                by_path[f.path] = fact
+                # Recorded under the walk's stat data: only if what was read is the size the walk
+                # saw (a file that changed in between is read again next time).
+                if (
+                    f.kind == "file"
+                    and f.path not in self.allow
+                    and f.mtime_ns < started - RACY_NS
+                    and read == f.size
+                ):
+                    self.cache.put(self._stat_ns, f.path.encode(), _pack_fact(f, fact))
+                done += 1
+                if done % _CACHE_FLUSH_FILES == 0:
+                    # The stat and secret-scan facts go to the store as they come rather than
+                    # pile up: a stat entry naming a blob whose commit is still to come is safe
+                    # (a later pack finds the blob missing and reads the file again).
+                    self.cache.flush()
+                if progress is not None:
+                    progress(done, f.size)
+        finally:
+            outcomes.close()  # the workers stop before the folders they open from are closed
+            for opener in self._openers.values():
+                opener.close()
+            self._openers.clear()
         report.facts = [by_path[f.path] for f in files if f.path in by_path]
         return report
 
@@ -235,7 +320,7 @@ class Ingest:
 
     def _outcomes(
         self, todo: list[ScannedFile], report: IngestReport
-    ) -> Iterator[tuple[ScannedFile, _Worked | OSError | None]]:
+    ) -> Generator[tuple[ScannedFile, _Worked | OSError | None], None, None]:
         """Each file with what a worker made of it (None: handle it inline), in input order."""
         if not self.use_processes(todo):
             yield from self._in_threads(todo)
@@ -256,7 +341,7 @@ class Ingest:
         self, todo: list[ScannedFile]
     ) -> Iterator[tuple[ScannedFile, _Worked | OSError | None]]:
         with Threads(max_workers=self.workers) as pool:
-            window: deque[tuple[ScannedFile, Future[_Worked] | None]] = deque()
+            window: deque[tuple[ScannedFile, Future[_Worked | None] | None]] = deque()
             source = iter(todo)
             while True:
                 while len(window) < _WINDOW:
@@ -284,20 +369,24 @@ class Ingest:
         for f, got in procpool.run(
             store, level, _task, todo, extra=extra, inline=self._inline_only
         ):
-            yield f, OSError(got) if isinstance(got, str) else got
+            yield f, _Unreadable(got) if isinstance(got, str) else got
 
     def _finish(
         self, f: ScannedFile, outcome: _Worked | OSError | None, report: IngestReport
-    ) -> Fact:
+    ) -> tuple[Fact, int]:
+        """The file's fact, and how many bytes of it were read."""
         if outcome is None:
-            return self._inline(f, report)
+            fact = self._inline(f, report)
+            return fact, fact.size
         if isinstance(outcome, OSError):
             raise outcome
         worked = outcome
         for step, seconds in zip(WORK_STEPS, worked.seconds, strict=True):
             report.work[step] = report.work.get(step, 0.0) + seconds
         fact = worked.fact
-        report.bytes_read += fact.size
+        fact.path = f.path  # one string per path, not a copy from each worker process
+        read = worked.read if worked.read >= 0 else fact.size
+        report.bytes_read += read
         if worked.secrets is not None and worked.source is not None:
             self.cache.put(self._secrets_ns, bytes(worked.source), _pack_findings(worked.secrets))
         if fact.secret:
@@ -306,7 +395,7 @@ class Ingest:
             report.redacted.append((f.path, fact.redacted))
         if worked.prepared is not None:
             self.batch.add(worked.prepared)
-        return fact
+        return fact, read
 
     # --- per file -----------------------------------------------------------------------------
 
@@ -326,26 +415,56 @@ class Ingest:
         if by_path and not allowed:
             report.withheld.append((f.path, by_path))
             return Fact(f.path, "file", f.size, None, forced=f"secret: {by_path}", secret=by_path)
-        findings = [] if allowed else _scan_large(f.abspath)
-        if findings:
-            kind = _secret_kind(findings)
-            report.withheld.append((f.path, kind))
-            return Fact(f.path, "file", f.size, None, forced=f"secret: {kind}", secret=kind)
-        digest = self.batch.put_file(f.abspath)
-        report.bytes_read += f.size
-        return Fact(f.path, "file", f.size, digest, forced="large file")
+        return self._stream(f, allowed, report)
 
-    def _work(self, f: ScannedFile) -> _Worked:
-        return work_file(f, f.path in self.allow, self.cache, self.batch, self._secrets_ns)
+    def _stream(self, f: ScannedFile, allowed: bool, report: IngestReport) -> Fact:
+        """A large file (or one that grew past `LARGE_FILE` since the walk), read once: hashed,
+        scanned and chunked in one pass, so the bytes scanned are the bytes stored. If a secret
+        turns up, no blob is recorded and only chunks holding no part of it were queued."""
+        fd, st = self._opener(f).open(f)
+        try:
+            stream = _Stream(read_pieces(fd, st.st_size, _PIECE), scan=not allowed)
+            try:
+                digest, size = self.batch.put_pieces(stream)
+            except _SecretFound as found:
+                kind = _secret_kind(found.findings)
+                report.withheld.append((f.path, kind))
+                return Fact(f.path, "file", st.st_size, None, forced=f"secret: {kind}", secret=kind)
+        finally:
+            os.close(fd)
+        report.bytes_read += size
+        if size > LARGE_FILE:
+            return Fact(f.path, "file", size, digest, forced="large file")
+        if is_binary(stream.head):
+            return Fact(f.path, "file", size, digest, forced="binary")
+        return Fact(f.path, "file", size, digest, text=True)
+
+    def _opener(self, f: ScannedFile) -> TreeOpener:
+        """The opener of ``f``'s root, shared by the worker threads (each keeps its own open
+        folders) and closed at the end of the run."""
+        with self._openers_lock:
+            opener = self._openers.get(f.root)
+            if opener is None:
+                opener = self._openers[f.root] = TreeOpener(f.root)
+            return opener
+
+    def _work(self, f: ScannedFile) -> _Worked | None:
+        return work_file(
+            f, f.path in self.allow, self.cache, self.batch, self._secrets_ns, self._opener(f)
+        )
 
 
 def work_file(
-    f: ScannedFile, allowed: bool, cache: Cache, batch: Batch, secrets_ns: str
-) -> _Worked:
+    f: ScannedFile, allowed: bool, cache: Cache, batch: Batch, secrets_ns: str, opener: TreeOpener
+) -> _Worked | None:
     """Read, hash, scan for secrets, compress and check one file (a worker's job: a thread's,
-    or a process's with its own read-only view of the store)."""
+    or a process's with its own read-only view of the store). None: the file has grown past
+    `LARGE_FILE` since the walk, for the committing thread to stream."""
     t0 = time.perf_counter()
-    data = _read(f)
+    data = _read(f, opener)
+    if data is None:
+        return None
+    read = len(data)
     t1 = time.perf_counter()
     digest = Digest.of(data)
     t2 = time.perf_counter()
@@ -364,7 +483,7 @@ def work_file(
             if body is None:
                 fact = Fact(f.path, "file", len(data), None, forced=f"secret: {kind}", secret=kind)
                 t3 = time.perf_counter()
-                return _Worked(fact, None, secrets, (t1 - t0, t2 - t1, t3 - t2, 0.0), source)
+                return _Worked(fact, None, secrets, (t1 - t0, t2 - t1, t3 - t2, 0.0), source, read)
             data, redacted = body, kind
             digest = Digest.of(data)
     t3 = time.perf_counter()
@@ -374,7 +493,7 @@ def work_file(
     else:
         fact = Fact(f.path, "file", len(data), digest, text=True, redacted=redacted)
     seconds = (t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3)
-    return _Worked(fact, prepared, secrets, seconds, source)
+    return _Worked(fact, prepared, secrets, seconds, source, read)
 
 
 def _pack_findings(findings: list[SecretFinding]) -> bytes:
@@ -392,13 +511,21 @@ def _unpack_findings(raw: bytes | None) -> list[SecretFinding] | None:
         return None  # a damaged cache entry is a miss
 
 
-def _task(view: procpool.View, f: ScannedFile) -> _Worked | str:
-    """`work_file` in a worker process; an unreadable file gives its error text."""
+# A worker process's openers, one per root, for as long as the process lives (the pool that
+# started it ends with the run).
+_PROCESS_OPENERS: dict[str, TreeOpener] = {}
+
+
+def _task(view: procpool.View, f: ScannedFile) -> _Worked | str | None:
+    """`work_file` in a worker process; a file that cannot be read gives its note."""
     secrets_ns, allow = view.extra
+    opener = _PROCESS_OPENERS.get(f.root)
+    if opener is None:
+        opener = _PROCESS_OPENERS[f.root] = TreeOpener(f.root)
     try:
-        return work_file(f, f.path in allow, Cache(view.store), view.batch, secrets_ns)
+        return work_file(f, f.path in allow, Cache(view.store), view.batch, secrets_ns, opener)
     except OSError as exc:
-        return exc.strerror or str(exc)
+        return _problem(exc)
 
 
 def _pack_fact(f: ScannedFile, fact: Fact) -> bytes:

@@ -5,32 +5,62 @@ files with the same syntax and a higher rank at each level. It never follows a s
 opens anything but ignore files, so a FIFO or a device cannot stall it. Whatever it leaves out
 for a reason other than an ignore rule becomes a `ScanNote`, so a caller can say why a file is
 missing. Paths are POSIX, relative to the root and NFC-normalized; both lists come out sorted.
+
+`TreeOpener` opens the listed files later, as the walk saw them: from a descriptor of the root,
+one directory at a time, never following a symlink, and only if the file is still the regular
+file (device and inode) the walk recorded. A tree that changes between the walk and the read
+(a file swapped for a symlink, a directory for a link to elsewhere) can then never make a reader
+open anything outside the root or take one file's bytes for another's.
 """
 
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import posixpath
 import stat
+import threading
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
 from cas.errors import InputError, UsageError
+from cas.fsutil import read_upto
 from packer.ignore import IgnoreStack, split_ignore_file
 
-__all__ = ["ScanNote", "ScanResult", "ScannedFile", "decode_text", "is_binary", "scan"]
+__all__ = [
+    "ChangedFile",
+    "ScanNote",
+    "ScanResult",
+    "ScannedFile",
+    "TreeOpener",
+    "decode_text",
+    "is_binary",
+    "scan",
+]
 
 IGNORE_FILES = (".gitignore", ".casignore")  # in rising rank: a later file's rules win
 PROGRESS_EVERY = 1000
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+# O_NONBLOCK: a FIFO swapped in after the walk must not make open() wait for a writer;
+# O_NOCTTY: a terminal swapped in must not become the controlling one.
+FILE_FLAGS = os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | _CLOEXEC
+_ROOT_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC  # the root may be a link
+_DIR_FLAGS = _ROOT_FLAGS | _NOFOLLOW
+_AT_SUPPORTED = os.open in os.supports_dir_fd and _NOFOLLOW != 0
 
 
 @dataclass(frozen=True, slots=True)
 class ScannedFile:
     path: str  # POSIX, relative to the root, NFC, no leading './'
-    abspath: str  # where to read the file (or the link) from
+    root: str  # the walk's root, absolute: one string shared by every file of a walk
+    # The relative path as named on disk, when it is not `path` (an NFD name): a large tree
+    # keeps one string per file instead of an absolute path per file.
+    ondisk: str | None
     kind: Literal["file", "symlink"]
     size: int  # st_size; for a symlink the UTF-8 length of link_target
     mtime_ns: int
@@ -38,6 +68,16 @@ class ScannedFile:
     ino: int
     dev: int
     link_target: str | None  # for a symlink: its text, relative, POSIX
+
+    @property
+    def relpath(self) -> str:
+        """The path relative to the root as named on disk."""
+        return self.ondisk if self.ondisk is not None else self.path
+
+    @property
+    def abspath(self) -> str:
+        """Where the file (or the link) was found."""
+        return os.path.join(self.root, self.relpath)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,14 +137,23 @@ def _normalize_excludes(exclude_dirs: Iterable[str], root_abs: str) -> frozenset
 
 def _root_stack(root_abs: str) -> IgnoreStack:
     stack = IgnoreStack()
-    exclude = os.path.join(root_abs, ".git", "info", "exclude")
     try:
-        if stat.S_ISREG(os.lstat(exclude).st_mode):
-            with open(exclude, "rb") as f:
-                stack = stack.push("", split_ignore_file(f.read()))
+        data = _read_ignore_file(os.path.join(root_abs, ".git", "info", "exclude"))
     except OSError:
-        pass  # git itself reads it only when it can
-    return stack
+        data = None  # git itself reads it only when it can
+    return stack if data is None else stack.push("", split_ignore_file(data))
+
+
+def _read_ignore_file(path: str) -> bytes | None:
+    """An ignore file's content, or None if it is not a regular file. Opened without following
+    a symlink and without waiting, then checked on the descriptor: git refuses symlinked
+    ignore files, and a FIFO swapped in for one must not stall the walk."""
+    fd = os.open(path, FILE_FLAGS)
+    try:
+        st = os.fstat(fd)
+        return read_upto(fd, st.st_size) if stat.S_ISREG(st.st_mode) else None
+    finally:
+        os.close(fd)
 
 
 def _printable(parent: str, name: str) -> str:
@@ -177,7 +226,7 @@ class _Walk:
                 if nfc not in self.excluded:
                     subdirs.append(_Dir(entry.path, rel, nfc, ignores))
                 continue
-            self.add_entry(entry, nfc)
+            self.add_entry(entry, rel, nfc)
         return subdirs
 
     def read_ignore_files(self, d: _Dir, entries: list[os.DirEntry[str]]) -> IgnoreStack:
@@ -189,16 +238,18 @@ class _Walk:
             if entry is None or not entry.is_file(follow_symlinks=False):
                 continue
             try:
-                with open(entry.path, "rb") as f:
-                    data = f.read()
+                data = _read_ignore_file(entry.path)
             except OSError as e:
+                if e.errno in (errno.ELOOP, errno.EMLINK):
+                    continue  # became a symlink since it was listed
                 where = f"{d.nfc}/{name}" if d.nfc else name
                 self.note(where, f"unreadable ignore file: {e.strerror or e}")
                 continue
-            ignores = ignores.push(d.rel, split_ignore_file(data))
+            if data is not None:
+                ignores = ignores.push(d.rel, split_ignore_file(data))
         return ignores
 
-    def add_entry(self, entry: os.DirEntry[str], nfc: str) -> None:
+    def add_entry(self, entry: os.DirEntry[str], rel: str, nfc: str) -> None:
         try:
             st = entry.stat(follow_symlinks=False)
         except FileNotFoundError:
@@ -207,13 +258,18 @@ class _Walk:
             self.note(nfc, f"cannot stat: {e.strerror or e}")
             return
         mode = st.st_mode
+        ondisk = rel if rel != nfc else None
         if stat.S_ISREG(mode):
-            self.record(ScannedFile(nfc, entry.path, "file", st.st_size, *_times(st), None))
+            self.record(
+                ScannedFile(nfc, self.root_abs, ondisk, "file", st.st_size, *_times(st), None)
+            )
         elif stat.S_ISLNK(mode):
             target = self.link_target(entry.path, nfc)
             if target is not None:
                 size = len(target.encode("utf-8"))
-                self.record(ScannedFile(nfc, entry.path, "symlink", size, *_times(st), target))
+                self.record(
+                    ScannedFile(nfc, self.root_abs, ondisk, "symlink", size, *_times(st), target)
+                )
         elif stat.S_ISFIFO(mode):
             self.note(nfc, "fifo skipped")
         elif stat.S_ISSOCK(mode):
@@ -264,6 +320,115 @@ def _times(st: os.stat_result) -> tuple[int, int, int, int]:
 
 def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+# --- reading what the walk found -------------------------------------------------------------
+
+
+class ChangedFile(OSError):
+    """The path no longer leads to the regular file the walk recorded: it was replaced (by
+    another file, a symlink, a FIFO) or one of its folders was (by a symlink, a file)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path}: changed during the pack")
+        self.path = path
+
+
+@dataclass(slots=True)
+class _Chain:
+    """One thread's open folders: the root, then the folders below it down to the last file's
+    parent. Sorted paths share their folders, so most opens reuse the whole chain."""
+
+    root: int
+    names: list[str]
+    fds: list[int]
+
+    def folder(self, parts: list[str]) -> int:
+        keep = 0
+        while keep < len(parts) and keep < len(self.names) and self.names[keep] == parts[keep]:
+            keep += 1
+        for fd in self.fds[keep:]:
+            os.close(fd)
+        del self.names[keep:], self.fds[keep:]
+        parent = self.fds[-1] if self.fds else self.root
+        for name in parts[keep:]:
+            parent = os.open(name, _DIR_FLAGS, dir_fd=parent)
+            self.names.append(name)
+            self.fds.append(parent)
+        return parent
+
+    def close(self) -> None:
+        for fd in (*self.fds, self.root):
+            os.close(fd)
+        self.names.clear()
+        self.fds.clear()
+
+
+class TreeOpener:
+    """Opens the regular files a walk listed, from below its root, as the walk saw them.
+
+    Each folder on the way is opened relative to the one above it with ``O_NOFOLLOW``, so a
+    folder replaced by a symlink after the walk fails the open instead of leading elsewhere, and
+    the file itself is opened with ``O_NOFOLLOW`` and must have the walk's device and inode: a
+    replaced file is a `ChangedFile`, never another file's bytes. Thread-safe: each thread keeps
+    its own chain of open folders. `close` once the threads are done.
+    """
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._local = threading.local()
+        self._chains: list[_Chain] = []
+        self._lock = threading.Lock()
+
+    def open(self, f: ScannedFile) -> tuple[int, os.stat_result]:
+        """A read-only descriptor of ``f`` and its `os.fstat`; the caller closes it. Raises
+        `ChangedFile` if the path no longer leads to the file the walk saw, `OSError` if it
+        cannot be opened (`FileNotFoundError`: removed since)."""
+        rel = f.relpath
+        try:
+            if _AT_SUPPORTED:
+                *folders, name = rel.split("/")
+                fd = os.open(name, FILE_FLAGS, dir_fd=self._chain().folder(folders))
+            else:
+                fd = os.open(os.path.join(self.root, rel), FILE_FLAGS)
+        except (NotADirectoryError, IsADirectoryError):
+            raise ChangedFile(f.path) from None
+        except OSError as exc:
+            # ELOOP (EMLINK on the BSDs): a symlink where the walk saw a file or folder.
+            if exc.errno in (errno.ELOOP, errno.EMLINK):
+                raise ChangedFile(f.path) from None
+            raise
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (f.dev, f.ino):
+                raise ChangedFile(f.path)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, st
+
+    def _chain(self) -> _Chain:
+        chain: _Chain | None = getattr(self._local, "chain", None)
+        if chain is None:
+            chain = _Chain(os.open(self.root, _ROOT_FLAGS), [], [])
+            with self._lock:
+                self._chains.append(chain)
+            self._local.chain = chain
+        return chain
+
+    def close(self) -> None:
+        """Close every thread's folders (call when no thread opens any more)."""
+        with self._lock:
+            chains, self._chains = self._chains, []
+        for chain in chains:
+            chain.close()
+        self._local = threading.local()
+
+    def __enter__(self) -> TreeOpener:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 _BINARY_PROBE = 8192

@@ -277,6 +277,7 @@ class TierRules:
         # each rule's globs: one regular expression when none is a negation (packer.wildmatch)
         self._specs = [glob_spec(rule.globs) for rule in self.rules]
         self._memo: dict[str, TierDecision] = {}
+        self._decisions: dict[int, TierDecision] = {}  # one shared object per rule
 
     def classify(self, path: str) -> TierDecision:
         """The first matching rule's decision for a root-relative POSIX path.
@@ -296,7 +297,15 @@ class TierRules:
         return self.decision_at(len(self.rules))
 
     def decision_at(self, index: int) -> TierDecision:
-        """The decision of the rule at ``index`` (``len(rules)``: no rule matched)."""
+        """The decision of the rule at ``index`` (``len(rules)``: no rule matched). Decisions
+        are immutable, so every path a rule decides shares one object."""
+        index = min(index, len(self.rules))
+        known = self._decisions.get(index)
+        if known is None:
+            known = self._decisions[index] = self._decision(index)
+        return known
+
+    def _decision(self, index: int) -> TierDecision:
         if index >= len(self.rules):
             return TierDecision("low", NO_MATCH_REASON, False, MIN_WEIGHT, len(self.rules))
         rule = self.rules[index]

@@ -100,3 +100,24 @@ def test_trim_heap_returns_freed_memory() -> None:
     trim_heap()
     after = anon_kib()
     assert keep and after < before - (32 << 10), (before, after)
+
+
+@linux_only
+def test_releases_follow_the_map_when_it_grows(tmp_path: Path) -> None:
+    """The releaser keeps where the map lies; a resize must make it look again, or a release
+    would advise memory the map no longer covers."""
+    with Store.create(tmp_path / ".cas") as store:
+        small = store.put(b"x")
+        store.residency.release()
+        before = store.residency._ranges
+        assert before == mapped_ranges(tmp_path / ".cas" / "data.mdb")
+        store._grow(sum(end - start for start, end in before) * 4)  # as a full map does
+        after = mapped_ranges(tmp_path / ".cas" / "data.mdb")
+        assert after != before
+        data = os.urandom(3 << 20)
+        big = store.put(data)
+        store.residency.release()
+        assert store.residency._ranges == after
+        assert store.get(big) == data and store.get(small) == b"x"
+        store.residency.release()
+        assert resident_kib(tmp_path / ".cas" / "data.mdb") < 1024

@@ -29,6 +29,7 @@ from cas.cli.remote_cmds import COMMANDS as REMOTE_COMMANDS
 from cas.cli.store_cmds import COMMANDS as STORE_COMMANDS
 from cas.display import one_line, shown
 from cas.errors import EXIT_INTERRUPTED, EXIT_PROBLEM, EXIT_USAGE, CasError, Interrupted
+from cas.residency import map_large_buffers
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -104,6 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = _debug_wanted(args)
     procpool.enable_auto(_launched_as_cas())
+    map_large_buffers()
     state = Ctx(store_opt=None, debug=debug, quiet=False)
     interrupted = False
     try:

@@ -112,7 +112,7 @@ def _put_recursive(ctx: Ctx, store: Store, dirs: tuple[str, ...], as_json: bool)
     todo = files()
     # Lines are printed once the batch has committed, so every digest shown is really stored.
     with Progress("storing", total=len(todo), enabled=ctx.progress) as bar, store.batch() as batch:
-        for path, outcome in batch.put_files(todo):
+        for path, outcome in batch.put_files(todo, follow_symlinks=False):
             bar.advance()
             if isinstance(outcome, InputError):
                 failures += 1

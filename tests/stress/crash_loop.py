@@ -119,6 +119,11 @@ def run_writer(store_path: Path, root: Path, seconds: float, seed: int, at_least
             if rng.random() < 0.2:
                 (root / "manifests" / f"w{rng.randrange(3)}.pack").unlink(missing_ok=True)
             time.sleep(rng.uniform(0, 0.03))
+        # One last pack that stays, so the race always ends with a stand-in manifest to verify.
+        files = {p: rng.choice(versions) for p, versions in pool.items()}
+        with Lease(store, "pack") as lease:
+            write_pack(store, root, "w0", files, lease=lease)
+        written += 1
     return written
 
 
