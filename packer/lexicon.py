@@ -35,6 +35,8 @@ from typing import Final
 
 import msgpack
 
+from packer.languages import language_for
+
 LEXICON_VERSION: Final = "1"
 # Only this much of a file is read: a source file larger than this is generated or data, and its
 # first MiB names what it defines as well as the rest would.
@@ -1165,12 +1167,19 @@ def lexicon_language(path: str, lang: str | None) -> str | None:
     return None
 
 
+def cache_namespace(path: str) -> str | None:
+    """The cache namespace of ``path``'s lexicon (by language and rules), or None when `lex`
+    gives no lexicon for it."""
+    lang = language_for(path)
+    if lexicon_language(path, lang) is None:
+        return None
+    return f"lex:{LEXICON_VERSION}:{lang}"
+
+
 def lex(path: str, data: bytes, lang: str | None = None) -> Lexicon | None:
     """The lexicon of a text file, or None for a language it does not read (``lang`` defaults
     to `packer.languages.language_for`)."""
     if lang is None:
-        from packer.languages import language_for
-
         lang = language_for(path)
     lang = lexicon_language(path, lang)
     if lang is None:
