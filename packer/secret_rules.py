@@ -4,8 +4,11 @@ Two kinds of rule. A *token rule* knows a credential by its shape (a provider's 
 alphabet, a PEM header, a password in a URL) and is anchored at a literal every match holds. An
 *assignment* is a value written next to a secret-sounding name (`password = "..."`, `<password>`,
 `ENV API_KEY ...`, `define('DB_PASSWORD', '...')`); whether the value is a secret is judged from
-the value itself: long and random enough, and not a placeholder, a reference, a template, a
-timestamp, an identifier or a phrase of words.
+the value itself: long and random enough, and not a placeholder or a documentation example
+(`scott:tiger`, `p@ssw0rd`), a reference, a path, a template, a timestamp, an identifier, a
+slug, a hex digest, base64 of readable text or a phrase of words. Some names say the value is
+not a credential whatever it looks like: keys that look things up (`cache_key`), and names
+that end in what is about a secret rather than the secret (`token_type`, `password_hash`).
 
 Token shapes come from providers' documentation and the public rule lists of secret scanners;
 the patterns and the judgement are this project's. Every pattern has bounded repetition only,
@@ -24,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
-from urllib.parse import unquote_to_bytes
+from urllib.parse import unquote, unquote_to_bytes
 
 # --- judging a value ------------------------------------------------------------------------------
 
@@ -62,7 +65,36 @@ _PLACEHOLDER_WORDS = (
     # a regular expression, not a value
     "(?",
     "[^",
+    # Passwords that documentation and tutorials use as examples (Oracle's scott/tiger and the
+    # like): written to be read, so they are no one's secret.
+    "tiger",
+    "hunter2",
+    "letmein",
+    "qwerty",
+    "12345",
+    "abc123",
+    "foobar",
+    "correcthorse",
 )
+# Letters people write as digits or symbols ("p@ssw0rd", "s3cr3t"): read back as letters before
+# a value is compared with placeholder words or cut into words, but only between two letters,
+# so a generated value keeps its digits.
+_LEET = re.compile(r"(?<=[A-Za-z])[@4310$57!](?=[A-Za-z])")
+_LEET_LETTERS = dict(zip("@4310$57!", "aaeiossti", strict=True))
+
+
+# Only symbols when a value is cut into words: digits between letters are common in generated
+# values, and reading them as letters would make pseudo-words of random ones.
+_LEET_SYMBOLS = re.compile(r"(?<=[A-Za-z])[@$!](?=[A-Za-z])")
+
+
+def unleet(value: str, *, digits: bool = True) -> str:
+    """``value`` with the symbols (and, with ``digits``, the digits) that stand for letters
+    read as those letters."""
+    pattern = _LEET if digits else _LEET_SYMBOLS
+    return pattern.sub(lambda m: _LEET_LETTERS[m.group()], value)
+
+
 # Stored password hashes: what a user table keeps, not a password.
 _HASH = re.compile(r"(?:pbkdf2|argon2|bcrypt|scrypt|sha\d+|md5|\$\d[a-z]?\$|\{[A-Z]+\})")
 _TEMPLATE_MARKERS = ("{", "}", "%(", "$(", "${", "[[", "]]")
@@ -105,8 +137,18 @@ _WEAK_DEFAULTS = frozenset(
     }
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
-_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+(?:\(\))?")
+# A dotted name, with calls or subscripts by number or quoted name after its parts
+# (`config.items[1].name`, `settings["db"].user`).
+_DOTTED = re.compile(
+    r"""[A-Za-z_$][\w$]*(?:\(\)|\[(?:\d{1,6}|"\w{1,64}"|'\w{1,64}')\])*"""
+    r"""(?:(?:\.|::|->)[A-Za-z_$][\w$]*(?:\(\)|\[(?:\d{1,6}|"\w{1,64}"|'\w{1,64}')\])*)+"""
+)
 _HEX = re.compile(r"[0-9a-fA-F]+")
+# Lowercase words joined by separators: a slug ("cached-sak", "my-process"), not a secret.
+_SLUG = re.compile(r"[a-z]+(?:[-_.][a-z]+)+")
+_HEX_GROUPS = re.compile(r"[0-9a-fA-F]+(?:[-:][0-9a-fA-F]+)+")
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_BASE64_VALUE = re.compile(r"[A-Za-z0-9+/_-]{8,}={0,2}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{2}:\d{2}:\d{2}")
 _NUMBERISH = re.compile(r"[\d.,:/ +-]+")
@@ -154,12 +196,26 @@ def _is_word(piece: str) -> bool:
         return False
     low = piece.lower()
     common = sum(1 for a, b in pairwise(low) if a + b in _BIGRAMS)
-    return common >= 0.75 * (len(low) - 1)
+    # A short run of random letters has few pairs, so each must be common; a longer one may
+    # have a rare pair or two, as long words do.
+    if len(low) <= 4:
+        return common == len(low) - 1
+    if len(low) <= 6:
+        return common >= len(low) - 2
+    return common >= 0.85 * (len(low) - 1)
 
 
 def is_wordish(value: str) -> bool:
     """Words joined by separators, digits or case ("refreshed-token-123", "PasswordLastUsed",
-    "testPassword1"): what a person writes as a test value or a name, not a generated secret."""
+    "testPassword1", "veryPriv@ate"): what a person writes as a test value or a name, not a
+    generated secret."""
+    if _wordish(value):
+        return True
+    plain = unleet(value, digits=False)
+    return plain != value and _wordish(plain)
+
+
+def _wordish(value: str) -> bool:
     covered = 0.0
     words = 0
     for m in _PIECE.finditer(value):
@@ -177,9 +233,39 @@ def is_wordish(value: str) -> bool:
     return words > 0 and covered >= 0.85 * len(value)
 
 
+# Short words ("fake", "your", "todo") turn up by chance inside long random values: they count
+# only where they start or end a word of the value. Only longer words are also looked for with
+# digits and symbols read as letters.
+_SHORT_WORDS = tuple(w for w in _PLACEHOLDER_WORDS if len(w) <= 4 and w.isalpha() and w != "xxxx")
+_LONG_WORDS = tuple(w for w in _PLACEHOLDER_WORDS if w not in _SHORT_WORDS)
+_LEET_WORDS = tuple(w for w in _LONG_WORDS if len(w) >= 5)
+
+
+def _word_at_edge(value: str, lowered: str, word: str) -> bool:
+    i = lowered.find(word)
+    while i >= 0:
+        j = i + len(word)
+        if (
+            i == 0
+            or not value[i - 1].isalpha()
+            or (value[i].isupper() and value[i - 1].islower())
+            or j == len(value)
+            or not value[j].isalpha()
+            or (value[j].isupper() and value[j - 1].islower())
+        ):
+            return True
+        i = lowered.find(word, i + 1)
+    return False
+
+
 def is_placeholder(value: str) -> bool:
     lowered = value.lower()
-    if any(w in lowered for w in _PLACEHOLDER_WORDS):
+    if any(w in lowered for w in _LONG_WORDS):
+        return True
+    if any(w in lowered and _word_at_edge(value, lowered, w) for w in _SHORT_WORDS):
+        return True
+    plain = unleet(lowered)
+    if plain != lowered and any(w in plain for w in _LEET_WORDS):
         return True
     if any(m in value for m in _TEMPLATE_MARKERS) or value[0] in "$%@&*#:":
         return True
@@ -192,18 +278,44 @@ def is_placeholder(value: str) -> bool:
     return steps * 2 >= len(value)
 
 
+_MEMBER_SEP = re.compile(r"\.|::|->")
+_MEMBER_REF = re.compile(r"[a-z][\w$]*(?:\.[A-Za-z_$][\w$]*)+#[A-Za-z_$][\w$]*")
+
+
+def _generated(part: str, min_length: int = 16) -> bool:
+    """A long run of mixed case and digits that is no phrase of words: after a dot it is a
+    token's body ("hvs.CAES..."), not an attribute's name; between slashes, a piece of base64,
+    not a folder's."""
+    return (
+        len(part) >= min_length
+        and any(c.isupper() for c in part)
+        and any(c.islower() for c in part)
+        and any(c.isdigit() for c in part)
+        and not is_wordish(part)
+    )
+
+
 def is_reference(value: str) -> bool:
     """A value that names a variable, an attribute, an import path, a file, a MIME type, a
     date or a version: not a secret."""
     if "://" in value or value.startswith(("./", "../", "~/")):
         return True
-    if _DOTTED.fullmatch(value) or _UUID.fullmatch(value) or _VERSION.fullmatch(value):
+    if _DOTTED.fullmatch(value) and not any(map(_generated, _MEMBER_SEP.split(value))):
+        return True
+    if _MEMBER_REF.fullmatch(value):
+        return True  # `smithy.api#noAuth`, `java.util.List#add`: a name in a namespace
+    if _UUID.fullmatch(value) or _VERSION.fullmatch(value):
         return True
     if _HASH.match(value) or "%2F" in value:
         return True
     if _DATE.search(value) or _NUMBERISH.fullmatch(value) or _MIME.fullmatch(value):
         return True
-    if value.startswith("/") and _PATHISH.fullmatch(value) and value.count("/") >= 2:
+    if (
+        value.startswith("/")
+        and _PATHISH.fullmatch(value)
+        and value.count("/") >= 2
+        and not any(_generated(part, 12) for part in value.split("/"))
+    ):
         return True
     if _IDENTIFIER.fullmatch(value):
         # Random tokens mix digits in; identifiers are words joined by "_" or in CONSTANT_CASE.
@@ -227,10 +339,13 @@ def looks_random(value: str, min_length: int) -> bool:
     """Long enough, varied enough and not made of words: a generated secret."""
     if len(value) < min_length or is_placeholder(value) or is_reference(value):
         return False
+    if _HEX_GROUPS.fullmatch(value):
+        # Hex in groups (a piece of a UUID, a MAC address, a fingerprint) counts by its digits.
+        value = value.replace("-", "").replace(":", "")
     if _HEX.fullmatch(value):
         # A hex secret is long; short hex is a colour, an id or a hash prefix.
         return len(value) >= 20 and entropy(value) >= 3.0 and any(c.isalpha() for c in value)
-    if is_wordish(value) or _classes(value) < 2:
+    if is_wordish(value) or _classes(value) < 2 or _SLUG.fullmatch(value):
         return False
     # The most a string of n characters can have is log2(n) bits: ask for most of that.
     bar = min(3.5, math.log2(len(value)) - 0.7)
@@ -242,7 +357,11 @@ def password_is_real(value: str) -> bool:
     phrases of words do not."""
     if len(value) < 6 or value.lower() in _WEAK_DEFAULTS or " " in value:
         return False
+    if len(value) < 8 and _classes(value) < 3:
+        return False  # "foo(b]c": too short and too plain to be anyone's password
     if is_placeholder(value) or is_reference(value) or is_wordish(value):
+        return False
+    if _SLUG.fullmatch(value):
         return False
     return _classes(value) >= 2 and entropy(value) >= 2.3
 
@@ -288,7 +407,6 @@ TOKEN_WORDS = (
     "masterkey",
     "clientkey",
     "appkey",
-    "sessionkey",
     "licensekey",
     "accountkey",
     "servicekey",
@@ -319,7 +437,17 @@ _NOT_SECRET_ENDINGS = frozenset(
     config settings setting opts template example sample test tests spec schema struct enum
     pattern validation valid invalid check checker verify verifier mask masked visible shown
     show hide hidden display position pos offset start end begin stop limit rotation interval
-    duration period count counter number num"""
+    duration period count counter number num region regions zone scope scopes domain audience
+    issuer user username email owner role roles arn bucket table queue topic fingerprint
+    thumbprint locale cache process command cmd program helper script executable"""
+    )
+)
+# "<word> key" where the key looks something up or orders it: an identifier, not a credential.
+_LOOKUP_KEYS = frozenset(
+    str.split(
+        """cache session lookup primary foreign partition sort row column range routing shard
+    dedup dedupe object i18n translation map dict group item entity record registry composite
+    unique natural surrogate"""
     )
 )
 _NOT_REAL = frozenset(
@@ -340,16 +468,55 @@ def name_class(name: str) -> str | None:
     if any(w in _NOT_REAL for w in words):
         return None  # TEST_SECRET, fake_token, mock_api_key: written to look like one
     squashed = "".join(words).replace("author", "")
+    if squashed.endswith("key") and (
+        any(squashed.endswith(w + "key") for w in _LOOKUP_KEYS) or "cached" in words
+    ):
+        return None  # cache_key, session_key, sortKey, cached_token_key
     if any(w in squashed for w in PASSWORD_WORDS) or "pwd" in words or "pass" in words:
         return "password"
     if any(w in squashed for w in TOKEN_WORDS) or "auth" in words:
         return "token"
-    if words[-1] == "key" and len(words) > 1:
-        return "key"
+    if words[-1] == "key":
+        # A bare "key" names anything from a dictionary key to a storage account's secret:
+        # only a long generated value after it counts (see `value_is_secret`).
+        return "key" if len(words) > 1 else "bare key"
     return None
 
 
+def encoded_text(value: str) -> str | None:
+    """The readable text that ``value`` encodes in base64, or None. Random bytes, what a
+    generated secret encodes, are almost never readable text."""
+    if not _BASE64_VALUE.fullmatch(value) or _HEX.fullmatch(value):
+        return None
+    text = base64_text(value.encode("ascii"))
+    return None if text is None else text.decode("ascii", "replace").rstrip("\r\n")
+
+
+_BARE_KEY_VALUE = re.compile(r"[A-Za-z0-9]{32,}(?:[+/][A-Za-z0-9]+)*={0,2}")
+
+
+@functools.lru_cache(maxsize=4096)
 def value_is_secret(name_kind: str, value: str, name: str = "") -> bool:
+    """Whether ``value``, written after a name of class ``name_kind``, is a secret. Values
+    repeat (`token: null`, a fixture used a hundred times): verdicts are remembered."""
+    if len(value) < 6:
+        return False  # shorter than any password this scan would call one
+    if "%" in value and _PERCENT_ESCAPE.search(value):
+        if is_reference(value):
+            return False  # an escaped path or URL
+        value = unquote(value)  # a URL's escapes say nothing about the value
+        if not value:
+            return False
+    decoded = encoded_text(value)
+    if decoded is not None:
+        # Base64 of readable text: the text decides. Basic credentials ("user:password"),
+        # or an encoded password, are secrets; an encoded sentence, JSON or a pagination
+        # cursor is not.
+        if name_kind == "token" and _basic_credentials(value.encode("ascii")):
+            return True
+        if not decoded or any(c.isspace() for c in decoded):
+            return False
+        return value_is_secret(name_kind, decoded, name)
     if _UUID.fullmatch(value):
         # A UUID is an id or a request token, unless the name says it authenticates
         # (npm's legacy `_authToken`, `HEROKU_API_KEY`).
@@ -361,6 +528,13 @@ def value_is_secret(name_kind: str, value: str, name: str = "") -> bool:
         )
     if name_kind == "token":
         return looks_random(value, 16) or _basic_credentials(value.encode("ascii", "replace"))
+    if name_kind == "bare key":
+        # Letters of both cases and digits, nothing else (no path, no slug, no file name).
+        return (
+            _BARE_KEY_VALUE.fullmatch(value) is not None
+            and _classes(value) >= 3
+            and looks_random(value, 32)
+        )
     return looks_random(value, 20)
 
 
@@ -374,8 +548,11 @@ class TokenRule:
     ``literals``: every match holds one of them (ASCII case ignored), at most ``before`` bytes
     after the match starts; a match ends at most ``after`` bytes past the literal's end.
     ``group``: the part of the match that is the secret (what redaction replaces). ``check``
-    judges that part. ``end``: for a block, the pattern that closes it, searched up to ``reach``
-    bytes on; a block whose end is not found cannot be redacted exactly.
+    judges that part; ``context``, given the bytes and the match, judges its surroundings.
+    ``anchor``: a byte every match holds after its literal (within ``after`` bytes), so a hit
+    with no anchor that near is passed over without running the pattern.
+    ``end``: for a block, the pattern that closes it, searched up to ``reach`` bytes on; a block
+    whose end is not found cannot be redacted exactly.
     """
 
     kind: str
@@ -389,6 +566,8 @@ class TokenRule:
     in_binary: bool = True
     end: re.Pattern[bytes] | None = None
     reach: int = 0
+    context: Callable[[bytes, re.Match[bytes]], bool] | None = None
+    anchor: bytes | None = None
 
 
 def _ascii(check: Callable[[str], bool]) -> Callable[[bytes], bool]:
@@ -417,14 +596,39 @@ def _url_password(value: bytes) -> bool:
     return password_is_real(password)
 
 
-def _url_userinfo(match: re.Match[bytes]) -> bool:
-    """The text between "//" and ":" is a user, not a host with a port and a path."""
+_HOST = re.compile(rb"[A-Za-z0-9.-]{1,253}")
+# Names reserved for documentation and tests (RFC 2606, RFC 6761): no real service lives there.
+_EXAMPLE_DOMAINS = (b"example.com", b"example.org", b"example.net", b"example", b"test", b"invalid")
+
+
+def _url_credentials(data: bytes, match: re.Match[bytes]) -> bool:
+    """The text between "//" and ":" is a user, not a host with a port and a path; and the URL
+    leads to a real host, not one of the names reserved for examples."""
     user, password = match.group("user"), match.group("v")
     if b"/" in password:
         head = password.split(b"/", 1)[0]
         if head.isdigit() or b"." in user:
             return False
-    return True
+    host = _HOST.match(data, match.end())
+    if host is None:
+        return True
+    name = host.group().lower().rstrip(b".")
+    return not any(name == d or name.endswith(b"." + d) for d in _EXAMPLE_DOMAINS)
+
+
+_URL_RUN = re.compile(rb"""[^\s"'<>`]{0,4096}""")
+_SAS_EXPIRY = re.compile(rb"(?:^|[?&;])se=(\d{4}-\d{2}-\d{2})")
+# A shared access signature carries its expiry; one that expired before this rule was written
+# has expired for whoever reads it, on any day, so the verdict never depends on the clock.
+_EXPIRED_BEFORE = b"2025-01-01"
+
+
+def _sas_live(data: bytes, match: re.Match[bytes]) -> bool:
+    back = data[max(0, match.start() - 4096) : match.start()][::-1]
+    start = match.start() - _URL_RUN.match(back).end()  # type: ignore[union-attr]
+    end = _URL_RUN.match(data, match.end()).end()  # type: ignore[union-attr]
+    expiry = _SAS_EXPIRY.search(data[start:end].replace(b"&amp;", b"&"))
+    return expiry is None or expiry.group(1) >= _EXPIRED_BEFORE
 
 
 def _rule(
@@ -620,6 +824,12 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
         group="v",
     ),
     _rule(
+        "Vault token",
+        ("hvs.", "hvb.", "hvr."),
+        _BOUNDARY + rb"hv[sbr]\.[A-Za-z0-9_-]{24,250}(?![A-Za-z0-9_-])",
+        check=_mixed,
+    ),
+    _rule(
         "JSON web token",
         ("eyJ",),
         rb"(?<![A-Za-z0-9_.-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}",
@@ -640,6 +850,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
         before=1,
         group="v",
         check=_mixed,
+        context=_sas_live,
     ),
     _rule(
         "Azure client secret",
@@ -664,6 +875,8 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
         @(?=[A-Za-z0-9\[_-])""",
         group="v",
         check=_url_password,
+        context=_url_credentials,
+        anchor=b"@",
         in_binary=False,
     ),
     _rule(
@@ -680,7 +893,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
         (?P<v>[A-Za-z0-9_.~+/=-]{16,2000})(?![A-Za-z0-9_.~+/=-])""",
         before=24,
         group="v",
-        check=_ascii(lambda v: looks_random(v, 16)),
+        check=_ascii(lambda v: value_is_secret("token", v)),
         in_binary=False,
     ),
     _rule(
@@ -728,9 +941,9 @@ ASSIGNMENT_LITERALS: tuple[bytes, ...] = tuple(
         "password", "passwd", "passphrase", "passcode", "pwd", "secret", "credential",
         "token", "auth", "bearer", "_pass", "-pass", ".pass", "pass=", "pass:", "pass\"",
         "_key", "-key", ".key", "apikey", "accesskey", "privatekey", "secretkey", "signingkey",
-        "masterkey", "encryptionkey", "appkey", "sessionkey", "licensekey", "accountkey",
+        "masterkey", "encryptionkey", "appkey", "licensekey", "accountkey",
         "consumerkey", "subscriptionkey", "clientkey", "servicekey", "adminkey", "webhookkey",
-        "authkey", "sharedkey", "hmackey", "cryptkey",
+        "authkey", "sharedkey", "hmackey", "cryptkey", "\"key\"", "'key'",
     )
 )  # fmt: skip
 MAX_NAME = 64
@@ -740,10 +953,11 @@ MAX_NAME = 64
 AFTER_NAME = re.compile(
     rb"""
     (?P<close>\\?["']\]?|\])?
-    (?:[ \t]{0,4}:[ \t]{0,4}&?(?:'[a-z]+[ ])?[A-Za-z_][\w\[\]<>&., |?*]{0,48}?(?=[ \t]{0,4}=[^=>]))?
-    (?:[ \t]{1,4}\*?[A-Za-z_][\w.\[\]*]{0,32}(?=[ \t]{0,4}=[^=>]))?
+    (?:[ \t]{0,4}:[ \t]{0,4}&?(?:'[a-z]+[ ])?[A-Za-z_\[(][\w\[\]<>&., |?*;()]{0,48}?
+       (?=[ \t]{1,4}=[^=>]))?
+    (?:[ \t]{1,4}\*?[A-Za-z_\[][\w.\[\]*]{0,32}(?=[ \t]{0,4}=[^=>]))?
     [ \t]{0,8}(?P<op>=>|:=|\|\|=|\?\?=|\?=|===?|!==?|=|:|,|->)[ \t]{0,8}
-    (?:!!str[ \t]+|new[ ]+String\(|\(?[ \t]{0,2})?
+    (?:!!str[ \t]+|new[ ]+String\(|[(\[]?[ \t]{0,2})?
     """,
     re.VERBOSE,
 )
@@ -760,9 +974,10 @@ VALUE = re.compile(
     re.VERBOSE,
 )
 # Forms where only blanks separate a name from its value.
-BLANK_OPERATOR_PREFIX = re.compile(
-    rb"""(?:^|[\n;])[ \t]*
-    (?:(?i:env|arg)|\#[ \t]*define|setx|set[ ]-[gxU]{1,3}|login[ \t]+\S{1,128})[ \t]+$""",
+# Forms where only blanks separate a name from its value: what comes between the start of the
+# statement (a line, or what follows a ";") and the name.
+BLANK_PREFIX = re.compile(
+    rb"""[ \t]*(?:(?i:env|arg)|\#[ \t]*define|setx|set[ ]-[gxU]{1,3}|login[ \t]+\S{1,128})[ \t]+""",
     re.VERBOSE,
 )
 BLANK_VALUE = re.compile(

@@ -8,13 +8,16 @@ would leak it one step later.
 The scan is one prefilter pass and then a little work per hit. The prefilter
 (`packer.literal_search`) finds every literal any rule needs, in one pass over the bytes; each
 hit then runs only the rules that literal belongs to, in a bounded window around it (see
-`packer.secret_rules`). Most files hold no literal at all and cost one pass.
+`packer.secret_rules`). Most files hold no literal at all and cost one pass. Most hits are
+names in code that assign nothing, so the first test per hit is the cheapest: whether an
+operator follows the name at all.
 
 Bytes can hide text from patterns, so the scan also looks through decodings: UTF-16 (by its BOM
 or by NUL bytes between ASCII letters) is decoded; a JSON or shell string's escapes (`\\"`,
-`\\n`, `\\/`, `\\u00xx`) are undone; a base64 run that holds an encoded keyword is decoded and
-scanned in turn. A secret found in the raw bytes has an exact span; one found only through a
-decoding that cannot be mapped back (UTF-16, escapes) has none, and its file is withheld whole.
+`\\n`, `\\/`, `\\u00xx`) are undone in the lines around each escape (only there can the text
+read differently); a base64 run that holds an encoded keyword is decoded and scanned in turn. A
+secret found in the raw bytes has an exact span; one found only through a decoding that cannot
+be mapped back (UTF-16, escapes) has none, and its file is withheld whole.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from packer.scan import is_binary
 from packer.secret_rules import (
     AFTER_NAME,
     ASSIGNMENT_LITERALS,
-    BLANK_OPERATOR_PREFIX,
+    BLANK_PREFIX,
     BLANK_VALUE,
     MAX_NAME,
     PAIR_NAME_PREFIX,
@@ -59,7 +62,7 @@ __all__ = [
 ]
 
 # Results are cached by content digest plus this version: bump it whenever a rule changes.
-SECRETS_VERSION = "3"
+SECRETS_VERSION = "6"
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +187,10 @@ for _lit in _BASE64_LITERALS:
 _LITERALS = sorted(_handlers)
 _HANDLERS = [_handlers[lit] for lit in _LITERALS]
 _LENGTHS = [len(lit) for lit in _LITERALS]
+# The part of an assignment literal that belongs to the name ("pass" of "pass=").
+_NAME_LENGTHS = [len(lit.rstrip(b"=:\"'")) for lit in _LITERALS]
+# Where the name starts in a literal that holds its opening quote (`"key"`).
+_NAME_STARTS = [len(lit) - len(lit.lstrip(b"\"'")) for lit in _LITERALS]
 
 
 @functools.cache
@@ -208,7 +215,41 @@ _B64_RUN = re.compile(rb"[A-Za-z0-9+/_-]{0,65536}")
 _B64_TAIL = re.compile(rb"={0,2}")
 _NAME_RUN = re.compile(rb"[A-Za-z0-9_.-]{0,64}")
 _QUOTES = b"\"'"
-_BLANK_KEYWORDS = re.compile(rb"(?i:env|arg)|define|set|login")
+_PAIR_ENDS = (b'"', b"'", b" ", b"\t", b":", b"=")  # how `name: ` and `key=` end
+# What can follow a name that is given a value: a closing quote or bracket, then an operator,
+# a newline (the value of a `name:`/`value:` pair is on the next line), `>` (XML), a type and
+# then `=`, or XML's `value=`. Every form `_value_after` reads starts so, or with a blank.
+_ASSIGNS = re.compile(
+    rb"""(?:\\?["']\]?|\])?(?:[ \t]{0,8}[=:|?!,>\r\n-]
+    |[ \t]{1,4}\*?[A-Za-z_\[][\w.\[\]*]{0,32}[ \t]{0,4}=|\s{1,8}value)""",
+    re.VERBOSE,
+)
+# Two string literals in parentheses or brackets: a user and a password, or a variable's name
+# and its default.
+_TWO_STRINGS = re.compile(
+    rb"""[(\[][ \t]{0,4}[bBrRuU]?\\?(["'`])[^"'`\\\n]{0,256}\\?\1[ \t]{0,4},[ \t]{0,4}
+    [bBrRuU]?\\?(["'`])(?P<v>[^"'`\s\\]{1,4096})\\?\2[ \t]{0,4}[)\]]""",
+    re.VERBOSE,
+)
+_KEYWORD_ARGUMENT = re.compile(rb"[A-Za-z_]\w{0,63}=(?!=)")
+# A default after a reference: `process.env.X || "..."`, `ENV["X"] ?? "..."`, `x or "..."`.
+_FALLBACK = re.compile(
+    rb"""[ \t]{0,4}(?:\|\||\?\?|or[ \t]|\?:)[ \t]{0,4}(["'`])(?P<v>[^"'`\s\\]{1,4096})\1"""
+)
+# After a bare value, blanks and then more of an expression (not the end of a line, a
+# statement, a string or a comment).
+_CONTINUED = re.compile(rb"[ \t]+[A-Za-z0-9_$=]")
+_BLANK_REACH = 200  # the most text between a statement's start and a blank-separated name
+
+
+def _after_blank_keyword(data: bytes, start: int) -> bool:
+    """Whether the name at ``start`` follows `ENV`, `ARG`, `#define`, `setx`, `set -x` or
+    `login USER` at the start of its statement (a line, or what follows a ";")."""
+    lo = max(0, start - _BLANK_REACH)
+    cut = max(data.rfind(b"\n", lo, start), data.rfind(b";", lo, start))
+    if cut < 0 and lo > 0:
+        return False
+    return BLANK_PREFIX.fullmatch(data, cut + 1, start) is not None
 
 
 def _line_bounds(data: bytes, start: int, end: int, before: int, after: int) -> tuple[int, int]:
@@ -234,21 +275,43 @@ def _value_span(m: re.Match[bytes], group: str | int) -> tuple[int, int]:
 
 def _token_matches(data: bytes, rule: TokenRule, positions: list[tuple[int, int]]) -> list[_Found]:
     """Matches of ``rule`` in the windows around its literals' hits (windows merged)."""
-    windows: list[tuple[int, int]] = []
+    anchor = rule.anchor
+    if anchor is not None and anchor not in data:
+        return []
+    size = len(data)
+    before, after, multiline = rule.before, rule.after, rule.multiline
+    windows: list[list[int]] = []
+    last_hi = -1
+    closed = False  # the last window ends where its line does
+    next_anchor = -1
     for start, end in positions:
-        if rule.multiline:
-            lo, hi = max(0, start - rule.before), min(len(data), end + rule.after)
+        if anchor is not None:
+            if next_anchor < end:
+                next_anchor = data.find(anchor, end)
+                if next_anchor < 0:
+                    break
+            if next_anchor > end + after:
+                continue  # no match can reach its anchor from here
+        if start < last_hi and (closed or end + after <= last_hi):
+            continue  # inside the last window already: a hit on the same line
+        if multiline:
+            lo, hi = max(0, start - before), min(size, end + after)
         else:
-            lo, hi = _line_bounds(data, start, end, rule.before, rule.after)
-        if windows and lo <= windows[-1][1]:
-            windows[-1] = (windows[-1][0], max(hi, windows[-1][1]))
+            lo, hi = _line_bounds(data, start, end, before, after)
+        if windows and lo <= last_hi:
+            if hi > last_hi:
+                windows[-1][1] = last_hi = hi
         else:
-            windows.append((lo, hi))
+            windows.append([lo, hi])
+            last_hi = hi
+        closed = not multiline and (last_hi == size or data[last_hi] == 10)
     found: list[_Found] = []
     for lo, hi in windows:
         for m in rule.pattern.finditer(data, lo, hi):
             span = _value_span(m, rule.group)
             if rule.check is not None and not rule.check(data[span[0] : span[1]]):
+                continue
+            if rule.context is not None and not rule.context(data, m):
                 continue
             exact: tuple[int, int] | None = span
             if rule.end is not None:
@@ -259,15 +322,26 @@ def _token_matches(data: bytes, rule: TokenRule, positions: list[tuple[int, int]
 
 
 def _assignment_at(data: bytes, pos: int, length: int, seen: set[int]) -> tuple[_Found | None, int]:
-    """The assignment whose name holds the literal at ``pos``, if its value is a secret."""
+    """The assignment whose name holds the literal at ``pos``, if its value is a secret.
+
+    Most hits are names in code that assigns nothing (`token.kind`, `tokens)`): the cheap test
+    of what follows the name comes first, and only a name followed by an operator, a newline
+    or (on a line that starts with `ENV`, `#define` and their kin) a blank reads on."""
+    end = _NAME_RUN.match(data, pos + length, pos + length + MAX_NAME).end()  # type: ignore[union-attr]
+    while end > pos + 1 and data[end - 1] in b".-":
+        end -= 1
+    if _ASSIGNS.match(data, end) is None:
+        if data[end : end + 1] not in (b" ", b"\t"):
+            return None, 0
+        blank = True
+    else:
+        blank = False
     back = data[max(0, pos - MAX_NAME) : pos][::-1]
     start = pos - _NAME_RUN.match(back).end()  # type: ignore[union-attr]
-    end = pos + length
-    end += _NAME_RUN.match(data, end, end + MAX_NAME).end() - end  # type: ignore[union-attr]
-    while start < end and data[start] in b".-":
+    while start < pos and data[start] in b".-":
         start += 1
-    while end > start and data[end - 1] in b".-":
-        end -= 1
+    if blank and not _after_blank_keyword(data, start):
+        return None, 0  # only `ENV NAME value` and its kin are left
     if start in seen or end - start > MAX_NAME:
         return None, 0
     seen.add(start)
@@ -275,23 +349,114 @@ def _assignment_at(data: bytes, pos: int, length: int, seen: set[int]) -> tuple[
     kind = name_class(name)
     if kind is None:
         return None, 0
-    _lo, hi = _line_bounds(data, end, end, 0, 4400)
+    hi = data.find(b"\n", end, end + 4400)
+    if hi < 0:
+        hi = min(len(data), end + 4400)
     value = _value_after(data, start, end, hi)
     if value is None:
         return None, 0
     vstart, vend, bare = value
     skip_to = vend
-    if bare:
-        if data[vend : vend + 1] in (b"(", b"["):
-            return None, skip_to  # a call or a subscript: the value is computed, not written here
+    if bare and data[vend : vend + 1] in (b"(", b"["):
+        # A call or a subscript: the value is computed, not written here, unless the call is
+        # given a user and a password (`HTTPBasicAuth("svc", "...")`) or a lookup's default
+        # (`os.getenv("API_KEY", "...")`).
+        written = _TWO_STRINGS.match(data, vend)
+        if written is None:
+            return None, skip_to
+        vstart, vend = written.span("v")
+        skip_to = written.end()
+    elif bare:
         # Punctuation that ends a statement or a sentence is not part of the value.
         while vend > vstart and data[vend - 1] in b":.":
             vend -= 1
-    text = data[vstart:vend].decode("utf-8", "replace")
-    if not text or not value_is_secret(kind, text, name):
+        kwarg = _KEYWORD_ARGUMENT.match(data, vstart, vend)
+        if kwarg is not None and kwarg.end() < vend and data[vend : vend + 1] in (b")", b","):
+            return None, skip_to  # `prompt("Password", hide_input=True)`: code, not a value
+        fallback = _FALLBACK.match(data, vend)
+        if fallback is not None:
+            # `process.env.JWT_SECRET || "..."`: the default is written here.
+            vstart, vend = fallback.span("v")
+            skip_to = fallback.end()
+        elif _CONTINUED.match(data, vend):
+            return None, skip_to  # `a?b:void 0`: more code follows, the value is an expression
+    else:
+        lead = data[max(0, vstart - 6) : vstart - 1]
+        opening = max(lead.rfind(b"("), lead.rfind(b"["))
+        if opening >= 0 and not lead[opening + 1 :].strip(b" \t\\bBrRuU"):
+            # `auth=("svc", "...")`: a user and a password, where the password is the secret;
+            # or `keys = ["...", "..."]`, where the first may be.
+            pair = _TWO_STRINGS.match(data, max(0, vstart - 6) + opening)
+            if pair is not None and _written_secret(data, kind, name, vstart, vend):
+                found = _Found(start, f"high-entropy assignment to {name!r}", (vstart, vend), False)
+                return found, vend
+            if pair is not None:
+                vstart, vend = pair.span("v")
+                skip_to = pair.end()
+    if not _written_secret(data, kind, name, vstart, vend):
         return None, skip_to
     found = _Found(start, f"high-entropy assignment to {name!r}", (vstart, vend), token=False)
     return found, skip_to
+
+
+def _written_secret(data: bytes, kind: str, name: str, start: int, end: int) -> bool:
+    text = data[start:end].decode("utf-8", "replace")
+    return bool(text) and value_is_secret(kind, text, name)
+
+
+_CELL = re.compile(rb"""[ \t]*(["']?)[A-Za-z_][\w.-]{0,63}\1[ \t]*""")
+_MAX_HEADER = 4096
+
+
+def _table_secrets(data: bytes, header_end: int) -> list[_Found]:
+    """Secrets in the columns of a table (CSV, TSV) whose first line names them
+    (`service,username,password`): each cell of such a column is judged as a value written
+    after that name. One pass over the rows, whatever the number of columns."""
+    header = data[:header_end].rstrip(b"\r")
+    lead = 3 if header.startswith(codecs.BOM_UTF8) else 0
+    header = header[lead:]
+    if len(header) > _MAX_HEADER:
+        return []
+    delimiter = next((d for d in (b",", b"\t", b";", b"|") if d in header), None)
+    if delimiter is None:
+        return []
+    cells = header.split(delimiter)
+    if not all(_CELL.fullmatch(c) for c in cells):
+        return []
+    columns: list[tuple[int, str, str]] = []
+    for i, cell in enumerate(cells):
+        name = cell.strip(b" \t\"'").decode("ascii")
+        kind = name_class(name)
+        if kind is not None:
+            columns.append((i, name, kind))
+    found: list[_Found] = []
+    if not columns:
+        return found
+    offset = header_end + 1
+    size = len(data)
+    while offset < size:
+        line_end = data.find(b"\n", offset)
+        if line_end < 0:
+            line_end = size
+        parts = data[offset:line_end].rstrip(b"\r").split(delimiter)
+        if len(parts) == len(cells):
+            starts = [offset]
+            for part in parts[:-1]:
+                starts.append(starts[-1] + len(part) + 1)
+            for i, name, kind in columns:
+                cell = parts[i]
+                value = cell.strip(b" \t").strip(b"\"'")
+                if not value:
+                    continue
+                vstart = starts[i] + cell.find(value)
+                text = value.decode("utf-8", "replace")
+                if value_is_secret(kind, text, name):
+                    span = (vstart, vstart + len(value))
+                    found.append(
+                        _Found(vstart, f"high-entropy assignment to {name!r}", span, token=False)
+                    )
+        offset = line_end + 1
+    return found
 
 
 def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, bool] | None:
@@ -308,7 +473,8 @@ def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, 
             if m:
                 group = "dq" if "dq" in m.re.groupindex else "bare"
                 return (*m.span(group), False)
-    if PAIR_NAME_PREFIX.search(data[max(0, start - 16) : start]):
+    head = data[max(0, start - 16) : start].lower() if before in _PAIR_ENDS else b""
+    if (b"name" in head or b"key" in head) and PAIR_NAME_PREFIX.search(head):
         pair = PAIR_VALUE.match(data, end, min(len(data), end + 64))
         if pair is not None:
             next_end = data.find(b"\n", pair.end(), pair.end() + 4200)
@@ -323,9 +489,9 @@ def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, 
             group = v.lastgroup or "bare"
             return (*v.span(group), group == "bare")
     # ENV NAME value, #define NAME "value", login NAME password value
-    line_start = data.rfind(b"\n", max(0, start - 200), start) + 1
-    prefix = data[max(line_start, start - 200) : start]
-    if _BLANK_KEYWORDS.search(prefix) and BLANK_OPERATOR_PREFIX.search(prefix):
+    if after not in (b" ", b"\t"):
+        return None
+    if _after_blank_keyword(data, start):
         v = BLANK_VALUE.match(data, end, hi)
         if v is not None:
             group = v.lastgroup or "bare"
@@ -374,6 +540,10 @@ def _scan_view(data: bytes, *, binary: bool, depth: int = 0) -> list[_Found]:
     per_rule: dict[int, list[tuple[int, int]]] = {}
     found: list[_Found] = []
     seen_names: set[int] = set()
+    header_end = data.find(b"\n")
+    if header_end < 0:
+        header_end = len(data)
+    table = False
     seen_runs: set[int] = set()
     # A hit inside a value or a base64 run already read belongs to it: reading it again would
     # make a file of repeated keywords cost the square of its size.
@@ -387,7 +557,14 @@ def _scan_view(data: bytes, *, binary: bool, depth: int = 0) -> list[_Found]:
             elif binary or pos < skip_to:
                 continue
             elif handler == _ASSIGNMENT:
-                hit, skip_to = _assignment_at(data, pos, _LENGTHS[index], seen_names)
+                if pos < header_end and not table:
+                    # A name in the first line may head a column of a table.
+                    found += _table_secrets(data, header_end)
+                    table = True
+                lead = _NAME_STARTS[index]
+                hit, skip_to = _assignment_at(
+                    data, pos + lead, _NAME_LENGTHS[index] - lead, seen_names
+                )
                 if hit is not None:
                     found.append(hit)
             elif depth < _MAX_DEPTH:
@@ -453,6 +630,56 @@ def _unescaped(data: bytes) -> bytes | None:
     return None if view == data else view
 
 
+_ESCAPE = re.compile(rb"\\(?:u00[2-7][0-9a-fA-F]|[\\\"'/nrt])")
+# How far around an escape its view reaches: back to the start of a line at least this far
+# before it, on to the end of a line at least this far after it (a name, its value and a
+# `name:`/`value:` pair's next line), but never further than the hard limits.
+_ESCAPE_NEAR = 640
+_WORD = re.compile(rb"""[^\s"'`,;<>(){}\[\]]{0,256}""")
+_ESCAPE_BACK = 4400
+_ESCAPE_AHEAD = 8800
+
+
+def _escaped_views(data: bytes) -> list[tuple[int, bytes]]:
+    """The parts of ``data`` around its string escapes, each with its escapes undone, and the
+    offset where each part starts.
+
+    Only text near an escape can read differently once escapes are undone, so only that text
+    is scanned again: a file with a few escapes costs a few windows, not a second pass. Every
+    rule reads at most a line or two around a hit, and a window holds whole lines around its
+    escapes (within the limits)."""
+    if b"\\" not in data:
+        return []
+    windows: list[list[int]] = []
+    size = len(data)
+    for m in _ESCAPE.finditer(data):
+        start, end = m.span()
+        if windows and end + _ESCAPE_NEAR <= windows[-1][1]:
+            continue  # well inside the current window
+        lo = max(0, start - _ESCAPE_NEAR)
+        if lo > 0:
+            cut = data.rfind(b"\n", max(0, start - _ESCAPE_BACK), lo)
+            lo = cut + 1 if cut >= 0 else max(0, start - _ESCAPE_BACK)
+        hi = min(size, end + _ESCAPE_NEAR)
+        if hi < size:
+            cut = data.find(b"\n", hi, end + _ESCAPE_AHEAD)
+            hi = cut if cut >= 0 else min(size, end + _ESCAPE_AHEAD)
+        if lo > 0 and data[lo - 1] != 10:  # a long line: start and end between words
+            lo = _WORD.match(data, lo, start).end()  # type: ignore[union-attr]
+        if hi < size and data[hi] != 10:
+            hi -= _WORD.match(data[max(end, hi - 256) : hi][::-1]).end()  # type: ignore[union-attr]
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = max(hi, windows[-1][1])
+        else:
+            windows.append([lo, hi])
+    out = []
+    for lo, hi in windows:
+        view = _unescaped(data[lo:hi])
+        if view is not None:
+            out.append((lo, view))
+    return out
+
+
 def _findings(data: bytes, found: list[_Found], *, exact: bool) -> list[SecretFinding]:
     out = []
     for f in found:
@@ -485,12 +712,17 @@ def scan_secrets(data: bytes) -> list[SecretFinding]:
     body = redact(data, findings) if findings else data
     assert body is not None
     leftover = _scan_view(body, binary=False) if findings else []
-    view = _unescaped(body)
-    if view is not None:
-        leftover += _scan_view(view, binary=False)
-    if leftover:
-        # What the cut missed, or what escapes hid: no exact span covers it.
-        extra = _findings(view if view is not None else body, leftover, exact=False)
+    extra = _findings(body, leftover, exact=False)
+    for offset, view in _escaped_views(body):
+        hidden = _scan_view(view, binary=False)
+        if hidden:
+            # What escapes hid: no exact span covers it.
+            first = body.count(b"\n", 0, offset)
+            extra += [
+                SecretFinding(f.kind, first + view.count(b"\n", 0, f.start) + 1) for f in hidden
+            ]
+    if extra:
+        # What the cut missed, or what escapes hid: the file can only be withheld whole.
         return _sorted([SecretFinding(f.kind, f.line) for f in findings + extra])
     return _sorted(findings)
 
