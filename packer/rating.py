@@ -77,6 +77,10 @@ from packer.surface import README_NAMES, README_PATH, REEXPORTED, Layout, is_ind
 
 MAX_DEFINERS: Final = 32
 DAMPING: Final = (85, 100)
+# A file's mass: this much of the PageRank toward what is used, to this much of the one toward
+# what uses (see `rate`).
+AUTHORITY: Final = 2
+HUB: Final = 1
 ITERATIONS: Final = 60
 # Iterations stop once no file's mass moves by more than TOTAL >> CONVERGED_BITS (an integer
 # test: where it stops is the same on every machine).
@@ -235,6 +239,38 @@ def _segment_sums(keys: Int64Array, values: Int64Array) -> tuple[Int64Array, Int
     keys, values = keys[order], values[order]
     starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
     return keys[starts], np.add.reduceat(values, starts)
+
+
+def _pagerank(
+    src: Int64Array, dst: Int64Array, weight: Int64Array, teleport: Int64Array, n: int
+) -> tuple[Int64Array, int]:
+    """Fixed-point PageRank over the edges ``src -> dst`` (each source's weight split in
+    proportion), with ``teleport`` summing to at most 2**TELEPORT_BITS: the mass of each node,
+    totalling TOTAL, and the iterations it took."""
+    out = np.zeros(n, dtype=np.int64)
+    np.add.at(out, src, weight)
+    share = (weight << SHARE_BITS) // np.maximum(out[src], 1)
+    by_dst = np.argsort(dst, kind="stable")
+    src, dst, share = src[by_dst], dst[by_dst], share[by_dst]
+    starts = np.flatnonzero(
+        np.concatenate(([True], dst[1:] != dst[:-1])) if len(dst) else np.zeros(0, bool)
+    )
+    nodes = dst[starts]
+    rank = np.full(n, TOTAL // n, dtype=np.int64)
+    iterations = 0
+    for iterations in range(1, ITERATIONS + 1):  # noqa: B007 - the count is reported
+        inflow = np.zeros(n, dtype=np.int64)
+        if len(src):
+            moved = (rank[src] * share) >> SHARE_BITS
+            inflow[nodes] = np.add.reduceat(moved, starts)
+        kept = (inflow * DAMPING[0]) // DAMPING[1]
+        leftover = TOTAL - int(kept.sum())
+        new = kept + ((leftover * teleport) >> TELEPORT_BITS)
+        change = int(np.abs(new - rank).max())
+        rank = new
+        if change <= TOTAL >> CONVERGED_BITS:
+            break
+    return rank, iterations
 
 
 def _to_rating(mass: Int64Array, scale: int) -> Int64Array:
@@ -496,13 +532,6 @@ def rate(
     e_src, e_dst = e_key // n, e_key % n
     out_weight = np.zeros(n, dtype=np.int64)
     np.add.at(out_weight, e_src, e_weight)
-    e_share = (e_weight << SHARE_BITS) // np.maximum(out_weight[e_src], 1)
-    by_dst = np.argsort(e_dst, kind="stable")
-    e_src, e_dst, e_share = e_src[by_dst], e_dst[by_dst], e_share[by_dst]
-    dst_starts = np.flatnonzero(
-        np.concatenate(([True], e_dst[1:] != e_dst[:-1])) if len(e_dst) else np.zeros(0, bool)
-    )
-    dst_nodes = e_dst[dst_starts]
 
     # Personalization: base, public surface, history, README names; then the weight class.
     readme_rows = np.zeros(nd, dtype=np.bool_)
@@ -546,23 +575,16 @@ def rate(
     points = raw << (weights + PRIORITY_RANGE)
     teleport = (points << TELEPORT_BITS) // int(points.sum())
 
-    # PageRank in fixed point.
-    rank = np.full(n, TOTAL // n, dtype=np.int64)
-    iterations = 0
-    for iterations in range(1, ITERATIONS + 1):  # noqa: B007 - the count is reported
-        inflow = np.zeros(n, dtype=np.int64)
-        if len(e_src):
-            moved = (rank[e_src] * e_share) >> SHARE_BITS
-            inflow[dst_nodes] = np.add.reduceat(moved, dst_starts)
-        kept = (inflow * DAMPING[0]) // DAMPING[1]
-        leftover = TOTAL - int(kept.sum())
-        new = kept + ((leftover * teleport) >> TELEPORT_BITS)
-        change = int(np.abs(new - rank).max())
-        rank = new
-        if change <= TOTAL >> CONVERGED_BITS:
-            break
+    # PageRank in fixed point, both ways: mass flows to what is used (the files a project depends
+    # on) and, apart, to what uses (the files that put it together: a command, a builder, the
+    # module that wires the others). A file's mass is a blend of the two, so a project's core
+    # rates high whether it is depended on or does the depending.
+    rank, iterations = _pagerank(e_src, e_dst, e_weight, teleport, n)
+    hubs, _ = _pagerank(e_dst, e_src, e_weight, teleport, n)
+    mass = (rank * AUTHORITY + hubs * HUB) // (AUTHORITY + HUB)
 
-    # Symbols. The flow reaching each through the references that name it (what an index
+    # Symbols. The flow reaching each (in the PageRank toward what is used) through the
+    # references that name it (what an index
     # hands on for a name it re-exports is that name's too).
     f_src = np.concatenate((t_src, h_src))
     f_def = np.concatenate((t_def, hop_row))
@@ -599,7 +621,7 @@ def rate(
     # The rest of a file's mass is split among its symbols: half by the flow reaching each, half
     # by the shares (all by shares when no reference names any). Fractions are taken in units
     # of 2**-SHARE_BITS first, so that no product passes 2**63.
-    held = np.maximum(rank - relayed, 0)
+    held = np.maximum(mass - relayed, 0)
     file_flow = np.zeros(n, dtype=np.int64)
     np.add.at(file_flow, d_file, flow)
     file_share = np.zeros(n, dtype=np.int64)
@@ -611,7 +633,7 @@ def rate(
 
     # Ratings: the mass in units where a file with the average share has AVERAGE.
     scale = n * AVERAGE
-    file_ratings = dict(zip(paths, _to_rating(rank, scale).tolist(), strict=True))
+    file_ratings = dict(zip(paths, _to_rating(mass, scale).tolist(), strict=True))
     symbol_values = _to_rating(symbol_mass[:real], scale)
     spans = {
         paths[i]: (lexicon, int(starts[i]))

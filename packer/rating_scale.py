@@ -8,5 +8,5 @@ from __future__ import annotations
 
 from typing import Final
 
-RATING_VERSION: Final = "1"
+RATING_VERSION: Final = "2"
 AVERAGE: Final = 10_000  # the rating of a file with an average share of attention
