@@ -174,6 +174,13 @@ def density(here: Point, step: Point) -> int:
     return (step.value - here.value) * _SCALE // max(step.cost - here.cost, 1)
 
 
+# The fit reads at most one unread offer per this many tokens of room: a file shown as more than
+# a line costs at least its heading, fences and a line (about this much), so a pack of N tokens
+# never shows more than N / READ_COST files that were read; past that, reading more only spends
+# time on files whose bound reached the top but whose real value per token did not.
+READ_COST: Final = 16
+
+
 def fit(offers: Sequence[Offer], room: int) -> Fit:
     """Choose a point for every offer so that their costs fit ``room`` (floors first, even when
     they alone do not fit: the caller judges that), buying value per token greedily.
@@ -181,13 +188,16 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
     An offer not read yet (`Offer.expand`) starts with what is known without reading it (its
     listed line) and one more heap entry at its `Offer.bound`: ``(value, cost)``, an upper bound
     of the value per token of any step to a point only reading it reveals, and a lower bound of
-    such a step's cost. It is read when that entry reaches the top and its cost still fits."""
+    such a step's cost. It is read when that entry reaches the top and its cost still fits, as
+    long as fewer than ``room // READ_COST`` offers were read (so the time a fit takes is bounded
+    by the budget, not the size of the tree)."""
     result = Fit()
     by_path = {o.path: o for o in offers}
     current: dict[str, Point] = {}
     options: dict[str, list[Point]] = {}
     pending: dict[str, list[Point]] = {}  # the hull ahead of each file, next step first
     used = 0
+    reads = max(room // READ_COST, 1)
     heap: list[tuple[int, bytes, int]] = []
     for given in offers:
         offer = given
@@ -220,6 +230,9 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
             assert offer.expand is not None and offer.bound is not None
             if offer.bound[1] > room - used + current[path].cost:
                 continue  # even its cheapest step would not fit: never read it
+            if reads <= 0:
+                continue  # no more reading: its listed line competes as it is
+            reads -= 1
             offer = by_path[path] = offer.expand()
             result.expanded += 1
             options[path] = points(offer)
