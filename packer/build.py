@@ -507,12 +507,23 @@ class Packer:
                 nxt = room + short
             else:
                 too_big = room if too_big is None else min(too_big, room)
-                nxt = room - (worst - budget.max) - 2
+                # Shrink from what was chosen, not from the room: the choice may have left
+                # some of the room unused, and shrinking the room by less changes nothing.
+                nxt = min(room, chosen.cost) - (worst - budget.max) - 2
             if too_big is not None and nxt >= too_big:
                 nxt = (fits + too_big) // 2
             if (nxt <= fits and best is not None) or nxt == room:
                 break
             room = nxt
+        if best is None and room > 0:
+            # The rounds ran out while still over the max: the floors alone (an empty room)
+            # decide whether any pack fits.
+            chosen = fit(offers, 0)
+            m = self._manifest(scope, target, cands, chosen.choices, parent, depth)
+            tokens = self._count_formats(m)
+            if max(tokens.values()) <= budget.max:
+                best = (m, tokens)
+                self._last_fit = chosen.choices
         if best is None:
             self._refuse(scope, target, cands)
         assert best is not None

@@ -121,3 +121,23 @@ def test_this_repository_packs_show_its_core_modules() -> None:
     for name in ("repo.chatgpt", "repo.claude"):
         show = json.loads(run_cas("show", name, "--json", cwd=ROOT).out)
         assert show["totals"]["tokens"]["markdown"] >= show["budget"]["target"] * 9 // 10, name
+
+
+def test_a_pack_whose_xml_render_costs_far_more_than_its_markdown_still_fits(
+    tmp_path: Path,
+) -> None:
+    """Short words cost more tokens in the xml render than the fit's markdown estimate: the
+    refit rounds must shrink from what was chosen, not creep down a few tokens at a time (this
+    tree of the crash loop once ran out of rounds and refused to pack)."""
+    import random
+
+    from tests.stress.crash_loop import make_repo, mutate
+
+    rng = random.Random(11)
+    root = tmp_path / "r"
+    make_repo(root, rng)
+    mutate(root, rng)
+    r = run_cas("--quiet", "pack", "--json", cwd=root)
+    assert r.code == 0, r.err
+    tokens = json.loads(r.out)["packs"][0]["tokens"]
+    assert max(tokens.values()) <= 12000 and tokens["markdown"] >= 9000, tokens
