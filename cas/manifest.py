@@ -1,8 +1,8 @@
 """The manifest format: a pack as canonical msgpack. Encode, decode, validate; no packer policy.
 
-Format 1, a map with these keys (any other key, a missing key or a wrong type is an error)::
+Format 2, a map with these keys (any other key, a missing key or a wrong type is an error)::
 
-    format     1
+    format     2
     kind       "lite" | "full"
     scope      str
     target     str | nil
@@ -14,12 +14,17 @@ Format 1, a map with these keys (any other key, a missing key or a wrong type is
 
     entry: {path: str, kind: "file" | "symlink", digest: 32 bytes | nil, size: int,
             tier: "high" | "medium" | "low", tokens: int, summary: 32 bytes | nil,
-            reason: str | nil}
+            reason: str | nil, rating: int, listed: bool}
 
 ``digest`` is nil only for a withheld secret, whose body is stored nowhere. ``summary`` is set
-only for a MEDIUM entry. Canonical means: maps with keys sorted by their UTF-8 bytes, strings in
-Unicode NFC, integers in msgpack's shortest form, no floats, no extension types. Decoding
-re-encodes and requires the same bytes, so one pack has exactly one encoding and one digest.
+only for a MEDIUM entry. ``rating`` is how much an agent needs the file (packer.rating; render
+order); ``listed`` says a LOW entry has its own line in the render's omitted or withheld list
+(the others are counted by folder), and is false for every other entry. Format 1 (no rating, no
+listed) is still read: its entries rate 0 and every LOW one is listed.
+
+Canonical means: maps with keys sorted by their UTF-8 bytes, strings in Unicode NFC, integers in
+msgpack's shortest form, no floats, no extension types. Decoding re-encodes and requires the same
+bytes, so one pack has exactly one encoding and one digest.
 """
 
 from __future__ import annotations
@@ -33,7 +38,8 @@ import msgpack
 from cas.digest import Digest
 from cas.errors import ManifestError
 
-FORMAT: Final = 1
+FORMAT: Final = 2
+READABLE: Final = (1, 2)  # format versions this cas decodes
 KINDS: Final = ("lite", "full")
 TIERS: Final = ("high", "medium", "low")
 ENTRY_KINDS: Final = ("file", "symlink")
@@ -43,9 +49,12 @@ _PIECE: Final = 1 << 20  # encoding of a large manifest: its bytes are gathered 
 _TOP_KEYS: Final = frozenset(
     ("format", "kind", "scope", "target", "tokenizer", "budget", "parent", "totals", "entries")
 )
-_ENTRY_KEYS: Final = frozenset(
+_ENTRY_KEYS_V1: Final = frozenset(
     ("path", "kind", "digest", "size", "tier", "tokens", "summary", "reason")
 )
+_ENTRY_KEYS: Final = _ENTRY_KEYS_V1 | {"rating", "listed"}
+# The largest rating a manifest holds (ratings are bounded integers, see packer.rating).
+MAX_RATING: Final = (1 << 62) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +67,8 @@ class Entry:
     kind: str = "file"
     summary: Digest | None = None
     reason: str | None = None
+    rating: int = 0
+    listed: bool = False
 
     @property
     def withheld(self) -> bool:
@@ -115,13 +126,26 @@ def _nfc(text: str) -> str:
     return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
-def _entry_obj(e: Entry) -> dict[str, Any]:
+def _entry_obj(e: Entry, version: int) -> dict[str, Any]:
     # Built directly in canonical key order (sorted by UTF-8 bytes): entries are most of a
     # manifest, and sorting each one's keys would dominate encoding a large pack.
+    if version == 1:
+        return {
+            "digest": bytes(e.digest) if e.digest is not None else None,
+            "kind": e.kind,
+            "path": _nfc(e.path),
+            "reason": _nfc(e.reason) if e.reason is not None else None,
+            "size": e.size,
+            "summary": bytes(e.summary) if e.summary is not None else None,
+            "tier": e.tier,
+            "tokens": e.tokens,
+        }
     return {
         "digest": bytes(e.digest) if e.digest is not None else None,
         "kind": e.kind,
+        "listed": e.listed,
         "path": _nfc(e.path),
+        "rating": e.rating,
         "reason": _nfc(e.reason) if e.reason is not None else None,
         "size": e.size,
         "summary": bytes(e.summary) if e.summary is not None else None,
@@ -168,9 +192,9 @@ def _encode(m: Manifest, *, validate: bool) -> bytes:
             continue
         packer.pack_array_header(len(ordered))
         for i, e in enumerate(ordered):
-            obj = _entry_obj(e)
+            obj = _entry_obj(e, m.format)
             if validate:
-                previous = _validate_entry(obj, i, previous, "manifest")
+                previous = _validate_entry(obj, i, previous, "manifest", m.format)
             packer.pack(obj)
             if len(packer.getbuffer()) >= _PIECE:  # the packer's buffer would double as it grows
                 pieces.append(packer.bytes())
@@ -215,9 +239,11 @@ def decode(data: bytes, source: str = "manifest", *, trusted: bool = False) -> M
     if not isinstance(obj, dict):
         raise ManifestError(source, f"top level is {type(obj).__name__}, expected a map")
     version = obj.get("format")
-    if isinstance(version, int) and not isinstance(version, bool) and version != FORMAT:
+    if isinstance(version, int) and not isinstance(version, bool) and version not in READABLE:
         raise ManifestError(
-            source, f"format version {version} is not supported (this cas reads version {FORMAT})"
+            source,
+            f"format version {version} is not supported (this cas reads versions "
+            f"{', '.join(map(str, READABLE))})",
         )
     if not trusted:
         _validate(obj, source)
@@ -231,6 +257,8 @@ def decode(data: bytes, source: str = "manifest", *, trusted: bool = False) -> M
             tokens=e["tokens"],
             summary=Digest(e["summary"]) if e["summary"] is not None else None,
             reason=e["reason"],
+            rating=e.get("rating", 0),
+            listed=e.get("listed", e["tier"] == "low" and obj["format"] == 1),
         )
         for e in obj["entries"]
     )
@@ -276,7 +304,7 @@ def _validate(obj: dict[str, Any], source: str) -> None:
     _validate_head(obj, source)
     previous: bytes | None = None
     for i, e in enumerate(obj["entries"]):
-        previous = _validate_entry(e, i, previous, source)
+        previous = _validate_entry(e, i, previous, source, obj["format"])
 
 
 def _validate_head(obj: dict[str, Any], source: str) -> None:
@@ -289,8 +317,8 @@ def _validate_head(obj: dict[str, Any], source: str) -> None:
     if keys != _TOP_KEYS:
         missing, extra = sorted(_TOP_KEYS - keys), sorted(str(k) for k in keys - _TOP_KEYS)
         raise bad(f"wrong keys (missing {missing}, unexpected {extra})")
-    if obj["format"] != FORMAT or not _is_int(obj["format"]):
-        raise bad(f"format must be {FORMAT}")
+    if not _is_int(obj["format"]) or obj["format"] not in READABLE:
+        raise bad(f"format must be one of {', '.join(map(str, READABLE))}")
     if obj["kind"] not in KINDS:
         raise bad(f"kind must be one of {', '.join(KINDS)}")
     for key in ("scope", "tokenizer"):
@@ -313,15 +341,17 @@ def _validate_head(obj: dict[str, Any], source: str) -> None:
         raise bad("entries must be a list")
 
 
-def _validate_entry(e: Any, i: int, previous: bytes | None, source: str) -> bytes:
-    """Check ``entries[i]``, which must sort after the path ``previous``; returns its path."""
+def _validate_entry(e: Any, i: int, previous: bytes | None, source: str, version: int) -> bytes:
+    """Check ``entries[i]`` of a manifest of format ``version``, which must sort after the path
+    ``previous``; returns its path."""
 
     def bad(problem: str) -> ManifestError:
         return ManifestError(source, problem)
 
     where = f"entries[{i}]"
-    if not isinstance(e, dict) or set(e) != _ENTRY_KEYS:
-        raise bad(f"{where} must be a map with keys {sorted(_ENTRY_KEYS)}")
+    entry_keys = _ENTRY_KEYS_V1 if version == 1 else _ENTRY_KEYS
+    if not isinstance(e, dict) or set(e) != entry_keys:
+        raise bad(f"{where} must be a map with keys {sorted(entry_keys)}")
     path = e["path"]
     if not isinstance(path, str) or not _valid_path(path):
         raise bad(f"{where}.path {path!r} is not a relative POSIX path")
@@ -345,6 +375,13 @@ def _validate_entry(e: Any, i: int, previous: bytes | None, source: str) -> byte
         raise bad(f"{where}: an entry without a digest (withheld) must be low")
     if e["reason"] is not None and not isinstance(e["reason"], str):
         raise bad(f"{where}.reason must be a string or nil")
+    if version != 1:
+        if not _is_int(e["rating"]) or not 0 <= e["rating"] <= MAX_RATING:
+            raise bad(f"{where}.rating must be an integer from 0 to {MAX_RATING}")
+        if not isinstance(e["listed"], bool):
+            raise bad(f"{where}.listed must be true or false")
+        if e["listed"] and e["tier"] != "low":
+            raise bad(f"{where}: only a low entry is listed")
     return encoded
 
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import blake3
 import msgpack
@@ -28,26 +29,48 @@ from cas.fsutil import atomic_write
 from cas.lease import Lease
 from cas.residency import trim_heap
 from cas.store import Store
-from packer.budget import Item, demote_until, price_lines, reason_at
 from packer.cache import Cache
-from packer.config import Config, Scope, Target, assign_scopes
+from packer.config import Config, Scope, Target, assign_scopes, glob_spec
+from packer.explain import Explanation
+from packer.fitting import HIGH, LOW, MEDIUM, Choice, fit
+from packer.history import History, read_history
 from packer.ingest import RENDER_VERSION, Fact, Ingest, IngestReport
-from packer.render import FORMATS, fence_language, lite_layout, low_pieces, renderer
+from packer.languages import language_for
+from packer.lexicon import LEXICON_VERSION, Lexicon, lex, lexicon_language
+from packer.lexicon import decode as decode_lexicon
+from packer.lexicon import encode as encode_lexicon
+from packer.pricing import TIER_NAMES, TIER_OF, Candidate, Pricer, weighted
+from packer.rating_scale import AVERAGE, RATING_VERSION
+from packer.render import (
+    FORMATS,
+    GROUP_LINES,
+    Header,
+    group_depth,
+    lite_layout,
+    omitted_groups,
+    renderer,
+)
 from packer.scan import ScanNote, decode_text, scan
 from packer.secrets import redact_path
-from packer.summarize import SUMMARY_VERSION, summarize
-from packer.tiers import TierRules
+from packer.summaries import SUMMARY_VERSION
+from packer.tiers import NOT_CONTENT, TierRules
 from packer.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from packer.rating import Ratings
 
 MANIFEST_DIR = "manifests"
 MEMO_NS = "memo"
-# Per scope's rules: path -> (forced, kind, rule index, line prices), so an unchanged path is
-# neither matched against the rules nor are its index and omitted lines rendered and counted.
-PRICE_NS = "price"
-# Bump when the way a manifest is derived from its inputs changes (tiering, budgets, layout).
-MEMO_VERSION = "2"
-# Levels of compaction of the omitted list, tried in order when a pack cannot fit otherwise.
-LOW_LEVELS = (0, 1, 2, 3, 4)
+# Bump when the way a manifest is derived from its inputs changes (tiering, fitting, layout).
+MEMO_VERSION = "3"
+NOT_CONTENT_SPEC = glob_spec(NOT_CONTENT)
+# Languages whose files the reference graph rates; the others are documents and configuration.
+_CODE_LANGUAGES = frozenset(
+    {
+        *("python", "typescript", "tsx", "javascript", "go", "rust", "java", "kotlin", "scala"),
+        *("c", "cpp", "csharp", "ruby", "php", "swift", "lua", "bash"),
+    }
+)
 
 Progress = Callable[[str, int, int], None]
 
@@ -77,6 +100,7 @@ class PackReport:
     # worker seconds overlap, so these do not add up to the stages.
     work: dict[str, float] = field(default_factory=dict)
     ingest_mode: str = "threads"
+    explained: list[Explanation] = field(default_factory=list)
     files: int = 0
     bytes_read: int = 0
     stat_hits: int = 0
@@ -114,13 +138,20 @@ class Packer:
         self.progress = progress
         self.counter = TokenCounter(config.tokenizer)
         self.cache = Cache(store)
-        self._summaries: dict[Digest, tuple[str, int]] = {}
         # Summary texts by their own digest, so trial renders need not store them; only the
         # summaries a final manifest references are stored.
         self._summary_texts: dict[Digest, str] = {}
         self._lease: Lease | None = None
         self._folder_ready = False
         self._work: dict[str, float] = {}
+        self.pricer = Pricer(store, self.cache, self.counter, self._work)
+        self._scope_cands: tuple[str, list[Candidate]] | None = None
+        self._ratings: Ratings | None = None  # the last scope's
+        self._history: History | None = None
+        self._history_key: tuple[str, ...] | None = None
+        self._explain: str | None = None
+        self._explained: list[Explanation] = []
+        self._last_fit: dict[str, Choice] | None = None
 
     # --- the whole run ----------------------------------------------------------------------
 
@@ -131,8 +162,15 @@ class Packer:
         targets: Sequence[str] = (),
         baseline: Digest | None = None,
         check: bool = False,
+        explain: str | None = None,
     ) -> PackReport:
+        """Pack the scopes and targets asked for (all by default). ``check`` writes nothing and
+        marks a committed manifest that differs as stale; ``explain`` (a path) writes nothing
+        either, fits every pack afresh and keeps, in `PackReport.explained`, why that path got
+        what it got."""
         # What was asked for, and where it goes, is checked before any work is done.
+        self._explain = explain.removeprefix("./") if explain is not None else None
+        check = check or explain is not None
         wanted = self._select(scopes)
         self._check_targets(wanted, targets)
         if not check:
@@ -166,7 +204,8 @@ class Packer:
         )
         # A note names a path the walk could not use; a secret in that path is cut out of it.
         report.notes.extend(ScanNote(redact_path(n.path), n.reason) for n in scanned.notes)
-        by_path = {f.path: f for f in scanned.files}
+        # The pack's own configuration and ignore files steer it; they are not content.
+        by_path = {f.path: f for f in scanned.files if not NOT_CONTENT_SPEC.match_file(f.path)}
         membership = assign_scopes(self.config, by_path)
         watch.lap("scan")
 
@@ -196,13 +235,15 @@ class Packer:
 
         try:
             for scope in wanted:
+                self._scope_cands = None
                 rules = TierRules([*scope.rules, *self.config.rules])
                 scope_facts = [facts[p] for p in membership.get(scope.name, []) if p in facts]
                 for target in self._targets(scope, targets):
                     result = self._pack_target(scope, target, scope_facts, rules, baseline, check)
                     report.results.append(result)
-                    if check and result.written:
+                    if check and result.written and self._explain is None:
                         report.stale.append(result.name)
+            report.explained = self._explained
             watch.lap("tier")
             report.work.update({f"tier: {k}": v for k, v in sorted(self._work.items())})
         finally:
@@ -264,6 +305,97 @@ class Packer:
             return list(scope.targets)
         return [t for t in scope.targets if t.name in names or (not t.name and "" in names)]
 
+    # --- one scope: classify, rate -------------------------------------------------------------
+
+    def _candidates(self, facts: list[Fact], rules: TierRules) -> list[Candidate]:
+        """Every file of a scope, classified and rated (the ratings of the whole scope)."""
+        start = time.perf_counter()
+        decisions = {f.path: rules.classify(f.path) for f in facts}
+        self._spent("rules", start)
+        start = time.perf_counter()
+        rows = [(f.path, language_for(f.path), f.size, self._lexicon(f)) for f in facts]
+        self._spent("lexicon", start)
+        start = time.perf_counter()
+        from packer.rating import rate  # numpy loads only when a pack is made, not reused
+
+        by_path = {f.path: f for f in facts}
+        ratings = rate(
+            rows,
+            read=lambda path: self._top_text(by_path, path),
+            history=self._history_for([f.path for f in facts]),
+            priorities={p: max(d.weight, 0) for p, d in decisions.items()},
+        )
+        self._ratings = ratings
+        self._spent("rate", start)
+        out: list[Candidate] = []
+        for fact in facts:
+            decision = decisions[fact.path]
+            reason = fact.forced or decision.reason
+            if fact.redacted and not fact.forced:
+                reason = f"{reason}; secrets redacted: {fact.redacted}"
+            ceiling = LOW if fact.forced or not fact.size else TIER_OF[decision.tier]
+            if not fact.size and not fact.forced:
+                reason = f"{reason}, empty"
+            floor = ceiling if decision.required and not fact.forced else LOW
+            rating = ratings.file(fact.path)
+            if language_for(fact.path) not in _CODE_LANGUAGES:
+                # Documents and configuration are not referenced like code: their rank in the
+                # graph says little, so they rate at least as an average file would.
+                rating = max(rating, AVERAGE)
+            weight = decision.weight
+            symbols = {n: weighted(r, weight) for n, r in ratings.symbols_of(fact.path).items()}
+            out.append(
+                Candidate(
+                    path=fact.path,
+                    fact=fact,
+                    ceiling=ceiling,
+                    floor=floor,
+                    weight=weight,
+                    reason=reason,
+                    rating=rating,
+                    value=weighted(rating, weight),
+                    symbols=symbols,
+                    public=ratings.public_of(fact.path),
+                )
+            )
+        return out
+
+    def _lexicon(self, fact: Fact) -> Lexicon | None:
+        """The file's lexicon, by content digest (made here when the ingest did not)."""
+        if fact.digest is None or not fact.text or fact.forced:
+            return None
+        lang = language_for(fact.path)
+        if lexicon_language(fact.path, lang) is None:
+            return None
+        ns = f"lex:{LEXICON_VERSION}:{lang}"
+        raw = self.cache.get(ns, bytes(fact.digest))
+        if raw is not None:
+            found = decode_lexicon(raw)
+            if found is not None:
+                return found
+        made = lex(fact.path, self.store.get(fact.digest), lang)
+        if made is not None:
+            self.cache.put(ns, bytes(fact.digest), encode_lexicon(made))
+        return made
+
+    def _top_text(self, facts: dict[str, Fact], path: str) -> str | None:
+        """The text of a top-level metadata file or README, for the public surface."""
+        fact = facts.get(path)
+        if fact is None or fact.digest is None or not fact.text or fact.size > 1 << 20:
+            return None
+        return decode_text(self.store.get(fact.digest))
+
+    def _history_for(self, paths: list[str]) -> History | None:
+        if not self.config.history:
+            return None
+        key = tuple(paths)
+        if self._history_key != key:
+            start = time.perf_counter()
+            self._history = read_history(self.root, paths, limit=self.config.history)
+            self._history_key = key
+            self._spent("history", start)
+        return self._history
+
     # --- one target ---------------------------------------------------------------------------
 
     def _pack_target(
@@ -276,236 +408,169 @@ class Packer:
         check: bool,
     ) -> PackResult:
         name = manifest_name(scope.name, target.name or None)
-        memo_key = self._memo_key(scope, target, facts, rules, baseline)
-        reused = self._reuse(memo_key)
+        history = self._history_for([f.path for f in facts])
+        memo_key = self._memo_key(scope, target, facts, rules, baseline, history)
+        reused = self._reuse(memo_key) if self._explain is None else None
         if reused is not None:
             m, tokens, data = reused
             return self._finish(scope, target, name, m, tokens, check, memo_key, data)
-        items, by_path = self._price(facts, rules)
-        m, tokens, level = self._fit(scope, target, items, by_path, baseline)
-        m = self._manifest(scope, target, items, by_path, baseline, level, tokens=tokens)
-        del items, by_path  # the manifest is all that is left to write: free the prices first
+        if self._scope_cands is None or self._scope_cands[0] != scope.name:
+            self._scope_cands = (scope.name, self._candidates(facts, rules))
+        cands = self._scope_cands[1]
+        m, tokens = self._fit(scope, target, cands, baseline)
+        if self._explain is not None:
+            self._explain_one(name, target, rules, cands, m, tokens)
         return self._finish(scope, target, name, m, tokens, check, memo_key)
 
-    def _price(self, facts: list[Fact], rules: TierRules) -> tuple[list[Item], dict[str, Fact]]:
-        """Each file's cost at each tier, in markdown tokens. Summaries are priced lazily: most
-        files of a large tree end up omitted and never need one. A path priced by an earlier
-        run with the same rules, tokenizer and layout reuses that run's rule and line prices."""
-        md = renderer("markdown")
-        key, table = self._price_table(rules)
-        fresh: dict[str, list[object]] = {}
-        items: list[Item] = []
-        by_path: dict[str, Fact] = {}
-        for fact in facts:
-            cached = _price_row(table.get(fact.path), fact)
-            if cached is not None and cached[0] > len(rules.rules):
-                cached = None
-            if cached is not None:
-                rules.remember(fact.path, cached[0])
-            decision = rules.classify(fact.path)
-            reason = decision.reason
-            if fact.redacted:
-                reason = f"{reason}; secrets redacted: {fact.redacted}"
-            item = Item(
-                path=fact.path,
-                rule_tier="low" if fact.forced else decision.tier,
-                rule_reason=fact.forced or reason,
-                priority=decision.priority,
-                required=decision.required and not fact.forced,
-                tier="low" if fact.forced else decision.tier,
-                fixed=fact.forced is not None,
-                kind=fact.kind,
+    def _explain_one(
+        self,
+        name: str,
+        target: Target,
+        rules: TierRules,
+        cands: list[Candidate],
+        m: mf.Manifest,
+        tokens: dict[str, int],
+    ) -> None:
+        cand = next((c for c in cands if c.path == self._explain), None)
+        if cand is None:
+            return
+        assert self._last_fit is not None
+        choice = self._last_fit[cand.path]
+        offer = self.pricer.offer(cand)
+        if offer.expand is not None or (cand.fact.text and cand.ceiling > LOW):
+            offer = self.pricer.expand(cand, self.pricer.listed(cand))
+        symbols: list[tuple[str, int, bool]] = []
+        if offer.head is not None:
+            outline = self.pricer.priced(cand.fact).outline
+            kept = set(outline.closure(choice.keep)) if choice.tier == MEDIUM else set()
+            symbols = [
+                (s.name, o.value, i in kept or choice.tier == HIGH)
+                for i, (s, o) in enumerate(zip(outline.symbols, offer.symbols, strict=True))
+            ]
+        ratings = self._ratings
+        reasons = ratings.reasons.get(cand.path, ()) if ratings is not None else ()
+        decision = rules.classify(cand.path)
+        self._explained.append(
+            Explanation(
+                pack=name,
+                target=target.budget.target,
+                budget_max=target.budget.max,
+                rule=rules.describe(decision.rule_index),
+                cand=cand,
+                reasons=tuple(reasons),
+                offer=offer,
+                choice=choice,
+                symbols=symbols,
+                tokens=tokens["markdown"],
             )
-            if cached is not None:
-                high_lines, medium_lines, low_line = cached[1:]
-            else:
-                high_lines, medium_lines, low_line = price_lines(item, md, self._count_line)
-            fresh[fact.path] = [
-                _row_key(fact), fact.kind, decision.rule_index, high_lines, medium_lines, low_line
-            ]  # fmt: skip
-            item.size = fact.size
-            item.high_lines = high_lines
-            item.low_cost = low_line
-            item.medium_lines = medium_lines
-            items.append(item)
-            by_path[fact.path] = fact
-        if fresh != table:
-            # Committed at once and not kept: a large tree's table is megabytes. Another target
-            # with the same rules reads it back from the store.
-            self.cache.put(PRICE_NS, key, msgpack.packb(fresh, use_bin_type=True))
-            self.cache.flush()
-        return items, by_path
-
-    def _price_table(self, rules: TierRules) -> tuple[bytes, dict[str, list[object]]]:
-        head = [MEMO_VERSION, RENDER_VERSION, self.counter.name, repr(rules.rules)]
-        key = bytes(blake3.blake3(msgpack.packb(head, use_bin_type=True)).digest())
-        raw = self.cache.get(PRICE_NS, key)
-        try:
-            loaded = msgpack.unpackb(raw, raw=False) if raw is not None else {}
-        except (ValueError, msgpack.ExtraData):
-            loaded = {}  # a damaged cache entry is a miss
-        return key, loaded if isinstance(loaded, dict) else {}
-
-    def _count_line(self, text: str) -> int:
-        """Index and omitted lines name their path, so no two files share one: they are not
-        remembered here (100,000 files would keep 300,000 strings), but in the price table,
-        which a second target with the same rules, or the next run, reads instead."""
-        start = time.perf_counter()
-        count = self.counter.count(text)
-        self._spent("tokenize", start)
-        return count
+        )
 
     def _spent(self, step: str, start: float) -> None:
         self._work[step] = self._work.get(step, 0.0) + time.perf_counter() - start
 
-    def _resolver(self, by_path: dict[str, Fact]) -> Callable[[list[Item]], None]:
-        """Make the given items' costs exact: count bodies, price summaries. A MEDIUM file whose
-        summary is not smaller than its body is shown in full instead."""
-
-        def resolve(items: list[Item]) -> None:
-            for item in items:
-                fact = by_path[item.path]
-                if item.body is None and fact.digest is not None and fact.text:
-                    item.body = self._body_tokens(fact)
-                elif item.body is None:
-                    item.body = 0
-                if item.tier == "medium" and item.medium_cost is None:
-                    item.medium_cost = max(
-                        item.medium_lines + self._summary(fact)[1], item.low_cost
-                    )
-                    if item.medium_cost >= item.high_cost:
-                        item.tier = "high"
-
-        return resolve
-
-    def _body_tokens(self, fact: Fact) -> int:
-        """Tokens of a file's fenced body as the markdown render shows it, by content."""
-        assert fact.digest is not None
-        lang = fence_language(fact.path)
-        ns = f"tokens:{self.counter.name}:{RENDER_VERSION}:{lang}"
-        cached = self.cache.get(ns, bytes(fact.digest))
-        if cached is not None:
-            return int(cached)
-        start = time.perf_counter()
-        text = decode_text(self.store.get(fact.digest))
-        count = self.counter.count(renderer("markdown").section_body(text, lang))
-        self.cache.put(ns, bytes(fact.digest), str(count).encode())
-        self._spent("tokenize", start)
-        return count
-
     def _fit(
-        self,
-        scope: Scope,
-        target: Target,
-        items: list[Item],
-        by_path: dict[str, Fact],
-        parent: Digest | None,
-    ) -> tuple[mf.Manifest, dict[str, int], int]:
+        self, scope: Scope, target: Target, cands: list[Candidate], parent: Digest | None
+    ) -> tuple[mf.Manifest, dict[str, int]]:
+        """Fit the target: choose on value per token, render every format, count it exactly,
+        and refit with more or less room until the pack is within its max and, when there is
+        more to show, near its target."""
         budget = target.budget
-        count = self.counter.count
-        resolve = self._resolver(by_path)
-
-        def price_medium(item: Item) -> int:
-            return item.medium_lines + self._summary(by_path[item.path])[1]
-
-        def build(level: int) -> tuple[mf.Manifest, dict[str, int]]:
-            resolve([i for i in items if i.tier != "low"])
-            m = self._manifest(scope, target, items, by_path, parent, level)
-            tokens = {
-                fmt: count(lite_layout(m, self._fetch, fmt, low_level=level).text())
-                for fmt in FORMATS
-            }
-            return m, tokens
-
-        # A lower bound first (bodies and summaries not yet counted enter at their headings'
-        # cost): a pack far over its budget is never rendered whole, nor its files counted and
-        # summarized, before demotion.
-        level = 0
-        if sum(i.cost() for i in items) <= budget.max:
-            m, tokens = build(level)
-            if max(tokens.values()) <= budget.max:
-                return m, tokens, level
-        resolve([i for i in items if i.required and i.tier != "low"])
-        overhead = self._overhead(scope, target, items, by_path, parent)
-        level = self._low_level(items, budget.target - overhead)
-        fixed_low = self._low_section(items, level)
-        if level > 0:
-            for item in items:
-                item.low_cost = 0
-        demote_until(items, budget.target - overhead - fixed_low, resolve, price_medium)
-        m, tokens = build(level)
-        # The estimate prices markdown; every format is then checked for real, and demotion
-        # (then compaction of the omitted list) continues a little further each round.
-        squeeze = 0
-        while max(tokens.values()) > budget.max:
-            squeeze += max(max(tokens.values()) - budget.target, 1)
-            estimate = sum(i.cost() for i in items)
-            before = [i.tier for i in items]
-            demote_until(items, estimate - squeeze, resolve, price_medium)
-            if [i.tier for i in items] == before:
-                if level + 1 >= len(LOW_LEVELS):
+        pricer = self.pricer
+        start = time.perf_counter()
+        offers = [pricer.offer(c) for c in cands]
+        self._spent("price", start)
+        depth = group_depth((c.path for c in cands), _group_lines(budget.target))
+        overhead = self._overhead(scope, target, cands, depth)
+        room = budget.target - overhead
+        # The fit's costs are estimates (a summary's tokens are not quite the sum of its
+        # lines'; other formats cost more than markdown): each round renders and counts every
+        # format, then narrows the room between one that fits within max and one that did not.
+        best: tuple[mf.Manifest, dict[str, int]] | None = None
+        fits, too_big = 0, None
+        for _round in range(8):
+            start = time.perf_counter()
+            chosen = fit(offers, max(room, 0))
+            self._spent("fit", start)
+            m = self._manifest(scope, target, cands, chosen.choices, parent, depth)
+            tokens = self._count_formats(m)
+            worst = max(tokens.values())
+            if worst <= budget.max:
+                fits = max(fits, room)
+                if best is None or tokens["markdown"] > best[1]["markdown"]:
+                    best = (m, tokens)
+                    self._last_fit = chosen.choices
+                short = min(budget.target - tokens["markdown"], budget.max - worst)
+                if tokens["markdown"] >= budget.target * 98 // 100 or short <= 0:
                     break
-                level += 1
-                for item in items:
-                    item.low_cost = 0
-            m, tokens = build(level)
-        if max(tokens.values()) > budget.max:
-            required = [
-                (i.path, i.cost())
-                for i in sorted(items, key=lambda i: i.path.encode())
-                if i.required
-            ]
-            name = manifest_name(scope.name, target.name or None)
-            raise BudgetError(
-                name, budget.max, required or [("(index of omitted files)", max(tokens.values()))]
-            )
-        return m, tokens, level
+                if chosen.cost < room - short:
+                    break  # nothing more to show: the room was not filled
+                nxt = room + short
+            else:
+                too_big = room if too_big is None else min(too_big, room)
+                # Shrink from what was chosen, not from the room: the choice may have left
+                # some of the room unused, and shrinking the room by less changes nothing.
+                nxt = min(room, chosen.cost) - (worst - budget.max) - 2
+            if too_big is not None and nxt >= too_big:
+                nxt = (fits + too_big) // 2
+            if (nxt <= fits and best is not None) or nxt == room:
+                break
+            room = nxt
+        if best is None and room > 0:
+            # The rounds ran out while still over the max: the floors alone (an empty room)
+            # decide whether any pack fits.
+            chosen = fit(offers, 0)
+            m = self._manifest(scope, target, cands, chosen.choices, parent, depth)
+            tokens = self._count_formats(m)
+            if max(tokens.values()) <= budget.max:
+                best = (m, tokens)
+                self._last_fit = chosen.choices
+        if best is None:
+            self._refuse(scope, target, cands)
+        assert best is not None
+        m, tokens = best
+        m = replace(m, totals={**m.totals, "tokens": dict(tokens)})
+        return m, tokens
 
-    def _overhead(
-        self,
-        scope: Scope,
-        target: Target,
-        items: list[Item],
-        by_path: dict[str, Fact],
-        parent: Digest | None,
-    ) -> int:
-        """Tokens of everything but the files' own lines: header, map, section frames."""
-        saved = [(i.tier, i.medium_cost) for i in items]
-        for i in items:
-            i.tier, i.medium_cost = "low", i.medium_cost
-        m = self._manifest(scope, target, items, by_path, parent, 4)
-        layout = lite_layout(m, self._fetch, "markdown", low_level=4)
-        for i, (tier, cost) in zip(items, saved, strict=True):
-            i.tier, i.medium_cost = tier, cost
-        r = renderer("markdown")
-        frames = r.index_open() + r.index_close() + r.files_open() + r.files_close()
-        head = "".join(layout.head) + frames + r.omitted_open() + r.omitted_close()
-        return self.counter.count(head)
+    def _count_formats(self, m: mf.Manifest) -> dict[str, int]:
+        start = time.perf_counter()
+        out = {fmt: self.counter.count(lite_layout(m, self._fetch, fmt).text()) for fmt in FORMATS}
+        self._spent("tokenize", start)
+        return out
 
-    def _low_section(self, items: list[Item], level: int) -> int:
-        """Tokens of the omitted list at ``level`` if every file that may be demoted were
-        omitted (an upper bound for the pack that results)."""
-        if level == 0:
-            return 0
-        r = renderer("markdown")
-        entries = [
-            mf.Entry(path=i.path, digest=None, size=0, tier="low", tokens=0, reason=i.rule_reason)
-            for i in items
-            if not i.required and (i.tier == "low" or not i.fixed)
-        ]
-        return self.counter.count("".join(low_pieces(r, entries, level)))
+    def _overhead(self, scope: Scope, target: Target, cands: list[Candidate], depth: int) -> int:
+        """Tokens of everything but the files' own sections and lines, at most: the header,
+        the omitted list's frame and every folder line it could have, the withheld list's."""
+        md = renderer("markdown")
+        n = len(cands)
+        counts = (n, n, n, n, n)  # the most digits any count can have
+        h = Header(scope.name, target.name or None, self.counter.name, target.budget.max, counts)
+        head = md.header(h, "lite")
+        entries = [c.entry() for c in cands if not c.withheld]
+        groups = omitted_groups(entries, depth)
+        pieces = [head]
+        if entries:
+            pieces += [md.omitted_open(), md.omitted_close()]
+            pieces += [md.omitted_group(f, count, reasons) for f, count, reasons in groups]
+        if any(c.withheld for c in cands):
+            pieces += [md.withheld_open(), md.withheld_group(n), md.withheld_close()]
+        return self.pricer.line("".join(pieces))
 
-    def _low_level(self, items: list[Item], room: int) -> int:
-        """The least compaction of the omitted list that leaves the files that cannot be
-        demoted room to fit: one line per file where that fits, coarser lists where not."""
-        kept = sum(i.cost() for i in items if i.required or (i.fixed and i.tier != "low"))
-        per_file = sum(i.low_cost for i in items if not i.required)
-        if kept + per_file <= room:
-            return 0
-        for level in LOW_LEVELS[1:]:
-            if kept + self._low_section(items, level) <= room:
-                return level
-        return LOW_LEVELS[-1]
+    def _refuse(self, scope: Scope, target: Target, cands: list[Candidate]) -> None:
+        """No fit is within the max: the required files alone cannot be (or, without any,
+        the header and omitted list cannot). Names them with their token counts."""
+        required = []
+        for c in sorted((c for c in cands if c.floor > LOW), key=lambda c: c.path.encode()):
+            offer = self.pricer.expand(c, self.pricer.listed(c))
+            cost = offer.full[0] if c.floor == HIGH and offer.full else 0
+            if not cost and offer.head is not None:
+                cost = offer.head[0] + sum(s.cost for s in offer.symbols)
+            required.append((c.path, cost))
+        name = manifest_name(scope.name, target.name or None)
+        raise BudgetError(
+            name,
+            target.budget.max,
+            required or [("(the pack's header and omitted list)", target.budget.max)],
+        )
 
     def _finish(
         self,
@@ -554,13 +619,16 @@ class Packer:
         facts: list[Fact],
         rules: TierRules,
         baseline: Digest | None,
+        history: History | None,
     ) -> bytes:
         """A digest of everything a manifest is a function of: versions of the code that derives
-        facts, the scope, target and rules, the tokenizer, the parent, and every file's facts."""
+        facts, the scope, target and rules, the tokenizer, the parent, the history read, and
+        every file's facts."""
         h = blake3.blake3()
         head = [
-            MEMO_VERSION, SUMMARY_VERSION, RENDER_VERSION, self.counter.name,
-            repr(scope), repr(target), repr(rules.rules), bytes(baseline or b""),
+            MEMO_VERSION, SUMMARY_VERSION, RENDER_VERSION, LEXICON_VERSION, RATING_VERSION,
+            self.counter.name, repr(scope), repr(target), repr(rules.rules),
+            bytes(baseline or b""), history.digest if history is not None else b"",
         ]  # fmt: skip
         h.update(msgpack.packb(head, use_bin_type=True))
         for f in facts:
@@ -588,27 +656,32 @@ class Packer:
         self,
         scope: Scope,
         target: Target,
-        items: list[Item],
-        facts: dict[str, Fact],
+        cands: list[Candidate],
+        choices: dict[str, Choice],
         parent: Digest | None,
-        level: int,
-        *,
-        tokens: dict[str, int] | None = None,
+        depth: int,
     ) -> mf.Manifest:
         entries = []
-        for item in items:
-            fact = facts[item.path]
-            summary = self._summary_digest(fact) if item.tier == "medium" else None
+        for c in cands:
+            choice = choices[c.path]
+            tier = TIER_NAMES[choice.tier]
+            summary = None
+            if tier == "medium":
+                text = self.pricer.summary_text(c.fact, choice.keep)
+                summary = Digest.of(text.encode("utf-8"))
+                self._summary_texts[summary] = text
             entries.append(
                 mf.Entry(
-                    path=item.path,
-                    kind=fact.kind,
-                    digest=fact.digest,
-                    size=fact.size,
-                    tier=item.tier,
-                    tokens=item.cost(),
+                    path=c.path,
+                    kind=c.fact.kind,
+                    digest=c.fact.digest,
+                    size=c.fact.size,
+                    tier=tier,
+                    tokens=choice.cost,
                     summary=summary,
-                    reason=reason_at(item),
+                    reason=c.reason,
+                    rating=min(c.value, mf.MAX_RATING),
+                    listed=choice.listed,
                 )
             )
         entries.sort(key=lambda e: e.path.encode())
@@ -621,9 +694,7 @@ class Packer:
                 "tokens": sum(e.tokens for e in sel),
             }
         totals["withheld"] = sum(1 for e in entries if e.digest is None)
-        totals["low_level"] = level
-        if tokens is not None:
-            totals["tokens"] = dict(tokens)
+        totals["group_depth"] = depth
         return mf.Manifest(
             scope=scope.name,
             target=target.name or None,
@@ -639,62 +710,12 @@ class Packer:
 
     def _fetch(self, digest: Digest) -> str:
         text = self._summary_texts.get(digest)
-        return text if text is not None else decode_text(self.store.get(digest))
-
-    def _summary(self, fact: Fact) -> tuple[str, int]:
-        """(summary text, tokens of its fenced body), cached by content digest."""
-        assert fact.digest is not None
-        key = fact.digest
-        if key in self._summaries:
-            return self._summaries[key]
-        from packer.summarize import language_for
-
-        start = time.perf_counter()
-        lang = language_for(fact.path) or "text"
-        ns = f"summary:{SUMMARY_VERSION}:{lang}"
-        cached = self.cache.get(ns, bytes(key))
-        if cached is not None:
-            text = cached.decode("utf-8")
-        else:
-            text = summarize(fact.path, decode_text(self.store.get(fact.digest)))
-            self.cache.put(ns, bytes(key), text.encode("utf-8"))
-        self._spent("summarize", start)
-        start = time.perf_counter()
-        tokens = self.counter.count(renderer("markdown").section_body(text, ""))
-        self._spent("tokenize", start)
-        self._summaries[key] = (text, tokens)
-        return text, tokens
-
-    def _summary_digest(self, fact: Fact) -> Digest:
-        text, _ = self._summary(fact)
-        digest = Digest.of(text.encode("utf-8"))
-        self._summary_texts[digest] = text
-        return digest
+        return text if text is not None else self.pricer.text(digest)
 
 
-def _price_row(row: object, fact: Fact) -> tuple[int, int, int, int] | None:
-    """(rule index, high, medium, low line prices) from a price-table row made for the same
-    forced reason and kind; None for a miss or a malformed row."""
-    if (
-        not isinstance(row, list)
-        or len(row) != 6
-        or row[0] != _row_key(fact)
-        or row[1] != fact.kind
-    ):
-        return None
-    numbers = row[2:]
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in numbers):
-        return None
-    index, high, medium, low = numbers
-    return index, high, medium, low
-
-
-def _row_key(fact: Fact) -> str | None:
-    """What of a file's content facts its priced lines depend on: the reason content forces,
-    or the redaction its reason names."""
-    if fact.forced is None and fact.redacted:
-        return f"redacted: {fact.redacted}"
-    return fact.forced
+def _group_lines(target: int) -> int:
+    """How many folder lines the omitted list may take: fewer for a small budget."""
+    return max(4, min(GROUP_LINES, target // 400))
 
 
 def _relative_inside(path: Path, root: Path) -> str | None:

@@ -12,13 +12,15 @@ The format (every key is optional unless marked)::
     budget = { target = 10000, max = 12000 }  # for scopes without targets; max defaults to target
     exclude = ["*.min.js"]                    # globs no scope packs
     default_rules = true                      # append the built-in tier rules to the rules below
+    history = 200                             # commits of git history the rating reads; 0: none
 
     [[rules]]                 # tried in order; the first match decides
     glob = "docs/**"          # or globs = ["docs/**", "!docs/old/**"]; exactly one of the two
     tier = "high"             # required: high | medium | low
     reason = "canonical docs" # shown for the file; defaults to the globs
     required = false          # a required file is never demoted to fit a budget
-    priority = 0              # higher = kept longer when demoting; default: by position
+    priority = 2              # weight class -4..4 (each step doubles what its files are worth
+                              # to the fit); default by tier: high 2, medium 0, low -2
 
     [scopes.core]             # one pack per scope and target; names: [a-z0-9][a-z0-9_-]*, <= 64
     roots = ["cas", "packer"] # required, non-empty: directories or files; "." is the whole tree
@@ -41,12 +43,12 @@ and neither its ``exclude`` nor ``[pack].exclude``. Scopes must not overlap (`as
 A scope without targets gets one unnamed target (pack ``manifests/<scope>.pack``) with the
 ``[pack]`` budget. Without any ``[scopes]`` the single ``repo`` scope applies.
 
-A rule's ``priority`` defaults to minus its position in the list a scope is classified with (its
-own rules, then the global ones, then the built-in ones), so earlier rules rank higher; an
-explicit priority replaces that number, so a positive one outranks every rule left by position.
+A rule's ``priority`` is a weight class from -4 to 4 (`packer.tiers`): the fit weighs a file by
+its rating times two to that power. Without one, a rule weighs by its tier (high 2, medium 0,
+low -2). A rule's tier is the most a pack may show of its files; ``required`` makes it the least.
 
-Numbers are bounded: a budget is 1 to `MAX_NUMBER` (10^9) tokens, a priority -10^9 to 10^9
-(manifests keep them as bounded msgpack integers, and no tokenizer count comes near).
+Numbers are bounded: a budget is 1 to `MAX_NUMBER` (10^9) tokens (manifests keep them as bounded
+msgpack integers, and no tokenizer count comes near).
 
 Loading is strict: an unknown key, a wrong type, a glob pathspec rejects or that matches nothing,
 a tier other than the three, a budget max below its target, a number out of its range, an empty
@@ -103,6 +105,10 @@ DEFAULT_SCOPE = "repo"
 # The largest budget (tokens) or priority magnitude: far above any context window, far below
 # the 64-bit integers msgpack encodes.
 MAX_NUMBER = 10**9
+# A rule's priority is a weight class (packer.tiers): each step doubles what its files are worth.
+MIN_PRIORITY, MAX_PRIORITY = -4, 4
+# Commits of git history the rating reads by default (packer.history), and at most.
+DEFAULT_HISTORY, MAX_HISTORY = 200, 10_000
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _NAME_MAX = 64
@@ -152,6 +158,7 @@ class Config:
     exclude: tuple[str, ...]
     rules: tuple[Rule, ...]  # the configured rules, then the built-in ones unless turned off
     scopes: tuple[Scope, ...]  # in declaration order; never empty
+    history: int = 0  # commits of git history the rating reads (0: none; packer.history)
 
 
 DEFAULT_BUDGET = Budget(target=10_000, max=12_000)
@@ -324,6 +331,12 @@ class _Reader:
         priority = None
         if "priority" in table:
             priority = self.integer(table["priority"], (*key, "priority"))
+            if not MIN_PRIORITY <= priority <= MAX_PRIORITY:
+                self.fail(
+                    (*key, "priority"),
+                    f"must be from {MIN_PRIORITY} to {MAX_PRIORITY} (a weight class: each step "
+                    f"doubles what the files it matches are worth), got {priority}",
+                )
         return Rule(globs, tier, reason, required, priority, index, "config")
 
     def root(self, value: str, key: tuple[str | int, ...]) -> str:
@@ -367,7 +380,9 @@ class _Reader:
 
         top = self.table(doc, (), ("pack", "rules", "scopes"))
         pack = self.table(
-            top.get("pack", {}), ("pack",), ("tokenizer", "budget", "exclude", "default_rules")
+            top.get("pack", {}),
+            ("pack",),
+            ("tokenizer", "budget", "exclude", "default_rules", "history"),
         )
         tokenizer = self.string(pack.get("tokenizer", DEFAULT_TOKENIZER), ("pack", "tokenizer"))
         if tokenizer not in SUPPORTED_ENCODINGS:
@@ -380,6 +395,11 @@ class _Reader:
             budget = self.budget(pack["budget"], ("pack", "budget"))
         exclude = self.globs(pack.get("exclude", []), ("pack", "exclude"))
         use_defaults = self.boolean(pack.get("default_rules", True), ("pack", "default_rules"))
+        history = self.integer(pack.get("history", DEFAULT_HISTORY), ("pack", "history"))
+        if not 0 <= history <= MAX_HISTORY:
+            self.fail(
+                ("pack", "history"), f"must be from 0 to {MAX_HISTORY} commits, got {history}"
+            )
         rules = self.rules(top.get("rules", []), ("rules",))
         scope_tables = self.table(top.get("scopes", {}), ("scopes",), None)
         scopes = tuple(self.scope(n, v, budget) for n, v in scope_tables.items())
@@ -391,6 +411,7 @@ class _Reader:
             exclude=exclude,
             rules=rules + (DEFAULT_RULES if use_defaults else ()),
             scopes=scopes or _default_scopes(budget),
+            history=history,
         )
 
 
@@ -409,6 +430,7 @@ def default_config(root: str | os.PathLike[str]) -> Config:
         budget=DEFAULT_BUDGET,
         exclude=(),
         rules=DEFAULT_RULES,
+        history=DEFAULT_HISTORY,
         scopes=_default_scopes(DEFAULT_BUDGET),
     )
 

@@ -35,6 +35,8 @@ from cas.digest import Digest
 from cas.fsutil import read_pieces, read_upto
 from cas.threads import Threads
 from packer.cache import Cache
+from packer.lexicon import cache_namespace, lex
+from packer.lexicon import encode as encode_lexicon
 from packer.scan import ChangedFile, ScannedFile, ScanNote, TreeOpener, is_binary
 from packer.secrets import (
     SECRETS_VERSION,
@@ -98,12 +100,13 @@ class _Worked:
     fact: Fact
     prepared: Prepared | None
     secrets: list[SecretFinding] | None  # computed now (to cache), or None if it came cached
-    seconds: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # see WORK_STEPS
+    seconds: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0, 0.0)  # see WORK_STEPS
     source: Digest | None = None  # the digest of the bytes read, which the findings are cached by
     read: int = -1  # how many bytes were read (a redacted body is shorter)
+    lexicon: tuple[str, bytes] | None = None  # (cache namespace, encoded lexicon) made now
 
 
-WORK_STEPS = ("read", "hash", "secret scan", "compress and check")
+WORK_STEPS = ("read", "hash", "secret scan", "compress and check", "lexicon")
 
 
 def _secret_kind(findings: list[SecretFinding]) -> str:
@@ -389,6 +392,8 @@ class Ingest:
         report.bytes_read += read
         if worked.secrets is not None and worked.source is not None:
             self.cache.put(self._secrets_ns, bytes(worked.source), _pack_findings(worked.secrets))
+        if worked.lexicon is not None and fact.digest is not None:
+            self.cache.put(worked.lexicon[0], bytes(fact.digest), worked.lexicon[1])
         if fact.secret:
             report.withheld.append((f.path, fact.secret))
         if fact.redacted:
@@ -483,17 +488,31 @@ def work_file(
             if body is None:
                 fact = Fact(f.path, "file", len(data), None, forced=f"secret: {kind}", secret=kind)
                 t3 = time.perf_counter()
-                return _Worked(fact, None, secrets, (t1 - t0, t2 - t1, t3 - t2, 0.0), source, read)
+                seconds = (t1 - t0, t2 - t1, t3 - t2, 0.0, 0.0)
+                return _Worked(fact, None, secrets, seconds, source, read)
             data, redacted = body, kind
             digest = Digest.of(data)
     t3 = time.perf_counter()
     prepared = batch.prepare(data, digest)
+    t4 = time.perf_counter()
+    made: tuple[str, bytes] | None = None
     if is_binary(data):
         fact = Fact(f.path, "file", len(data), digest, forced="binary", redacted=redacted)
     else:
         fact = Fact(f.path, "file", len(data), digest, text=True, redacted=redacted)
-    seconds = (t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3)
-    return _Worked(fact, prepared, secrets, seconds, source, read)
+        made = _lexicon(f.path, data, digest, cache)
+    seconds = (t1 - t0, t2 - t1, t3 - t2, t4 - t3, time.perf_counter() - t4)
+    return _Worked(fact, prepared, secrets, seconds, source, read, made)
+
+
+def _lexicon(path: str, data: bytes, digest: Digest, cache: Cache) -> tuple[str, bytes] | None:
+    """The file's lexicon for the rating, made while its bytes are at hand (a worker's job, so
+    the main thread never reads the file again), unless the cache has it for these bytes."""
+    ns = cache_namespace(path)
+    if ns is None or cache.get(ns, bytes(digest)) is not None:
+        return None
+    made = lex(path, data)
+    return None if made is None else (ns, encode_lexicon(made))
 
 
 def _pack_findings(findings: list[SecretFinding]) -> bytes:

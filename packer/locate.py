@@ -7,7 +7,8 @@ from pathlib import Path
 
 from cas import manifest as mf
 from cas.digest import Digest
-from cas.errors import BlobNotFound, NotFound
+from cas.display import shown
+from cas.errors import BlobNotFound, NotFound, ProblemError
 from cas.store import Store
 
 MANIFEST_DIR = "manifests"
@@ -41,3 +42,30 @@ def _hint(folder: Path) -> str:
         return f"{folder} is {kind}, not the folder 'cas pack' writes packs to"
     known = sorted(p.stem for p in folder.glob("*.pack")) if folder.is_dir() else []
     return f"packs here: {', '.join(known)}" if known else "run 'cas pack' first"
+
+
+def pack_entry(m: mf.Manifest, source: str, path: str, *, summary: bool = False) -> Digest:
+    """The digest of ``path``'s body in a pack (or of its summary): NotFound for a path the pack
+    does not hold (with the nearest paths it does), an error for a withheld secret."""
+    wanted = path.removeprefix("./")
+    entry = m.entry(wanted)
+    if entry is None:
+        near = sorted(
+            e.path for e in m.entries if e.path.rsplit("/", 1)[-1] == wanted.rsplit("/", 1)[-1]
+        )
+        hint = (
+            f"did you mean {', '.join(shown(p) for p in near[:3])}?"
+            if near
+            else (f"'cas show {source}' lists every path")
+        )
+        raise NotFound("path", wanted, hint)
+    if entry.digest is None:
+        raise ProblemError(
+            f"{shown(wanted)} was withheld as a secret ({entry.reason or 'secret'}): its body is "
+            "stored nowhere; read it from the working tree if you may"
+        )
+    if summary:
+        if entry.summary is None:
+            raise NotFound("summary of", wanted, f"the pack shows it {entry.tier}, not summarized")
+        return entry.summary
+    return entry.digest

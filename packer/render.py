@@ -1,11 +1,16 @@
 """Rendering a manifest as text an agent reads: LITE, FULL or SPLIT, in markdown, xml or plain.
 
-A render is built from pieces (header, map, one index line per file, one section per file,
-omitted and withheld lists). Every piece starts with a character that is not whitespace and ends
-with a newline, which are points where the tokenizers' pre-tokenization always splits, so the
-token count of a render is exactly the sum of its pieces' counts. The builder relies on that to
-price each file at each tier without rendering the whole pack per step, and then checks the real
-total anyway.
+LITE is what a pack is for: a header (what the pack holds and how to fetch any file), one
+section per shown file, most highly rated first (a file in full, or the summary of its best
+symbols), then the omitted files (those the fit listed by name, and every other one counted in
+its folder's line) and the withheld secrets likewise. FULL inlines every file; SPLIT writes one
+document per top-level folder.
+
+A render is built from pieces. Every piece starts with a character that is not whitespace and
+ends with a newline, which are points where the tokenizers' pre-tokenization always splits, so
+the token count of a render is exactly the sum of its pieces' counts. The builder relies on that
+to price each file's section and lines without rendering the whole pack per step, and then
+checks the real total anyway.
 
 Bodies come from the store only (a ``fetch`` callable), never from the working tree, so a pack
 renders on any machine that has the store.
@@ -77,6 +82,10 @@ def _names(names: Sequence[str]) -> str:
     return ", ".join(shown(n) for n in names)
 
 
+def _files(count: int) -> str:
+    return f"{count} file{'' if count == 1 else 's'}"
+
+
 def _xml_attr(text: str) -> str:
     return (
         text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
@@ -116,19 +125,19 @@ class Renderer:
 
     def header(self, h: Header, mode: str) -> str:
         files, high, medium, low, withheld = h.counts
-        title = f"# Context pack `{h.scope}`" + (f" for `{h.target}`" if h.target else "")
         name = f"{h.scope}.{h.target}" if h.target else h.scope
+        title = f"# Context pack `{name}`"
         if mode == "lite":
             what = (
-                f"{files} files: {high} inline in full, {medium} summarized, {low} omitted, "
-                f"{withheld} withheld as secrets. Budget: at most {h.budget_max} tokens "
-                f"({h.tokenizer})."
+                f"{files} files: {high} in full and {medium} summarized below (most important "
+                f"first), {low} omitted, {withheld} withheld as secrets; at most {h.budget_max} "
+                f"tokens ({h.tokenizer})."
             )
         else:
             what = f"{files} files, every one that is not a secret inline in full."
         return (
-            f"{title}\n{what}\nFetch an omitted file with `cas get DIGEST`; "
-            f"`cas show {name}` lists every path with its digest.\n\n"
+            f"{title}\n{what}\nPrint any file with `cas cat {name} PATH`; "
+            f"`cas show {name}` lists every path.\n\n"
         )
 
     def map_section(self, lines: Sequence[tuple[str, int]]) -> str:
@@ -167,9 +176,8 @@ class Renderer:
     def omitted_line(self, e: Entry) -> str:
         return f"- {_code(e.path)} {shown(e.reason or 'low')}\n"
 
-    def omitted_group(self, folder: str, reason: str, names: Sequence[str] | int) -> str:
-        listed = f"{names} files" if isinstance(names, int) else _names(names)
-        return f"- {_code(folder)} {shown(reason)}: {listed}\n"
+    def omitted_group(self, folder: str, count: int, reasons: Sequence[str]) -> str:
+        return f"- {_code(folder)} {_files(count)}: {_names(reasons)}\n"
 
     def omitted_close(self) -> str:
         return "\n"
@@ -179,6 +187,9 @@ class Renderer:
 
     def withheld_line(self, e: Entry) -> str:
         return f"- {_code(e.path)} {shown(e.reason or 'secret')}\n"
+
+    def withheld_group(self, count: int) -> str:
+        return f"- {_files(count)} more, withheld as secrets (`cas show` lists them)\n"
 
     def withheld_close(self) -> str:
         return "\n"
@@ -198,7 +209,8 @@ class XmlRenderer(Renderer):
             f'<pack scope="{_xml_attr(h.scope)}"{target} mode="{mode}" files="{files}" '
             f'high="{high}" medium="{medium}" low="{low}" withheld="{withheld}" '
             f'budget-max="{h.budget_max}" tokenizer="{h.tokenizer}">\n'
-            f"<fetch>cas get DIGEST; cas show {_xml_attr(name)} lists every digest</fetch>\n"
+            f"<fetch>cas cat {_xml_attr(name)} PATH prints any file; cas show {_xml_attr(name)} "
+            "lists every path</fetch>\n"
         )
 
     def map_section(self, lines: Sequence[tuple[str, int]]) -> str:
@@ -241,11 +253,10 @@ class XmlRenderer(Renderer):
         path, why = _xml_attr(shown(e.path)), _xml_attr(shown(e.reason or "low"))
         return f'<file path="{path}" reason="{why}"/>\n'
 
-    def omitted_group(self, folder: str, reason: str, names: Sequence[str] | int) -> str:
-        listed = f"{names} files" if isinstance(names, int) else _names(names)
+    def omitted_group(self, folder: str, count: int, reasons: Sequence[str]) -> str:
         return (
-            f'<group dir="{_xml_attr(shown(folder))}" reason="{_xml_attr(shown(reason))}">'
-            f"{_xml_attr(listed)}</group>\n"
+            f'<group dir="{_xml_attr(shown(folder))}" files="{count}" '
+            f'reasons="{_xml_attr(_names(reasons))}"/>\n'
         )
 
     def omitted_close(self) -> str:
@@ -260,6 +271,9 @@ class XmlRenderer(Renderer):
 
     def withheld_close(self) -> str:
         return "</withheld>\n"
+
+    def withheld_group(self, count: int) -> str:
+        return f'<group files="{count}" reason="more secrets: cas show lists them"/>\n'
 
     def footer(self) -> str:
         return "</pack>\n"
@@ -303,15 +317,17 @@ class PlainRenderer(Renderer):
     def omitted_line(self, e: Entry) -> str:
         return f"* {shown(e.path)} ({shown(e.reason or 'low')})\n"
 
-    def omitted_group(self, folder: str, reason: str, names: Sequence[str] | int) -> str:
-        listed = f"{names} files" if isinstance(names, int) else _names(names)
-        return f"* {shown(folder)} ({shown(reason)}): {listed}\n"
+    def omitted_group(self, folder: str, count: int, reasons: Sequence[str]) -> str:
+        return f"* {shown(folder)} {_files(count)}: {_names(reasons)}\n"
 
     def withheld_open(self) -> str:
         return "WITHHELD\n"
 
     def withheld_line(self, e: Entry) -> str:
         return f"* {shown(e.path)} ({shown(e.reason or 'secret')})\n"
+
+    def withheld_group(self, count: int) -> str:
+        return f"* {_files(count)} more, withheld as secrets (cas show lists them)\n"
 
 
 RENDERERS: Final[dict[str, Renderer]] = {
@@ -341,35 +357,48 @@ def map_lines(paths: Iterable[str], *, depth: int = MAP_DEPTH) -> list[tuple[str
     return lines
 
 
+# The omitted files the fit did not list are counted by folder, at the deepest level (up to
+# GROUP_DEPTH) that keeps at most GROUP_LINES lines for the pack's whole omitted list.
+GROUP_DEPTH: Final = 3
+GROUP_LINES: Final = 24
+GROUP_REASONS: Final = 3
+
+
+def group_folder(path: str, depth: int) -> str:
+    """The folder ``path`` is counted in at ``depth`` (``./`` for the top level)."""
+    parts = path.split("/")[:-1][:depth]
+    return "/".join(parts) + "/" if parts else "./"
+
+
+def group_depth(paths: Iterable[str], lines: int = GROUP_LINES) -> int:
+    """The deepest grouping that keeps the omitted list's folder lines at most ``lines``."""
+    listed = list(paths)
+    for depth in range(GROUP_DEPTH, 0, -1):
+        if len({group_folder(p, depth) for p in listed}) <= lines:
+            return depth
+    return 0
+
+
 def _base_reason(e: Entry) -> str:
-    return (e.reason or "low").split(", demoted")[0]
+    return (e.reason or "low").split(";")[0].split(", demoted")[0]
 
 
-def low_pieces(r: Renderer, entries: Sequence[Entry], level: int) -> list[str]:
-    """The omitted list at a compaction level: 0 one line per file; 1 one line per folder and
-    reason with file names; 2 one line per folder and reason with a count; 3 one line per
-    top-level folder with a count; 4 a single line with the count."""
-    if not entries:
-        return []
-    if level == 0:
-        return [r.omitted_line(e) for e in entries]
-    if level >= 3:
-        tops: dict[str, int] = {}
-        for e in entries:
-            top = e.path.split("/", 1)[0] + "/" if "/" in e.path else "./"
-            tops[top] = tops.get(top, 0) + 1
-        if level == 3:
-            names = sorted(tops, key=lambda k: k.encode("utf-8"))
-            return [r.omitted_group(k, "omitted", tops[k]) for k in names]
-        return [r.omitted_group("./", "omitted in all", len(entries))]
-    groups: dict[tuple[str, str], list[str]] = {}
+def omitted_groups(entries: Iterable[Entry], depth: int) -> list[tuple[str, int, list[str]]]:
+    """(folder, files, most common reasons) for the omitted files not listed by name."""
+    counts: dict[str, Counter[str]] = {}
     for e in entries:
-        folder, _, name = e.path.rpartition("/")
-        groups.setdefault((folder + "/" if folder else "./", _base_reason(e)), []).append(name)
-    keys = sorted(groups, key=lambda k: (k[0].encode("utf-8"), k[1].encode("utf-8")))
-    if level == 1:
-        return [r.omitted_group(f, why, groups[(f, why)]) for f, why in keys]
-    return [r.omitted_group(f, why, len(groups[(f, why)])) for f, why in keys]
+        counts.setdefault(group_folder(e.path, depth), Counter())[_base_reason(e)] += 1
+    out = []
+    for folder in sorted(counts, key=lambda f: f.encode("utf-8")):
+        reasons = counts[folder]
+        top = sorted(reasons, key=lambda r: (-reasons[r], r.encode("utf-8")))[:GROUP_REASONS]
+        out.append((folder, sum(reasons.values()), top))
+    return out
+
+
+def shown_order(entries: Iterable[Entry]) -> list[Entry]:
+    """Sections most highly rated first; ties by path bytes."""
+    return sorted(entries, key=lambda e: (-e.rating, e.path.encode("utf-8")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,35 +406,44 @@ class Layout:
     """Everything a LITE render consists of, in order."""
 
     head: list[str]
-    index: list[str]
     sections: list[str]
     tail: list[str]
 
     def text(self) -> str:
-        return "".join(self.head + self.index + self.sections + self.tail)
+        return "".join(self.head + self.sections + self.tail)
 
 
-def lite_layout(m: Manifest, fetch: Fetch, fmt: str = "markdown", *, low_level: int = 0) -> Layout:
-    r = renderer(fmt)
-    h = header_for(m)
-    head = [r.header(h, "lite"), r.map_section(map_lines(e.path for e in m.entries))]
-    shown = [e for e in m.entries if e.tier in ("high", "medium")]
-    index = [r.index_open(), *(r.index_line(e) for e in shown), r.index_close()] if shown else []
-    sections: list[str] = []
-    if shown:
-        sections.append(r.files_open())
-        for e in shown:
-            sections.extend(entry_section(r, e, fetch))
-        sections.append(r.files_close())
+def tail_pieces(r: Renderer, m: Manifest, depth: int) -> list[str]:
+    """The omitted list (listed lines, then folder counts) and the withheld list."""
     tail: list[str] = []
     low = [e for e in m.entries if e.tier == "low" and not e.withheld]
     if low:
-        tail += [r.omitted_open(), *low_pieces(r, low, low_level), r.omitted_close()]
+        listed = [r.omitted_line(e) for e in low if e.listed]
+        grouped = [
+            r.omitted_group(folder, count, reasons)
+            for folder, count, reasons in omitted_groups((e for e in low if not e.listed), depth)
+        ]
+        tail += [r.omitted_open(), *listed, *grouped, r.omitted_close()]
     withheld = [e for e in m.entries if e.withheld]
     if withheld:
-        tail += [r.withheld_open(), *(r.withheld_line(e) for e in withheld), r.withheld_close()]
+        lines = [r.withheld_line(e) for e in withheld if e.listed]
+        rest = sum(1 for e in withheld if not e.listed)
+        if rest:
+            lines.append(r.withheld_group(rest))
+        tail += [r.withheld_open(), *lines, r.withheld_close()]
     tail.append(r.footer())
-    return Layout([p for p in head if p], index, sections, [p for p in tail if p])
+    return [p for p in tail if p]
+
+
+def lite_layout(m: Manifest, fetch: Fetch, fmt: str = "markdown") -> Layout:
+    r = renderer(fmt)
+    head = [r.header(header_for(m), "lite")]
+    sections: list[str] = []
+    for e in shown_order(e for e in m.entries if e.tier in ("high", "medium")):
+        sections.extend(entry_section(r, e, fetch))
+    depth = m.totals.get("group_depth", GROUP_DEPTH)
+    depth = depth if isinstance(depth, int) else GROUP_DEPTH
+    return Layout(head, sections, tail_pieces(r, m, depth))
 
 
 def entry_section(r: Renderer, e: Entry, fetch: Fetch) -> list[str]:
@@ -423,8 +461,7 @@ def entry_section(r: Renderer, e: Entry, fetch: Fetch) -> list[str]:
 
 
 def render_lite(m: Manifest, fetch: Fetch, fmt: str = "markdown") -> str:
-    level = int(m.totals.get("low_level", 0)) if isinstance(m.totals.get("low_level"), int) else 0
-    return lite_layout(m, fetch, fmt, low_level=level).text()
+    return lite_layout(m, fetch, fmt).text()
 
 
 def inlined_in_full(e: Entry) -> bool:

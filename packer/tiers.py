@@ -1,16 +1,23 @@
-"""Which tier a path gets: ordered rules, the first match decides.
+"""What a path is to a pack: ordered rules, the first match decides.
+
+A rule gives the paths it matches a *tier* (the most a pack may show of them: ``high`` in full,
+``medium`` a summary, ``low`` only a line in the omitted index), a *reason* (what the file is, as
+a render says it), a *weight* class and whether the file is *required*. Fitting
+(`packer.fitting`) weighs every file by its rating (`packer.rating`) times two to the power of
+its weight, then chooses on value per token; a required file gets at least its tier.
 
 A scope classifies with its own rules, then the configured global ones, then `DEFAULT_RULES`
 (unless ``default_rules = false``; `packer.config` appends them to `Config.rules`). The built-in
 rules are ordered so that what a file *is* beats where it looks like it belongs: vendored,
-generated, lock, binary and data files first (a README under ``node_modules/`` is still
-vendored), then fixtures (their ``.md`` files are test data), then the project's overview and
-``docs/``, then tests (before the generic documentation and source rules, so
-``tests/test_x.py`` is a test and ``tests/data.txt`` is not documentation), then source, then
-configuration, and a final ``**`` for the rest.
+generated, lock, binary, data, fixture and locale files first (a README under ``node_modules/``
+is still vendored), then the top-level README and agent guides, which outrank everything, then
+changelogs, licenses, build scripts, examples, tests and benchmarks, then documentation, project
+metadata and configuration, then source, and a final ``**`` for the rest. The project's source
+weighs more than anything but the top-level README and agent guides; a folder named ``doc`` or
+``docs`` holds documentation only in document formats (a Go package named ``doc`` is source).
 
-A decision's `priority` is the rule's explicit priority, else minus the rule's position in the
-combined list, so earlier rules rank higher (see `packer.config`).
+A user rule without an explicit ``priority`` weighs by its tier: ``high`` 2, ``medium`` 0,
+``low`` -2; an explicit priority is the weight class itself (-4 to 4).
 """
 
 from __future__ import annotations
@@ -40,9 +47,32 @@ def _ext(*extensions: str) -> tuple[str, ...]:
     return tuple(f"*.{e}" for e in extensions)
 
 
-# (globs, tier, reason), in match order.
-_DEFAULTS: tuple[tuple[tuple[str, ...], str, str], ...] = (
-    (("**/node_modules/**", "vendor/**", "third_party/**"), "low", "vendored"),
+_DOC_EXTENSIONS = ("md", "markdown", "rst", "txt", "adoc", "asciidoc", "org", "rdoc", "textile")
+_SOURCE_EXTENSIONS = (
+    *("py", "pyi", "pyx", *_JS),
+    *("go", "rs", "java", "kt", "kts", "scala", "groovy", "clj", "cljs"),
+    *("c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "ipp", "m", "mm", "cs", "fs", "vb"),
+    *("rb", "rake", "php", "swift", "dart", "lua", "pl", "pm", "r", "R", "jl", "zig", "nim"),
+    *("ex", "exs", "erl", "hrl", "hs", "ml", "mli", "elm", "sol", "v"),
+    *("sh", "bash", "zsh", "fish", "ps1", "bat", "cmd"),
+    *("sql", "graphql", "gql", "proto", "thrift"),
+    *("html", "htm", "css", "scss", "sass", "less", "vue", "svelte", "astro"),
+)
+_METADATA = (
+    *("/pyproject.toml", "/setup.cfg", "/package.json", "/go.mod", "/Cargo.toml"),
+    *("/*.gemspec", "/Gemfile", "/pom.xml", "/build.gradle", "/build.gradle.kts", "/*.csproj"),
+    *("/composer.json", "/deno.json", "/tsconfig.json", "/*.cabal", "/mix.exs", "/Package.swift"),
+    "/CMakeLists.txt",
+)
+
+# (globs, tier, reason, weight class), in match order.
+_DEFAULTS: tuple[tuple[tuple[str, ...], str, str, int], ...] = (
+    (
+        ("**/node_modules/**", "vendor/**", "**/vendor/**", "third_party/**", "**/third_party/**"),
+        "low",
+        "vendored",
+        -4,
+    ),
     (
         (
             "package-lock.json",
@@ -63,6 +93,7 @@ _DEFAULTS: tuple[tuple[tuple[str, ...], str, str], ...] = (
         ),
         "low",
         "lock file",
+        -4,
     ),
     (
         (
@@ -77,9 +108,11 @@ _DEFAULTS: tuple[tuple[tuple[str, ...], str, str], ...] = (
             "*.generated.*",
             "*.egg-info/",
             "__pycache__/",
+            "PKG-INFO",
         ),
         "low",
         "generated",
+        -4,
     ),
     (
         _ext(
@@ -92,6 +125,7 @@ _DEFAULTS: tuple[tuple[tuple[str, ...], str, str], ...] = (
         ),
         "low",
         "binary",
+        -4,
     ),
     (
         _ext(
@@ -100,18 +134,83 @@ _DEFAULTS: tuple[tuple[tuple[str, ...], str, str], ...] = (
         ),
         "low",
         "data",
+        -4,
     ),
-    (("**/fixtures/**", "**/testdata/**", "**/__snapshots__/**"), "low", "fixture"),
-    (("README*", "DESIGN*", "ARCHITECTURE*", "OVERVIEW*"), "high", "project overview"),
-    (("AGENTS*", "CLAUDE.md", "CONTRIBUTING*"), "high", "contributor guide"),
-    (("CHANGELOG*", "CHANGES*", "HISTORY*", "NEWS*"), "medium", "changelog"),
-    (("LICENSE*", "LICENCE*", "COPYING*", "NOTICE*"), "low", "license"),
-    (("docs/**", "doc/**"), "high", "documentation"),
+    (("**/fixtures/**", "**/testdata/**", "**/__snapshots__/**"), "low", "fixture", -4),
+    (
+        ("*.po", "*.pot", "*.mo", "**/locale/**", "**/locales/**", "**/LC_MESSAGES/**"),
+        "low",
+        "locale catalog",
+        -4,
+    ),
+    (("*wordlist*", "*word_list*", "*.dic", "*.aff"), "low", "word list", -4),
+    (("/README*", "/readme*", "/Readme*"), "high", "project overview", 4),
+    (
+        ("/AGENTS.md", "/CLAUDE.md", "/GEMINI.md", "/.github/copilot-instructions.md"),
+        "high",
+        "agent guide",
+        4,
+    ),
+    (
+        (
+            "CHANGELOG*",
+            "CHANGES*",
+            "HISTORY*",
+            "NEWS*",
+            "RELEASE*",
+            "**/releases/**",
+            "**/release-notes/**",
+            "**/changelog.d/**",
+            "**/changelog/**",
+        ),
+        "medium",
+        "changelog",
+        -4,
+    ),
+    (("LICENSE*", "LICENCE*", "COPYING*", "NOTICE*", "AUTHORS*"), "low", "license", -4),
+    (
+        (
+            "Makefile",
+            "make.bat",
+            "*.mk",
+            "/docs/conf.py",
+            "/doc/conf.py",
+            "noxfile.py",
+            "tox.ini",
+            "/setup.py",
+            "Dockerfile*",
+            "*.dockerfile",
+            "Containerfile",
+            "Justfile",
+            "Rakefile",
+            "Procfile",
+            "/.github/**",
+            "/.gitlab-ci.yml",
+            "/.travis.yml",
+            "/.circleci/**",
+            "Jenkinsfile",
+            "/.pre-commit-config.yaml",
+            "/.readthedocs.y*ml",
+            "/codecov.y*ml",
+            ".editorconfig",
+            ".gitattributes",
+            "/scripts/**",
+        ),
+        "medium",
+        "build script",
+        -3,
+    ),
+    (
+        ("**/examples/**", "**/example/**", "**/_examples/**", "**/samples/**", "**/demo/**"),
+        "high",
+        "example",
+        -2,
+    ),
     (
         (
             "**/tests/**",
             "**/test/**",
-            "__tests__/",
+            "**/__tests__/**",
             "spec/**",
             "test_*.py",
             "*_test.py",
@@ -124,50 +223,46 @@ _DEFAULTS: tuple[tuple[tuple[str, ...], str, str], ...] = (
             "*Test.kt",
             "*Tests.cs",
         ),
-        "low",
+        "high",
         "test",
+        -3,
     ),
-    (("requirements*.txt", "constraints*.txt", "CMakeLists.txt"), "medium", "configuration"),
-    (_ext("md", "markdown", "rst", "txt", "adoc", "org"), "high", "documentation"),
-    (
-        _ext(
-            *("py", "pyi", "pyx", *_JS),
-            *("go", "rs", "java", "kt", "kts", "scala", "groovy", "clj", "cljs"),
-            *("c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "m", "mm", "cs", "fs", "vb"),
-            *("rb", "php", "swift", "dart", "lua", "pl", "pm", "r", "R", "jl", "zig", "nim"),
-            *("ex", "exs", "erl", "hrl", "hs", "ml", "mli", "elm", "sol", "v"),
-            *("sh", "bash", "zsh", "fish", "ps1", "bat", "cmd"),
-            *("sql", "graphql", "gql", "proto", "thrift"),
-            *("html", "htm", "css", "scss", "sass", "less", "vue", "svelte", "astro"),
-        ),
-        "medium",
-        "source",
-    ),
+    (("/bench/**", "/benchmarks/**", "/benchmark/**"), "high", "benchmark", -3),
+    (("/DESIGN*", "/ARCHITECTURE*", "/OVERVIEW*"), "high", "design document", 1),
+    (("/CONTRIBUTING*",), "high", "contributor guide", 0),
+    (_METADATA, "high", "project metadata", 1),
+    (("requirements*.txt", "constraints*.txt", "CMakeLists.txt"), "high", "configuration", -2),
+    (_ext(*_DOC_EXTENSIONS), "high", "documentation", -1),
+    (_ext(*_SOURCE_EXTENSIONS), "high", "source", 0),
     (
         (
-            *_ext("toml", "yaml", "yml", "json", "json5", "ini", "cfg", "conf", "xml"),
-            *("Makefile", "*.mk", "Dockerfile", "*.dockerfile", "Containerfile"),
-            *("Justfile", "Rakefile", "Gemfile", "Procfile", "*.gradle", "*.bazel", "BUILD"),
-            *(".editorconfig", ".gitattributes", ".gitignore", ".env.example"),
+            *_ext("toml", "yaml", "yml", "json", "json5", "jsonc", "ini", "cfg", "conf", "xml"),
+            *("*.gradle", "*.bazel", "BUILD", "Gemfile", ".env.example"),
         ),
-        "medium",
+        "high",
         "configuration",
+        -2,
     ),
-    (("**",), "low", "other"),
+    (("**",), "medium", "other", -4),
 )
+# Rules whose matches are not content at all: the pack's own configuration and ignore files.
+NOT_CONTENT = ("/cas.toml", ".gitignore", ".casignore")
 
 DEFAULT_RULES: tuple[Rule, ...] = tuple(
-    Rule(globs, tier, reason, False, None, i, "default")
-    for i, (globs, tier, reason) in enumerate(_DEFAULTS)
+    Rule(globs, tier, reason, False, weight, i, "default")
+    for i, (globs, tier, reason, weight) in enumerate(_DEFAULTS)
 )
+# A user rule's weight class by its tier, when it gives no priority.
+TIER_WEIGHTS = {"high": 2, "medium": 0, "low": -2}
+MIN_WEIGHT, MAX_WEIGHT = -4, 4
 
 
 @dataclass(frozen=True)
 class TierDecision:
-    tier: str
+    tier: str  # the most a pack may show: high (in full), medium (a summary), low (a line)
     reason: str
     required: bool
-    priority: int
+    weight: int  # the weight class, MIN_WEIGHT..MAX_WEIGHT
     rule_index: int  # position in the combined list; len(list) when no rule matched
 
 
@@ -212,11 +307,25 @@ class TierRules:
 
     def _decision(self, index: int) -> TierDecision:
         if index >= len(self.rules):
-            n = len(self.rules)
-            return TierDecision("low", NO_MATCH_REASON, False, -n, n)
+            return TierDecision("low", NO_MATCH_REASON, False, MIN_WEIGHT, len(self.rules))
         rule = self.rules[index]
-        priority = -index if rule.priority is None else rule.priority
-        return TierDecision(rule.tier, rule.reason, rule.required, priority, index)
+        weight = TIER_WEIGHTS[rule.tier] if rule.priority is None else rule.priority
+        weight = max(MIN_WEIGHT, min(MAX_WEIGHT, weight))
+        return TierDecision(rule.tier, rule.reason, rule.required, weight, index)
+
+    def describe(self, index: int) -> str:
+        """The rule at ``index`` in words: where it comes from, its globs, tier and weight."""
+        if index >= len(self.rules):
+            return NO_MATCH_REASON
+        rule = self.rules[index]
+        d = self.decision_at(index)
+        where = "built-in rule" if rule.origin == "default" else "configured rule"
+        required = ", required" if rule.required else ""
+        globs = ", ".join(rule.globs[:6]) + (", ..." if len(rule.globs) > 6 else "")
+        return (
+            f"{where} #{rule.index + 1} ({globs}): {rule.reason!r}, at most {rule.tier}, "
+            f"weight class {d.weight}{required}"
+        )
 
     def remember(self, path: str, index: int) -> None:
         """Record a decision known from an earlier run (same rules), sparing the match."""

@@ -35,7 +35,7 @@ glob = "docs/**"
 tier = "high"
 reason = "canonical docs"
 required = true
-priority = 5
+priority = 3
 
 [[rules]]
 globs = ["*.py", "!*_pb2.py"]
@@ -92,7 +92,7 @@ def test_full_configuration_loads_into_dataclasses(tmp_path: Path) -> None:
     assert config.exclude == ("*.min.js",)
     first, second = config.rules[:2]
     assert (first.globs, first.tier, first.reason) == (("docs/**",), "high", "canonical docs")
-    assert (first.required, first.priority, first.index, first.origin) == (True, 5, 0, "config")
+    assert (first.required, first.priority, first.index, first.origin) == (True, 3, 0, "config")
     assert second.globs == ("*.py", "!*_pb2.py")
     assert (second.reason, second.required, second.priority, second.index) == (
         "*.py, !*_pb2.py",

@@ -8,8 +8,7 @@ import time
 from pathlib import Path
 
 from cas import Store
-from packer.build import PRICE_NS, Packer
-from packer.cache import Cache
+from packer.build import Packer
 from packer.config import load_config
 from packer.ingest import RACY_NS
 from tests.packfixture import build_tree
@@ -98,8 +97,9 @@ def test_pruned_blob_named_by_the_cache_is_read_again(tmp_path: Path) -> None:
 
 
 def test_cached_prices_and_memo_give_the_bytes_a_cold_store_gives(tmp_path: Path) -> None:
-    """After edits, a pack that reuses the price table, stat cache and memo writes the same
-    manifest as a pack into a fresh store that computes everything again."""
+    """After edits, a pack that reuses cached outlines, lexicons, token counts, the stat cache
+    and the memo writes the same manifest as a pack into a fresh store that computes
+    everything again."""
     root = build_tree(tmp_path / "r", with_specials=False)
     _age(root)
     Store.create(root / ".cas").close()
@@ -116,24 +116,18 @@ def test_cached_prices_and_memo_give_the_bytes_a_cold_store_gives(tmp_path: Path
     _, cold = _run(root)
     assert warm == cold
     with Store.at(root / ".cas") as store:
-        assert Cache(store).preload(PRICE_NS)  # the table was written
+        keys = [k for k, _ in store.kv_items("cache")]
+        assert any(b"lex:" in k for k in keys) and any(b"priced:" in k for k in keys)
 
 
-def test_malformed_price_rows_are_misses() -> None:
-    from cas import Digest
-    from packer.build import _price_row
-    from packer.ingest import Fact
+def test_damaged_cached_outlines_are_misses() -> None:
+    from packer.outline import Outline, Symbol
+    from packer.pricing import Priced, _decode_priced, _encode_priced
 
-    fact = Fact("a.py", "file", 10, Digest.of(b"x"), text=True)
-    assert _price_row([None, "file", 3, 10, 12, 5], fact) == (3, 10, 12, 5)
-    for row in (
-        None,
-        [None, "file", 3, 10, 12],  # short
-        ["binary", "file", 3, 10, 12, 5],  # made for another forced reason
-        [None, "symlink", 3, 10, 12, 5],  # another kind
-        [None, "file", 3, "10", 12, 5],  # not a number
-        [None, "file", 3, True, 12, 5],  # a bool is not a count
-        [None, "file", -1, 10, 12, 5],  # negative
-        {"a": 1},
-    ):
-        assert _price_row(row, fact) is None, row
+    good = Priced(
+        Outline("python", 3, ("doc",), (Symbol("f", "function", ("def f(): ...",)),)), 5, (7,)
+    )
+    assert _decode_priced(_encode_priced(good)) == good
+    raw = _encode_priced(good)
+    for bad in (b"", b"\x00", raw[:-1], b"\x93\x01\x02\x03", raw + b"x"):
+        assert _decode_priced(bad) is None, bad

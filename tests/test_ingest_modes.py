@@ -13,6 +13,7 @@ import pytest
 from cas import Store, procpool
 from packer.cache import Cache
 from packer.ingest import Ingest, IngestReport
+from packer.lexicon import cache_namespace, decode, lex
 from packer.scan import ScannedFile, scan
 from packer.tokens import TokenCounter
 from tests.packfixture import build_tree
@@ -52,7 +53,7 @@ def test_processes_and_threads_give_the_same_facts_and_blobs(tmp_path: Path) -> 
     assert in_procs == in_threads
     assert procs.bytes_read == threads.bytes_read > 0
     assert set(procs.work) == set(threads.work) == {
-        "read", "hash", "secret scan", "compress and check"
+        "read", "hash", "secret scan", "compress and check", "lexicon"
     }  # fmt: skip
 
 
@@ -97,3 +98,28 @@ def test_small_runs_use_threads_and_large_ones_processes(tmp_path: Path) -> None
             Ingest(batch, Cache(store), TokenCounter(), processes=False).use_processes(many)
             is False
         )
+
+
+@pytest.mark.parametrize("processes", [False, True])
+def test_the_workers_leave_each_source_files_lexicon_in_the_cache(
+    tmp_path: Path, processes: bool
+) -> None:
+    root = _tree(tmp_path)
+    files = scan(root, exclude_dirs=[".cas", "manifests"]).files
+    with Store.create(tmp_path / "s") as store:
+        cache = Cache(store)
+        with store.batch() as batch:
+            report = Ingest(batch, cache, TokenCounter(), processes=processes).run(files)
+        cache.flush()
+        lexed = 0
+        for fact in report.facts:
+            ns = cache_namespace(fact.path)
+            if ns is None or not fact.text or fact.digest is None:
+                continue
+            raw = cache.get(ns, bytes(fact.digest))
+            assert raw is not None, fact.path
+            # exactly what the main thread would make from the stored body
+            assert decode(raw) == lex(fact.path, store.get(fact.digest)), fact.path
+            lexed += 1
+        assert lexed >= 5
+        assert report.work["lexicon"] > 0

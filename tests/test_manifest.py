@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 
 import msgpack
 import pytest
@@ -67,7 +68,7 @@ def _raw(m: mf.Manifest) -> dict:  # type: ignore[type-arg]
 @pytest.mark.parametrize(
     ("mangle", "problem"),
     [
-        (lambda d: d.update(format=2), "format version 2 is not supported"),
+        (lambda d: d.update(format=3), "format version 3 is not supported"),
         (lambda d: d.pop("scope"), "wrong keys"),
         (lambda d: d.update(extra=1), "wrong keys"),
         (lambda d: d.update(kind="huge"), "kind must be"),
@@ -125,3 +126,31 @@ def test_mutated_valid_manifests_raise_only_manifest_errors(data: st.DataObject)
         raw[i] = data.draw(st.integers(0, 255))
     with contextlib.suppress(ManifestError):
         mf.decode(bytes(raw))
+
+
+def test_format_1_is_still_read_with_ratings_zero_and_low_entries_listed() -> None:
+    m = make(["a", "b"])
+    old = replace(m, format=1)
+    data = mf.encode(old)
+    back = mf.decode(data, "old.pack")
+    assert back.format == 1
+    assert all(e.rating == 0 for e in back.entries)
+    assert [e.listed for e in back.entries] == [e.tier == "low" for e in back.entries]
+    assert mf.encode(back) == data  # canonical in its own format
+
+
+@pytest.mark.parametrize(
+    ("mangle", "problem"),
+    [
+        (lambda e: e.update(rating=-1), "rating must be an integer"),
+        (lambda e: e.update(rating=True), "rating must be an integer"),
+        (lambda e: e.update(listed=1), "listed must be true or false"),
+        (lambda e: e.update(listed=True, tier="high"), "only a low entry is listed"),
+    ],
+)
+def test_rating_and_listed_are_checked(mangle: object, problem: str) -> None:
+    d = _raw(make(["a", "b"]))
+    mangle(d["entries"][0])  # type: ignore[operator]
+    with pytest.raises(ManifestError) as info:
+        mf.decode(msgpack.packb(d, use_bin_type=True), "x.pack")
+    assert problem in str(info.value)

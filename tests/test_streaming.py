@@ -95,7 +95,8 @@ def test_streamed_manifest_encoding_is_the_canonical_msgpack(
         budget_max=12, entries=entries, totals={"files": len(entries), "high": {"files": 1}},
     )  # fmt: skip
     ordered = sorted(entries, key=lambda e: e.path.encode("utf-8"))
-    whole = msgpack.packb(mf._canonical(m, [mf._entry_obj(e) for e in ordered]), use_bin_type=True)
+    objs = [mf._entry_obj(e, m.format) for e in ordered]
+    whole = msgpack.packb(mf._canonical(m, objs), use_bin_type=True)
     assert mf.encode(m) == whole
     assert mf.decode(whole) == mf.decode(mf.encode(m))
 
@@ -111,5 +112,5 @@ def test_a_manifest_larger_than_an_encoding_piece_encodes_whole(
     m = mf.Manifest("repo", None, "o200k_base", 10, 12, entries)
     data = mf.encode(m)
     assert mf.decode(data).entries == entries
-    obj = mf._canonical(m, [mf._entry_obj(e) for e in entries])
+    obj = mf._canonical(m, [mf._entry_obj(e, m.format) for e in entries])
     assert data == msgpack.packb(obj, use_bin_type=True)

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cas.errors import ConfigError
 from packer.config import TIERS, Rule, glob_problem, load_config
 from packer.tiers import (
     DEFAULT_RULES,
@@ -29,13 +30,13 @@ DEFAULTS = TierRules(DEFAULT_RULES)
 
 def test_first_match_wins() -> None:
     rules = TierRules([rule("src/**", "high", "first"), rule("*.py", "low", "second")])
-    assert rules.classify("src/a.py") == TierDecision("high", "first", False, 0, 0)
-    assert rules.classify("lib/a.py") == TierDecision("low", "second", False, -1, 1)
+    assert rules.classify("src/a.py") == TierDecision("high", "first", False, 2, 0)
+    assert rules.classify("lib/a.py") == TierDecision("low", "second", False, -2, 1)
 
 
 def test_no_match_is_low_after_the_last_rule() -> None:
     rules = TierRules([rule("docs/**", "high")])
-    assert rules.classify("src/a.py") == TierDecision("low", "no rule matched", False, -1, 1)
+    assert rules.classify("src/a.py") == TierDecision("low", "no rule matched", False, -4, 1)
 
 
 def test_negation_inside_one_rule() -> None:
@@ -45,86 +46,113 @@ def test_negation_inside_one_rule() -> None:
 
 
 @pytest.mark.parametrize(
-    ("path", "tier", "reason"),
+    ("path", "tier", "reason", "weight"),
     [
-        ("README.md", "high", "project overview"),
-        ("README", "high", "project overview"),
-        ("packer/README.rst", "high", "project overview"),
-        ("DESIGN.md", "high", "project overview"),
-        ("ARCHITECTURE.md", "high", "project overview"),
-        ("AGENTS.md", "high", "contributor guide"),
-        ("CONTRIBUTING.md", "high", "contributor guide"),
-        ("CHANGELOG.md", "medium", "changelog"),
-        ("LICENSE", "low", "license"),
-        ("docs/guide.md", "high", "documentation"),
-        ("docs/conf.py", "high", "documentation"),
-        ("notes/plan.md", "high", "documentation"),
-        ("package-lock.json", "low", "lock file"),
-        ("web/yarn.lock", "low", "lock file"),
-        ("uv.lock", "low", "lock file"),
-        ("go.sum", "low", "lock file"),
-        ("Cargo.lock", "low", "lock file"),
-        ("tests/test_store.py", "low", "test"),
-        ("tests/helpers.py", "low", "test"),
-        ("tests/data.txt", "low", "test"),
-        ("pkg/tests/conftest.py", "low", "test"),
-        ("cas/test_digest.py", "low", "test"),
-        ("cas/digest_test.py", "low", "test"),
-        ("pkg/server_test.go", "low", "test"),
-        ("src/app.test.ts", "low", "test"),
-        ("src/app.spec.jsx", "low", "test"),
-        ("src/__tests__/app.js", "low", "test"),
-        ("spec/models/user_spec.rb", "low", "test"),
-        ("tests/fixtures/README.md", "low", "fixture"),
-        ("pkg/testdata/input.go", "low", "fixture"),
-        ("static/app.min.js", "low", "generated"),
-        ("static/app.js.map", "low", "generated"),
-        ("proto/api_pb2.py", "low", "generated"),
-        ("dist/bundle.js", "low", "generated"),
-        ("build/lib/x.py", "low", "generated"),
-        ("src/schema.generated.ts", "low", "generated"),
-        ("vendor/github.com/x/y.go", "low", "vendored"),
-        ("web/node_modules/left-pad/README.md", "low", "vendored"),
-        ("data/rows.csv", "low", "data"),
-        ("model/weights.npy", "low", "data"),
-        ("docs/diagram.png", "low", "binary"),
-        ("assets/logo.png", "low", "binary"),
-        ("fonts/a.woff2", "low", "binary"),
-        ("lib/native.so", "low", "binary"),
-        ("paper.pdf", "low", "binary"),
-        ("cas/store.py", "medium", "source"),
-        ("web/src/app.tsx", "medium", "source"),
-        ("cmd/main.go", "medium", "source"),
-        ("src/lib.rs", "medium", "source"),
-        ("scripts/run.sh", "medium", "source"),
-        ("db/schema.sql", "medium", "source"),
-        ("pyproject.toml", "medium", "configuration"),
-        (".github/workflows/ci.yml", "medium", "configuration"),
-        ("tsconfig.json", "medium", "configuration"),
-        ("Makefile", "medium", "configuration"),
-        ("docker/Dockerfile", "medium", "configuration"),
-        ("requirements.txt", "medium", "configuration"),
-        (".ci/run", "low", "other"),
-        ("weird.xyz", "low", "other"),
+        ("README.md", "high", "project overview", 4),
+        ("README", "high", "project overview", 4),
+        ("packer/README.rst", "high", "documentation", -1),
+        ("AGENTS.md", "high", "agent guide", 4),
+        ("CLAUDE.md", "high", "agent guide", 4),
+        ("DESIGN.md", "high", "design document", 1),
+        ("ARCHITECTURE.md", "high", "design document", 1),
+        ("CONTRIBUTING.md", "high", "contributor guide", 0),
+        ("CHANGELOG.md", "medium", "changelog", -4),
+        ("docs/releases/5.1.txt", "medium", "changelog", -4),
+        ("LICENSE", "low", "license", -4),
+        ("docs/guide.md", "high", "documentation", -1),
+        ("docs/conf.py", "medium", "build script", -3),
+        ("notes/plan.md", "high", "documentation", -1),
+        ("doc/md_docs.go", "high", "source", 0),
+        ("docs/spelling_wordlist.txt", "low", "word list", -4),
+        ("django/conf/locale/de/LC_MESSAGES/django.po", "low", "locale catalog", -4),
+        ("django/conf/locale/de/LC_MESSAGES/django.mo", "low", "locale catalog", -4),
+        ("package-lock.json", "low", "lock file", -4),
+        ("web/yarn.lock", "low", "lock file", -4),
+        ("uv.lock", "low", "lock file", -4),
+        ("go.sum", "low", "lock file", -4),
+        ("Cargo.lock", "low", "lock file", -4),
+        ("tests/test_store.py", "high", "test", -3),
+        ("tests/helpers.py", "high", "test", -3),
+        ("tests/data.txt", "high", "test", -3),
+        ("pkg/tests/conftest.py", "high", "test", -3),
+        ("cas/test_digest.py", "high", "test", -3),
+        ("cas/digest_test.py", "high", "test", -3),
+        ("pkg/server_test.go", "high", "test", -3),
+        ("src/app.test.ts", "high", "test", -3),
+        ("src/app.spec.jsx", "high", "test", -3),
+        ("src/__tests__/app.js", "high", "test", -3),
+        ("spec/models/user_spec.rb", "high", "test", -3),
+        ("examples/demo/README.md", "high", "example", -2),
+        ("_examples/app/main.go", "high", "example", -2),
+        ("bench/run.py", "high", "benchmark", -3),
+        ("tests/fixtures/README.md", "low", "fixture", -4),
+        ("pkg/testdata/input.go", "low", "fixture", -4),
+        ("static/app.min.js", "low", "generated", -4),
+        ("static/app.js.map", "low", "generated", -4),
+        ("proto/api_pb2.py", "low", "generated", -4),
+        ("dist/bundle.js", "low", "generated", -4),
+        ("build/lib/x.py", "low", "generated", -4),
+        ("src/schema.generated.ts", "low", "generated", -4),
+        ("PKG-INFO", "low", "generated", -4),
+        ("vendor/github.com/x/y.go", "low", "vendored", -4),
+        ("web/node_modules/left-pad/README.md", "low", "vendored", -4),
+        ("data/rows.csv", "low", "data", -4),
+        ("model/weights.npy", "low", "data", -4),
+        ("docs/diagram.png", "low", "binary", -4),
+        ("assets/logo.png", "low", "binary", -4),
+        ("fonts/a.woff2", "low", "binary", -4),
+        ("lib/native.so", "low", "binary", -4),
+        ("paper.pdf", "low", "binary", -4),
+        ("cas/store.py", "high", "source", 0),
+        ("web/src/app.tsx", "high", "source", 0),
+        ("cmd/main.go", "high", "source", 0),
+        ("src/lib.rs", "high", "source", 0),
+        ("db/schema.sql", "high", "source", 0),
+        ("scripts/run.sh", "medium", "build script", -3),
+        ("pyproject.toml", "high", "project metadata", 1),
+        ("tsconfig.json", "high", "project metadata", 1),
+        ("go.mod", "high", "project metadata", 1),
+        ("pkg/pyproject.toml", "high", "configuration", -2),
+        (".github/workflows/ci.yml", "medium", "build script", -3),
+        ("Makefile", "medium", "build script", -3),
+        ("docker/Dockerfile", "medium", "build script", -3),
+        ("docs/Makefile", "medium", "build script", -3),
+        ("docs/make.bat", "medium", "build script", -3),
+        ("requirements.txt", "high", "configuration", -2),
+        ("config/app.yaml", "high", "configuration", -2),
+        (".ci/run", "medium", "other", -4),
+        ("weird.xyz", "medium", "other", -4),
     ],
 )
-def test_default_rules(path: str, tier: str, reason: str) -> None:
+def test_default_rules(path: str, tier: str, reason: str, weight: int) -> None:
     decision = DEFAULTS.classify(path)
-    assert (decision.tier, decision.reason) == (tier, reason)
+    assert (decision.tier, decision.reason, decision.weight) == (tier, reason, weight)
     assert decision.required is False
+
+
+def test_source_outranks_everything_but_the_readme_and_agent_guides() -> None:
+    """The issue's order: the project's own source weighs more than any default but the
+    top-level README and agent guides."""
+    source = DEFAULTS.classify("pkg/core.py").weight
+    above = {r.reason for r in DEFAULT_RULES if r.priority is not None and r.priority > source}
+    assert above <= {"project overview", "agent guide", "design document", "project metadata"}
+    assert DEFAULTS.classify("README.md").weight > source
+    assert DEFAULTS.classify("CHANGELOG.md").weight < source
+    assert DEFAULTS.classify("docs/index.rst").weight < source
 
 
 def test_tests_beat_source() -> None:
     test_rule = next(i for i, r in enumerate(DEFAULT_RULES) if r.reason == "test")
     source_rule = next(i for i, r in enumerate(DEFAULT_RULES) if r.reason == "source")
     assert test_rule < source_rule
-    assert DEFAULTS.classify("tests/test_x.py").tier == "low"
+    assert DEFAULTS.classify("tests/test_x.py").reason == "test"
 
 
 def test_default_rules_are_well_formed() -> None:
     assert [r.index for r in DEFAULT_RULES] == list(range(len(DEFAULT_RULES)))
     assert {r.origin for r in DEFAULT_RULES} == {"default"}
-    assert all(r.tier in TIERS and r.priority is None and not r.required for r in DEFAULT_RULES)
+    assert all(r.tier in TIERS and not r.required for r in DEFAULT_RULES)
+    assert all(r.priority is not None and -4 <= r.priority <= 4 for r in DEFAULT_RULES)
     assert all(glob_problem(g) is None for r in DEFAULT_RULES for g in r.globs)
     assert DEFAULT_RULES[-1].globs == ("**",)
 
@@ -136,7 +164,7 @@ def test_user_rule_overrides_a_default(tmp_path: Path) -> None:
     config = load_config(tmp_path)
     rules = rules_for_scope(config, config.scopes[0])
     assert rules.classify("tests/test_x.py") == TierDecision(
-        "high", "tests are the spec", False, 0, 0
+        "high", "tests are the spec", False, 2, 0
     )
     # everything else still falls through to the built-in rules
     assert rules.classify("cas/x.py").reason == "source"
@@ -152,29 +180,37 @@ def test_scope_rules_come_first(tmp_path: Path) -> None:
     config = load_config(tmp_path)
     core, other = config.scopes
     assert rules_for_scope(config, core).classify("src/core.py") == TierDecision(
-        "high", "scope", False, 0, 0
+        "high", "scope", False, 2, 0
     )
     assert rules_for_scope(config, core).classify("src/util.py") == TierDecision(
-        "low", "global", False, -1, 1
+        "low", "global", False, -2, 1
     )
     # another scope does not see them
     assert rules_for_scope(config, other).classify("src/core.py").reason == "global"
 
 
-def test_priority_explicit_or_by_position(tmp_path: Path) -> None:
+def test_priority_is_the_weight_class_else_the_tier_gives_it(tmp_path: Path) -> None:
     (tmp_path / "cas.toml").write_text(
         '[[rules]]\nglob = "a/**"\ntier = "high"\n'
-        '[[rules]]\nglob = "b/**"\ntier = "high"\npriority = 7\nrequired = true\n'
+        '[[rules]]\nglob = "b/**"\ntier = "high"\npriority = 4\nrequired = true\n'
         '[[rules]]\nglob = "c/**"\ntier = "high"\npriority = -3\n'
+        '[[rules]]\nglob = "d/**"\ntier = "medium"\n'
     )
     config = load_config(tmp_path)
     rules = rules_for_scope(config, config.scopes[0])
-    assert rules.classify("a/x").priority == 0
+    assert rules.classify("a/x").weight == 2
     b = rules.classify("b/x")
-    assert (b.priority, b.required, b.rule_index) == (7, True, 1)
-    assert rules.classify("c/x").priority == -3
-    # a built-in rule ranks by its position after the configured ones
-    assert rules.classify("x.py").priority == -rules.classify("x.py").rule_index < -2
+    assert (b.weight, b.required, b.rule_index) == (4, True, 1)
+    assert rules.classify("c/x").weight == -3
+    assert rules.classify("d/x").weight == 0
+    # a built-in rule keeps its own weight class after the configured ones
+    assert rules.classify("x.py").weight == 0 and rules.classify("x.py").rule_index > 3
+
+
+def test_a_priority_outside_the_weight_classes_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "cas.toml").write_text('[[rules]]\nglob = "a/**"\ntier = "high"\npriority = 7\n')
+    with pytest.raises(ConfigError, match=r"rules\[1\].priority: must be from -4 to 4"):
+        load_config(tmp_path)
 
 
 def test_unknown_tier_in_a_hand_built_rule_is_refused() -> None:

@@ -212,7 +212,7 @@ def test_all_checks_unreferenced_blobs_too(project: Path) -> None:
 
 def _other_version(data: bytes) -> bytes:
     obj = msgpack.unpackb(data)
-    obj["format"] = 2
+    obj["format"] = 3
     return msgpack.packb(obj)
 
 
@@ -221,7 +221,7 @@ def _other_version(data: bytes) -> bytes:
     [
         (lambda d: d[: len(d) // 2], "not a valid manifest"),
         (lambda d: b"\x00garbage\xff" * 10, "not a valid manifest"),
-        (_other_version, "format version 2 is not supported"),
+        (_other_version, "format version 3 is not supported"),
         (lambda d: b"", "empty file"),
     ],
     ids=["truncated", "garbage", "wrong-version", "empty"],
@@ -425,7 +425,7 @@ def test_unknown_manifest_version_fails_the_cli(project: Path) -> None:
     assert r.code == 1
     problems = json.loads(r.out)["problems"]
     assert [p["manifests"] for p in problems] == [["b.pack"]]
-    assert "format version 2" in problems[0]["what"]
+    assert "format version 3" in problems[0]["what"]
 
 
 def test_bad_arguments_are_usage_errors(project: Path) -> None:

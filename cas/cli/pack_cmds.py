@@ -11,7 +11,7 @@ import click
 
 from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
 from cas.display import shown
-from cas.errors import EXIT_PROBLEM, OutputError, StoreNotFound, UsageError
+from cas.errors import EXIT_PROBLEM, NotFound, OutputError, StoreNotFound, UsageError
 from cas.fsutil import write_output
 from cas.progress import Progress
 from cas.store import Store
@@ -57,6 +57,11 @@ def _store_for_pack(ctx: Ctx, root: Path) -> Store:
 @click.option(
     "--check", is_flag=True, help="Write nothing; exit 1 if any committed manifest is stale."
 )
+@click.option(
+    "--explain",
+    metavar="PATH",
+    help="Write nothing; say why PATH got its tier in each pack (rule, rating, prices, choice).",
+)
 @json_option
 @quiet_option
 @pass_ctx
@@ -67,6 +72,7 @@ def pack(
     baseline: str | None,
     allow: tuple[str, ...],
     check: bool,
+    explain: str | None,
     as_json: bool,
 ) -> None:
     """Build the context packs of this repository (all scopes, or SCOPE...)."""
@@ -88,13 +94,34 @@ def pack(
             packer = Packer(
                 root, store, config, allow_secrets=allow, progress=tick if ctx.progress else None
             )
-            report = packer.run(scopes=scopes, targets=targets, baseline=parent, check=check)
+            report = packer.run(
+                scopes=scopes, targets=targets, baseline=parent, check=check, explain=explain
+            )
+    if explain is not None:
+        _print_explained(report, explain, as_json=as_json)
+        return
     if as_json:
         emit_json(_report_json(report, root))
     else:
         _print_report(report, root, quiet=ctx.quiet, check=check)
     if check and report.stale:
         sys.exit(EXIT_PROBLEM)
+
+
+def _print_explained(report: PackReport, path: str, *, as_json: bool) -> None:
+    from packer.explain import describe
+
+    if not report.explained:
+        raise NotFound(
+            "path",
+            path,
+            "no pack holds it (a path relative to the project root; ignored, excluded and "
+            "secret-named files are in no pack: 'cas show PACK' lists what one holds)",
+        )
+    if as_json:
+        emit_json({"explained": [describe(x) for x in report.explained]})
+        return
+    click.echo("\n".join(describe(x) for x in report.explained), nl=False)
 
 
 def _report_json(report: PackReport, root: Path) -> dict[str, object]:
@@ -237,7 +264,7 @@ def _check_split_folder(output: Path) -> None:
 @json_option
 @pass_ctx
 def show(ctx: Ctx, manifest: str, as_json: bool) -> None:
-    """List a pack's entries: tier, tokens, size, path, reason, digest."""
+    """List a pack's entries: tier, tokens, rating, size, path, reason, digest."""
     from packer.locate import load_pack
 
     root = _root()
@@ -262,6 +289,8 @@ def show(ctx: Ctx, manifest: str, as_json: bool) -> None:
                     {
                         "path": e.path,
                         "tier": e.tier,
+                        "rating": e.rating,
+                        "listed": e.listed,
                         "tokens": e.tokens,
                         "size": e.size,
                         "reason": e.reason,
@@ -275,10 +304,39 @@ def show(ctx: Ctx, manifest: str, as_json: bool) -> None:
         )
         return
     click.echo(f"{shown(src)}  {digest}")
+    click.echo(f"{'tier':<7}{'tokens':>7}{'rating':>12}{'bytes':>10}  path  [reason]  digest")
     for e in m.entries:
         body = str(e.digest) if e.digest else "(withheld)"
         why = shown(e.reason or "")
-        click.echo(f"{e.tier:<7}{e.tokens:>7}{e.size:>10}  {shown(e.path)}  [{why}]  {body}")
+        click.echo(
+            f"{e.tier:<7}{e.tokens:>7}{e.rating:>12}{e.size:>10}  {shown(e.path)}  [{why}]  {body}"
+        )
+
+
+@click.command(name="cat")
+@click.argument("manifest")
+@click.argument("path")
+@click.option(
+    "--summary", is_flag=True, help="Print the summary the pack shows instead of the file."
+)
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write here, not stdout.")
+@pass_ctx
+def cat(ctx: Ctx, manifest: str, path: str, summary: bool, output: Path | None) -> None:
+    """Print one file of a pack by its path, from the store (re-hashed as it is read)."""
+    from packer.locate import load_pack, pack_entry
+
+    root = _root()
+    with ctx.open_store(readonly=True) as store:
+        m, _digest, src = load_pack(manifest, root, store)
+        digest = pack_entry(m, src, path, summary=summary)
+        with store.open(digest) as reader:
+            if output is None:
+                out = sys.stdout.buffer
+                for piece in reader.chunks():
+                    out.write(piece)
+                out.flush()
+            else:
+                write_output(output, reader.chunks())
 
 
 @click.command(name="diff")
@@ -326,4 +384,4 @@ def diff_cmd(ctx: Ctx, old: str, new: str, as_json: bool) -> None:
     click.echo(f"tokens: {d.old_tokens} -> {d.new_tokens} ({d.new_tokens - d.old_tokens:+})")
 
 
-COMMANDS = [pack, render, show, diff_cmd]
+COMMANDS = [pack, render, show, cat, diff_cmd]

@@ -1,0 +1,707 @@
+"""What an agent can answer from a pack: cas next to aider's repo map and repomix, same budgets.
+
+    .venv/bin/python bench/quality.py [--budgets 3000,12000,32000] [--corpus NAME ...]
+                                      [--set dev|heldout|all] [--no-peers] [--detail] [--out DIR]
+
+Each corpus is a real project nobody here wrote, fetched the way a fresh machine can: a PyPI
+sdist (``pip download --no-binary``), an npm tarball (``npm pack``) or a Debian package that
+ships sources (``apt-get download``), cached under ``bench/.cache/quality/``. For each corpus,
+questions an agent needs answered (the parameters of a public function, which class implements
+a feature, the value of a constant) were written from the source, before any pack was looked
+at, with the text that answers each: ``bench/questions/<corpus>.toml``. A question counts as
+answered when every snippet of one of its answers appears in the tool's output (whitespace
+ignored, so a signature split over lines still counts).
+
+At each budget N (tokens, o200k_base), in one run:
+
+* cas: ``cas pack`` with the default rules and ``budget = {target = N, max = N}``, then the
+  LITE markdown render (``cas render repo``), which is what an agent reads;
+* aider: ``aider --show-repo-map --map-tokens N --map-multiplier-no-files 1 --no-gitignore`` in
+  a git copy of the corpus (installed once into ``bench/.cache/aider`` with pip);
+* repomix: ``repomix --compress`` (installed once into ``bench/.cache`` with npm), its output
+  cut to the first N tokens.
+
+Printed per budget and tool: questions answered, public API defined in the output (the names a
+package exports, found by parsing the corpus: a definition of the name must appear, not a
+mention), and budget use (tokens of the output over N). ``--detail`` adds the per-corpus rows
+and which questions each tool missed.
+
+The question sets: ``dev`` corpora are the ones the packer may be tuned against; ``heldout``
+corpora and questions are kept for a final check and never used to tune.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+CACHE = HERE / ".cache" / "quality"
+QUESTIONS = HERE / "questions"
+AIDER_VENV = HERE / ".cache" / "aider"
+AIDER = "aider-chat==0.86.2"
+REPOMIX = "repomix@1.18.1"
+REPOMIX_DIR = HERE / ".cache" / REPOMIX.replace("@", "-")
+PEER_CACHE = HERE / ".cache" / "quality-peers" / f"{AIDER}-{REPOMIX}"
+DEFAULT_BUDGETS = (3000, 12000, 32000)
+ENCODING = "o200k_base"
+
+sys.path.insert(0, str(ROOT))
+
+
+@dataclass(frozen=True)
+class Corpus:
+    name: str
+    source: str  # "pypi" | "npm" | "deb"
+    spec: str  # NAME==VER, NAME@VER, or a Debian package name (=VER)
+    lang: str  # python | go | typescript | rust
+    inner: str = ""  # the folder inside the unpacked archive that is the project
+    api: tuple[str, ...] = ()  # where the public API is declared (see `public_api`)
+    set: str = "dev"
+
+
+def load_corpora() -> tuple[Corpus, ...]:
+    data = tomllib.loads((QUESTIONS / "corpora.toml").read_text())
+    return tuple(
+        Corpus(
+            name,
+            spec["source"],
+            spec["spec"],
+            spec["lang"],
+            spec.get("inner", ""),
+            tuple(spec.get("api", ())),
+            spec.get("set", "dev"),
+        )
+        for name, spec in sorted(data["corpus"].items())
+    )
+
+
+CORPORA = load_corpora()
+
+
+class BenchError(Exception):
+    pass
+
+
+def note(message: str) -> None:
+    print(f"quality: {message}", file=sys.stderr, flush=True)
+
+
+def run(argv: Sequence[str | os.PathLike[str]], cwd: Path | None = None, **kw: object) -> str:
+    proc = subprocess.run(
+        [os.fspath(a) for a in argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        **kw,  # type: ignore[arg-type]
+    )
+    if proc.returncode != 0:
+        shown = " ".join(os.fspath(a) for a in argv)
+        raise BenchError(f"{shown} failed ({proc.returncode}): {proc.stderr.strip()[-800:]}")
+    return proc.stdout
+
+
+# --- corpora ------------------------------------------------------------------------------------
+
+
+def fetch(corpus: Corpus) -> Path:
+    """The unpacked project, fetched once into the cache."""
+    where = CACHE / corpus.name
+    done = where / ".fetched"
+    tree = where / "tree"
+    if done.is_file() and done.read_text() == corpus.spec:
+        return tree / corpus.inner if corpus.inner else _single_child(tree)
+    shutil.rmtree(where, ignore_errors=True)
+    download = where / "download"
+    download.mkdir(parents=True)
+    tree.mkdir()
+    note(f"fetching {corpus.spec} ({corpus.source})")
+    if corpus.source == "pypi":
+        run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+             corpus.spec, "-d", download])  # fmt: skip
+        (archive,) = download.iterdir()
+        with tarfile.open(archive) as tar:
+            tar.extractall(tree, filter="data")
+    elif corpus.source == "npm":
+        run(["npm", "pack", "--silent", "--pack-destination", download, corpus.spec], cwd=download)
+        (archive,) = download.glob("*.tgz")
+        with tarfile.open(archive) as tar:
+            tar.extractall(tree, filter="data")
+    elif corpus.source == "deb":
+        run(["apt-get", "download", "-q", corpus.spec], cwd=download)
+        (archive,) = download.glob("*.deb")
+        run(["dpkg-deb", "-x", archive, tree])
+    else:
+        raise BenchError(f"unknown source {corpus.source!r}")
+    done.write_text(corpus.spec)
+    return tree / corpus.inner if corpus.inner else _single_child(tree)
+
+
+def _single_child(tree: Path) -> Path:
+    children = [p for p in tree.iterdir() if p.is_dir()]
+    return children[0] if len(children) == 1 else tree
+
+
+def prepare(corpus: Corpus, work: Path) -> Path:
+    """A git copy of the corpus under ``work`` (aider reads only what git tracks)."""
+    source = fetch(corpus)
+    copy = work / corpus.name
+    shutil.copytree(source, copy, symlinks=True)
+    env = {**os.environ, "GIT_AUTHOR_DATE": "2020-01-01T00:00:00Z",
+           "GIT_COMMITTER_DATE": "2020-01-01T00:00:00Z"}  # fmt: skip
+    run(["git", "init", "-q"], cwd=copy)
+    run(["git", "add", "-A", "-f"], cwd=copy)
+    run(["git", "-c", "user.email=bench@cas", "-c", "user.name=bench", "commit", "-q", "-m",
+         "import"], cwd=copy, env=env)  # fmt: skip
+    return copy
+
+
+# --- questions ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    ask: str
+    answers: tuple[tuple[str, ...], ...]  # any one answer, all of its snippets
+
+
+def load_questions(corpus: Corpus) -> list[Question]:
+    path = QUESTIONS / f"{corpus.name}.toml"
+    if not path.is_file():
+        return []
+    data = tomllib.loads(path.read_text())
+    out = []
+    for q in data.get("question", []):
+        answers = q["answer"]
+        if answers and isinstance(answers[0], str):
+            answers = [answers]
+        out.append(Question(q["id"], q["ask"], tuple(tuple(a) for a in answers)))
+    return out
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def squash(text: str) -> str:
+    return _SPACE.sub("", text)
+
+
+def answered(q: Question, squashed: str) -> bool:
+    return any(all(squash(s) in squashed for s in alt) for alt in q.answers)
+
+
+# --- the public API -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ApiName:
+    name: str
+    owner: str = ""  # a Go method's receiver type
+
+
+def public_api(corpus: Corpus, root: Path) -> list[ApiName]:
+    names: set[ApiName] = set()
+    for where in corpus.api:
+        path = root / where
+        if corpus.lang == "python":
+            names |= _python_api(path)
+        elif corpus.lang == "go":
+            names |= _go_api(path)
+        elif corpus.lang == "typescript":
+            names |= _ts_api(path, set())
+        elif corpus.lang == "rust":
+            names |= _rust_api(path)
+        elif corpus.lang == "ruby":
+            names |= _ruby_api(path)
+    return sorted(names, key=lambda a: (a.owner, a.name))
+
+
+def _python_api(path: Path) -> set[ApiName]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            try:
+                listed = ast.literal_eval(node.value)
+            except ValueError:
+                break
+            return {ApiName(n) for n in listed if isinstance(n, str)}
+    out: set[ApiName] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level > 0:
+            out |= {ApiName(a.asname or a.name) for a in node.names if a.name != "*"}
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            out.add(ApiName(node.name))
+    return {a for a in out if not a.name.startswith("_")}
+
+
+_GO_FUNC = re.compile(r"^func\s+(?:\(\s*\w*\s*\*?\s*(\w+)(?:\[[^\]]*\])?\s*\)\s*)?([A-Z]\w*)", re.M)
+_GO_TYPE = re.compile(r"^(?:type\s+|\t)([A-Z]\w*)\s+(?:struct|interface|func|\w)", re.M)
+
+
+def _go_api(folder: Path) -> set[ApiName]:
+    out: set[ApiName] = set()
+    for path in sorted(folder.glob("*.go")):
+        if path.name.endswith("_test.go"):
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for m in _GO_FUNC.finditer(text):
+            owner, name = m.group(1) or "", m.group(2)
+            if not owner or owner[:1].isupper():
+                out.add(ApiName(name, owner))
+        for m in re.finditer(r"^type\s+([A-Z]\w*)", text, re.M):
+            out.add(ApiName(m.group(1)))
+    return out
+
+
+_TS_EXPORT = re.compile(
+    r"^export\s+(?:declare\s+)?(?:default\s+)?(?:abstract\s+)?"
+    r"(?:function\*?|class|interface|type|enum|const|let|var|namespace)\s+([A-Za-z_$][\w$]*)",
+    re.M,
+)
+_TS_BRACES = re.compile(
+    r"^export\s+(?:type\s+)?\{([^}]*)\}(?:\s+from\s+['\"]([^'\"]+)['\"])?", re.M
+)
+_TS_STAR = re.compile(r"^export\s+\*\s+from\s+['\"]([^'\"]+)['\"]", re.M)
+
+
+def _ts_api(path: Path, seen: set[Path]) -> set[ApiName]:
+    if path in seen or not path.is_file():
+        return set()
+    seen.add(path)
+    text = path.read_text(encoding="utf-8", errors="replace")
+    out = {ApiName(m.group(1)) for m in _TS_EXPORT.finditer(text)}
+    for m in _TS_BRACES.finditer(text):
+        for raw in m.group(1).split(","):
+            item = raw.strip().removeprefix("type ").strip()
+            if item:
+                out.add(ApiName(item.split(" as ")[0].strip()))
+    for m in _TS_STAR.finditer(text):
+        out |= _ts_api(_ts_resolve(path.parent, m.group(1)), seen)
+    return {a for a in out if a.name != "default"}
+
+
+def _ts_resolve(folder: Path, spec: str) -> Path:
+    base = (folder / spec).resolve()
+    for candidate in (
+        base,
+        base.with_suffix(".d.ts"),
+        Path(str(base).removesuffix(".js") + ".d.ts"),
+        base / "index.d.ts",
+        base.with_suffix(".ts"),
+        Path(str(base).removesuffix(".js") + ".ts"),
+    ):
+        if candidate.is_file():
+            return candidate
+    return base
+
+
+_RUST_PUB = re.compile(
+    r"^\s*pub\s+(?:unsafe\s+)?(?:fn|struct|enum|trait|type|const|static|union)\s+([A-Za-z_]\w*)",
+    re.M,
+)
+_RUST_MACRO = re.compile(r"#\[macro_export\][^\n]*\n(?:\s*#\[[^\n]*\n)*\s*macro_rules!\s*(\w+)")
+_RUST_USE = re.compile(r"^\s*pub\s+use\s+([^;]+);", re.M)
+
+
+def _rust_api(path: Path) -> set[ApiName]:
+    folder = path.parent
+    out: set[ApiName] = set()
+    texts = [path.read_text(encoding="utf-8", errors="replace")]
+    for extra in sorted(folder.glob("*.rs")):
+        if extra != path:
+            texts.append(extra.read_text(encoding="utf-8", errors="replace"))
+    lib = texts[0]
+    out |= {ApiName(m.group(1)) for m in _RUST_PUB.finditer(lib)}
+    for text in texts:
+        out |= {ApiName(m.group(1)) for m in _RUST_MACRO.finditer(text)}
+    for m in _RUST_USE.finditer(lib):
+        used = m.group(1)
+        if "{" in used:
+            inner = used[used.index("{") + 1 : used.rindex("}")]
+            items = [i.strip() for i in inner.split(",")]
+        else:
+            items = [used.rsplit("::", 1)[-1].strip()]
+        for item in items:
+            name = item.split(" as ")[-1].strip()
+            if name and name not in ("self", "*") and name[0].isalpha():
+                out.add(ApiName(name))
+    return out
+
+
+_RUBY_DEF = re.compile(
+    r"^\s*(?:class|module)\s+(?:\w+::)*([A-Z]\w*)|^\s*([A-Z][A-Z0-9_]*)\s*=|"
+    r"^\s*def\s+(?:self\.)?([a-z_]\w*[?!=]?)",
+    re.M,
+)
+
+
+def _ruby_api(path: Path) -> set[ApiName]:
+    """Classes, modules, constants and methods not after a bare `private`/`protected`."""
+    out: set[ApiName] = set()
+    hidden = False
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        word = line.strip()
+        if word in ("private", "protected"):
+            hidden = True
+        elif word == "public" or re.match(r"\s*(?:class|module)\s", line):
+            hidden = False
+        m = _RUBY_DEF.match(line)
+        if m is None:
+            continue
+        name = m.group(1) or m.group(2) or m.group(3)
+        if m.group(3) and (hidden or name.startswith("_")):
+            continue
+        out.add(ApiName(name))
+    return out
+
+
+def defined(api: ApiName, lang: str, text: str) -> bool:
+    """Whether ``text`` shows a definition of ``api`` (its declaration line), not a mention."""
+    n = re.escape(api.name)
+    if lang == "python":
+        pattern = rf"\b(?:class|def)\s+{n}\b|^[ \t│|]*{n}\s*(?::[^=\n]*)?=(?!=)"
+    elif lang == "go":
+        if api.owner:
+            pattern = rf"\bfunc\s*\(\s*\w*\s*\*?\s*{re.escape(api.owner)}\b[^)]*\)\s*{n}\s*\("
+        else:
+            pattern = (
+                rf"\bfunc\s+{n}\s*[\[(]|\btype\s+{n}\b|^[ \t│|]*{n}\s+(?:[\w.*\[\]]+\s*)?=|"
+                rf"^[ \t│|]*(?:const|var)\s+{n}\b"
+            )
+    elif lang == "typescript":
+        pattern = rf"\b(?:function\*?|class|interface|type|enum|const|let|var|namespace)\s+{n}\b"
+    elif lang == "ruby":
+        pattern = (
+            rf"\b(?:class|module)\s+(?:\w+::)*{n}\b|\bdef\s+(?:self\.)?{n}(?![\w?!=])|^\s*{n}\s*="
+        )
+    else:
+        pattern = (
+            rf"\b(?:fn|struct|enum|trait|type|const|static|union|mod)\s+{n}\b|macro_rules!\s*{n}\b"
+        )
+    return re.search(pattern, text, re.M) is not None
+
+
+# --- the tools ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Output:
+    text: str = ""
+    error: str | None = None
+    seconds: float = 0.0
+
+
+def cas_output(copy: Path, budget: int) -> Output:
+    work = Path(tempfile.mkdtemp(prefix="cas-", dir=copy.parent))
+    tree = work / copy.name
+    shutil.copytree(copy, tree, symlinks=True, ignore=shutil.ignore_patterns(".git", ".aider*"))
+    (tree / "cas.toml").write_text(f"[pack]\nbudget = {{ target = {budget}, max = {budget} }}\n")
+    cas = [sys.executable, "-m", "cas"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CAS_")}
+    env["CAS_NO_PROGRESS"] = "1"
+    started = time.perf_counter()
+    try:
+        run([*cas, "--quiet", "pack"], cwd=tree, env=env)
+        text = run([*cas, "render", "repo"], cwd=tree, env=env)
+    except BenchError as exc:
+        return Output(error=str(exc))
+    finally:
+        seconds = time.perf_counter() - started
+        shutil.rmtree(work, ignore_errors=True)
+    return Output(text, None, seconds)
+
+
+def ensure_aider() -> tuple[Path | None, str]:
+    exe = AIDER_VENV / "bin" / "aider"
+    if exe.is_file():
+        return exe, ""
+    note(f"installing {AIDER} into {AIDER_VENV} (once)")
+    try:
+        run([sys.executable, "-m", "venv", AIDER_VENV])
+        run([AIDER_VENV / "bin" / "pip", "install", "-q", AIDER])
+    except BenchError as exc:
+        return None, f"aider missing: {exc}"
+    return exe, ""
+
+
+def aider_output(exe: Path, copy: Path, budget: int) -> Output:
+    home = Path(tempfile.mkdtemp(prefix="aider-home-"))
+    env = {**os.environ, "HOME": str(home), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+           "AIDER_ANALYTICS": "false"}  # fmt: skip
+    argv = [exe, "--model", "gpt-4o", "--openai-api-key", "sk-none", "--show-repo-map",
+            "--map-tokens", str(budget), "--map-multiplier-no-files", "1", "--no-gitignore",
+            "--no-check-update", "--no-analytics", "--no-show-model-warnings", "--yes-always",
+            "--no-pretty", "--no-fancy-input"]  # fmt: skip
+    started = time.perf_counter()
+    try:
+        out = run(argv, cwd=copy, env=env, stdin=subprocess.DEVNULL, timeout=900)
+    except (BenchError, subprocess.TimeoutExpired) as exc:
+        return Output(error=str(exc))
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+        for cache in copy.glob(".aider*"):
+            if cache.is_dir():
+                shutil.rmtree(cache, ignore_errors=True)
+            else:
+                cache.unlink(missing_ok=True)
+    seconds = time.perf_counter() - started
+    start = out.find("Here are summaries")
+    if start < 0:
+        return Output(error="aider printed no repo map", seconds=seconds)
+    return Output(out[start:], None, seconds)
+
+
+def ensure_repomix() -> tuple[list[str] | None, str]:
+    script = REPOMIX_DIR / "node_modules" / "repomix" / "bin" / "repomix.cjs"
+    node = shutil.which("node")
+    if node is None:
+        return None, "repomix missing: install Node.js"
+    if not script.is_file():
+        npm = shutil.which("npm")
+        if npm is None:
+            return None, "repomix missing: install npm"
+        note(f"installing {REPOMIX} into {REPOMIX_DIR} (once)")
+        try:
+            run([npm, "install", "--prefix", REPOMIX_DIR, "--no-audit", "--no-fund", REPOMIX])
+        except BenchError as exc:
+            return None, f"repomix missing: {exc}"
+    return [node, str(script)], ""
+
+
+def repomix_output(command: list[str], copy: Path, budget: int, counter: object) -> Output:
+    out = copy.parent / f"{copy.name}-repomix.md"
+    argv = [*command, "--compress", "--style", "markdown", "--no-security-check", "-o", out,
+            "--ignore", ".aider*/**"]  # fmt: skip
+    started = time.perf_counter()
+    try:
+        run(argv, cwd=copy)
+        text = out.read_text(encoding="utf-8", errors="replace")
+    except BenchError as exc:
+        return Output(error=str(exc))
+    finally:
+        out.unlink(missing_ok=True)
+    return Output(cut_to(text, budget, counter), None, time.perf_counter() - started)
+
+
+def cut_to(text: str, budget: int, counter: object) -> str:
+    """The longest prefix of whole lines of ``text`` within ``budget`` tokens."""
+    count = counter.count  # type: ignore[attr-defined]
+    if count(text) <= budget:
+        return text
+    lines = text.splitlines(keepends=True)
+    lo, hi = 0, len(lines)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count("".join(lines[:mid])) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return "".join(lines[:lo])
+
+
+# --- scoring ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Score:
+    answered: int = 0
+    questions: int = 0
+    api_defined: int = 0
+    api_total: int = 0
+    tokens: int = 0
+    budget: int = 0
+    missed: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    def add(self, other: Score) -> None:
+        self.answered += other.answered
+        self.questions += other.questions
+        self.api_defined += other.api_defined
+        self.api_total += other.api_total
+        self.tokens += other.tokens
+        self.budget += other.budget
+        if other.error:
+            self.error = (self.error + "; " if self.error else "") + other.error
+
+
+def score(
+    out: Output,
+    questions: list[Question],
+    api: list[ApiName],
+    lang: str,
+    budget: int,
+    count: object,
+) -> Score:
+    s = Score(questions=len(questions), api_total=len(api), budget=budget)
+    if out.error is not None:
+        s.error = out.error
+        s.missed = [q.id for q in questions]
+        return s
+    squashed = squash(out.text)
+    for q in questions:
+        if answered(q, squashed):
+            s.answered += 1
+        else:
+            s.missed.append(q.id)
+    s.api_defined = sum(1 for a in api if defined(a, lang, out.text))
+    s.tokens = count.count(out.text)  # type: ignore[attr-defined]
+    return s
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "-"
+
+
+def table(rows: list[tuple[str, ...]], head: tuple[str, ...]) -> str:
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + " |"
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    body = [
+        "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows
+    ]
+    return "\n".join([line, rule, *body])
+
+
+# --- main ---------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--budgets", default=",".join(map(str, DEFAULT_BUDGETS)))
+    parser.add_argument("--corpus", action="append", default=[], help="only these corpora")
+    parser.add_argument("--set", choices=("dev", "heldout", "all"), default="dev")
+    parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--detail", action="store_true")
+    parser.add_argument("--fetch-only", action="store_true", help="fetch the corpora and stop")
+    parser.add_argument("--out", type=Path, help="keep every output and results.json here")
+    parser.add_argument(
+        "--reuse-peers",
+        action="store_true",
+        help="reuse the peers' outputs of an earlier run (cached by corpus, budget and version)",
+    )
+    args = parser.parse_args(argv)
+
+    from packer.tokens import TokenCounter
+
+    counter = TokenCounter(ENCODING)
+    budgets = [int(b) for b in args.budgets.split(",") if b]
+    corpora = [
+        c
+        for c in CORPORA
+        if (not args.corpus or c.name in args.corpus)
+        and c.set != "test"  # real code for tests only: no questions
+        and args.set in ("all", c.set)
+    ]
+    if not corpora:
+        raise SystemExit("quality: no corpus selected")
+    for c in corpora:
+        fetch(c)
+    if args.fetch_only:
+        for c in corpora:
+            print(f"{c.name}: {fetch(c)}")
+        return 0
+
+    tools: dict[str, object] = {"cas": None}
+    missing: list[str] = []
+    if not args.no_peers:
+        exe, why = ensure_aider()
+        if exe is not None:
+            tools["aider repo map"] = exe
+        else:
+            missing.append(why)
+        cmd, why = ensure_repomix()
+        if cmd is not None:
+            tools["repomix --compress"] = cmd
+        else:
+            missing.append(why)
+    for why in missing:
+        print(f"peer skipped: {why}")
+
+    work = Path(tempfile.mkdtemp(prefix="cas-quality-"))
+    totals: dict[tuple[int, str], Score] = {}
+    detail: list[tuple[str, ...]] = []
+    results: list[dict[str, object]] = []
+    try:
+        for corpus in corpora:
+            copy = prepare(corpus, work)
+            questions = load_questions(corpus)
+            api = public_api(corpus, copy)
+            note(f"{corpus.name}: {len(questions)} questions, {len(api)} public names")
+            for budget in budgets:
+                for tool, how in tools.items():
+                    kept = PEER_CACHE / f"{corpus.name}-{corpus.spec}-{budget}-{tool.split()[0]}"
+                    if tool == "cas":
+                        out = cas_output(copy, budget)
+                    elif args.reuse_peers and kept.is_file():
+                        out = Output(kept.read_text(encoding="utf-8"))
+                    elif tool.startswith("aider"):
+                        out = aider_output(how, copy, budget)  # type: ignore[arg-type]
+                    else:
+                        out = repomix_output(how, copy, budget, counter)  # type: ignore[arg-type]
+                    if tool != "cas" and out.error is None:
+                        kept.parent.mkdir(parents=True, exist_ok=True)
+                        kept.write_text(out.text, encoding="utf-8")
+                    s = score(out, questions, api, corpus.lang, budget, counter)
+                    totals.setdefault((budget, tool), Score()).add(s)
+                    detail.append(
+                        (corpus.name, str(budget), tool, f"{s.answered}/{s.questions}",
+                         _pct(s.api_defined, s.api_total), _pct(s.tokens, budget),
+                         " ".join(s.missed) if not s.error else f"error: {s.error[:80]}")
+                    )  # fmt: skip
+                    results.append(
+                        {"corpus": corpus.name, "budget": budget, "tool": tool,
+                         "answered": s.answered, "questions": s.questions,
+                         "api_defined": s.api_defined, "api_total": s.api_total,
+                         "tokens": s.tokens, "missed": s.missed, "error": s.error,
+                         "seconds": round(out.seconds, 2)}
+                    )  # fmt: skip
+                    if args.out is not None:
+                        keep = args.out / corpus.name / f"{budget}-{tool.split()[0]}.txt"
+                        keep.parent.mkdir(parents=True, exist_ok=True)
+                        keep.write_text(out.text if out.error is None else f"ERROR {out.error}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    names = ", ".join(c.name for c in corpora)
+    print(f"\nQuestions answered, public API defined, budget used ({names}; {ENCODING}):\n")
+    rows = []
+    for budget in budgets:
+        ours = totals[(budget, "cas")]
+        for tool in tools:
+            s = totals[(budget, tool)]
+            ratio = f"{ours.answered / s.answered:.2f}x" if tool != "cas" and s.answered else ""
+            rows.append(
+                (f"{budget:,}", tool, f"{s.answered}/{s.questions}", ratio,
+                 _pct(s.api_defined, s.api_total), _pct(s.tokens, s.budget))
+            )  # fmt: skip
+    head = ("budget", "tool", "questions", "cas vs peer", "public API defined", "budget used")
+    print(table(rows, head))
+    if args.detail:
+        print()
+        print(table(detail, ("corpus", "budget", "tool", "questions", "API", "used", "missed")))
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "results.json").write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

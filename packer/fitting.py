@@ -1,0 +1,258 @@
+"""Fitting a pack to its budget: every file competes for the tokens on value per token.
+
+Each file offers points of (cost in tokens, value):
+
+* omitted, counted in its folder's line of the omitted index: (0, 0), where every file starts;
+* listed by name in the omitted index;
+* a summary showing its head and its k best-valued symbols, for every k (a symbol comes with the
+  symbols that enclose it, so a method brings its class line);
+* shown in full.
+
+Points are absolute: moving a file from "listed" to a summary frees its line. The fit starts every
+file at its floor (the tier a ``required`` rule gives it) and then buys, among all files, the next
+step of best value per token along each file's upper hull of points, as long as it fits. A step
+that does not fit is not the end: the file's hull is rebuilt from the points that still fit and
+its best one is offered again, so the room left is filled with smaller steps (a summary of fewer
+symbols, a listed line) until nothing fits. No step may lift a file above its ceiling (the tier
+its rule or its content allows).
+
+Everything is integers and ties break on path bytes, then on the point's cost: the same offers
+give the same choice on every machine. Files not yet read (`Offer.expand`) enter with an upper
+bound of their best step's value per token and are read only when that bound reaches the top:
+a large tree is summarized only as far as the budget can show.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+LOW: Final = 0
+MEDIUM: Final = 1
+HIGH: Final = 2
+TIER_NAMES: Final = ("low", "medium", "high")
+# Densities are compared as integers: value per token scaled by this factor.
+_SCALE: Final = 1 << 24
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolOffer:
+    cost: int  # tokens of the symbol's own lines
+    value: int
+    parent: int = -1  # index of the enclosing symbol, -1 at top level
+
+
+@dataclass(slots=True)
+class Offer:
+    """What one file can become in a pack."""
+
+    path: str
+    ceiling: int = HIGH  # the highest tier the file may get
+    floor: int = LOW  # the lowest tier it may get (a required rule's tier)
+    listed: tuple[int, int] | None = None  # (cost, value) of its own line in the omitted index
+    full: tuple[int, int] | None = None  # (cost, value) shown in full; None: it cannot be
+    head: tuple[int, int] | None = None  # (cost, value) of a summary with no symbol
+    symbols: tuple[SymbolOffer, ...] = ()
+    # For an offer not read yet: an upper bound of its best step's value and a lower bound of
+    # that step's cost, and the function that reads it (returns the complete offer).
+    bound: tuple[int, int] | None = None
+    expand: Callable[[], Offer] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    cost: int
+    value: int
+    tier: int  # LOW (omitted: listed or not), MEDIUM (a summary), HIGH (full)
+    keep: tuple[int, ...] = ()  # symbols a summary shows (their ancestors come along)
+    listed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    tier: int
+    keep: tuple[int, ...] = ()
+    listed: bool = False
+    cost: int = 0
+    value: int = 0
+
+
+OMITTED: Final = Point(0, 0, LOW)
+
+
+@dataclass(slots=True)
+class Fit:
+    choices: dict[str, Choice] = field(default_factory=dict)
+    cost: int = 0  # the estimated total of the files' points
+    expanded: int = 0  # offers read on demand
+
+
+def points(offer: Offer) -> list[Point]:
+    """Every point an offer allows, within its ceiling (not its floor: see `start`)."""
+    out = [OMITTED]
+    if offer.listed is not None:
+        out.append(Point(offer.listed[0], offer.listed[1], LOW, listed=True))
+    if offer.ceiling >= MEDIUM and offer.head is not None:
+        out.extend(summary_points(offer))
+    if offer.ceiling >= HIGH and offer.full is not None:
+        out.append(Point(offer.full[0], offer.full[1], HIGH))
+    return out
+
+
+def summary_points(offer: Offer) -> list[Point]:
+    """The summaries keeping the k best-valued symbols, k = 0..n (best: value, then position)."""
+    assert offer.head is not None
+    cost, value = offer.head
+    order = sorted(range(len(offer.symbols)), key=lambda i: (-offer.symbols[i].value, i))
+    shown: set[int] = set()
+    keep: list[int] = []
+    out = [Point(cost, value, MEDIUM)]
+    for i in order:
+        if i in shown:
+            keep.append(i)
+            out.append(Point(cost, value, MEDIUM, tuple(sorted(keep))))
+            continue
+        chain = [i]
+        parent = offer.symbols[i].parent
+        while parent >= 0 and parent not in shown:
+            chain.append(parent)
+            parent = offer.symbols[parent].parent
+        for j in chain:
+            shown.add(j)
+            cost += offer.symbols[j].cost
+            value += offer.symbols[j].value
+        keep.append(i)
+        out.append(Point(cost, value, MEDIUM, tuple(sorted(keep))))
+    return out
+
+
+def start(offer: Offer, options: Sequence[Point]) -> Point:
+    """The cheapest point at or above the floor (a required summary shows every symbol)."""
+    if offer.floor <= LOW:
+        return OMITTED
+    at_floor = [p for p in options if p.tier >= offer.floor]
+    if offer.floor == MEDIUM:
+        summaries = [p for p in at_floor if p.tier == MEDIUM]
+        if summaries:
+            return max(summaries, key=lambda p: (len(p.keep), -p.cost))
+    if not at_floor:
+        return max(options, key=lambda p: (p.tier, p.value, -p.cost))
+    return min(at_floor, key=lambda p: (p.cost, -p.value))
+
+
+def hull(current: Point, options: Sequence[Point], room: int) -> list[Point]:
+    """The upper concave hull of the points beyond ``current`` that fit in ``room``, in order of
+    cost: each step gives the most value per token among what is left, and the value per token
+    falls along it (integer cross products: exact)."""
+    candidates = sorted(
+        (
+            p
+            for p in options
+            if p.cost > current.cost and p.value > current.value and p.cost - current.cost <= room
+        ),
+        key=lambda p: (p.cost, -p.value),
+    )
+    chain = [current]
+    for p in candidates:
+        if p.value <= chain[-1].value:
+            continue  # costs more and gives no more than a point already on the chain
+        while len(chain) >= 2:
+            a, b = chain[-2], chain[-1]
+            # b stays only if it lies strictly above the line from a to p
+            if (b.cost - a.cost) * (p.value - a.value) - (b.value - a.value) * (
+                p.cost - a.cost
+            ) < 0:
+                break
+            chain.pop()
+        chain.append(p)
+    return chain[1:]
+
+
+def density(here: Point, step: Point) -> int:
+    return (step.value - here.value) * _SCALE // max(step.cost - here.cost, 1)
+
+
+# The fit reads at most one unread offer per this many tokens of room: a file shown as more than
+# a line costs at least its heading, fences and a line (about this much), so a pack of N tokens
+# never shows more than N / READ_COST files that were read; past that, reading more only spends
+# time on files whose bound reached the top but whose real value per token did not.
+READ_COST: Final = 16
+
+
+def fit(offers: Sequence[Offer], room: int) -> Fit:
+    """Choose a point for every offer so that their costs fit ``room`` (floors first, even when
+    they alone do not fit: the caller judges that), buying value per token greedily.
+
+    An offer not read yet (`Offer.expand`) starts with what is known without reading it (its
+    listed line) and one more heap entry at its `Offer.bound`: ``(value, cost)``, an upper bound
+    of the value per token of any step to a point only reading it reveals, and a lower bound of
+    such a step's cost. It is read when that entry reaches the top and its cost still fits, as
+    long as fewer than ``room // READ_COST`` offers were read (so the time a fit takes is bounded
+    by the budget, not the size of the tree)."""
+    result = Fit()
+    by_path = {o.path: o for o in offers}
+    current: dict[str, Point] = {}
+    options: dict[str, list[Point]] = {}
+    pending: dict[str, list[Point]] = {}  # the hull ahead of each file, next step first
+    used = 0
+    reads = max(room // READ_COST, 1)
+    heap: list[tuple[int, bytes, int]] = []
+    for given in offers:
+        offer = given
+        if offer.expand is not None and offer.floor <= LOW and offer.bound is not None:
+            value, cost = offer.bound
+            heapq.heappush(heap, (-(value * _SCALE // max(cost, 1)), offer.path.encode(), -1))
+            options[offer.path] = points(Offer(offer.path, ceiling=LOW, listed=offer.listed))
+            current[offer.path] = OMITTED
+            continue
+        if offer.expand is not None:
+            offer = by_path[offer.path] = offer.expand()
+            result.expanded += 1
+        opts = options[offer.path] = points(offer)
+        here = current[offer.path] = start(offer, opts)
+        used += here.cost
+
+    def offer_next(path: str) -> None:
+        here = current[path]
+        steps = pending[path] = hull(here, options[path], room - used)
+        if steps:
+            heapq.heappush(heap, (-density(here, steps[0]), path.encode(), steps[0].cost))
+
+    for path in list(options):
+        offer_next(path)
+    while heap:
+        _key, raw, cost = heapq.heappop(heap)
+        path = raw.decode()
+        if cost < 0:  # an unread offer's bound reached the top: read it, if it can still fit
+            offer = by_path[path]
+            assert offer.expand is not None and offer.bound is not None
+            if offer.bound[1] > room - used + current[path].cost:
+                continue  # even its cheapest step would not fit: never read it
+            if reads <= 0:
+                continue  # no more reading: its listed line competes as it is
+            reads -= 1
+            offer = by_path[path] = offer.expand()
+            result.expanded += 1
+            options[path] = points(offer)
+            offer_next(path)
+            continue
+        steps = pending.get(path)
+        if not steps or steps[0].cost != cost:
+            continue  # stale entry
+        here, step = current[path], steps[0]
+        if step.cost - here.cost > room - used:
+            offer_next(path)  # what still fits, from here
+            continue
+        used += step.cost - here.cost
+        current[path] = step
+        steps.pop(0)
+        if steps and steps[0].cost - step.cost <= room - used:
+            heapq.heappush(heap, (-density(step, steps[0]), raw, steps[0].cost))
+        else:
+            offer_next(path)
+    for path, here in current.items():
+        result.choices[path] = Choice(here.tier, here.keep, here.listed, here.cost, here.value)
+    result.cost = used
+    return result

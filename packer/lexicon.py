@@ -1,0 +1,1238 @@
+"""The words of a file: the names it defines (and exports), the names it uses, what it imports.
+
+`lex` reads every text file of a repository once, in the ingest workers, so it must be fast: a
+few regular-expression passes whose patterns start with a literal (a keyword), which Python's
+engine finds with a fast substring search, and one tokenizing pass (``bytes.translate`` then
+``split``, both in C). No parse: a definition is a declaration keyword whose line holds nothing
+before it but the language's modifiers (``export``, ``pub``, ``public static``...), so a keyword
+in a comment or a string is rarely mistaken for one, and a rare mistake only adds a name. The
+rating (`packer.rating`) links each file that uses a name to the files that define it; the precise
+structure of the files a pack shows comes from their outlines (`packer.outline`), not from here.
+
+Names are ASCII identifiers (``[A-Za-z_][A-Za-z0-9_]*``); a reference is a word of at least
+three characters that is not one of the language's keywords. What each language calls exported:
+Python: a top-level name without a leading underscore, or exactly the names in ``__all__`` (an
+``__init__.py`` also exports what it imports); Go: a capitalized name; TypeScript/JavaScript:
+``export``; Rust: ``pub`` (and ``#[macro_export]``); Java, C#, Swift: ``public``; Kotlin, Scala,
+PHP: not private; C/C++: any non-static declaration in a header; Ruby: anything not after a bare
+``private``. Documents (Markdown, reStructuredText, a README) only refer: to the identifiers in
+their code (spans, fences and indented blocks) and to the paths they mention.
+
+A `Lexicon` is cached by content digest (`encode`/`decode`); `LEXICON_VERSION` names the rules.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import sys
+import zlib
+from array import array
+from collections import Counter
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass
+from typing import Final
+
+import msgpack
+
+from packer.languages import language_for
+
+LEXICON_VERSION: Final = "1"
+# Only this much of a file is read: a source file larger than this is generated or data, and its
+# first MiB names what it defines as well as the rest would.
+MAX_BYTES: Final = 1 << 20
+# References kept per file, the most frequent first: a file that uses thousands of distinct
+# names (a generated table, a minified bundle) links to everything and says nothing.
+MAX_REFS: Final = 2000
+MAX_DEFINES: Final = 4000
+MAX_IMPORTS: Final = 500
+MIN_REF: Final = 3
+
+DOCUMENTS: Final = frozenset({"markdown", "rst"})
+
+
+def fingerprint(name: str | bytes) -> int:
+    """The 64-bit fingerprint a lexicon keeps for a referenced name: CRC-32 and Adler-32 of its
+    bytes, two checksums every zlib computes alike. Two names share one with a chance of about
+    one in 2**60: then one file's reference counts for both, on every machine the same."""
+    data = name.encode("utf-8") if isinstance(name, str) else name
+    return int((zlib.crc32(data) << 32) | zlib.adler32(data))
+
+
+def _le(values: array[int]) -> bytes:
+    if sys.byteorder == "big":
+        values.byteswap()
+    return bytes(values.tobytes())
+
+
+def _from_le(typecode: str, data: bytes) -> array[int]:
+    values = array(typecode, data)
+    if sys.byteorder == "big":
+        values.byteswap()
+    return values
+
+
+# What a lexicon records about each name it defines, one byte per name (`Lexicon.info`).
+EXPORTED: Final = 1  # public by the language's rules
+MINOR: Final = 2  # declared only as a member of a type or as a variable
+UNDERSCORE: Final = 4  # starts with an underscore
+SHAPE_SHIFT: Final = 3  # bits 3-4: the name's shape, see `shape`
+ATTRIBUTE: Final = 32  # declared only as an attribute of instances (`self.name = ...`)
+PLAIN, STRUCTURED, SPECIFIC = 0, 1, 2
+
+
+def shape(name: str | bytes) -> int:
+    """How surely a use of ``name`` means one thing: SPECIFIC for a long name with structure
+    (``get_current_context``, ``AddCommand``: an underscore inside, an uppercase letter or a
+    digit, and 8 characters or more), STRUCTURED for a shorter one (``Command``, ``URL``),
+    PLAIN for a lowercase word of any length (``run``, ``filename``)."""
+    data = name.encode("ascii", "replace") if isinstance(name, str) else name
+    structured = not data.islower() or b"_" in data.strip(b"_") or _DIGIT.search(data) is not None
+    if structured and len(data) >= 8:
+        return SPECIFIC
+    return STRUCTURED if structured else PLAIN
+
+
+_DIGIT = re.compile(rb"[0-9]")
+
+
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    """What one file defines, exports, refers to and imports.
+
+    Names are kept as fingerprints (`fingerprint`) beside the text of the defined ones: the
+    rating joins millions of references to the definitions of a whole repository with array
+    operations, which text would force back into a loop per name. Definitions are sorted by
+    name; references keep the order of their first use."""
+
+    lang: str
+    names: str = ""  # the names declared here, sorted, joined by newlines (see `defines`)
+    fps: bytes = b""  # their fingerprints: little-endian uint64 each
+    info: bytes = b""  # one byte each: EXPORTED | MINOR | UNDERSCORE | shape << SHAPE_SHIFT
+    reexports: tuple[str, ...] = ()  # names exported without being defined here (re-exports)
+    refs: bytes = b""  # fingerprints of the identifiers used: little-endian uint64 each
+    counts: bytes = b""  # how often each is used: little-endian uint16 each (at most 65535)
+    imports: tuple[str, ...] = ()  # module specifiers as written; paths a document mentions
+    star: tuple[str, ...] = ()  # imports re-exported whole (`from x import *`, `export *`)
+    package: str = ""  # the declared package (Go, Java, Kotlin, Scala), namespace (C#)
+    # Names bound by an import that says where they come from (`from .core import Command`,
+    # `import { a } from './x'`, `use crate::error::Error`): (specifier, name, uses). They are
+    # not among `refs`: the rating links them to that module's definition, or to nothing when
+    # the module is not the project's (`from typing import Set` means no class Set here).
+    bound: tuple[tuple[str, str, int], ...] = ()
+
+    @property
+    def defines(self) -> tuple[str, ...]:
+        """The names declared here (top level and types' members), sorted."""
+        return tuple(self.names.split("\n")) if self.names else ()
+
+    def _flagged(self, flag: int) -> tuple[str, ...]:
+        return tuple(n for n, i in zip(self.defines, self.info, strict=True) if i & flag)
+
+    @property
+    def exported(self) -> tuple[str, ...]:
+        """The names made public here: exported definitions and re-exports, sorted."""
+        return tuple(sorted({*self._flagged(EXPORTED), *self.reexports}))
+
+    @property
+    def minor(self) -> tuple[str, ...]:
+        """Of `defines`, those declared only as members of a type or as variables: a plain
+        word among them (``name``, ``method``) is more often any object's attribute or a local
+        variable than a use of this declaration."""
+        return self._flagged(MINOR)
+
+    def fingerprints(self) -> array[int]:
+        return _from_le("Q", self.refs)
+
+    def ref_counts(self) -> array[int]:
+        return _from_le("H", self.counts)
+
+    def uses(self, name: str) -> int:
+        """How often ``name`` is used here (0: not at all, or not kept)."""
+        fp = fingerprint(name)
+        for f, n in zip(self.fingerprints(), self.ref_counts(), strict=True):
+            if f == fp:
+                return int(n)
+        return 0
+
+
+def encode(lexicon: Lexicon) -> bytes:
+    data: bytes = msgpack.packb(
+        [
+            LEXICON_VERSION,
+            lexicon.lang,
+            lexicon.names,
+            lexicon.fps,
+            lexicon.info,
+            list(lexicon.reexports),
+            lexicon.refs,
+            lexicon.counts,
+            list(lexicon.imports),
+            list(lexicon.star),
+            lexicon.package,
+            [list(b) for b in lexicon.bound],
+        ],
+        use_bin_type=True,
+    )
+    return data
+
+
+def decode(data: bytes) -> Lexicon | None:
+    """The lexicon `encode` wrote, or None for bytes that are not one of this version."""
+    try:
+        (
+            version,
+            lang,
+            names,
+            fps,
+            info,
+            reexports,
+            refs,
+            counts,
+            imports,
+            star,
+            package,
+            bound,
+        ) = msgpack.unpackb(data, raw=False)
+        if (
+            version != LEXICON_VERSION
+            or not all(isinstance(b, bytes) for b in (fps, info, refs, counts))
+            or not isinstance(names, str)
+            or len(refs) != 4 * len(counts)
+            or len(fps) != 8 * len(info)
+            or len(info) != (names.count("\n") + 1 if names else 0)
+        ):
+            return None
+        return Lexicon(
+            str(lang),
+            names,
+            fps,
+            info,
+            tuple(map(str, reexports)),
+            refs,
+            counts,
+            tuple(map(str, imports)),
+            tuple(map(str, star)),
+            str(package),
+            tuple((str(a), str(b), int(c)) for a, b, c in bound),
+        )
+    except (ValueError, TypeError, msgpack.ExtraData):
+        return None
+
+
+# --- words ------------------------------------------------------------------------------------
+
+# Every byte that cannot be part of an ASCII identifier becomes a space: `split` then yields the
+# identifiers (and numbers) of the text, in C, at a few hundred MB/s.
+_WORD_CHARS = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+_TO_WORDS: Final = bytes(c if c in _WORD_CHARS else 32 for c in range(256))
+
+
+# Identifiers of at least MIN_REF characters that do not start with a digit, found in the short
+# text of a file's distinct words joined by spaces (a regular expression there is cheaper than a
+# Python test per word).
+_NAME = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{%d,}" % (MIN_REF - 1))
+
+
+# A word of prose counts as a reference only when it is shaped like a name: an uppercase
+# letter, an underscore or a digit in it (`Command`, `get_context`), not a plain word.
+_SHAPED = re.compile(rb"\b(?=[a-z]*[A-Z_0-9])[A-Za-z_][A-Za-z0-9_]{%d,}\b" % (MIN_REF - 1))
+
+
+def _words(
+    data: bytes, keywords: frozenset[bytes], prose: bytes = b"", bound: Collection[bytes] = ()
+) -> tuple[bytes, bytes, Counter[bytes]]:
+    """The fingerprints of the distinct references of ``data`` (code) and ``prose`` (its
+    comments and docstrings) in order of first use, their counts (see `Lexicon`), and the
+    counts of every word. Names in ``bound`` (bound by an import) are not references."""
+    counted = Counter(data.translate(_TO_WORDS).split())
+    if prose:
+        # A name only mentioned in prose counts once; uses are counted in code.
+        said = dict.fromkeys(prose.translate(_TO_WORDS).split())
+        for w in _SHAPED.findall(b" ".join(said)):
+            counted.setdefault(w, 1)
+    names = [w for w in _NAME.findall(b" ".join(counted)) if w not in keywords and w not in bound]
+    if len(names) > MAX_REFS:
+        order = {w: i for i, w in enumerate(names)}
+        names.sort(key=lambda w: (-counted[w], order[w]))
+        del names[MAX_REFS:]
+        names.sort(key=order.__getitem__)
+    crc, adler = zlib.crc32, zlib.adler32
+    fps = array("Q", [(crc(w) << 32) | adler(w) for w in names])
+    uses = [counted[w] for w in names]
+    if uses and max(uses) > 65535:
+        uses = [min(u, 65535) for u in uses]
+    return _le(fps), _le(array("H", uses)), counted
+
+
+def _kw(text: str) -> frozenset[bytes]:
+    return frozenset(w.encode() for w in text.split())
+
+
+# --- languages: keywords, declarations, exports (data) ----------------------------------------
+
+# Per language: its reserved words (never a declared name nor a reference), then names so common
+# in its code (builtins, standard types) that a reference to them says nothing about this project.
+_PY_KW = _kw(
+    "False None True and as assert async await break class continue def del elif else except "
+    "finally for from global if import in is lambda nonlocal not or pass raise return try while "
+    "with yield self cls"
+)
+_PY_COMMON = _kw(
+    "match case print len str int float bool dict list set tuple object type super isinstance "
+    "issubclass range enumerate zip map filter repr hasattr getattr setattr bytes Any Optional "
+    "Union kwargs args"
+)
+_JS_KW = _kw(
+    "break case catch class const continue debugger default delete else enum export extends "
+    "false finally for function import instanceof new null return super switch this throw true "
+    "try typeof var void while with yield let static implements interface package private "
+    "protected public await async any boolean number string symbol never unknown object type "
+    "declare readonly keyof infer namespace module undefined from get set constructor abstract "
+    "override satisfies"
+)
+_JS_COMMON = _kw(
+    "require console window document Promise Array Object String Number Boolean Error Map Set "
+    "JSON Math"
+)
+_GO_KW = _kw(
+    "break case chan const continue default defer else fallthrough for func goto import "
+    "interface map package range return select struct switch type var nil true false iota"
+)
+_GO_COMMON = _kw(
+    "bool byte error string int int8 int16 int32 int64 uint uint8 uint16 uint32 uint64 uintptr "
+    "float32 float64 rune append cap close copy delete len make new panic print println recover "
+    "complex complex64 complex128 real imag any comparable err"
+)
+_RUST_KW = _kw(
+    "break const continue crate else enum extern false for impl let loop match mod move mut "
+    "pub ref return self Self static struct super trait true type unsafe use where while async "
+    "await dyn macro_rules"
+)
+_RUST_COMMON = _kw(
+    "i16 i32 i64 i128 isize u16 u32 u64 u128 usize f32 f64 bool char str String Vec Option Some "
+    "None Box Result"
+)
+_JAVA_KW = _kw(
+    "abstract assert boolean break byte case catch char class const continue default double else "
+    "enum extends final finally float for goto implements import instanceof int interface long "
+    "native new package private protected public return short static strictfp super switch "
+    "synchronized this throw throws transient try void volatile while var record sealed permits "
+    "yield true false null"
+)
+_JAVA_COMMON = _kw("String Object Override")
+_C_KW = _kw(
+    "auto break case char const continue default double else enum extern float for goto inline "
+    "int long register restrict return short signed sizeof static struct switch typedef union "
+    "unsigned void volatile while bool true false nullptr class namespace template typename "
+    "public private protected virtual override final new delete this operator using friend "
+    "const_cast static_cast dynamic_cast reinterpret_cast explicit mutable constexpr noexcept "
+    "decltype include define ifdef ifndef endif undef pragma elif"
+)
+_C_COMMON = _kw("NULL std size_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t")
+_CS_KW = _kw(
+    "abstract base bool break byte case catch char checked class const continue decimal default "
+    "delegate double else enum event explicit extern false finally fixed float for foreach goto "
+    "implicit int interface internal lock long namespace new null object operator out override "
+    "params private protected public readonly ref return sbyte sealed short sizeof stackalloc "
+    "static string struct switch this throw true try typeof uint ulong unchecked unsafe ushort "
+    "using virtual void volatile while var async await get set value record init partial where "
+    "yield dynamic nameof"
+)
+_RUBY_KW = _kw(
+    "alias and begin break case class def defined do else elsif end ensure false for module next "
+    "nil not redo rescue retry return self super then true undef unless until when while yield"
+)
+_RUBY_COMMON = _kw(
+    "require require_relative attr_accessor attr_reader attr_writer private protected public "
+    "include extend puts raise lambda proc new initialize"
+)
+_KOTLIN_KW = _kw(
+    "abstract annotation break class companion const continue data else enum false final for fun "
+    "if import in inline inner interface internal null object open operator out override "
+    "package private protected public return sealed super suspend this throw true try typealias "
+    "val var when while"
+)
+_SWIFT_KW = _kw(
+    "associatedtype break case catch class continue default defer deinit else enum extension "
+    "fallthrough false fileprivate for func guard import init inout internal let nil open "
+    "operator private protocol public repeat return self Self static struct subscript super "
+    "switch throw throws true try typealias var where while"
+)
+_SCALA_KW = _kw(
+    "abstract case catch class def else extends false final finally for forSome implicit import "
+    "lazy match new null object override package private protected return sealed super this "
+    "throw trait true try type val var while with yield"
+)
+_JVM_COMMON = _kw("String Int Long Boolean Unit Any Bool")
+_PHP_KW = _kw(
+    "abstract and array break callable case catch class clone const continue declare default "
+    "echo else elseif empty enddeclare endfor endforeach endif endswitch endwhile enum extends "
+    "final finally for foreach function global goto implements include include_once instanceof "
+    "insteadof interface isset list match namespace new null print private protected public "
+    "readonly require require_once return static switch this throw trait try unset use var "
+    "while yield true false php"
+)
+_LUA_KW = _kw(
+    "and break else elseif end false for function goto local nil not repeat return then true "
+    "until while self require"
+)
+_BASH_KW = _kw(
+    "case done elif else esac export fi for function local return then until while echo exit "
+    "set unset shift source read true false"
+)
+_DOC_COMMON = _kw(
+    "the and for are was were you your this that with from into not but can will all any has "
+    "have its use used using also may must should see via etc http https www com org"
+)
+
+_IDENT = rb"([A-Za-z_][A-Za-z0-9_]*)"
+_JS_IDENT = rb"([A-Za-z_$][A-Za-z0-9_$]*)"
+
+
+@dataclass(frozen=True)
+class _Decl:
+    """A declaration keyword: ``pattern`` starts with the keyword (fast to find) and captures
+    the name; ``top``: only at the start of a line (not indented)."""
+
+    pattern: re.Pattern[bytes]
+    top: bool = False
+    minor: bool = False  # declares a member of a type (a Go method) or a variable
+
+
+def _decl(
+    keyword: bytes,
+    *,
+    top: bool = False,
+    name: bytes = _IDENT,
+    gap: bytes = rb"[ \t]+",
+    minor: bool = False,
+) -> _Decl:
+    return _Decl(re.compile(re.escape(keyword) + gap + name), top, minor)
+
+
+def _decls(keywords: str, *, top: bool = False, minor: bool = False) -> tuple[_Decl, ...]:
+    return tuple(_decl(k.encode(), top=top, minor=minor) for k in keywords.split())
+
+
+@dataclass(frozen=True)
+class _Spec:
+    keywords: frozenset[bytes]
+    decls: tuple[_Decl, ...] = ()
+    modifiers: frozenset[bytes] = frozenset()
+    imports: tuple[re.Pattern[bytes], ...] = ()
+    package: re.Pattern[bytes] | None = None
+    # Exported by the language's rule, from the modifier words before the keyword and the name.
+    exported: Callable[[list[bytes], bytes], bool] = lambda words, name: True
+    # Whether an indented declaration with no modifier before it counts (a method in a class
+    # body, an item in an impl); where it is always a local (`const x` in a JavaScript
+    # function), saying no here skips it before any work.
+    bare_indented: bool = True
+
+
+def _not_private(words: list[bytes], name: bytes) -> bool:
+    return not any(w in (b"private", b"protected", b"internal", b"fileprivate") for w in words)
+
+
+def _public(words: list[bytes], name: bytes) -> bool:
+    return b"public" in words or b"open" in words
+
+
+def _js_exported(words: list[bytes], name: bytes) -> bool:
+    return b"export" in words
+
+
+def _rust_exported(words: list[bytes], name: bytes) -> bool:
+    return b"pub" in words
+
+
+def _go_exported(words: list[bytes], name: bytes) -> bool:
+    return b"A"[0] <= name[0] <= b"Z"[0]
+
+
+def _lua_exported(words: list[bytes], name: bytes) -> bool:
+    return b"local" not in words
+
+
+_JS_DECLS = (
+    _decl(b"function", name=_JS_IDENT, gap=rb"(?:[ \t]*\*[ \t]*|[ \t]+)"),
+    _decl(b"class", name=_JS_IDENT),
+    _decl(b"interface", name=_JS_IDENT),
+    _decl(b"type", name=_JS_IDENT),
+    _decl(b"enum", name=_JS_IDENT),
+    _decl(b"namespace", name=_JS_IDENT),
+    _decl(b"const", name=_JS_IDENT),
+    _decl(b"let", name=_JS_IDENT),
+    _decl(b"var", name=_JS_IDENT),
+)
+_JS_IMPORTS = (
+    re.compile(rb"""from[ \t]*['"]([^'"\n]+)['"]"""),
+    re.compile(rb"""import[ \t]*\(?[ \t]*['"]([^'"\n]+)['"]"""),
+    re.compile(rb"""require[ \t]*\([ \t]*['"]([^'"\n]+)['"]"""),
+)
+_JAVA_LIKE_MODS = _kw(
+    "public protected private static final abstract sealed non-sealed strictfp synchronized "
+    "native default transient volatile internal virtual override readonly partial async unsafe "
+    "extern new"
+)
+
+_SPECS: dict[str, _Spec] = {
+    "typescript": _Spec(
+        _JS_KW,
+        _JS_DECLS,
+        _kw("export default declare async abstract const"),
+        _JS_IMPORTS,
+        bare_indented=False,
+        exported=_js_exported,
+    ),
+    "go": _Spec(
+        _GO_KW,
+        (
+            _decl(b"func", top=True),
+            _decl(b"func", top=True, gap=rb"[ \t]*\([^)\n]*\)[ \t]*", minor=True),
+            _decl(b"type", top=True),
+            *_decls("const var", top=True, minor=True),
+        ),
+        package=re.compile(rb"\npackage[ \t]+(\w+)"),
+        exported=_go_exported,
+    ),
+    "rust": _Spec(
+        _RUST_KW,
+        (
+            *_decls("fn struct enum trait type const static mod union"),
+            _decl(b"macro_rules!", gap=rb"[ \t]*"),
+        ),
+        _kw("pub restricted async const unsafe extern default"),
+        exported=_rust_exported,
+    ),
+    "java": _Spec(
+        _JAVA_KW,
+        _decls("class interface enum record @interface"),
+        _JAVA_LIKE_MODS,
+        (re.compile(rb"import[ \t]+(?:static[ \t]+)?([\w.*]+)[ \t]*;"),),
+        re.compile(rb"\npackage[ \t]+([\w.]+)"),
+        _public,
+    ),
+    "csharp": _Spec(
+        _CS_KW,
+        _decls("class interface enum struct record delegate"),
+        _JAVA_LIKE_MODS,
+        (re.compile(rb"using[ \t]+(?:static[ \t]+)?([\w.]+)[ \t]*;"),),
+        re.compile(rb"namespace[ \t]+([\w.]+)"),
+        _public,
+    ),
+    "kotlin": _Spec(
+        _KOTLIN_KW,
+        (*_decls("fun class interface object typealias"), *_decls("val var", top=True, minor=True)),
+        _kw(
+            "public private internal protected open abstract sealed data inline override suspend "
+            "enum annotation inner companion const lateinit operator infix tailrec external "
+            "expect actual value fun"
+        ),
+        (re.compile(rb"import[ \t]+([\w.*]+)"),),
+        re.compile(rb"\npackage[ \t]+([\w.]+)"),
+        _not_private,
+    ),
+    "swift": _Spec(
+        _SWIFT_KW,
+        (
+            *_decls("func class struct enum protocol typealias actor"),
+            *_decls("let var", top=True, minor=True),
+        ),
+        _kw(
+            "public open private fileprivate internal static final override mutating class "
+            "convenience required indirect lazy weak nonisolated"
+        ),
+        (re.compile(rb"import[ \t]+(\w+)"),),
+        exported=_public,
+    ),
+    "scala": _Spec(
+        _SCALA_KW,
+        (*_decls("def class object trait type"), *_decls("val var", top=True, minor=True)),
+        _kw("private protected final sealed abstract implicit lazy override case"),
+        (re.compile(rb"import[ \t]+([\w.]+)"),),
+        re.compile(rb"\npackage[ \t]+([\w.]+)"),
+        _not_private,
+    ),
+    "php": _Spec(
+        _PHP_KW,
+        _decls("function class interface trait enum"),
+        _kw("public private protected static abstract final readonly"),
+        (
+            re.compile(rb"use[ \t]+([\w\\]+)"),
+            re.compile(rb"""(?:require|include)(?:_once)?[ \t(]*['"]([^'"\n]+)['"]"""),
+        ),
+        re.compile(rb"namespace[ \t]+([\w\\]+)"),
+        _not_private,
+    ),
+    "lua": _Spec(
+        _LUA_KW,
+        (_decl(b"function", name=rb"(?:[A-Za-z_]\w*[.:])*([A-Za-z_]\w*)"),),
+        _kw("local"),
+        (re.compile(rb"""require[ \t(]*['"]([^'"\n]+)['"]"""),),
+        exported=_lua_exported,
+    ),
+    "bash": _Spec(
+        _BASH_KW,
+        (_decl(b"function"),),
+        imports=(re.compile(rb"""(?:source|\.)[ \t]+['"]?([\w./-]+)"""),),
+    ),
+}
+_SPECS["tsx"] = _SPECS["javascript"] = _SPECS["typescript"]
+
+_HEADERS: Final = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++", ".inl"})
+
+
+# --- the shared declaration scan --------------------------------------------------------------
+
+
+# No declaration has more than this before its keyword on its line (indentation and modifiers).
+# Bounding the look back keeps a minified file, one line of a megabyte, linear.
+_MAX_PREFIX = 160
+_TOO_LONG = b"\0 \0"  # stands for a longer prefix: a word no language takes as a modifier
+
+
+def _line_prefix(data: bytes, pos: int) -> bytes:
+    start = data.rfind(b"\n", max(0, pos - _MAX_PREFIX), pos)
+    return _TOO_LONG if start < 0 else data[start + 1 : pos]
+
+
+_PUB_RESTRICTED = re.compile(rb"pub\([^)]*\)")
+
+
+def _declarations(data: bytes, spec: _Spec) -> Iterator[tuple[bytes, list[bytes], bool, int, bool]]:
+    """(name, modifier words, indented, position, minor) of each declaration ``spec`` knows;
+    ``minor``: the declaration is a variable or says it belongs to a type (a Go method)."""
+    for decl in spec.decls:
+        for m in decl.pattern.finditer(data):
+            start = m.start()
+            before = data[start - 1]  # `data` starts with a newline: a keyword never at 0
+            if before == 10:  # first on its line: the common case, decided at once
+                words: list[bytes] = []
+                indented = False
+            elif before in (32, 9):
+                prefix = _line_prefix(data, start)
+                stripped = prefix.lstrip(b" \t")
+                indented = len(stripped) < len(prefix)
+                if indented and (decl.top or not (stripped or spec.bare_indented)):
+                    continue
+                if b"pub(" in stripped:  # pub(crate) and the like: not exported
+                    stripped = _PUB_RESTRICTED.sub(b"restricted", stripped)
+                words = stripped.split()
+                if words and not all(w in spec.modifiers or w[:1] == b'"' for w in words):
+                    continue
+            else:  # glued to what precedes it: `myclass`, `.type`, `(function`
+                continue
+            name = m.group(1)
+            if name in spec.keywords:
+                continue
+            yield name, words, indented, start, decl.minor
+
+
+class _Builder:
+    """Collects one file's names; `done` sorts and caps them into a `Lexicon`."""
+
+    def __init__(self, lang: str) -> None:
+        self.lang = lang
+        self.defines: set[bytes] = set()
+        self.exported: set[bytes] = set()
+        self.minor: set[bytes] = set()  # declared as a member or a variable somewhere
+        self.attributes: set[bytes] = set()  # declared as an instance attribute somewhere
+        self.toplevel: set[bytes] = set()  # declared outside any type somewhere
+        self.imports: set[str] = set()
+        self.star: set[str] = set()
+        self.bound: list[tuple[bytes, bytes, bytes]] = []  # (specifier, name, local name)
+        self.package = ""
+
+    def define(
+        self, name: bytes, exported: bool, minor: bool = False, attribute: bool = False
+    ) -> None:
+        self.defines.add(name)
+        (self.attributes if attribute else self.minor if minor else self.toplevel).add(name)
+        if exported:
+            self.exported.add(name)
+
+    def imported(self, spec: bytes | str) -> None:
+        text = spec.decode("utf-8", "replace") if isinstance(spec, bytes) else spec
+        text = text.strip()
+        if text and len(self.imports) < MAX_IMPORTS:
+            self.imports.add(text)
+
+    def words(self, data: bytes, keywords: frozenset[bytes], prose: bytes = b"") -> Lexicon:
+        """The lexicon, with the references of ``data`` and ``prose``."""
+        return self.done(_words(data, keywords, prose, {local for _, _, local in self.bound}))
+
+    def done(self, refs: tuple[bytes, bytes, Counter[bytes]]) -> Lexicon:
+        defined = sorted(self.defines)[:MAX_DEFINES]
+        attributes = self.attributes - self.minor - self.toplevel
+        minor = (self.minor | attributes) - self.toplevel
+        crc, adler = zlib.crc32, zlib.adler32
+        fps = array("Q", [(crc(n) << 32) | adler(n) for n in defined])
+        info = bytes(
+            (EXPORTED if n in self.exported else 0)
+            | (MINOR if n in minor else 0)
+            | (UNDERSCORE if n[:1] == b"_" else 0)
+            | (ATTRIBUTE if n in attributes else 0)
+            | (shape(n) << SHAPE_SHIFT)
+            for n in defined
+        )
+        return Lexicon(
+            self.lang,
+            b"\n".join(defined).decode("ascii"),
+            _le(fps),
+            info,
+            tuple(sorted(n.decode("ascii") for n in self.exported - self.defines)),
+            refs[0],
+            refs[1],
+            tuple(sorted(self.imports)),
+            tuple(sorted(self.star)),
+            self.package,
+            tuple(
+                sorted(
+                    {
+                        (spec.decode("utf-8", "replace"), name.decode("ascii"), refs[2][local])
+                        for spec, name, local in self.bound
+                        if _PY_NAME.fullmatch(name)
+                    }
+                )
+            ),
+        )
+
+
+def _generic(data: bytes, b: _Builder, spec: _Spec) -> None:
+    for name, words, indented, _pos, minor in _declarations(data, spec):
+        b.define(name, spec.exported(words, name), minor or indented)
+    for pattern in spec.imports:
+        for m in pattern.finditer(data):
+            b.imported(m.group(1))
+    found = spec.package.search(data) if spec.package is not None else None
+    if found is not None:
+        b.package = found.group(1).decode("ascii", "replace")
+
+
+# --- Python -----------------------------------------------------------------------------------
+
+_PY_DEF = _decl(b"def")
+_PY_CLASS = _decl(b"class")
+_PY_ASSIGN = re.compile(rb"\n([A-Za-z_]\w*)[ \t]*(?::[^\n=]+)?=(?!=)")
+_PY_IMPORT = re.compile(rb"import[ \t]+(\([^)]*\)|[^\n;#]*)")
+_PY_FROM = re.compile(rb"from[ \t]+(\.*[\w.]*)[ \t]+$")
+_PY_ALL = re.compile(rb"__all__[ \t]*(?::[^=\n]*)?\+?=[ \t]*[\[(]([^\])]*)[\])]")
+_PY_ALL_ADD = re.compile(rb"__all__\.(?:append|extend)\(([^)]*)\)")
+_PY_ATTRIBUTE = re.compile(rb"self\.([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
+_PY_NAME = re.compile(rb"[A-Za-z_]\w*")
+_QUOTED = re.compile(rb"""['"]([A-Za-z_]\w*)['"]""")
+_STATEMENT = re.compile(rb"\n[^ \t\n#@)\]}]")
+
+
+def _python(data: bytes, b: _Builder, path: str) -> None:
+    is_init = posixpath.basename(path) in ("__init__.py", "__init__.pyi")
+    found: list[tuple[int, int, bytes, bool]] = []  # (position, indent, name, is_class)
+    for decl, is_class in ((_PY_DEF, False), (_PY_CLASS, True)):
+        for m in decl.pattern.finditer(data):
+            start = m.start()
+            prefix = _line_prefix(data, start)
+            if prefix.strip(b" \t") and prefix.split() != [b"async"]:
+                continue
+            found.append((start, len(prefix) - len(prefix.lstrip()), m.group(1), is_class))
+    found.sort()
+    # Enclosing blocks, innermost last: (indent, is_class, private).
+    stack: list[tuple[int, bool, bool]] = []
+    previous = 0
+    for pos, indent, name, is_class in found:
+        # A top-level statement since the previous declaration closes every block: a def
+        # indented under a top-level `if` or `try` after a function is not that function's.
+        if stack and indent and _STATEMENT.search(data, previous, pos) is not None:
+            stack.clear()
+        previous = pos
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        dunder = name.startswith(b"__") and name.endswith(b"__")
+        private = name.startswith(b"_") and not dunder
+        if stack:
+            if not stack[-1][1]:  # nested in a function: a local helper, not the file's
+                stack.append((indent, False, True))
+                continue
+            private = private or stack[-1][2]
+        if not dunder:
+            b.define(name, not private, bool(stack))
+        stack.append((indent, is_class, private))
+    for m in _PY_ASSIGN.finditer(data):
+        name = m.group(1)
+        if not (name.startswith(b"__") and name.endswith(b"__")):
+            b.define(name, not name.startswith(b"_"), True)
+    # Instance attributes (`self.status_code = ...`): members of the class, so that
+    # `response.status_code` elsewhere can mean this file.
+    for name in set(_PY_ATTRIBUTE.findall(data)):
+        if not name.startswith(b"__"):
+            b.define(name, not name.startswith(b"_"), True, True)
+    reexports: set[bytes] = set()
+    for m in _PY_IMPORT.finditer(data):
+        prefix = _line_prefix(data, m.start())
+        body = m.group(1).strip(b"() \t")
+        items = [i.split() for i in body.replace(b"\n", b" ").replace(b"\\", b" ").split(b",")]
+        if not prefix.strip():
+            for item in items:
+                if item and item[0] != b"*":
+                    b.imported(item[0])
+            continue
+        fm = _PY_FROM.match(prefix.lstrip())
+        if fm is None:
+            continue
+        module = fm.group(1)
+        if module == b"__future__":
+            continue
+        b.imported(module)
+        for item in items:
+            if not item:
+                continue
+            if item[0] == b"*":
+                b.star.add(module.decode("ascii", "replace"))
+                continue
+            if module.strip(b".") == b"":  # `from . import x`: x is a module of the package
+                b.imported(module + item[0])
+            shown = item[-1] if len(item) == 3 and item[1] == b"as" else item[0]
+            b.bound.append((module, item[0], shown))
+            if not shown.startswith(b"_") and _PY_NAME.fullmatch(shown):
+                reexports.add(shown)
+    listed: set[bytes] = set()
+    if b"__all__" in data:
+        for pattern in (_PY_ALL, _PY_ALL_ADD):
+            for m in pattern.finditer(data):
+                listed.update(_QUOTED.findall(m.group(1)))
+    if listed:
+        # `__all__` is the file's public surface, whatever the names look like.
+        b.exported = set(listed)
+    elif is_init:
+        b.exported |= reexports
+
+
+# --- Go ---------------------------------------------------------------------------------------
+
+_GO_BLOCK = re.compile(rb"\n(const|var|type)[ \t]*\(")
+_GO_BLOCK_NAME = re.compile(rb"\n([ \t]+)([A-Za-z_]\w*)")
+_GO_IMPORT = re.compile(rb"\nimport[ \t]*(?:(\([^)]*\))|[\w.]*[ \t]*(\"[^\"\n]*\"))")
+_GO_STRING = re.compile(rb'"([^"\n]+)"')
+
+
+def _go(data: bytes, b: _Builder) -> None:
+    _generic(data, b, _SPECS["go"])
+    for m in _GO_BLOCK.finditer(data):
+        end = data.find(b"\n)", m.end())
+        block = data[m.end() - 1 : len(data) if end < 0 else end]
+        found = _GO_BLOCK_NAME.findall(block)
+        # The block's own lines, at its first line's indentation (not a struct's fields).
+        for indent, name in found:
+            if indent == found[0][0] and name not in _GO_KW:
+                b.define(name, _go_exported([], name), m.group(1) != b"type")
+    for m in _GO_IMPORT.finditer(data):
+        for spec in _GO_STRING.findall(m.group(1) or m.group(2)):
+            b.imported(spec)
+
+
+# --- TypeScript and JavaScript ----------------------------------------------------------------
+
+_JS_EXPORT_LIST = re.compile(rb"export[ \t]*(?:type[ \t]*)?\{([^}]*)\}")
+_JS_EXPORT_STAR = re.compile(
+    rb"""export[ \t]*\*[ \t]*(?:as[ \t]+\w+[ \t]*)?from[ \t]*['"]([^'"\n]+)['"]"""
+)
+_JS_EXPORT_DEFAULT = re.compile(rb"export[ \t]+default[ \t]+" + _JS_IDENT)
+_JS_NAMED_IMPORT = re.compile(
+    rb"import[ \t]+(?:type[ \t]+)?(?:[\w$]+[ \t]*,[ \t]*)?\{([^}]*)\}[ \t]*"
+    rb"from[ \t]*['\"]([^'\"\n]+)['\"]"
+)
+_JS_CJS = re.compile(rb"exports\.([A-Za-z_$][\w$]*)[ \t]*=")
+_JS_METHOD = re.compile(
+    rb"\n([ \t]+)((?:(?:public|private|protected|static|readonly|async|abstract|override|get|set)"
+    rb"[ \t]+)*)#?([A-Za-z_$][\w$]*)[ \t]*(?:<[^>\n]*>)?\([^\n;]*\)[ \t]*(?::[^\n{;=]*)?\{"
+)
+_JS_NOT_METHODS = _kw("if for while switch catch function return with else constructor")
+
+
+def _javascript(data: bytes, b: _Builder) -> None:
+    spec = _SPECS["typescript"]
+    classes: list[int] = []
+    for name, words, indented, pos, _minor in _declarations(data, spec):
+        exported = b"export" in words
+        if data.startswith(b"class", pos):
+            classes.append(pos)
+        # An indented declaration is local unless it is exported (from a namespace or module).
+        if exported or not indented or b"declare" in words:
+            b.define(
+                name, exported, not exported and data.startswith((b"const", b"let", b"var"), pos)
+            )
+    for m in _JS_EXPORT_LIST.finditer(data):
+        for item in m.group(1).split(b","):
+            parts = item.split()
+            if parts and parts[0] == b"type":
+                parts = parts[1:]
+            if parts:
+                b.exported.add(parts[-1])
+    for m in _JS_EXPORT_DEFAULT.finditer(data):
+        if m.group(1) not in _JS_KW:
+            b.exported.add(m.group(1))
+    for m in _JS_CJS.finditer(data):
+        b.define(m.group(1), True)
+    for m in _JS_EXPORT_STAR.finditer(data):
+        b.star.add(m.group(1).decode("utf-8", "replace"))
+    for m in _JS_NAMED_IMPORT.finditer(data):
+        for item in m.group(1).split(b","):
+            parts = [p for p in item.split() if p != b"type"]
+            if parts:
+                b.bound.append((m.group(2), parts[0], parts[-1]))
+    for pattern in spec.imports:
+        for m in pattern.finditer(data):
+            b.imported(m.group(1))
+    # Methods, looked for in each class's body only: from its keyword to the next line that
+    # closes a block at the start of a line (or to the next class).
+    for k, start in enumerate(classes):
+        end = data.find(b"\n}", start)
+        end = len(data) if end < 0 else end
+        if k + 1 < len(classes):
+            end = min(end, classes[k + 1])
+        for m in _JS_METHOD.finditer(data, start, end):
+            name = m.group(3)
+            if name in _JS_NOT_METHODS or name in _JS_KW:
+                continue
+            words = m.group(2).split()
+            private = b"private" in words or b"protected" in words or name[:1] == b"_"
+            b.define(name, not private, True)
+
+
+# --- Rust -------------------------------------------------------------------------------------
+
+_RUST_USE = re.compile(rb"use[ \t]+([^;]+);")
+_RUST_MOD = re.compile(rb"mod[ \t]+([A-Za-z_]\w*)[ \t]*;")
+_RUST_LEAF = re.compile(rb"(\w+)(?:[ \t]+as[ \t]+(\w+))?[ \t]*(?=[,}]|$)")
+
+
+def _rust_macro_exported(data: bytes, pos: int) -> bool:
+    """Whether the attributes (and doc comments) right above ``pos`` hold #[macro_export]."""
+    end = data.rfind(b"\n", 0, pos)
+    for _ in range(40):
+        if end <= 0:
+            return False
+        start = data.rfind(b"\n", 0, end)
+        line = data[start + 1 : end].strip()
+        if line.startswith(b"#[macro_export"):
+            return True
+        if not line.startswith((b"#[", b"///", b"//!")):
+            return False
+        end = start
+    return False
+
+
+def _rust(data: bytes, b: _Builder) -> None:
+    spec = _SPECS["rust"]
+    for name, words, indented, pos, _minor in _declarations(data, spec):
+        exported = b"pub" in words
+        if not exported and data.startswith(b"macro_rules", pos):
+            exported = _rust_macro_exported(data, pos)
+        # An indented fn is an impl's or a trait's method (or an inline module's item).
+        b.define(name, exported, indented and data.startswith(b"fn", pos))
+    for m in _RUST_USE.finditer(data):
+        prefix = _line_prefix(data, m.start())
+        words = _PUB_RESTRICTED.sub(b"restricted", prefix).split()
+        if words and not all(w in spec.modifiers or w == b"restricted" for w in words):
+            continue
+        path = b" ".join(m.group(1).split())
+        b.imported(path)
+        head = path.split(b"{", 1)[0]
+        for leaf, alias in _RUST_LEAF.findall(path):
+            if leaf not in (b"self", b"super", b"crate", b"*"):
+                where = head + leaf if head.endswith(b"::") else head
+                b.bound.append((where, leaf, alias or leaf))
+        if b"pub" in words:
+            if path.endswith(b"*"):
+                b.star.add(path.decode("utf-8", "replace"))
+            for leaf, alias in _RUST_LEAF.findall(path):
+                name = alias or leaf
+                if name not in (b"self", b"super", b"crate") and name not in _RUST_KW:
+                    b.exported.add(name)
+    for m in _RUST_MOD.finditer(data):
+        words = _PUB_RESTRICTED.sub(b"pub", _line_prefix(data, m.start())).split()
+        if all(w == b"pub" for w in words):
+            b.imported(b"mod " + m.group(1))
+
+
+# --- Java and C# (types from the table, methods from their shape) ------------------------------
+
+_METHOD = re.compile(rb"\n[ \t]+((?:@?[A-Za-z_][\w<>\[\],.?]*[ \t]+)+)([A-Za-z_]\w*)[ \t]*\(", re.M)
+_NOT_TYPES = _kw("return new throw else case yield await goto delete typedef using")
+
+
+def _methods(data: bytes, b: _Builder, spec: _Spec) -> None:
+    for m in _METHOD.finditer(data):
+        words = m.group(1).split()
+        name = m.group(2)
+        if name in spec.keywords or any(w in _NOT_TYPES for w in words):
+            continue
+        b.define(name, spec.exported(words, name), True)
+
+
+def _java_like(data: bytes, b: _Builder, lang: str) -> None:
+    spec = _SPECS[lang]
+    _generic(data, b, spec)
+    _methods(data, b, spec)
+
+
+# --- C and C++ --------------------------------------------------------------------------------
+
+_C_INCLUDE = re.compile(rb"#[ \t]*include[ \t]*([<\"][^>\"\n]+[>\"])")
+_C_DEFINE = re.compile(rb"#[ \t]*define[ \t]+([A-Za-z_]\w*)")
+_C_TAGGED = re.compile(
+    rb"(?:struct|union|enum|class)[ \t]+(?:[A-Z_]+[ \t]+)?([A-Za-z_]\w*)[ \t]*"
+    rb"(?:final[ \t]*)?(?=[{:;\n])"
+)
+_C_TAG_PREFIXES = (b"typedef", b"template", b"export")
+_C_TYPEDEF = re.compile(rb"typedef\b")
+_C_FUNCTION = re.compile(
+    rb"\n((?:[A-Za-z_][\w:<>,\*&]*[ \t\*&]+)*)(~?[A-Za-z_]\w*(?:::~?[A-Za-z_]\w*)*)[ \t]*\("
+)
+_C_NAME_BEFORE_SEMI = re.compile(rb"([A-Za-z_]\w*)[ \t\]\[0-9]*;")
+_C_FUNC_POINTER = re.compile(rb"\([ \t]*\*[ \t]*([A-Za-z_]\w*)[ \t]*\)")
+
+
+def _typedef_name(data: bytes, start: int) -> bytes | None:
+    i = start
+    depth = 0
+    end = min(len(data), start + 20000)
+    while i < end:
+        c = data[i]
+        if c == 0x7B:  # {
+            depth += 1
+        elif c == 0x7D:  # }
+            depth -= 1
+        elif c == 0x3B and depth == 0:  # ;
+            text = data[start : i + 1]
+            tail = text[text.rfind(b"}") + 1 :] if b"}" in text else text
+            if m := _C_FUNC_POINTER.search(tail):
+                return m.group(1)
+            if m := _C_NAME_BEFORE_SEMI.search(tail):
+                return m.group(1)
+            return None
+        i += 1
+    return None
+
+
+def _c(data: bytes, b: _Builder, path: str, lang: str) -> None:
+    header = posixpath.splitext(path)[1].lower() in _HEADERS
+    keywords = _C_KW
+    for m in _C_INCLUDE.finditer(data):
+        b.imported(m.group(1))
+    for m in _C_DEFINE.finditer(data):
+        b.define(m.group(1), header)
+    for m in _C_TAGGED.finditer(data):
+        prefix = _line_prefix(data, m.start())
+        words = prefix.split()
+        if prefix[:1] in (b" ", b"\t") or (words and not words[0].startswith(_C_TAG_PREFIXES)):
+            continue
+        if m.group(1) not in keywords:
+            b.define(m.group(1), header)
+    for m in _C_TYPEDEF.finditer(data):
+        if _line_prefix(data, m.start()).strip():
+            continue
+        name = _typedef_name(data, m.end())
+        if name is not None and name not in keywords:
+            b.define(name, header)
+    for m in _C_FUNCTION.finditer(data):
+        words = m.group(1).split()
+        if words and (
+            words[0] in _NOT_TYPES
+            or words[0]
+            in (b"if", b"while", b"for", b"switch", b"return", b"else", b"do", b"sizeof")
+        ):
+            continue
+        name = m.group(2).rsplit(b"::", 1)[-1]
+        if name in keywords or name.startswith(b"~"):
+            continue
+        b.define(name, header and b"static" not in words)
+    if lang == "cpp" and header:
+        _methods(data, b, _Spec(keywords, exported=lambda words, name: True))
+
+
+# --- Ruby -------------------------------------------------------------------------------------
+
+_RUBY_SCOPE = re.compile(rb"\n([ \t]*)(class|module)[ \t]+(?!<<)([A-Z]\w*(?:::[A-Z]\w*)*)")
+_RUBY_DEF = re.compile(rb"\n([ \t]*)def[ \t]+(self\.)?([A-Za-z_]\w*)")
+_RUBY_VISIBILITY = re.compile(rb"\n([ \t]*)(private|protected|public)[ \t]*(?=\n)")
+_RUBY_CONST = re.compile(rb"\n[ \t]*([A-Z][A-Z0-9_]*)[ \t]*=[^=~]")
+_RUBY_ATTR = re.compile(rb"attr_(?:reader|writer|accessor)[ \t]+([^\n]+)")
+_RUBY_SYMBOL = re.compile(rb":([A-Za-z_]\w*)")
+_RUBY_REQUIRE = re.compile(rb"""require(_relative)?[ \t(]+['"]([^'"\n]+)['"]""")
+
+
+def _ruby(data: bytes, b: _Builder) -> None:
+    events: list[tuple[int, int, bytes, bytes]] = []  # (position, indent, what, name)
+    for m in _RUBY_SCOPE.finditer(data):
+        name = m.group(3).rsplit(b"::", 1)[-1]
+        b.define(name, True)
+        events.append((m.start(), len(m.group(1)), b"scope", name))
+    for m in _RUBY_VISIBILITY.finditer(data):
+        events.append((m.start(), len(m.group(1)), m.group(2), b""))
+    for m in _RUBY_DEF.finditer(data):
+        events.append(
+            (
+                m.start(),
+                len(m.group(1)),
+                b"def",
+                m.group(3) if m.group(2) is None else b"self." + m.group(3),
+            )
+        )
+    events.sort()
+    # Visibility in force per indentation: a bare `private` hides the defs after it at its own
+    # indentation until a class or module at a smaller indentation starts.
+    hidden: dict[int, bool] = {}
+    for _pos, indent, what, name in events:
+        if what == b"scope":
+            for level in [k for k in hidden if k > indent]:
+                del hidden[level]
+        elif what == b"def":
+            singleton = name.startswith(b"self.")
+            real = name[5:] if singleton else name
+            if real not in _RUBY_KW:
+                b.define(real, singleton or not hidden.get(indent, False), indent > 0)
+        else:
+            hidden[indent] = what != b"public"
+    for m in _RUBY_CONST.finditer(data):
+        b.define(m.group(1), True)
+    for m in _RUBY_ATTR.finditer(data):
+        for name in _RUBY_SYMBOL.findall(m.group(1)):
+            b.define(name, True, True, True)
+    for m in _RUBY_REQUIRE.finditer(data):
+        spec = m.group(2)
+        b.imported((b"./" + spec) if m.group(1) else spec)
+
+
+# --- documents --------------------------------------------------------------------------------
+
+_FENCE = re.compile(rb"\n[ \t]*(```|~~~)[^\n]*\n(.*?)\n[ \t]*\1", re.S)
+_SPAN = re.compile(rb"`+([^`\n]+)`+")
+_INDENTED = re.compile(rb"\n(?: {4}|\t)[ \t]*([^\n]+)")
+_LINK = re.compile(rb"\]\(([^)\s]+)\)")
+_PATH = re.compile(
+    rb"(?<![\w/:@.-])(?:[\w.-]+/)+[\w.-]*|(?<![\w/:@.-])[\w-]+\.(?:py|pyi|go|rs|ts|tsx|js|jsx|mjs|"
+    rb"java|kt|c|h|cc|cpp|hpp|cs|rb|php|swift|scala|lua|sh|toml|yaml|yml|json|md|rst)\b"
+)
+
+
+def _document(data: bytes, b: _Builder) -> tuple[bytes, bytes, Counter[bytes]]:
+    """A document refers to the identifiers in its code and to the paths its code and links
+    name; its prose is not code, so words there are not references."""
+    code = [m.group(2) for m in _FENCE.finditer(data)]
+    code += _SPAN.findall(data)
+    code += _INDENTED.findall(data)
+    text = b"\n".join(code)
+    for mention in (*_PATH.findall(text), *_LINK.findall(data)):
+        if b"://" not in mention and not mention.startswith((b"#", b"mailto:")):
+            b.imported(mention.removeprefix(b"./"))
+    return _words(text, _DOC_COMMON)
+
+
+# --- entry point ------------------------------------------------------------------------------
+
+# What a reference is not, per language: reserved words and common builtins.
+_NOT_REFS: dict[str, frozenset[bytes]] = {
+    "python": _PY_KW | _PY_COMMON,
+    "typescript": _JS_KW | _JS_COMMON,
+    "tsx": _JS_KW | _JS_COMMON,
+    "javascript": _JS_KW | _JS_COMMON,
+    "go": _GO_KW | _GO_COMMON,
+    "rust": _RUST_KW | _RUST_COMMON,
+    "java": _JAVA_KW | _JAVA_COMMON,
+    "c": _C_KW | _C_COMMON,
+    "cpp": _C_KW | _C_COMMON,
+    "csharp": _CS_KW,
+    "ruby": _RUBY_KW | _RUBY_COMMON,
+    "kotlin": _KOTLIN_KW | _JVM_COMMON,
+    "swift": _SWIFT_KW | _JVM_COMMON,
+    "scala": _SCALA_KW | _JVM_COMMON,
+    "php": _PHP_KW,
+    "lua": _LUA_KW,
+    "bash": _BASH_KW,
+}
+LANGUAGES: Final = frozenset(_NOT_REFS) | DOCUMENTS
+
+
+def is_readme(path: str) -> bool:
+    return posixpath.basename(path).lower().startswith("readme")
+
+
+def lexicon_language(path: str, lang: str | None) -> str | None:
+    """The language `lex` reads ``path`` as, or None when it gives no lexicon for it."""
+    if lang in LANGUAGES:
+        return lang
+    if lang == "text" and is_readme(path):
+        return "markdown"
+    return None
+
+
+def cache_namespace(path: str) -> str | None:
+    """The cache namespace of ``path``'s lexicon (by language and rules), or None when `lex`
+    gives no lexicon for it."""
+    lang = language_for(path)
+    if lexicon_language(path, lang) is None:
+        return None
+    return f"lex:{LEXICON_VERSION}:{lang}"
+
+
+def lex(path: str, data: bytes, lang: str | None = None) -> Lexicon | None:
+    """The lexicon of a text file, or None for a language it does not read (``lang`` defaults
+    to `packer.languages.language_for`)."""
+    if lang is None:
+        lang = language_for(path)
+    lang = lexicon_language(path, lang)
+    if lang is None:
+        return None
+    # A leading newline lets every line-start pattern (which begins with "\n" so that the
+    # engine can search for it quickly) match on the first line too.
+    data = b"\n" + data[:MAX_BYTES]
+    b = _Builder(lang)
+    if lang in DOCUMENTS:
+        return b.done(_document(data, b))
+    data, prose = _prose(data, lang)
+    if lang == "python":
+        _python(data, b, path)
+    elif lang == "go":
+        _go(data, b)
+    elif lang in ("typescript", "tsx", "javascript"):
+        _javascript(data, b)
+    elif lang == "rust":
+        _rust(data, b)
+    elif lang in ("java", "csharp"):
+        _java_like(data, b, lang)
+    elif lang in ("c", "cpp"):
+        _c(data, b, path, lang)
+    elif lang == "ruby":
+        _ruby(data, b)
+    else:
+        _generic(data, b, _SPECS[lang])
+        if lang == "bash":
+            for name in re.findall(rb"\n([A-Za-z_][\w-]*)[ \t]*\(\)", data):
+                b.define(name.replace(b"-", b"_"), True)
+    return b.words(data, _NOT_REFS[lang], prose)
+
+
+_HASH_COMMENT = re.compile(rb"(#[^\n]*)")
+_SLASH_COMMENT = re.compile(rb"(//[^\n]*|/\*[\s\S]*?\*/)")
+_HASH_LANGUAGES = frozenset({"python", "ruby", "bash"})
+
+
+def _prose(data: bytes, lang: str) -> tuple[bytes, bytes]:
+    """(the code of ``data``, its comments and docstrings). Prose mentions plain words
+    (`name`, `function`) that would link a file to every definition so named; its names
+    (`Command`) still count. Declarations are read from the code only, so an example in a
+    docstring declares nothing. Cut by a few fast passes, not a parse: a marker inside a
+    string literal (`"#fff"`, `"http://"`) cuts there, which only moves words between the
+    two."""
+    prose: list[bytes] = []
+    if lang == "python" and b'"""' in data:
+        parts = data.split(b'"""')
+        prose += parts[1::2]
+        data = b'""'.join(parts[0::2])
+    pattern = _HASH_COMMENT if lang in _HASH_LANGUAGES else _SLASH_COMMENT
+    parts = pattern.split(data)  # code, comment, code, ...: one pass for both
+    if len(parts) > 1:
+        prose += parts[1::2]
+        data = b" ".join(parts[0::2])
+    return data, b"\n".join(prose)

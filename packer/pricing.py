@@ -1,0 +1,372 @@
+"""Pricing: what each file of a pack can become, what each choice costs and what it is worth.
+
+A file's *value* is its rating (`packer.rating`) times two to the power of its rule's weight
+class (`packer.tiers`). A choice is worth a share of it:
+
+* its line in the omitted index: 1/64 of the value (an agent learns the file exists);
+* a summary: its head (what the file is for) 3%, plus each symbol it shows at that symbol's
+  rating (names the lexicon saw: a file's symbol ratings add up to about its rating), or, for a
+  symbol the rating does not know (a field, a method, a document's section), a share by its kind
+  and visibility, these together at most 60% of the value;
+* the whole file: everything a summary can show, times 13/10 (bodies, comments, values), plus
+  a tenth of the value.
+
+Costs are tokens of the markdown render, counted with the real tokenizer: a section's heading
+and fences, the body, each summary line; estimates for summaries (a summary is one fenced piece,
+whose token count is not quite the sum of its lines'), exact for everything else. The builder
+counts the final render of every format and corrects the fit if the estimate was off.
+
+Outlines and their line costs are read only when the fit asks (`Offer.expand`), and cached by
+content digest, so a large tree is parsed only as far as the budget can show.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from math import isqrt
+
+import msgpack
+
+from cas.digest import Digest
+from cas.manifest import Entry
+from cas.store import Store
+from packer import outline as outline_mod
+from packer.cache import Cache
+from packer.fitting import HIGH, LOW, MEDIUM, Offer, SymbolOffer
+from packer.ingest import RENDER_VERSION, Fact
+from packer.languages import language_for
+from packer.render import fence_language, renderer
+from packer.scan import decode_text
+from packer.summaries import SUMMARY_VERSION
+from packer.summaries import outline as make_outline
+from packer.surface import is_index
+from packer.tokens import TokenCounter
+
+TIER_OF = {"low": LOW, "medium": MEDIUM, "high": HIGH}
+TIER_NAMES = {LOW: "low", MEDIUM: "medium", HIGH: "high"}
+# Shares of a file's value, in percent (see the module docstring).
+HEAD_SHARE = 3
+INDEX_HEAD_SHARE = 15
+FALLBACK_CAP = 60
+LISTED_SHARE = 64  # a listed line is worth value // LISTED_SHARE
+# A symbol the public surface holds (a package re-exports it, the README names it) is worth this
+# many times its rating: it is what an agent calls.
+PUBLIC_BOOST = 4
+# A symbol the rating does not know, by kind: percent of the file's value when exported, and a
+# quarter of that when not.
+_FALLBACK = {
+    "class": 4,
+    "type": 3,
+    "function": 3,
+    "method": 2,
+    "field": 1,
+    "constant": 2,
+    "variable": 1,
+    "export": 2,
+    "section": 3,
+    "key": 1,
+    "import": 0,
+    "text": 1,
+}
+# The least a symbol's lines cost (a bound for unread files).
+_MIN_SYMBOL_COST = 5
+# What a member (a method, a field) inherits from the symbol that encloses it, in percent of
+# that symbol's value: a constructor, any other public member (divided by the square root of
+# how many public members share it), a private member.
+_INHERIT_CONSTRUCTOR = 50
+_INHERIT_PUBLIC = 40
+_INHERIT_PRIVATE = 4
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "constructor", "new", "initialize"})
+# Summary pieces beyond the symbols' own lines: the fences and the "N more symbols" line.
+_MORE_LINE = "... (999 more symbols not shown)"
+MAX_VALUE = (1 << 62) - 1
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One file of a scope, classified and rated: the input of one offer per target."""
+
+    path: str
+    fact: Fact
+    ceiling: int  # LOW, MEDIUM or HIGH: the most a pack may show
+    floor: int  # a required rule's tier, else LOW
+    weight: int
+    reason: str
+    rating: int  # the file's rating (packer.rating)
+    value: int  # rating x 2**weight, at least 1
+    symbols: dict[str, int]  # symbol ratings by name, x 2**weight
+    public: frozenset[str] = frozenset()  # names the project's public surface holds
+
+    @property
+    def withheld(self) -> bool:
+        return self.fact.digest is None
+
+    def entry(self, tier: str = "low") -> Entry:
+        """A stand-in entry for pricing this file's lines (the digest does not show)."""
+        return Entry(path=self.path, digest=None, size=0, tier=tier, tokens=0, reason=self.reason)
+
+
+def head_share(path: str) -> int:
+    """Percent of a file's value its summary's head is worth: a package index's head lists
+    what the package exports, anyone else's says what the file is for."""
+    return INDEX_HEAD_SHARE if is_index(path) else HEAD_SHARE
+
+
+def weighted(rating: int, weight: int) -> int:
+    value = rating << weight if weight >= 0 else rating >> -weight
+    return max(1, min(value, MAX_VALUE))
+
+
+@dataclass(frozen=True, slots=True)
+class Priced:
+    """What a file's outline costs, cached by content: the head's tokens (header and head lines)
+    and each symbol's."""
+
+    outline: outline_mod.Outline
+    head: int
+    symbols: tuple[int, ...]
+
+
+class Pricer:
+    """Token costs and outlines, cached in the store by content digest."""
+
+    def __init__(
+        self, store: Store, cache: Cache, counter: TokenCounter, work: dict[str, float]
+    ) -> None:
+        self.store = store
+        self.cache = cache
+        self.counter = counter
+        self.work = work
+        self.md = renderer("markdown")
+        self._lines: dict[str, int] = {}
+        self._priced: dict[tuple[Digest, str], Priced] = {}
+        self._texts: dict[Digest, str] = {}
+        self._fence = self._count(self.md.section_body("x\n", "")) - self._count("x\n")
+        self._more = self._count(_MORE_LINE + "\n")
+
+    # --- counting -----------------------------------------------------------------------------
+
+    def _spent(self, step: str, start: float) -> None:
+        self.work[step] = self.work.get(step, 0.0) + time.perf_counter() - start
+
+    def _count(self, text: str) -> int:
+        start = time.perf_counter()
+        n = self.counter.count(text)
+        self._spent("tokenize", start)
+        return n
+
+    def line(self, text: str) -> int:
+        """Tokens of a line that repeats across targets and runs: counted once."""
+        known = self._lines.get(text)
+        if known is None:
+            known = self._lines[text] = self._count(text)
+        return known
+
+    def text(self, digest: Digest) -> str:
+        known = self._texts.get(digest)
+        if known is None:
+            known = decode_text(self.store.get(digest))
+        return known
+
+    def body_tokens(self, fact: Fact) -> int:
+        """Tokens of a file's fenced body as the markdown render shows it, by content."""
+        assert fact.digest is not None
+        lang = fence_language(fact.path)
+        ns = f"tokens:{self.counter.name}:{RENDER_VERSION}:{lang}"
+        cached = self.cache.get(ns, bytes(fact.digest))
+        if cached is not None:
+            return int(cached)
+        count = self._count(self.md.section_body(self.text(fact.digest), lang))
+        self.cache.put(ns, bytes(fact.digest), str(count).encode())
+        return count
+
+    # --- outlines -----------------------------------------------------------------------------
+
+    def priced(self, fact: Fact) -> Priced:
+        """The file's outline and its costs (cached by content digest and language)."""
+        assert fact.digest is not None
+        lang = language_for(fact.path) or "text"
+        key = (fact.digest, lang)
+        known = self._priced.get(key)
+        if known is not None:
+            return known
+        ns = f"priced:{SUMMARY_VERSION}:{self.counter.name}:{lang}"
+        raw = self.cache.get(ns, bytes(fact.digest))
+        found = _decode_priced(raw) if raw is not None else None
+        if found is None:
+            start = time.perf_counter()
+            o = make_outline(fact.path, self.text(fact.digest))
+            self._spent("summarize", start)
+            head = self._count("\n".join([o.header(), *o.head]) + "\n")
+            costs = tuple(
+                self._count("\n".join(s.lines) + "\n") if s.lines else 0 for s in o.symbols
+            )
+            found = Priced(o, head, costs)
+            self.cache.put(ns, bytes(fact.digest), _encode_priced(found))
+        self._priced[key] = found
+        return found
+
+    def summary_text(self, fact: Fact, keep: tuple[int, ...]) -> str:
+        return outline_mod.render(self.priced(fact).outline, keep)
+
+    # --- offers -------------------------------------------------------------------------------
+
+    def listed(self, cand: Candidate) -> tuple[int, int]:
+        line = self.md.withheld_line if cand.withheld else self.md.omitted_line
+        return self.line(line(cand.entry())), max(1, cand.value // LISTED_SHARE)
+
+    def frame(self, cand: Candidate, summary: bool) -> int:
+        """Tokens of a section's heading (and closing) around its body."""
+        tier = "medium" if summary else "high"
+        e = cand.entry(tier)
+        return self.line(self.md.section_head(e, summary)) + self.line(self.md.section_close())
+
+    def offer(self, cand: Candidate) -> Offer:
+        """The offer, to be read when the fit asks: until then, its listed line and a bound."""
+        listed = self.listed(cand)
+        if cand.ceiling == LOW or cand.withheld or not cand.fact.text:
+            return Offer(cand.path, ceiling=LOW, floor=LOW, listed=listed)
+        if cand.floor > LOW:
+            return self.expand(cand, listed)
+        return Offer(
+            cand.path,
+            ceiling=cand.ceiling,
+            listed=listed,
+            bound=self._bound(cand, listed),
+            expand=lambda: self.expand(cand, listed),
+        )
+
+    def _bound(self, cand: Candidate, listed: tuple[int, int]) -> tuple[int, int]:
+        """(value, cost): an estimate from above of the value per token of any step from
+        omitted to a summary or to the whole file (value/cost), and the least such a step costs
+        (cost). A step from the listed line may be denser; the fit then reads the file late.
+
+        A summary pays its head (frame, header) and then at least `_MIN_SYMBOL_COST` per
+        symbol; its symbols are worth at most what the rating gives the names the file
+        defines, what members inherit from the best of those, and the fallback shares: the best
+        k of these, for every k, bound the summary of k symbols. The whole file costs at least
+        its frame and a token per 24 bytes. (Members of a large class inherit less each than
+        this counts, so the estimate holds in practice, not in every case; an estimate too low
+        only makes the fit read a file later than it would otherwise.)"""
+        head_value = cand.value * head_share(cand.path) // 100
+        head_cost = max(self.frame(cand, True) + self._fence + 4, 1)
+        rated = sorted(_boosted(cand).values(), reverse=True)[:32]
+        fallback = cand.value * max(_FALLBACK.values()) // 100
+        inherited = [v * share // 100 for v in rated[:4] for share in (50, 40)]
+        count = min(FALLBACK_CAP // 4, cand.fact.size // 20 + 1)
+        values = sorted([*rated, *inherited, *[fallback] * count], reverse=True)
+        best_value, best_cost = head_value, head_cost
+        total_value, total_cost = head_value, head_cost
+        for v in values:
+            total_value += v
+            total_cost += _MIN_SYMBOL_COST
+            if total_value * best_cost > best_value * total_cost:
+                best_value, best_cost = total_value, total_cost
+        # a symbol takes some 20 bytes of source at least: few fit in a small file
+        fallbacks = min(FALLBACK_CAP, max(_FALLBACK.values()) * (cand.fact.size // 20 + 1))
+        full_value = (head_value + sum(_boosted(cand).values())) * 13 // 10
+        full_value += cand.value * (fallbacks * 13 // 10 + 10) // 100
+        full_cost = max(self.frame(cand, False) + cand.fact.size // 24, 1)
+        if full_value * best_cost > best_value * full_cost:
+            best_value, best_cost = full_value, full_cost
+        least = min(head_cost, full_cost)
+        return -(-best_value * least // best_cost), least
+
+    def expand(self, cand: Candidate, listed: tuple[int, int]) -> Offer:
+        """Every point the file allows, priced."""
+        fact = cand.fact
+        head_value = cand.value * head_share(cand.path) // 100
+        priced = self.priced(fact)
+        symbols = _symbol_values(cand, priced.outline)
+        offers = tuple(
+            SymbolOffer(cost, value, s.parent)
+            for s, cost, value in zip(priced.outline.symbols, priced.symbols, symbols, strict=True)
+        )
+        head_cost = self.frame(cand, True) + self._fence + priced.head + self._more
+        everything = head_value + sum(symbols)
+        full = None
+        if cand.ceiling >= HIGH:
+            full_cost = self.frame(cand, False) + self.body_tokens(fact)
+            full = (full_cost, everything * 13 // 10 + cand.value // 10)
+        return Offer(
+            cand.path,
+            ceiling=cand.ceiling,
+            floor=cand.floor,
+            listed=listed,
+            full=full,
+            head=(head_cost, head_value),
+            symbols=offers,
+        )
+
+
+def _symbol_values(cand: Candidate, o: outline_mod.Outline) -> list[int]:
+    """Each outline symbol's value: its rating when the rating knows its name (the first symbol
+    of that name takes it), else a share of the file's value by kind (these capped in total);
+    and a member is worth at least its share of what encloses it, so the methods of a class
+    that matters are worth showing even when the rating does not know them by name."""
+    own: list[int] = []
+    seen: set[str] = set()
+    fallback: list[int] = []
+    boosted = _boosted(cand)
+    for i, s in enumerate(o.symbols):
+        rated = boosted.get(s.name) if s.name not in seen else None
+        seen.add(s.name)
+        if rated is not None:
+            own.append(rated)
+            continue
+        value = cand.value * _FALLBACK.get(s.kind, 1) // 100
+        own.append(value if s.exported else value // 4)
+        fallback.append(i)
+    total = sum(own[i] for i in fallback)
+    cap = cand.value * FALLBACK_CAP // 100
+    if total > cap:
+        for i in fallback:
+            own[i] = own[i] * cap // total
+    public: dict[int, int] = {}
+    for s in o.symbols:
+        if s.parent >= 0 and s.exported:
+            public[s.parent] = public.get(s.parent, 0) + 1
+    out = list(own)
+    for i, s in enumerate(o.symbols):  # parents come before their members
+        if s.parent < 0:
+            continue
+        parent = out[s.parent]
+        if s.name in _CONSTRUCTORS:
+            inherited = parent * _INHERIT_CONSTRUCTOR // 100
+        elif s.exported and not s.name.startswith("_"):
+            inherited = parent * _INHERIT_PUBLIC // 100 // max(1, isqrt(public.get(s.parent, 1)))
+        else:
+            inherited = parent * _INHERIT_PRIVATE // 100 // max(1, isqrt(public.get(s.parent, 1)))
+        out[i] = max(out[i], inherited)
+    return out
+
+
+def _boosted(cand: Candidate) -> dict[str, int]:
+    """The rated symbols' values, the public ones `PUBLIC_BOOST` times their rating: a file that
+    holds the public surface is worth more than its place in the graph says."""
+    if not cand.public:
+        return cand.symbols
+    return {n: v * PUBLIC_BOOST if n in cand.public else v for n, v in cand.symbols.items()}
+
+
+def _encode_priced(p: Priced) -> bytes:
+    data: bytes = msgpack.packb(
+        [outline_mod.encode(p.outline), p.head, list(p.symbols)], use_bin_type=True
+    )
+    return data
+
+
+def _decode_priced(raw: bytes) -> Priced | None:
+    try:
+        encoded, head, symbols = msgpack.unpackb(raw, raw=False)
+        o = outline_mod.decode(encoded)
+        if o is None or len(symbols) != len(o.symbols):
+            return None
+        return Priced(o, int(head), tuple(int(c) for c in symbols))
+    except (ValueError, TypeError, msgpack.ExtraData):
+        return None
+
+
+Values = Callable[[str], dict[str, int]]

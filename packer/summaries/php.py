@@ -1,0 +1,15 @@
+"""PHP: a member is exported unless private or protected; top-level declarations always."""
+
+from __future__ import annotations
+
+from packer.summaries.treesitter import Definition, Source, Spec
+
+
+def exported(d: Definition, src: Source) -> bool:
+    for child in d.node.children:
+        if child.type == "visibility_modifier":
+            return src.node_text(child, 20) == "public"
+    return True
+
+
+SPEC = Spec("php", "php", exported=exported)
