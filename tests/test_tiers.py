@@ -281,6 +281,16 @@ def test_rule_globs_match_like_pathspec_did_for_any_globs(globs: list[str], path
 
     from packer.tiers import glob_spec
 
+    def before_of(lines: list[str]) -> bool:
+        # Each line on its own, the last that matches deciding: pathspec 1.1 combines the lines
+        # of a spec into one expression that misses some matches (`*.py`, `*.md`, `*.c` against
+        # `src/src/src/src/f.c`), which one line at a time does not.
+        found = False
+        for line in lines:
+            if GitIgnoreSpec.from_lines([line.lstrip("!")]).match_file(path):
+                found = not line.startswith("!")
+        return found
+
     for listed in (globs, [*globs, "!" + globs[0]], ["!" + globs[-1], *globs]):
-        before = GitIgnoreSpec.from_lines(listed).match_file(path)
+        before = before_of(listed)
         assert glob_spec(tuple(listed)).match_file(path) == before, (listed, path)
