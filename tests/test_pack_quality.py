@@ -90,7 +90,7 @@ def test_every_omitted_file_prints_with_cas_cat_by_its_path(tmp_path: Path) -> N
     missing = run_cas("cat", "repo", "no/such/file.ts", cwd=tree)
     assert missing.code == 1
     assert len(missing.err.strip().splitlines()) == 1
-    assert "cas show" in missing.err
+    assert "'cas show repo' lists every path" in missing.err
 
 
 def test_explain_names_the_rule_rating_prices_and_decision(tmp_path: Path) -> None:

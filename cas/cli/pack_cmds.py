@@ -327,8 +327,9 @@ def cat(ctx: Ctx, manifest: str, path: str, summary: bool, output: Path | None) 
 
     root = _root()
     with ctx.open_store(readonly=True) as store:
-        m, _digest, src = load_pack(manifest, root, store)
-        digest = pack_entry(m, src, path, summary=summary)
+        m, _digest, _src = load_pack(manifest, root, store)
+        # The hint names the pack as the user did (`cas show repo`), not by its file's path.
+        digest = pack_entry(m, manifest, path, summary=summary)
         with store.open(digest) as reader:
             if output is None:
                 out = sys.stdout.buffer
