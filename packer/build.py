@@ -36,7 +36,7 @@ from packer.fitting import HIGH, LOW, MEDIUM, Choice, fit
 from packer.history import History, read_history
 from packer.ingest import RENDER_VERSION, Fact, Ingest, IngestReport
 from packer.languages import language_for
-from packer.lexicon import LEXICON_VERSION, Lexicon, lex, lexicon_language
+from packer.lexicon import LEXICON_VERSION, Lexicon, cache_namespace, lex
 from packer.lexicon import decode as decode_lexicon
 from packer.lexicon import encode as encode_lexicon
 from packer.pricing import TIER_NAMES, TIER_OF, Candidate, Pricer, weighted
@@ -364,16 +364,15 @@ class Packer:
         """The file's lexicon, by content digest (made here when the ingest did not)."""
         if fact.digest is None or not fact.text or fact.forced:
             return None
-        lang = language_for(fact.path)
-        if lexicon_language(fact.path, lang) is None:
+        ns = cache_namespace(fact.path)  # the namespace the ingest workers fill
+        if ns is None:
             return None
-        ns = f"lex:{LEXICON_VERSION}:{lang}"
         raw = self.cache.get(ns, bytes(fact.digest))
         if raw is not None:
             found = decode_lexicon(raw)
             if found is not None:
                 return found
-        made = lex(fact.path, self.store.get(fact.digest), lang)
+        made = lex(fact.path, self.store.get(fact.digest))
         if made is not None:
             self.cache.put(ns, bytes(fact.digest), encode_lexicon(made))
         return made
