@@ -429,6 +429,40 @@ def cas_output(copy: Path, budget: int) -> Output:
     return Output(text, None, seconds)
 
 
+def cas_load_outputs(copy: Path, budget: int, questions: list[Question]) -> dict[str, Output]:
+    """One `cas load QUESTION --render` per question, after one `cas pack` at the same budget:
+    each question is scored against the load made for its own text."""
+    work = Path(tempfile.mkdtemp(prefix="cas-load-", dir=copy.parent))
+    tree = work / copy.name
+    shutil.copytree(copy, tree, symlinks=True, ignore=shutil.ignore_patterns(".git", ".aider*"))
+    (tree / "cas.toml").write_text(
+        f"[pack]\nbudget = {{ target = {budget}, max = {budget} }}\n\n"
+        f"[load]\nbudget = {{ target = {budget}, max = {budget} }}\n"
+        f"fallback = {{ max = {budget} }}\n"
+    )
+    cas = [sys.executable, "-m", "cas"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CAS_")}
+    env["CAS_NO_PROGRESS"] = "1"
+    out: dict[str, Output] = {}
+    try:
+        try:
+            run([*cas, "--quiet", "pack"], cwd=tree, env=env)
+        except BenchError as exc:
+            return {q.id: Output(error=str(exc)) for q in questions}
+        for q in questions:
+            started = time.perf_counter()
+            try:
+                text = run(
+                    [*cas, "--quiet", "load", q.ask, "--render", "--dry-run"], cwd=tree, env=env
+                )
+                out[q.id] = Output(text, None, time.perf_counter() - started)
+            except BenchError as exc:
+                out[q.id] = Output(error=str(exc))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
 def ensure_aider() -> tuple[Path | None, str]:
     exe = AIDER_VENV / "bin" / "aider"
     if exe.is_file():
@@ -566,6 +600,27 @@ def score(
     return s
 
 
+def load_score(
+    outs: dict[str, Output], questions: list[Question], budget: int, count: object
+) -> Score:
+    """Each question against its own load; tokens and budget are summed over the loads, so
+    the budget used is their average."""
+    s = Score(questions=len(questions))
+    for q in questions:
+        out = outs[q.id]
+        s.budget += budget
+        if out.error is not None:
+            s.missed.append(q.id)
+            s.error = out.error
+            continue
+        s.tokens += count.count(out.text)  # type: ignore[attr-defined]
+        if answered(q, squash(out.text)):
+            s.answered += 1
+        else:
+            s.missed.append(q.id)
+    return s
+
+
 def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "-"
 
@@ -589,6 +644,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--corpus", action="append", default=[], help="only these corpora")
     parser.add_argument("--set", choices=("dev", "heldout", "all"), default="dev")
     parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument(
+        "--load", action="store_true", help="also `cas load QUESTION` per question (issue 11)"
+    )
     parser.add_argument("--detail", action="store_true")
     parser.add_argument("--fetch-only", action="store_true", help="fetch the corpora and stop")
     parser.add_argument("--out", type=Path, help="keep every output and results.json here")
@@ -620,6 +678,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     tools: dict[str, object] = {"cas": None}
+    if args.load:
+        tools["cas load QUESTION"] = None
     missing: list[str] = []
     if not args.no_peers:
         exe, why = ensure_aider()
@@ -648,6 +708,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             for budget in budgets:
                 for tool, how in tools.items():
                     kept = PEER_CACHE / f"{corpus.name}-{corpus.spec}-{budget}-{tool.split()[0]}"
+                    if tool.startswith("cas load"):
+                        s = load_score(cas_load_outputs(copy, budget, questions), questions,
+                                       budget, counter)  # fmt: skip
+                        totals.setdefault((budget, tool), Score()).add(s)
+                        detail.append(
+                            (corpus.name, str(budget), tool, f"{s.answered}/{s.questions}", "-",
+                             _pct(s.tokens, s.budget), " ".join(s.missed))
+                        )  # fmt: skip
+                        results.append(
+                            {"corpus": corpus.name, "budget": budget, "tool": tool,
+                             "answered": s.answered, "questions": s.questions,
+                             "tokens": s.tokens, "missed": s.missed, "error": s.error}
+                        )  # fmt: skip
+                        continue
                     if tool == "cas":
                         out = cas_output(copy, budget)
                     elif args.reuse_peers and kept.is_file():
@@ -687,7 +761,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ours = totals[(budget, "cas")]
         for tool in tools:
             s = totals[(budget, tool)]
-            ratio = f"{ours.answered / s.answered:.2f}x" if tool != "cas" and s.answered else ""
+            ratio = (
+                f"{ours.answered / s.answered:.2f}x"
+                if not tool.startswith("cas") and s.answered
+                else ""
+            )
             rows.append(
                 (f"{budget:,}", tool, f"{s.answered}/{s.questions}", ratio,
                  _pct(s.api_defined, s.api_total), _pct(s.tokens, s.budget))

@@ -13,6 +13,9 @@
    after gc started refreshed it in its own transaction, so it is now newer than the cutoff.
    Then `Store.delete_in`, and chunks no blob references any more (older than the grace
    period) are swept in the same transaction.
+
+Before step 4, the search index (`cas.textindex`, a cache beside the store) drops the entries
+of the candidates it holds, reading them while they still exist.
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ from typing import Final
 from cas import lease as leases
 from cas import manifest as mf
 from cas import roots as roots_mod
+from cas import textindex
 from cas.digest import Digest
-from cas.errors import LeaseHeld, StoreInconsistent, UsageError
+from cas.errors import CasError, LeaseHeld, StoreInconsistent, UsageError
 from cas.records import META, Txn, now_ns
 from cas.store import Store
 
@@ -55,6 +59,7 @@ class GcReport:
     live_leases: int = 0
     # Disk blocks of free pages given back to the file system in place (see cas/space.py).
     bytes_given_back: int = 0
+    index_dropped: int = 0  # bodies dropped from the search index
     waited_s: float = 0.0
     digests: list[Digest] = field(default_factory=list)  # pruned, or would be in a dry run
 
@@ -116,8 +121,14 @@ def collect(
     sweep.reachable = roots.reachable()
     kept_by_grace = sweep.find_candidates(tick)
 
+    if not dry_run and sweep.candidates:
+        tick("index", 0, len(sweep.candidates))
+        report_index = _forget_indexed(store, sweep.candidates)
+    else:
+        report_index = 0
     tick("sweep", 0, len(sweep.candidates))
     report = sweep.run(lease_wait_s, lease_ttl_ns)
+    report.index_dropped = report_index
     report.manifests = sum(1 for m in roots.manifests if m.path is not None)
     report.pins = len(roots.pins)
     report.reachable = len(sweep.reachable)
@@ -227,6 +238,25 @@ class _Sweep:
         if self.dry_run:
             raise _DryRun(out)
         return out
+
+
+def _forget_indexed(store: Store, candidates: list[Digest]) -> int:
+    """Drop the search index's entries of the bodies gc is about to delete, while they can
+    still be read (a contentless index deletes a row by its terms, `cas.textindex`). A
+    candidate the sweep then spares is merely no longer indexed: the next search indexes it
+    again."""
+    index = textindex.TextIndex.open(store.path, create=False)
+    if index is None:
+        return 0
+
+    def read(digest: Digest) -> bytes | None:
+        try:
+            return store.get(digest)
+        except CasError:
+            return None
+
+    with index:
+        return index.forget(candidates, read)
 
 
 def _check(store: Store, roots: roots_mod.Roots) -> None:

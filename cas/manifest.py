@@ -16,6 +16,10 @@ Format 2, a map with these keys (any other key, a missing key or a wrong type is
             tier: "high" | "medium" | "low", tokens: int, summary: 32 bytes | nil,
             reason: str | nil, rating: int, listed: bool}
 
+A ``load`` manifest (`cas load`, a pack fitted to one query from other packs) has two more
+keys: ``query`` (str, the question as asked) and ``sources`` ([[pack name, manifest digest
+(32 bytes)], ...], the packs it drew on, in the order they were drawn on).
+
 ``digest`` is nil only for a withheld secret, whose body is stored nowhere. ``summary`` is set
 only for a MEDIUM entry. ``rating`` is how much an agent needs the file (packer.rating; render
 order); ``listed`` says a LOW entry has its own line in the render's omitted or withheld list
@@ -40,7 +44,7 @@ from cas.errors import ManifestError
 
 FORMAT: Final = 2
 READABLE: Final = (1, 2)  # format versions this cas decodes
-KINDS: Final = ("lite", "full")
+KINDS: Final = ("lite", "full", "load")
 TIERS: Final = ("high", "medium", "low")
 ENTRY_KINDS: Final = ("file", "symlink")
 MAX_BYTES: Final = 256 << 20
@@ -49,6 +53,7 @@ _PIECE: Final = 1 << 20  # encoding of a large manifest: its bytes are gathered 
 _TOP_KEYS: Final = frozenset(
     ("format", "kind", "scope", "target", "tokenizer", "budget", "parent", "totals", "entries")
 )
+_LOAD_KEYS: Final = _TOP_KEYS | {"query", "sources"}
 _ENTRY_KEYS_V1: Final = frozenset(
     ("path", "kind", "digest", "size", "tier", "tokens", "summary", "reason")
 )
@@ -87,6 +92,8 @@ class Manifest:
     parent: Digest | None = None
     kind: str = "lite"
     format: int = FORMAT
+    query: str | None = None  # a load's question (kind "load" only)
+    sources: tuple[tuple[str, Digest], ...] = ()  # a load's packs: (name, manifest digest)
 
     @property
     def name(self) -> str:
@@ -165,6 +172,9 @@ def _canonical(m: Manifest, entries: list[dict[str, Any]]) -> dict[str, Any]:
         "tokenizer": m.tokenizer,
         "totals": _sorted_map(m.totals),
     }
+    if m.kind == "load":
+        head["query"] = _nfc(m.query or "")
+        head["sources"] = [[_nfc(name), bytes(d)] for name, d in m.sources]
     head["entries"] = entries
     return {k: head[k] for k in sorted(head)}
 
@@ -273,6 +283,8 @@ def decode(data: bytes, source: str = "manifest", *, trusted: bool = False) -> M
         parent=Digest(obj["parent"]) if obj["parent"] is not None else None,
         kind=obj["kind"],
         format=obj["format"],
+        query=obj.get("query"),
+        sources=tuple((str(n), Digest(d)) for n, d in obj.get("sources", ())),
     )
     if trusted:
         return m
@@ -314,9 +326,24 @@ def _validate_head(obj: dict[str, Any], source: str) -> None:
         return ManifestError(source, problem)
 
     keys = set(obj)
-    if keys != _TOP_KEYS:
-        missing, extra = sorted(_TOP_KEYS - keys), sorted(str(k) for k in keys - _TOP_KEYS)
+    wanted = _LOAD_KEYS if obj.get("kind") == "load" else _TOP_KEYS
+    if keys != wanted:
+        missing, extra = sorted(wanted - keys), sorted(str(k) for k in keys - wanted)
         raise bad(f"wrong keys (missing {missing}, unexpected {extra})")
+    if obj.get("kind") == "load":
+        if not isinstance(obj["query"], str) or not obj["query"]:
+            raise bad("query must be a non-empty string")
+        sources = obj["sources"]
+        if not isinstance(sources, list) or not all(
+            isinstance(s, list)
+            and len(s) == 2
+            and isinstance(s[0], str)
+            and s[0]
+            and isinstance(s[1], bytes)
+            and len(s[1]) == 32
+            for s in sources
+        ):
+            raise bad("sources must be a list of [pack name, 32-byte digest]")
     if not _is_int(obj["format"]) or obj["format"] not in READABLE:
         raise bad(f"format must be one of {', '.join(map(str, READABLE))}")
     if obj["kind"] not in KINDS:

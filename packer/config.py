@@ -35,6 +35,15 @@ The format (every key is optional unless marked)::
     glob = "cas/errors.py"
     tier = "high"
 
+    [load]                    # what `cas load QUERY` draws on (packer.load)
+    core = ["core.claude"]    # packs always drawn on (default: every pack of the project)
+    budget = { target = 11000, max = 12000 }  # the total, core included (this is the default)
+    fallback = { max = 24000 }  # when the query's names are still not shown (default: 2 x max)
+
+    [load.domains.storage]    # a domain: packs the query's words bring in
+    triggers = ["lmdb", "blob", "gc"]  # words or identifiers, matched whole, ignoring case
+    packs = ["engine.claude"]
+
 All globs are gitignore patterns (git's wildmatch, `packer.wildmatch`) matched against POSIX paths
 relative to the project root, whatever the scope's roots: ``*.py`` matches at any depth,
 ``docs/**`` only at the top, a ``!`` line re-includes what an earlier line of the same list
@@ -66,7 +75,7 @@ import re
 import tomllib
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
@@ -150,6 +159,26 @@ class Scope:
 
 
 @dataclass(frozen=True)
+class Domain:
+    """Packs a query's words bring in (`cas load`): a trigger is a word or identifier."""
+
+    name: str
+    triggers: tuple[str, ...]
+    packs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LoadConfig:
+    """``[load]``: what `cas load` draws on. ``core`` empty: every pack of the project."""
+
+    core: tuple[str, ...] = ()
+    budget: Budget = Budget(target=11_000, max=12_000)  # DEFAULT_LOAD_BUDGET
+    fallback_max: int = 0  # 0: twice the budget's max
+    domains: tuple[Domain, ...] = ()
+    configured: bool = False  # a [load] table was given
+
+
+@dataclass(frozen=True)
 class Config:
     source: str | None  # the file read, None for the defaults
     root: str
@@ -159,9 +188,11 @@ class Config:
     rules: tuple[Rule, ...]  # the configured rules, then the built-in ones unless turned off
     scopes: tuple[Scope, ...]  # in declaration order; never empty
     history: int = 0  # commits of git history the rating reads (0: none; packer.history)
+    load: LoadConfig = field(default_factory=LoadConfig)
 
 
 DEFAULT_BUDGET = Budget(target=10_000, max=12_000)
+DEFAULT_LOAD_BUDGET = Budget(target=11_000, max=12_000)
 
 
 # --- globs ---------------------------------------------------------------------------------------
@@ -378,7 +409,7 @@ class _Reader:
     def config(self, doc: object, root: str) -> Config:
         from packer.tiers import DEFAULT_RULES  # tiers builds on this module's Rule
 
-        top = self.table(doc, (), ("pack", "rules", "scopes"))
+        top = self.table(doc, (), ("pack", "rules", "scopes", "load"))
         pack = self.table(
             top.get("pack", {}),
             ("pack",),
@@ -412,7 +443,48 @@ class _Reader:
             rules=rules + (DEFAULT_RULES if use_defaults else ()),
             scopes=scopes or _default_scopes(budget),
             history=history,
+            load=self.load(top["load"]) if "load" in top else LoadConfig(),
         )
+
+    def load(self, value: object) -> LoadConfig:
+        key: tuple[str | int, ...] = ("load",)
+        table = self.table(value, key, ("core", "budget", "fallback", "domains"))
+        core = self.strings(table.get("core", []), (*key, "core"))
+        for i, pack in enumerate(core):
+            self.pack_name(pack, (*key, "core", i))
+        budget = DEFAULT_LOAD_BUDGET
+        if "budget" in table:
+            budget = self.budget(table["budget"], (*key, "budget"))
+        fallback_max = 0
+        if "fallback" in table:
+            fb = self.table(table["fallback"], (*key, "fallback"), ("max",))
+            if "max" in fb:
+                fallback_max = self.positive(fb["max"], (*key, "fallback", "max"))
+                if fallback_max < budget.max:
+                    self.fail(
+                        (*key, "fallback", "max"),
+                        f"must be at least the budget's max ({budget.max}), got {fallback_max}",
+                    )
+        domains = []
+        for dname, dvalue in self.table(table.get("domains", {}), (*key, "domains"), None).items():
+            dkey = (*key, "domains", dname)
+            self.name(dname, dkey, "domain")
+            dtable = self.table(dvalue, dkey, ("triggers", "packs"))
+            triggers = self.strings(dtable.get("triggers", []), (*dkey, "triggers"))
+            if not triggers or any(not t.strip() for t in triggers):
+                self.fail((*dkey, "triggers"), "must list at least one non-empty word")
+            packs = self.strings(dtable.get("packs", []), (*dkey, "packs"))
+            if not packs:
+                self.fail((*dkey, "packs"), "must name at least one pack ('scope.target')")
+            for i, pack in enumerate(packs):
+                self.pack_name(pack, (*dkey, "packs", i))
+            domains.append(Domain(dname, tuple(t.strip() for t in triggers), tuple(packs)))
+        return LoadConfig(tuple(core), budget, fallback_max, tuple(domains), True)
+
+    def pack_name(self, value: str, key: tuple[str | int, ...]) -> None:
+        pieces = value.split(".")
+        if len(pieces) > 2 or any(len(p) > _NAME_MAX or not _NAME.fullmatch(p) for p in pieces):
+            self.fail(key, f"pack name {value!r} is not 'scope' or 'scope.target'")
 
 
 def _default_scopes(budget: Budget) -> tuple[Scope, ...]:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from cas.digest import Digest
-from cas.display import shown
+from cas.display import one_line, shown
 from cas.manifest import Entry, Manifest
 
 FORMATS: Final = ("markdown", "xml", "plain")
@@ -104,6 +104,8 @@ class Header:
     tokenizer: str
     budget_max: int
     counts: tuple[int, int, int, int, int]  # files, high, medium, low (not withheld), withheld
+    query: str | None = None  # a load's question
+    sources: tuple[str, ...] = ()  # a load's packs
 
 
 def header_for(m: Manifest) -> Header:
@@ -115,7 +117,15 @@ def header_for(m: Manifest) -> Header:
         m.tokenizer,
         m.budget_max,
         (len(m.entries), tiers["high"], tiers["medium"], tiers["low"], withheld),
+        m.query,
+        tuple(name for name, _ in m.sources),
     )
+
+
+def _query_line(h: Header) -> str:
+    if h.query is None:
+        return ""
+    return f"Loaded for the question: {one_line(h.query)} (from {', '.join(h.sources)}).\n"
 
 
 class Renderer:
@@ -136,7 +146,7 @@ class Renderer:
         else:
             what = f"{files} files, every one that is not a secret inline in full."
         return (
-            f"{title}\n{what}\nPrint any file with `cas cat {name} PATH`; "
+            f"{title}\n{_query_line(h)}{what}\nPrint any file with `cas cat {name} PATH`; "
             f"`cas show {name}` lists every path.\n\n"
         )
 
@@ -209,7 +219,8 @@ class XmlRenderer(Renderer):
             f'<pack scope="{_xml_attr(h.scope)}"{target} mode="{mode}" files="{files}" '
             f'high="{high}" medium="{medium}" low="{low}" withheld="{withheld}" '
             f'budget-max="{h.budget_max}" tokenizer="{h.tokenizer}">\n'
-            f"<fetch>cas cat {_xml_attr(name)} PATH prints any file; cas show {_xml_attr(name)} "
+            + (f"<query>{_cdata(_query_line(h).strip())}</query>\n" if h.query else "")
+            + f"<fetch>cas cat {_xml_attr(name)} PATH prints any file; cas show {_xml_attr(name)} "
             "lists every path</fetch>\n"
         )
 

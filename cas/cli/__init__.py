@@ -23,6 +23,7 @@ import click
 
 from cas import procpool
 from cas.cli._common import Ctx, warn
+from cas.cli.agent_cmds import COMMANDS as AGENT_COMMANDS
 from cas.cli.maint_cmds import COMMANDS as MAINT_COMMANDS
 from cas.cli.pack_cmds import COMMANDS as PACK_COMMANDS
 from cas.cli.remote_cmds import COMMANDS as REMOTE_COMMANDS
@@ -54,7 +55,13 @@ def cli(ctx: click.Context, store_opt: str | None, debug: bool, quiet: bool) -> 
         ctx.obj = Ctx(store_opt=store_opt, debug=debug, quiet=quiet)
 
 
-for _command in [*STORE_COMMANDS, *PACK_COMMANDS, *REMOTE_COMMANDS, *MAINT_COMMANDS]:
+for _command in [
+    *STORE_COMMANDS,
+    *PACK_COMMANDS,
+    *AGENT_COMMANDS,
+    *REMOTE_COMMANDS,
+    *MAINT_COMMANDS,
+]:
     cli.add_command(_command)
 
 

@@ -283,6 +283,7 @@ def _gc_json(report: GcReport, compacted: tuple[int, int] | None) -> dict[str, A
         "live_leases": report.live_leases,
         "waited_s": round(report.waited_s, 3),
         "bytes_given_back": report.bytes_given_back,
+        "index_dropped": report.index_dropped,
         "digests": [str(d) for d in report.digests],
         "compacted": None if compacted is None else {"before": compacted[0], "after": compacted[1]},
     }

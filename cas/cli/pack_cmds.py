@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -97,15 +98,40 @@ def pack(
             report = packer.run(
                 scopes=scopes, targets=targets, baseline=parent, check=check, explain=explain
             )
+        if not check and explain is None:
+            started = time.perf_counter()
+            _index_packs(ctx, store, report)
+            report.timings["index"] = time.perf_counter() - started
     if explain is not None:
         _print_explained(report, explain, as_json=as_json)
         return
+
     if as_json:
         emit_json(_report_json(report, root))
     else:
         _print_report(report, root, quiet=ctx.quiet, check=check)
     if check and report.stale:
         sys.exit(EXIT_PROBLEM)
+
+
+def _index_packs(ctx: Ctx, store: Store, report: PackReport) -> None:
+    """Index the bodies of the packs just written that the search index does not hold yet
+    (`cas search`, `cas load`); an unchanged pack costs one lookup per body."""
+    from cas.textindex import TextIndex
+    from packer.search import ensure_indexed
+
+    digests = {e.digest for r in report.results for e in r.manifest.entries if e.digest}
+    if not digests:
+        return
+    index = TextIndex.open(store.path)
+    assert index is not None  # open creates one
+    with index, Progress("indexing", enabled=ctx.progress) as bar:
+
+        def tick(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done)
+
+        ensure_indexed(index, store, digests, tick)
 
 
 def _print_explained(report: PackReport, path: str, *, as_json: bool) -> None:

@@ -1,0 +1,235 @@
+"""Commands an agent asks with: search, load, mcp."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
+from cas.display import shown
+from cas.errors import UsageError
+from cas.progress import Progress
+
+if TYPE_CHECKING:
+    from cas.textindex import TextIndex
+    from packer.load import LoadResult
+
+# These mirror packer.render.FORMATS (a test checks).
+FORMATS = ("markdown", "xml", "plain")
+
+
+def _root() -> Path:
+    from packer.config import find_project_root
+
+    return find_project_root(Path.cwd())
+
+
+@click.command()
+@click.argument("query")
+@click.option("--pack", "packs", multiple=True, metavar="PACK", help="Search only this pack.")
+@click.option("--path", "paths", multiple=True, metavar="GLOB", help="Only paths matching GLOB.")
+@click.option("-k", "k", type=int, default=10, show_default=True, help="How many files.")
+@json_option
+@quiet_option
+@pass_ctx
+def search(
+    ctx: Ctx, query: str, packs: tuple[str, ...], paths: tuple[str, ...], k: int, as_json: bool
+) -> None:
+    """Full-text search over the files of the packs (code-aware: with_context, NewRouter and
+    os.path.join are found whole and by their words)."""
+    from packer.search import search as run_search
+
+    root = _root()
+    with (
+        ctx.open_store() as store,
+        _index(store.path) as index,
+        Progress("indexing", enabled=ctx.progress) as bar,
+    ):
+
+        def tick(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done)
+
+        found = run_search(
+            store, index, root, query, packs=packs or None, k=k, path_glob=paths, progress=tick
+        )
+    if as_json:
+        emit_json(
+            {
+                "query": query,
+                "hits": [
+                    {
+                        "path": h.path,
+                        "packs": list(h.packs),
+                        "lines": [h.first, h.last],
+                        "score": h.score,
+                        "digest": str(h.digest),
+                        "snippet": [{"line": n, "text": t} for n, t in h.snippet],
+                    }
+                    for h in found
+                ],
+            }
+        )
+        return
+    if not found:
+        click.echo("no matches")
+        return
+    for h in found:
+        packs_text = ",".join(h.packs)
+        click.echo(f"{shown(h.path)}:{h.first}-{h.last}  [{packs_text}]  {h.digest.short()}")
+        for n, text in h.snippet:
+            click.echo(f"  {n:>5}: {text}")
+
+
+def _index(store_dir: Path) -> TextIndex:
+    from cas.textindex import TextIndex
+
+    index = TextIndex.open(store_dir)
+    assert index is not None  # open creates one
+    return index
+
+
+@click.command()
+@click.argument("query")
+@click.option("--budget", type=int, metavar="TOKENS", help="Target and max (default: [load]).")
+@click.option("--name", default="load", show_default=True, help="Write manifests/NAME.pack.")
+@click.option("--render", "show", is_flag=True, help="Print the rendered load, not a report.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="markdown", show_default=True)
+@click.option("--dry-run", is_flag=True, help="Write nothing (no manifest, no blobs).")
+@json_option
+@quiet_option
+@pass_ctx
+def load(
+    ctx: Ctx,
+    query: str,
+    budget: int | None,
+    name: str,
+    show: bool,
+    fmt: str,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Fit the packs to one question: the packs its words trigger, what it is about in full
+    or with the matching symbols' source, the rest summarized or listed, within the budget."""
+    from cas.fsutil import atomic_write
+    from packer.config import Budget, load_config
+    from packer.load import Loader, store_result
+    from packer.locate import MANIFEST_DIR
+    from packer.render import render_lite
+
+    _check_name(name)
+    if budget is not None and budget < 1:
+        raise UsageError(f"--budget must be a positive number of tokens, not {budget}")
+    root = _root()
+    config = load_config(root)
+    with ctx.open_store() as store, _index(store.path) as index:
+        with Progress("indexing", enabled=ctx.progress) as bar:
+
+            def tick(done: int, total: int) -> None:
+                bar.total = total
+                bar.update(done)
+
+            loader = Loader(root, store, index, config.load, config.tokenizer, progress=tick)
+            limit = Budget(budget, budget) if budget is not None else None
+            result = loader.load(query, limit, name=name)
+        path = root / MANIFEST_DIR / f"{name}.pack"
+        if not dry_run:
+            store_result(store, result)
+            path.parent.mkdir(exist_ok=True)
+            atomic_write(path, result.data)
+        text = render_lite(result.manifest, result.fetch(store), fmt) if show else ""
+    if show:
+        click.echo(text, nl=False)
+        if not ctx.quiet:
+            for line in _report_lines(result, path, dry_run):
+                warn(line)
+        return
+    if as_json:
+        emit_json(
+            {
+                "query": query,
+                "manifest": None if dry_run else str(path),
+                "digest": str(result.digest),
+                "core": result.core,
+                "triggered": [
+                    {"domain": t.domain, "triggers": list(t.words), "packs": list(t.packs)}
+                    for t in result.triggered
+                ],
+                "packs": result.packs,
+                "gaps": result.gaps,
+                "fallback": result.fallback,
+                "unmatched": result.unmatched,
+                "focused": result.focused,
+                "tokens": result.tokens,
+                "budget": {
+                    "target": result.manifest.budget_target,
+                    "max": result.manifest.budget_max,
+                },
+            }
+        )
+        return
+    for line in _report_lines(result, path, dry_run):
+        click.echo(line)
+
+
+def _report_lines(result: LoadResult, path: Path, dry_run: bool) -> list[str]:
+    m = result.manifest
+    tiers = {t: sum(1 for e in m.entries if e.tier == t) for t in ("high", "medium", "low")}
+    out = [f"core: {', '.join(result.core) or '(none)'}"]
+    for t in result.triggered:
+        out.append(f"triggered {t.domain} by {', '.join(t.words)}: {', '.join(t.packs)}")
+    for qname, paths in result.gaps.items():
+        out.append(f"gap: {qname} not shown; added {', '.join(shown(p) for p in paths)}")
+    if result.fallback:
+        out.append(f"fallback: names still not shown, drew on every pack ({m.budget_max} tokens)")
+    if result.unmatched:
+        out.append(f"not found in any pack: {', '.join(result.unmatched)}")
+    where = "(dry run, not written)" if dry_run else shown(str(path))
+    out.append(
+        f"{m.name} {where}: {tiers['high']} in full, {tiers['medium']} summarized "
+        f"({len(result.focused)} with the matching source), {tiers['low']} omitted; "
+        f"{result.tokens['markdown']:,} of {m.budget_target:,} tokens (max {m.budget_max:,})"
+    )
+    return out
+
+
+def _check_name(name: str) -> None:
+    import re
+
+    if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,63}", name):
+        raise UsageError(
+            f"--name {name!r} is not allowed: use [a-z0-9][a-z0-9_-]*, at most 64 characters"
+        )
+
+
+@click.command()
+@click.option(
+    "--http",
+    "port",
+    type=click.IntRange(1, 65535),
+    metavar="PORT",
+    help="Serve streamable HTTP on 127.0.0.1:PORT instead of stdio.",
+)
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="The project whose packs to serve (default: the one the working directory is in; "
+    "its .cas unless --store says otherwise).",
+)
+@pass_ctx
+def mcp(ctx: Ctx, port: int | None, project: Path | None) -> None:
+    """Serve this project's packs to agents over the Model Context Protocol (stdio, or HTTP on
+    127.0.0.1). Tools: list_packs, render_pack, read_file, search, load, verify. Read-only."""
+    from cas.mcpserver import serve
+    from packer.config import find_project_root
+
+    root = find_project_root(project) if project is not None else _root()
+    if project is not None and not ctx.store_opt:
+        ctx.store_opt = str(root / ".cas")
+    with ctx.open_store() as store:
+        serve(root, store, port)
+
+
+COMMANDS = [search, load, mcp]

@@ -1,0 +1,322 @@
+"""`cas mcp`: the packs served to agents over the Model Context Protocol.
+
+An edge like the CLI (it may import packer): each tool calls the same library function as its
+command and owns no logic of its own. Built on the official ``mcp`` SDK (`MCPServer`), over
+stdio, or streamable HTTP on 127.0.0.1.
+
+Tools: ``list_packs``, ``render_pack``, ``read_file``, ``search``, ``load``, ``verify``.
+Resources: each pack's LITE markdown render, at ``cas://pack/NAME``.
+
+Read-only: no tool writes anything but the store's caches (the search index, cached outlines
+and token counts). ``load`` fits and renders without writing a manifest; ``verify`` does not
+record what it checked. Every path is a pack path, looked up in a pack's manifest, and every
+body comes from the store by digest: nothing outside the store can be read through the server.
+A tool that fails answers a tool error with the CLI's one-line message; the server goes on.
+Nothing but protocol is written to stdout.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+from cas.display import one_line
+from cas.errors import CasError, UsageError
+from cas.store import Store
+
+INSTRUCTIONS: Final = (
+    "Context packs of this project, built by cas. Start with list_packs, then render_pack "
+    "for an overview, or load with the question to get the files it is about within a token "
+    "budget. An omitted file is expanded with read_file(pack, path). search finds files and "
+    "lines by words and identifiers (with_context, NewRouter, os.path.join)."
+)
+MAX_K: Final = 100
+MAX_BUDGET: Final = 1_000_000
+
+T = TypeVar("T")
+
+
+class Service:
+    """The library calls behind the tools, one at a time, on one open store."""
+
+    def __init__(self, root: Path, store: Store) -> None:
+        self.root = root
+        self.store = store
+        self._lock = threading.Lock()
+
+    def _run(self, fn: Callable[[], T]) -> T:
+        with self._lock:
+            try:
+                return fn()
+            except CasError as exc:
+                raise ToolFailure(one_line(str(exc))) from None
+
+    # --- the tools ----------------------------------------------------------------------------
+
+    def list_packs(self) -> list[dict[str, Any]]:
+        from packer.locate import load_pack
+        from packer.search import pack_names
+
+        def run() -> list[dict[str, Any]]:
+            out = []
+            for name in pack_names(self.root):
+                m, digest, _ = load_pack(name, self.root, self.store)
+                tiers = {
+                    t: sum(1 for e in m.entries if e.tier == t) for t in ("high", "medium", "low")
+                }
+                out.append(
+                    {
+                        "name": name,
+                        "kind": m.kind,
+                        "digest": str(digest),
+                        "files": len(m.entries),
+                        "tiers": tiers,
+                        "budget": {"target": m.budget_target, "max": m.budget_max},
+                        "query": m.query,
+                    }
+                )
+            return out
+
+        return self._run(run)
+
+    def render_pack(self, pack: str, mode: str = "lite", fmt: str = "markdown") -> str:
+        from packer.locate import load_pack
+        from packer.render import FORMATS, MODES, render_full, render_lite
+        from packer.scan import decode_text
+
+        if mode not in MODES or mode == "split":
+            raise ToolFailure(f"mode {mode!r}: use 'lite' or 'full'")
+        if fmt not in FORMATS:
+            raise ToolFailure(f"format {fmt!r}: use one of {', '.join(FORMATS)}")
+
+        def run() -> str:
+            m = load_pack(_pack_name(pack), self.root, self.store)[0]
+
+            def fetch(d: Any) -> str:
+                return decode_text(self.store.get(d))
+
+            return (render_lite if mode == "lite" else render_full)(m, fetch, fmt)
+
+        return self._run(run)
+
+    def read_file(
+        self, pack: str, path: str, first: int | None = None, last: int | None = None
+    ) -> str:
+        from packer.locate import load_pack, pack_entry
+        from packer.scan import decode_text
+
+        if first is not None and first < 1:
+            raise ToolFailure(f"first line {first}: lines count from 1")
+        if first is not None and last is not None and last < first:
+            raise ToolFailure(f"last line {last} is before the first ({first})")
+
+        def run() -> str:
+            name = _pack_name(pack)
+            m = load_pack(name, self.root, self.store)[0]
+            digest = pack_entry(m, name, path)
+            text = decode_text(self.store.get(digest))
+            if first is None and last is None:
+                return text
+            lines = text.splitlines(keepends=True)
+            a = (first or 1) - 1
+            b = last if last is not None else len(lines)
+            if a >= len(lines):
+                raise UsageError(f"{path} has {len(lines)} lines; line {a + 1} is past its end")
+            return "".join(lines[a:b])
+
+        return self._run(run)
+
+    def search(self, query: str, pack: str | None = None, k: int = 10) -> list[dict[str, Any]]:
+        from cas.textindex import TextIndex
+        from packer.search import search
+
+        if not 1 <= k <= MAX_K:
+            raise ToolFailure(f"k={k}: ask for 1 to {MAX_K} results")
+
+        def run() -> list[dict[str, Any]]:
+            index = TextIndex.open(self.store.path)
+            assert index is not None
+            with index:
+                hits = search(
+                    self.store, index, self.root, query,
+                    packs=[_pack_name(pack)] if pack else None, k=k,
+                )  # fmt: skip
+            return [
+                {
+                    "path": h.path,
+                    "packs": list(h.packs),
+                    "lines": [h.first, h.last],
+                    "score": h.score,
+                    "digest": str(h.digest),
+                    "snippet": [{"line": n, "text": t} for n, t in h.snippet],
+                }
+                for h in hits
+            ]
+
+        return self._run(run)
+
+    def load(self, query: str, budget: int | None = None) -> str:
+        from cas.textindex import TextIndex
+        from packer.config import Budget, load_config
+        from packer.load import Loader
+        from packer.render import render_lite
+
+        if budget is not None and not 1 <= budget <= MAX_BUDGET:
+            raise ToolFailure(f"budget {budget}: give 1 to {MAX_BUDGET} tokens")
+
+        def run() -> str:
+            config = load_config(self.root)
+            index = TextIndex.open(self.store.path)
+            assert index is not None
+            with index:
+                loader = Loader(self.root, self.store, index, config.load, config.tokenizer)
+                limit = Budget(budget, budget) if budget is not None else None
+                result = loader.load(query, limit)
+            notes = []
+            for t in result.triggered:
+                notes.append(f"triggered {t.domain} by {', '.join(t.words)}")
+            for name, paths in result.gaps.items():
+                notes.append(f"gap {name}: added {', '.join(paths)}")
+            if result.fallback:
+                notes.append("fallback: drew on every pack")
+            if result.unmatched:
+                notes.append(f"not found in any pack: {', '.join(result.unmatched)}")
+            text = render_lite(result.manifest, result.fetch(self.store))
+            return text + ("\n" + "\n".join(notes) + "\n" if notes else "")
+
+        return self._run(run)
+
+    def verify(self) -> dict[str, Any]:
+        from cas.verify import verify
+        from packer.locate import MANIFEST_DIR
+
+        def run() -> dict[str, Any]:
+            report = verify(self.store, project_dir=self.root / MANIFEST_DIR, record=False)
+            return report.as_dict()
+
+        return self._run(run)
+
+
+class ToolFailure(Exception):
+    """A tool's one-line error (wrapped into the SDK's ToolError by `build_server`)."""
+
+
+def _pack_name(pack: str) -> str:
+    """A pack given to a tool is a name (``repo.claude``) or a digest, never a file path."""
+    if pack.startswith("blake3:"):
+        return pack
+    pieces = pack.split(".")
+    if (
+        not pack
+        or len(pieces) > 2
+        or not all(p and len(p) <= 64 and all(c.isalnum() or c in "_-" for c in p) for p in pieces)
+    ):
+        raise ToolFailure(
+            f"pack {pack!r}: give a pack name such as 'repo.claude' (list_packs), not a path"
+        )
+    return pack
+
+
+def build_server(service: Service) -> Any:
+    """The MCP server with its tools and resources."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import ValidationError
+
+    from cas import __version__
+
+    class Server(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                cause = exc.__cause__
+                if isinstance(cause, ValidationError):
+                    raise ToolError(f"{name}: {_arguments_problem(cause)}") from None
+                raise ToolError(one_line(str(exc))) from None
+
+    server = Server("cas", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+
+    def guarded(fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except ToolFailure as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool()
+    def list_packs() -> list[dict[str, Any]]:
+        """Every pack of the project: name, kind, digest, files per tier, budget."""
+        return guarded(service.list_packs)
+
+    @server.tool()
+    def render_pack(pack: str, mode: str = "lite", format: str = "markdown") -> str:
+        """A pack rendered for reading: mode lite (what fits its budget) or full; format
+        markdown, xml or plain."""
+        return guarded(lambda: service.render_pack(pack, mode, format))
+
+    @server.tool()
+    def read_file(pack: str, path: str, first: int | None = None, last: int | None = None) -> str:
+        """One file of a pack by its path (also omitted ones: this expands a pointer), whole
+        or lines first..last (1-based, inclusive)."""
+        return guarded(lambda: service.read_file(pack, path, first, last))
+
+    @server.tool()
+    def search(query: str, pack: str | None = None, k: int = 10) -> list[dict[str, Any]]:
+        """Full-text search of the packs' files: path, line range, snippet and digest per hit,
+        best first. Identifiers are found whole and by their words."""
+        return guarded(lambda: service.search(query, pack, k))
+
+    @server.tool()
+    def load(query: str, budget: int | None = None) -> str:
+        """The project's packs fitted to one question within a token budget (default: the
+        project's [load] budget): what it is about in full, neighbours summarized."""
+        return guarded(lambda: service.load(query, budget))
+
+    @server.tool()
+    def verify() -> dict[str, Any]:
+        """Check that every pack is whole: each blob present and re-hashing to its digest."""
+        return guarded(service.verify)
+
+    from packer.search import pack_names
+
+    for name in pack_names(service.root):
+
+        def render(name: str = name) -> str:
+            return guarded(lambda: service.render_pack(name))
+
+        server.resource(
+            f"cas://pack/{name}",
+            name=name,
+            description=f"The pack {name}, rendered (lite, markdown)",
+            mime_type="text/markdown",
+        )(_static(render))
+    return server
+
+
+def _arguments_problem(exc: Any) -> str:
+    """One line for the SDK's argument validation error: each field and what is wrong."""
+    parts = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        kind = err.get("type", "")
+        what = "is required" if kind == "missing" else one_line(str(err.get("msg", "is invalid")))
+        parts.append(f"{field} {what}")
+    return "; ".join(parts) or "bad arguments"
+
+
+def _static(fn: Callable[..., str]) -> Callable[[], str]:
+    def read() -> str:
+        return fn()
+
+    return read
+
+
+def serve(root: Path, store: Store, http_port: int | None = None) -> None:
+    """Serve until the client goes away (stdio) or the process is stopped (HTTP)."""
+    server = build_server(Service(root, store))
+    if http_port is None:
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=http_port)

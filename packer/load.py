@@ -1,0 +1,575 @@
+"""Loading for a question: packs fitted together to one budget, what the question is about first.
+
+`cas load QUERY` works from stored packs only (no working tree):
+
+1. **Which packs.** The ``[load]`` table's ``core`` packs always; a domain's packs when one of its
+   triggers is a word or identifier of the query (whole, ignoring case; a trigger also matches
+   the words of a compound identifier: ``blob`` matches ``put_blob``). Without ``[load]``, or
+   with an empty ``core``, every pack of the project.
+2. **What the question is about.** The query is searched (`packer.search`) over the files of
+   those packs. A file's value is its rating in its pack plus a share of `QUERY_SCALE` times
+   the best rating, in proportion to its search score: a file the question names outranks any
+   file it does not.
+3. **Focus.** In the best-matching files, each symbol is scored by the query's terms its name
+   spells (three times) and its lines hold; a symbol that matches is offered with its whole
+   source (its own lines up to its first member, or to the next symbol), not only its
+   signature, and is worth a share of the query's value. The fit (`packer.fitting`) then
+   chooses as for a pack: the files the question is about in full or with the matching
+   symbols' bodies, their neighbours as summaries, the rest listed or counted.
+4. **Gaps.** A name of the query shaped like code (``NewRouter``, ``with_context``,
+   ``os.path.join``, a capitalized word) that the load does not show is searched over every
+   pack of the project; the files that best match it join, valued as the query's own. If a name
+   is still not shown but some pack has it, the load falls back to every pack with the fallback
+   budget, and says so.
+
+The result is a manifest of kind ``load`` (`cas.manifest`) recording the query and its source
+packs, with summaries (focused ones included) as blobs: `cas render`, `cas verify`, `cas diff`
+and gc treat it as any pack. Same query, same packs, same configuration: the same bytes (all
+values are integers; ties break on path bytes).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Final
+
+from cas import manifest as mf
+from cas.digest import Digest
+from cas.errors import BudgetError, NotFound, UsageError
+from cas.store import Store
+from cas.textindex import TextIndex, query_names, split_name
+from packer import outline as outline_mod
+from packer.cache import Cache
+from packer.config import Budget, LoadConfig
+from packer.fitting import HIGH, LOW, TIER_NAMES, Choice, Offer, SymbolOffer, fit
+from packer.ingest import Fact
+from packer.locate import load_pack
+from packer.pricing import Candidate, Pricer, head_share
+from packer.render import FORMATS, GROUP_LINES, group_depth, lite_layout, renderer
+from packer.scan import decode_text
+from packer.search import (
+    WHOLE_CODE,
+    Scored,
+    Source,
+    code_names,
+    ensure_indexed,
+    line_terms,
+    pack_names,
+    query_terms,
+    score,
+)
+from packer.tokens import TokenCounter
+
+LOAD_SCOPE: Final = "load"
+_CONSTRUCTORS: Final = frozenset({"__init__", "__new__", "constructor", "new", "initialize"})
+QUERY_SCALE: Final = 16  # the best-matching file is worth this many times the best rating
+FOCUS_FILES: Final = 40  # files whose symbols are scored against the query
+FOCUS_LINES: Final = 120  # at most this many lines of one symbol's source are offered
+GAP_FILES: Final = 3  # files a gap's name brings in
+NAME_FACTOR: Final = 3  # a term a symbol's name spells counts this many times
+DEFINED_FACTOR: Final = 4  # a symbol the query names is worth this many query values more
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    domain: str
+    words: tuple[str, ...]  # the triggers the query matched
+    packs: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class LoadResult:
+    manifest: mf.Manifest
+    data: bytes
+    digest: Digest
+    tokens: dict[str, int]
+    summaries: dict[Digest, str]  # the summaries the manifest references, by digest
+    core: list[str]
+    triggered: list[Trigger]
+    packs: list[str]  # every pack drawn on, in order
+    gaps: dict[str, list[str]] = field(default_factory=dict)  # name -> files it brought in
+    fallback: bool = False
+    unmatched: list[str] = field(default_factory=list)  # names no pack shows
+    focused: dict[str, int] = field(default_factory=dict)  # path -> symbols with their source
+
+    def fetch(self, store: Store) -> Callable[[Digest], str]:
+        def read(digest: Digest) -> str:
+            text = self.summaries.get(digest)
+            return text if text is not None else decode_text(store.get(digest))
+
+        return read
+
+
+def query_words(query: str) -> set[str]:
+    """Every word and identifier of a query, lowercased, and the words of compound ones."""
+    out: set[str] = set()
+    for name in query_names(query):
+        out.add(".".join(name.words))
+        out.update(name.words)
+        out.update(name.parts)
+    return out
+
+
+def plan(
+    config: LoadConfig, query: str, available: Sequence[str]
+) -> tuple[list[str], list[Trigger]]:
+    """(core packs, triggered domains) for a query."""
+    words = query_words(query)
+    core = list(config.core) if config.core else list(available)
+    triggered = []
+    for d in config.domains:
+        hit = tuple(t for t in d.triggers if _trigger_words(t) <= words)
+        if hit:
+            triggered.append(Trigger(d.name, hit, d.packs))
+    return core, triggered
+
+
+def _trigger_words(trigger: str) -> set[str]:
+    names = query_names(trigger)
+    return {".".join(n.words) for n in names} or {trigger.lower()}
+
+
+class Loader:
+    """One `cas load`: the store, its index, and the project's packs."""
+
+    def __init__(
+        self,
+        root: Path,
+        store: Store,
+        index: TextIndex,
+        config: LoadConfig,
+        tokenizer: str,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.root = root
+        self.store = store
+        self.index = index
+        self.config = config
+        self.counter = TokenCounter(tokenizer)
+        self.cache = Cache(store)
+        self._work: dict[str, float] = {}
+        self.pricer = Pricer(store, self.cache, self.counter, self._work)
+        self.progress = progress
+        self._manifests: dict[str, tuple[mf.Manifest, Digest]] = {}
+        self._summaries: dict[Digest, str] = {}
+
+    def _pack(self, name: str) -> tuple[mf.Manifest, Digest]:
+        known = self._manifests.get(name)
+        if known is None:
+            m, digest, _ = load_pack(name, self.root, self.store)
+            known = self._manifests[name] = (m, digest)
+        return known
+
+    def _source(self, names: Sequence[str]) -> Source:
+        src = Source()
+        for name in names:
+            m = self._pack(name)[0]
+            if m.kind == "load":
+                continue  # a load is drawn from packs, not from other loads
+            src.add(name, m)
+        ensure_indexed(self.index, self.store, src.paths, self.progress)
+        return src
+
+    def load(
+        self, query: str, budget: Budget | None = None, *, name: str = LOAD_SCOPE
+    ) -> LoadResult:
+        if not query_terms(query):
+            raise UsageError(
+                f"the query {query!r} has no word to load for (only stop words); ask about "
+                "names, files or topics of the project"
+            )
+        budget = budget or self.config.budget
+        every = [n for n in pack_names(self.root) if self._pack(n)[0].kind != "load"]
+        if not every:
+            raise NotFound("pack", "", "this project has no packs: run 'cas pack' first")
+        core, triggered = plan(self.config, query, every)
+        drawn = list(dict.fromkeys([*core, *(p for t in triggered for p in t.packs)]))
+        src = self._source(drawn)
+        scored = score(self.index, src, query, self.pricer.text)
+        extra: dict[str, int] = {}
+        m, tokens, focused = self._fit(name, query, drawn, src, scored, extra, budget)
+        result = self._result(m, tokens, core, triggered, drawn, focused)
+        missing = self._unshown(query, result)
+        if missing and set(drawn) != set(every):
+            whole = self._source(every)
+            gap_scored = score(self.index, whole, query, self.pricer.text)
+            for qname in missing:
+                found = score(self.index, whole, qname, self.pricer.text).ranked()[:GAP_FILES]
+                if found:
+                    result.gaps[qname] = [p for p, _ in found]
+            added = {p for paths in result.gaps.values() for p in paths}
+            if added:
+                for path in sorted(added):
+                    src.add_from(whole, path)
+                top = max((s for _, s in gap_scored.ranked()[:1]), default=1)
+                for path in added:
+                    extra[path] = max(gap_scored.scores.get(path, 0), top)
+                scored = score(self.index, src, query, self.pricer.text)
+                m, tokens, focused = self._fit(name, query, drawn, src, scored, extra, budget)
+                gaps = result.gaps
+                result = self._result(m, tokens, core, triggered, drawn, focused)
+                result.gaps = gaps
+            missing = self._unshown(query, result)
+            if missing:
+                findable = [q for q in missing if score(self.index, whole, q).scores]
+                if findable:
+                    fb_max = self.config.fallback_max or budget.max * 2
+                    fb_budget = Budget(target=fb_max, max=fb_max)
+                    scored = score(self.index, whole, query, self.pricer.text)
+                    m, tokens, focused = self._fit(name, query, every, whole, scored, {}, fb_budget)
+                    gaps = result.gaps
+                    result = self._result(m, tokens, core, triggered, every, focused)
+                    result.gaps, result.fallback = gaps, True
+                    missing = self._unshown(query, result)
+        result.unmatched = missing
+        return result
+
+    # --- checking what is shown ---------------------------------------------------------------
+
+    def _unshown(self, query: str, result: LoadResult) -> list[str]:
+        """The query's code-shaped names that no shown section holds."""
+        # the sections only: the header repeats the query itself
+        text = "".join(lite_layout(result.manifest, result.fetch(self.store)).sections)
+        have = set()
+        for tok in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text):
+            have.add(tok.lower())
+        out = []
+        for qname in code_names(query):
+            if qname.words[-1] not in have:
+                out.append(qname.text)
+        return out
+
+    def _result(
+        self,
+        m: mf.Manifest,
+        tokens: dict[str, int],
+        core: list[str],
+        triggered: list[Trigger],
+        drawn: list[str],
+        focused: dict[str, int],
+    ) -> LoadResult:
+        data = mf.encode(m)
+        wanted = {e.summary for e in m.entries if e.summary is not None}
+        summaries = {d: t for d, t in self._summaries.items() if d in wanted}
+        return LoadResult(
+            m, data, Digest.of(data), tokens, summaries, core, triggered, drawn, focused=focused
+        )
+
+    # --- fitting ------------------------------------------------------------------------------
+
+    def _fit(
+        self,
+        name: str,
+        query: str,
+        drawn: list[str],
+        src: Source,
+        scored: Scored,
+        extra: dict[str, int],
+        budget: Budget,
+    ) -> tuple[mf.Manifest, dict[str, int], dict[str, int]]:
+        paths = sorted(src.entries, key=str.encode)
+        entries = src.entries
+        top_rating = max((max(1, e.rating) for e in entries.values()), default=1)
+        scores = dict(scored.scores)
+        for path, s in extra.items():
+            scores[path] = max(scores.get(path, 0), s)
+        best = max(scores.values(), default=0)
+        query_value = top_rating * QUERY_SCALE
+        values: dict[str, int] = {}
+        for path in paths:
+            e = entries[path]
+            boost = query_value * scores.get(path, 0) // best if best else 0
+            values[path] = min(max(1, e.rating) + boost, mf.MAX_RATING)
+        ranked = sorted(
+            (p for p in paths if scores.get(p, 0) > 0), key=lambda p: (-scores[p], p.encode())
+        )
+        focus = set(ranked[:FOCUS_FILES])
+        offers: list[Offer] = []
+        texts: dict[str, outline_mod.Outline] = {}
+        focused: dict[str, int] = {}
+        for path in paths:
+            e = entries[path]
+            cand = self._candidate(e, values[path])
+            if path in focus and cand.ceiling > LOW:
+                offer, o, n = self._focused(
+                    cand, scored, query_value * scores[path] // best, query_value
+                )
+                offers.append(offer)
+                texts[path] = o
+                if n:
+                    focused[path] = n
+            else:
+                offers.append(self.pricer.offer(cand))
+        depth = group_depth(paths, max(4, min(GROUP_LINES, budget.target // 400)))
+        room = budget.target - self._overhead(name, budget, entries, depth)
+        chosen_best: tuple[mf.Manifest, dict[str, int]] | None = None
+        fits, too_big = 0, None
+        for _round in range(8):
+            chosen = fit(offers, max(room, 0))
+            m = self._manifest(
+                name, query, drawn, budget, src, values, texts, chosen.choices, depth
+            )
+            tokens = self._count(m)
+            worst = max(tokens.values())
+            if worst <= budget.max:
+                fits = max(fits, room)
+                if chosen_best is None or tokens["markdown"] > chosen_best[1]["markdown"]:
+                    chosen_best = (m, tokens)
+                short = min(budget.target - tokens["markdown"], budget.max - worst)
+                if tokens["markdown"] >= budget.target * 98 // 100 or short <= 0:
+                    break
+                if chosen.cost < room - short:
+                    break
+                nxt = room + short
+            else:
+                too_big = room if too_big is None else min(too_big, room)
+                nxt = min(room, chosen.cost) - (worst - budget.max) - 2
+            if too_big is not None and nxt >= too_big:
+                nxt = (fits + too_big) // 2
+            if (nxt <= fits and chosen_best is not None) or nxt == room:
+                break
+            room = nxt
+        if chosen_best is None:
+            chosen = fit(offers, 0)
+            m = self._manifest(
+                name, query, drawn, budget, src, values, texts, chosen.choices, depth
+            )
+            tokens = self._count(m)
+            if max(tokens.values()) > budget.max:
+                raise BudgetError(
+                    name, budget.max, [("(the load's header and file list)", max(tokens.values()))]
+                )
+            chosen_best = (m, tokens)
+        m, tokens = chosen_best
+        m = replace(m, totals={**m.totals, "tokens": dict(tokens)})
+        shown = {e.path for e in m.entries if e.tier == "medium"}
+        return m, tokens, {p: n for p, n in focused.items() if p in shown}
+
+    def _candidate(self, e: mf.Entry, value: int) -> Candidate:
+        text = (
+            e.digest is not None
+            and e.kind == "file"
+            and not (e.reason or "").startswith(("binary", "large file"))
+        )
+        fact = Fact(e.path, e.kind, e.size, e.digest, text=text)
+        return Candidate(
+            path=e.path,
+            fact=fact,
+            ceiling=HIGH if text else LOW,
+            floor=LOW,
+            weight=0,
+            reason=e.reason or "",
+            rating=value,
+            value=value,
+            symbols={},
+        )
+
+    def _focused(
+        self, cand: Candidate, scored: Scored, query_value: int, named_value: int
+    ) -> tuple[Offer, outline_mod.Outline, int]:
+        """The file's offer with each symbol that matches the query shown with its source."""
+        fact = cand.fact
+        assert fact.digest is not None
+        priced = self.pricer.priced(fact)
+        o = priced.outline
+        lines = self.pricer.text(fact.digest).split("\n")
+        spans = _spans(o, len(lines))
+        weights = dict(scored.weights)
+        code = [t.words for t in scored.terms if t.weight == WHOLE_CODE]
+        sym_scores = []
+        defines: list[bool] = []
+        for i, s in enumerate(o.symbols):
+            a, b = spans[i]
+            have: set[str] = set()
+            for line in lines[a - 1 : b - 1]:
+                have |= line_terms(line)
+            name_words = {s.name.lower(), *split_name(s.name)}
+            named = sum(v for w, v in weights.items() if w[-1] in name_words and len(w) <= 2)
+            held = sum(v for w, v in weights.items() if w[0] in have)
+            sym_scores.append(NAME_FACTOR * named + held if (named or held) else 0)
+            defines.append(_names(s.name, code, o.symbols[s.parent].name if s.parent >= 0 else ""))
+        # a class the question names brings its constructor: how it is made is what is asked
+        for i, s in enumerate(o.symbols):
+            if s.parent >= 0 and s.name in _CONSTRUCTORS and sym_scores[s.parent]:
+                sym_scores[i] = max(sym_scores[i], sym_scores[s.parent])
+                defines[i] = defines[i] or defines[s.parent]
+        top = max(sym_scores, default=0)
+        new_symbols = list(o.symbols)
+        costs = list(priced.symbols)
+        base = self.pricer.expand(cand, self.pricer.listed(cand))
+        sym_values = [s.value for s in base.symbols]
+        n_focused = 0
+        for i, sc in enumerate(sym_scores):
+            if (not defines[i] and (not top or sc * 3 < top)) or not o.symbols[i].line:
+                continue
+            a, b = spans[i]
+            body = list(lines[a - 1 : min(b - 1, a - 1 + FOCUS_LINES)])
+            while body and not body[-1].strip():
+                body.pop()
+            if not body:
+                continue
+            if b - 1 > a - 1 + FOCUS_LINES:
+                body.append(_indent(body[0]) + "...")
+            new_symbols[i] = replace(o.symbols[i], lines=tuple(body))
+            costs[i] = self.pricer.line("\n".join(body) + "\n")
+            sym_values[i] += query_value * sc // max(top, 1)
+            if defines[i]:
+                sym_values[i] += named_value * DEFINED_FACTOR
+            n_focused += 1
+        focused_outline = replace(o, symbols=tuple(new_symbols))
+        head_value = cand.value * head_share(cand.path) // 100
+        everything = head_value + sum(sym_values)
+        full = None
+        if base.full is not None:
+            full = (base.full[0], everything * 13 // 10 + cand.value // 10)
+        offer = Offer(
+            cand.path,
+            ceiling=cand.ceiling,
+            floor=cand.floor,
+            listed=base.listed,
+            full=full,
+            head=base.head,
+            symbols=tuple(
+                SymbolOffer(c, v, s.parent)
+                for c, v, s in zip(costs, sym_values, o.symbols, strict=True)
+            ),
+        )
+        return offer, focused_outline, n_focused
+
+    def _overhead(self, name: str, budget: Budget, entries: dict[str, mf.Entry], depth: int) -> int:
+        from packer.render import Header, omitted_groups
+
+        md = renderer("markdown")
+        n = len(entries)
+        h = Header(name, None, self.counter.name, budget.max, (n, n, n, n, n), "x", ())
+        pieces = [md.header(h, "lite"), md.omitted_open(), md.omitted_close()]
+        low = [replace(e, tier="low") for e in entries.values()]
+        pieces += [md.omitted_group(f, c, r) for f, c, r in omitted_groups(low, depth)]
+        return self.pricer.line("".join(pieces))
+
+    def _count(self, m: mf.Manifest) -> dict[str, int]:
+        fetch = self._fetch
+        return {fmt: self.counter.count(lite_layout(m, fetch, fmt).text()) for fmt in FORMATS}
+
+    def _fetch(self, digest: Digest) -> str:
+        text = self._summaries.get(digest)
+        return text if text is not None else self.pricer.text(digest)
+
+    def _manifest(
+        self,
+        name: str,
+        query: str,
+        drawn: list[str],
+        budget: Budget,
+        src: Source,
+        values: dict[str, int],
+        texts: dict[str, outline_mod.Outline],
+        choices: dict[str, Choice],
+        depth: int,
+    ) -> mf.Manifest:
+        out = []
+        for path, e in src.entries.items():
+            choice = choices[path]
+            tier = TIER_NAMES[choice.tier]
+            summary = None
+            if tier == "medium":
+                o = texts.get(path)
+                fact = Fact(path, e.kind, e.size, e.digest, text=True)
+                text = (
+                    outline_mod.render(o, choice.keep)
+                    if o is not None
+                    else self.pricer.summary_text(fact, choice.keep)
+                )
+                summary = Digest.of(text.encode("utf-8"))
+                self._summaries[summary] = text
+            out.append(
+                mf.Entry(
+                    path=path,
+                    kind=e.kind,
+                    digest=e.digest,
+                    size=e.size,
+                    tier=tier,
+                    tokens=choice.cost,
+                    summary=summary,
+                    reason=e.reason,
+                    rating=values[path],
+                    listed=choice.listed,
+                )
+            )
+        out.sort(key=lambda e: e.path.encode())
+        totals: dict[str, object] = {"files": len(out), "bytes": sum(e.size for e in out)}
+        for tier in ("high", "medium", "low"):
+            sel = [e for e in out if e.tier == tier and e.digest is not None]
+            totals[tier] = {
+                "files": len(sel),
+                "bytes": sum(e.size for e in sel),
+                "tokens": sum(e.tokens for e in sel),
+            }
+        totals["withheld"] = sum(1 for e in out if e.digest is None)
+        totals["group_depth"] = depth
+        sources = tuple((n, self._pack(n)[1]) for n in drawn)
+        return mf.Manifest(
+            scope=name,
+            target=None,
+            tokenizer=self.counter.name,
+            budget_target=budget.target,
+            budget_max=budget.max,
+            entries=tuple(out),
+            totals=totals,
+            kind="load",
+            query=query,
+            sources=sources,
+        )
+
+
+def _names(name: str, code: list[tuple[str, ...]], parent: str) -> bool:
+    """Whether a symbol is what a code-shaped name of the query names: ``echo`` for ``echo``
+    or ``click.echo``; ``invoke`` of class ``CliRunner`` for ``CliRunner.invoke``; a class
+    ``Option`` for ``Option``."""
+    low = name.lower()
+    for words in code:
+        if words[-1] != low:
+            continue
+        if len(words) == 1 or not parent or parent.lower() == words[-2]:
+            return True
+    return False
+
+
+def _spans(o: outline_mod.Outline, n_lines: int) -> list[tuple[int, int]]:
+    """Each symbol's own lines [first, end): from its line to its first member's, or else to
+    the next symbol that is not inside it (or the end of the file)."""
+    out = []
+    syms = o.symbols
+    for i, s in enumerate(syms):
+        start = s.line or 1
+        end = n_lines + 1
+        for j in range(i + 1, len(syms)):
+            if syms[j].line and syms[j].line > start:
+                end = syms[j].line
+                break
+        out.append((start, max(end, start + 1)))
+    return out
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def store_result(store: Store, result: LoadResult) -> None:
+    """Commit the load's summaries and manifest to the store (before its file is written)."""
+    with store.batch() as batch:
+        for e in result.manifest.entries:
+            if e.summary is not None:
+                text = result.summaries.get(e.summary)
+                if text is not None:
+                    batch.put(text.encode("utf-8"))
+                else:
+                    batch.touch(e.summary)
+        batch.put(result.data)
+
+
+__all__ = ["LOAD_SCOPE", "LoadResult", "Loader", "Trigger", "plan", "store_result"]

@@ -1,0 +1,408 @@
+"""Searching the bodies the packs hold: which files, which lines, scored with integers.
+
+The full-text index (`cas.textindex`) says which windows of which bodies hold a term. This
+module decides what a query means and how well a file answers it, over the files of the packs
+searched only, so that a result depends on the query and those packs, never on what else the
+store holds:
+
+* a query's names (`cas.textindex.query_names`) each give terms: the name whole (weight
+  `WHOLE_CODE` when it is shaped like code, `WHOLE_WORD` for a plain word; a dotted name is a
+  phrase) and, for a compound name, its words (`PART`); English stop words give none;
+* a term's weight is multiplied by its rarity among the files searched: a fixed-point log2 of
+  files over files holding it (`idf`), computed with integers;
+* a window scores the sum of the terms it holds; a file scores its best window, plus an eighth
+  of its other windows' (capped at the best), plus the terms its path spells twice over.
+
+Order: score descending, then path bytes. Same index contents for these packs, same query:
+same hits, on every machine (DETERMINISM.md, "Search").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from cas import manifest as mf
+from cas.digest import Digest
+from cas.errors import BlobNotFound, CorruptBlob, NotFound, UsageError
+from cas.store import Store
+from cas.textindex import QueryName, TextIndex, query_names, split_name, text_of
+from packer.locate import MANIFEST_DIR, load_pack
+from packer.wildmatch import GlobList
+
+WHOLE_CODE: Final = 6
+WHOLE_WORD: Final = 2
+PART: Final = 1
+PATH_FACTOR: Final = 2
+DEFINES: Final = 3  # a file defining a name of the query gains this many times its weight
+RERANK: Final = 200  # files read per word to find where the query's names are defined
+# A line that defines NAME, in the languages the packer reads: a keyword before it, or NAME
+# assigned or declared with a type at the start of a line.
+_DEFINITION: Final = (
+    r"(?:\b(?:def|class|func|fn|function|type|interface|struct|trait|enum|const|let|var|"
+    r"module|impl|macro_rules!|object|record|protocol|extension|defmacro)\s+(?:\([^)]*\)\s*)?"
+    r"{name}\b)|(?:^\s*(?:export\s+)?(?:pub\s+)?{name}\s*(?::[^=\n]*)?=[^=])"
+)
+SNIPPET_LINES: Final = 3
+SNIPPET_WIDTH: Final = 200
+_FRACTION: Final = 6  # fixed-point bits of `idf`
+
+# Words that say nothing about code; a query's name made of one of them gives no term.
+_STOP_TEXT: Final = """a about above after all also an and any are as at be been before being
+between both but by can could did do does doing done each either else for from get gets given has
+have how i if in into is it its it's just like made make makes many may me more most must my no
+not of on one or other our out over own same should so some such than that the their them then
+there these they this those through to too under up upon use used uses using via was we were what
+when where which while who whom whose why will with within without would you your yours value
+values return returns returned take takes called call calls way ways"""
+STOP_WORDS: Final = frozenset(_STOP_TEXT.split())
+
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def idf(files: int, holding: int) -> int:
+    """floor(2**6 * log2((files + 1) / holding)), at least 1: integers only."""
+    num, den = files + 1, max(holding, 1)
+    if num <= den:
+        return 1
+    whole = (num // den).bit_length() - 1
+    result = whole << _FRACTION
+    x = (num << 32) // (den << whole)  # in [2**32, 2**33): the mantissa
+    for bit in range(_FRACTION):
+        x = (x * x) >> 32
+        if x >= 2 << 32:
+            x >>= 1
+            result |= 1 << (_FRACTION - 1 - bit)
+    return max(result, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    words: tuple[str, ...]  # one index term, or a phrase of them (a dotted name)
+    weight: int
+
+
+def query_terms(query: str) -> list[Term]:
+    """The terms a query searches for, each once with its highest weight, in query order."""
+    weights: dict[tuple[str, ...], int] = {}
+
+    def add(words: tuple[str, ...], weight: int) -> None:
+        if words and weights.get(words, 0) < weight:
+            weights[words] = weight
+
+    for name in query_names(query):
+        if name.compound:
+            add(name.words, WHOLE_CODE)
+            for part in name.parts:
+                if part not in STOP_WORDS and len(part) > 1:
+                    add((part,), PART)
+        else:
+            word = name.words[0]
+            if word in STOP_WORDS or len(word) < 2:
+                continue
+            # a single word that is a name in code (Mux, NewRouter) is worth more than prose
+            add(name.words, WHOLE_CODE if name.text != name.text.lower() else WHOLE_WORD)
+            for stem in stems(word):
+                add((stem,), PART)
+    return [Term(w, n) for w, n in weights.items()]
+
+
+def stems(word: str) -> list[str]:
+    """Plain-word variants a question's prose needs to meet code: ``flags`` -> ``flag``,
+    ``prompting`` -> ``prompt``, ``parsed`` -> ``parse``, ``parse``. No dictionary: only
+    suffixes, and only stems of four letters or more."""
+    out = []
+    for suffix, repl in (("ies", "y"), ("es", ""), ("s", ""), ("ing", ""), ("ed", ""), ("ed", "e")):
+        if word.endswith(suffix) and len(word) - len(suffix) + len(repl) >= 4:
+            stem = word[: len(word) - len(suffix)] + repl
+            if stem != word and stem not in STOP_WORDS and stem not in out:
+                out.append(stem)
+    return out
+
+
+def code_names(query: str) -> list[QueryName]:
+    """The names of a query shaped like code, or capitalized, that are not stop words: what
+    `cas load` must find shown somewhere (gap detection)."""
+    out = []
+    for name in query_names(query):
+        if name.compound or (name.text != name.text.lower() and name.words[0] not in STOP_WORDS):
+            out.append(name)
+    return out
+
+
+@dataclass(slots=True)
+class Source:
+    """The files of the packs searched: each body's paths, and which packs hold each path."""
+
+    paths: dict[Digest, list[str]] = field(default_factory=dict)  # digest -> paths, sorted
+    packs: dict[str, list[str]] = field(default_factory=dict)  # path -> pack names
+    entries: dict[str, mf.Entry] = field(default_factory=dict)  # path -> entry (first pack)
+
+    def add(self, name: str, m: mf.Manifest) -> None:
+        for e in m.entries:
+            if e.digest is None or e.kind != "file":
+                continue
+            self.packs.setdefault(e.path, []).append(name)
+            if e.path in self.entries:
+                continue
+            self.entries[e.path] = e
+            self.paths.setdefault(e.digest, []).append(e.path)
+
+    def add_from(self, other: Source, path: str) -> None:
+        """One file of another source (a gap's file), with the packs that hold it."""
+        if path in self.entries:
+            return
+        e = other.entries[path]
+        assert e.digest is not None
+        self.entries[path] = e
+        self.packs[path] = list(other.packs.get(path, ()))
+        self.paths.setdefault(e.digest, []).append(path)
+
+
+def pack_names(root: Path) -> list[str]:
+    """Every pack of the project, by name, sorted (loads are packs too, and searched)."""
+    folder = root / MANIFEST_DIR
+    if not folder.is_dir():
+        return []
+    return sorted(p.name[: -len(".pack")] for p in folder.glob("*.pack") if p.is_file())
+
+
+def source(root: Path, store: Store, packs: Sequence[str] | None) -> Source:
+    names = list(packs) if packs else pack_names(root)
+    if not names:
+        raise NotFound("pack", "", "this project has no packs: run 'cas pack' first")
+    out = Source()
+    for name in names:
+        m = load_pack(name, root, store)[0]
+        out.add(name, m)
+    return out
+
+
+Progress = Callable[[int, int], None]  # (bodies indexed, bodies to index)
+
+
+def ensure_indexed(
+    index: TextIndex, store: Store, digests: Iterable[Digest], progress: Progress | None = None
+) -> int:
+    """Index the bodies among ``digests`` not indexed yet; returns how many were read."""
+    wanted = set(digests)
+    todo = wanted - index.indexed(wanted)
+    if not todo:
+        return 0
+
+    def read(digest: Digest) -> bytes | None:
+        try:
+            return store.get(digest)
+        except (BlobNotFound, CorruptBlob):
+            return None  # verify reports it; search goes on without it
+
+    tick = (lambda done: progress(done, len(todo))) if progress is not None else None
+    return index.add(todo, read, tick)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    path: str
+    packs: tuple[str, ...]
+    digest: Digest
+    first: int  # line range of the best matching lines
+    last: int
+    score: int
+    snippet: tuple[tuple[int, str], ...]  # (line number, text)
+
+
+@dataclass(slots=True)
+class Scored:
+    """Per-file scores of a query over a source, with each file's windows that matched."""
+
+    terms: list[Term]
+    files: int
+    scores: dict[str, int] = field(default_factory=dict)  # path -> score
+    windows: dict[str, dict[tuple[int, int], int]] = field(default_factory=dict)
+    weights: dict[tuple[str, ...], int] = field(default_factory=dict)  # term -> weight x idf
+
+    def ranked(self) -> list[tuple[str, int]]:
+        return sorted(self.scores.items(), key=lambda kv: (-kv[1], kv[0].encode()))
+
+
+def score(
+    index: TextIndex, src: Source, query: str, read: Callable[[Digest], str] | None = None
+) -> Scored:
+    """Score every file of ``src`` that holds a term of ``query``; with ``read``, the best
+    `RERANK` files are read and those that define a name of the query (``def NAME``,
+    ``class NAME``, ``func NAME``, ``NAME =`` ...) gain `DEFINES` times its weight."""
+    terms = query_terms(query)
+    out = Scored(terms, len(src.paths))
+    per_window: dict[Digest, dict[tuple[int, int], int]] = {}
+    for term in terms:
+        hits = [h for h in index.windows(term.words) if h[0] in src.paths]
+        holding = len({d for d, _, _ in hits})
+        weight = term.weight * idf(len(src.paths), holding)
+        out.weights[term.words] = weight
+        for digest, first, last in hits:
+            spans = per_window.setdefault(digest, {})
+            spans[(first, last)] = spans.get((first, last), 0) + weight
+    path_terms = [(t.words, out.weights[t.words]) for t in terms if len(t.words) == 1]
+    for digest, spans in per_window.items():
+        best = max(spans.values())
+        rest = min(best // 2, (sum(spans.values()) - best) // 16)
+        for path in src.paths[digest]:
+            out.scores[path] = best + rest + _path_score(path, path_terms)
+            out.windows[path] = spans
+    # a file whose path alone answers (``router.go`` for "router") counts too
+    for path, e in src.entries.items():
+        if path not in out.scores and e.digest is not None:
+            bonus = _path_score(path, path_terms)
+            if bonus:
+                out.scores[path] = bonus
+                out.windows[path] = {}
+    if read is not None:
+        _rerank(out, index, src, terms, read)
+    return out
+
+
+def _rerank(
+    out: Scored, index: TextIndex, src: Source, terms: list[Term], read: Callable[[Digest], str]
+) -> None:
+    """Files that define a code-shaped name of the query gain the best score so far plus
+    `DEFINES` times the name's weight (split between the words of a dotted name; half for a
+    definition that is indented, a method or a nested function): the files holding each word
+    are read (at most `RERANK`, best first) and searched for a line defining it."""
+    bonus: dict[str, int] = {}
+    best = max(out.scores.values(), default=0)
+    for term in terms:
+        if term.weight != WHOLE_CODE:
+            continue
+        weight = out.weights[term.words]
+        for word in term.words:
+            holding = sorted(
+                {p for d, _, _ in index.windows((word,)) if d in src.paths for p in src.paths[d]},
+                key=lambda p: (-out.scores.get(p, 0), p.encode()),
+            )[:RERANK]
+            pattern = re.compile(
+                _DEFINITION.format(name=re.escape(word)), re.IGNORECASE | re.MULTILINE
+            )
+            for path in holding:
+                digest = src.entries[path].digest
+                if digest is None:
+                    continue
+                try:
+                    text = read(digest)
+                except (BlobNotFound, CorruptBlob):
+                    continue
+                found = pattern.search(text)
+                if found:
+                    gain = (best + weight * DEFINES) // len(term.words)
+                    line_start = text.rfind("\n", 0, found.start()) + 1
+                    at_top = text[line_start : line_start + 1] not in (" ", "\t")
+                    bonus[path] = bonus.get(path, 0) + (gain if at_top else gain // 2)
+    for path, extra in bonus.items():
+        out.scores[path] = out.scores.get(path, 0) + extra
+        out.windows.setdefault(path, {})
+
+
+def _path_score(path: str, terms: Sequence[tuple[tuple[str, ...], int]]) -> int:
+    words: set[str] = set()
+    for piece in re.split(r"[/.\-]", path):
+        if piece:
+            words.add(piece.lower())
+            words.update(split_name(piece))
+    return sum(w * PATH_FACTOR for t, w in terms if len(t) == 1 and t[0] in words)
+
+
+def line_terms(line: str) -> set[str]:
+    """The index terms of one line: its tokens, lowercased, and the words of compound ones."""
+    out: set[str] = set()
+    for tok in _TOKEN.findall(line):
+        out.add(tok.lower())
+        out.update(split_name(tok))
+    return out
+
+
+def line_score(line: str, weights: dict[tuple[str, ...], int]) -> int:
+    """What a line holds of the query's single terms (phrases count by their first word)."""
+    have = line_terms(line)
+    return sum(w for words, w in weights.items() if words[0] in have)
+
+
+def hits(
+    store: Store,
+    src: Source,
+    scored: Scored,
+    *,
+    k: int = 10,
+    path_glob: Sequence[str] = (),
+) -> list[Hit]:
+    """The best ``k`` files, each with its best window narrowed to the lines that match."""
+    globs = GlobList(path_glob) if path_glob else None
+    out: list[Hit] = []
+    for path, total in scored.ranked():
+        if globs is not None and not globs.match_file(path):
+            continue
+        e = src.entries[path]
+        assert e.digest is not None
+        try:
+            text = text_of(store.get(e.digest)) or ""
+        except (BlobNotFound, CorruptBlob):
+            continue
+        lines = text.split("\n")
+        spans = scored.windows.get(path, {})
+        if spans:
+            (first, last), _ = min(spans.items(), key=lambda kv: (-kv[1], kv[0]))
+        else:
+            first, last = 1, min(len(lines), SNIPPET_LINES)
+        marked = [
+            (n, line_score(lines[n - 1], scored.weights))
+            for n in range(first, min(last, len(lines)) + 1)
+        ]
+        matching = [n for n, s in marked if s > 0] or [first]
+        best = sorted(marked, key=lambda ns: (-ns[1], ns[0]))[:SNIPPET_LINES]
+        snippet = tuple(
+            (n, _clip(lines[n - 1])) for n, s in sorted(best) if s > 0 or not matching
+        ) or ((first, _clip(lines[first - 1] if first <= len(lines) else "")),)
+        out.append(
+            Hit(
+                path,
+                tuple(src.packs.get(path, ())),
+                e.digest,
+                min(matching),
+                max(matching),
+                total,
+                snippet,
+            )
+        )
+        if len(out) >= k:
+            break
+    return out
+
+
+def _clip(line: str) -> str:
+    line = line.rstrip()
+    return line if len(line) <= SNIPPET_WIDTH else line[: SNIPPET_WIDTH - 3] + "..."
+
+
+def search(
+    store: Store,
+    index: TextIndex,
+    root: Path,
+    query: str,
+    *,
+    packs: Sequence[str] | None = None,
+    k: int = 10,
+    path_glob: Sequence[str] = (),
+    progress: Progress | None = None,
+) -> list[Hit]:
+    """Search the bodies of the project's packs (or of ``packs``) for ``query``."""
+    if k < 1:
+        raise UsageError(f"-k must be at least 1, not {k}")
+    if not query_terms(query):
+        raise UsageError(
+            f"the query {query!r} has no word to search for (stop words alone match everything)"
+        )
+    src = source(root, store, packs)
+    ensure_indexed(index, store, src.paths, progress)
+    scored = score(index, src, query, lambda d: text_of(store.get(d)) or "")
+    return hits(store, src, scored, k=k, path_glob=path_glob)

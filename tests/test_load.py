@@ -1,0 +1,281 @@
+"""`cas load QUERY`: packs chosen by the query's words, what it asks shown with its source,
+gaps filled from other packs, the fallback, a manifest of its own kind, deterministic."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from realcode import corpus
+
+from cas import manifest as mf
+from cas.digest import Digest
+from packer.config import Budget, Domain, LoadConfig
+from packer.load import plan, query_words
+from tests.conftest import run_cas
+
+ENGINE = {
+    "engine/store.py": '''"""The blob store."""
+
+
+class BlobStore:
+    """Keeps blobs by digest."""
+
+    def __init__(self, path, chunk_size=65536):
+        self.path = path
+        self.chunk_size = chunk_size
+
+    def put_blob(self, data):
+        """Store DATA once; returns its digest."""
+        digest = hash(data)
+        self.blobs[digest] = data
+        return digest
+
+    def collect_garbage(self, roots):
+        """Delete every blob no root references."""
+        for digest in list(self.blobs):
+            if digest not in roots:
+                del self.blobs[digest]
+''',
+    "engine/verify.py": "from engine.store import BlobStore\n\n\ndef verify_all(store):\n"
+    "    return [d for d in store.blobs if not store.blobs[d]]\n",
+}
+WEB = {
+    "web/router.py": """class Router:
+    def add_route(self, path, handler):
+        self.routes[path] = handler
+
+    def dispatch(self, request):
+        return self.routes[request.path](request)
+
+
+def make_app(routes):
+    app = Router()
+    for path, handler in routes.items():
+        app.add_route(path, handler)
+    return app
+""",
+    "web/views.py": "def index(request):\n    return 'hello'\n\n\ndef about(request):\n"
+    "    return 'about'\n",
+}
+CONFIG = """[pack]
+budget = { target = 1500, max = 1500 }
+
+[scopes.engine]
+roots = ["engine"]
+
+[scopes.web]
+roots = ["web"]
+
+[load]
+core = ["web"]
+budget = { target = 1500, max = 1500 }
+fallback = { max = 4000 }
+
+[load.domains.storage]
+triggers = ["blob", "gc"]
+packs = ["engine"]
+"""
+
+
+def project(tmp_path: Path, config: str = CONFIG) -> Path:
+    root = tmp_path / "proj"
+    for rel, text in {**ENGINE, **WEB}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "cas.toml").write_text(config)
+    r = run_cas("pack", cwd=root)
+    assert r.code == 0, r.err
+    return root
+
+
+def load(root: Path, query: str, *args: str) -> dict[str, object]:
+    r = run_cas("load", query, "--json", *args, cwd=root)
+    assert r.code == 0, r.err
+    out: dict[str, object] = json.loads(r.out)
+    return out
+
+
+def render(root: Path, query: str, *args: str) -> str:
+    r = run_cas("--quiet", "load", query, "--render", *args, cwd=root)
+    assert r.code == 0, r.err
+    return r.out
+
+
+def test_core_only_when_nothing_triggers(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    report = load(root, "how does make_app register routes")
+    assert report["core"] == ["web"] and report["triggered"] == []
+    assert report["packs"] == ["web"] and not report["fallback"]
+    text = (root / "manifests" / "load.pack").read_bytes()
+    m = mf.decode(text)
+    assert m.kind == "load" and m.query == "how does make_app register routes"
+    assert [name for name, _ in m.sources] == ["web"]
+    assert m.sources[0][1] == Digest.of((root / "manifests" / "web.pack").read_bytes())
+    assert {e.path for e in m.entries} == set(WEB)
+
+
+def test_domain_triggers_whole_words_and_identifiers(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    report = load(root, "When is a Blob deleted by gc?")
+    assert report["triggered"] == [
+        {"domain": "storage", "triggers": ["blob", "gc"], "packs": ["engine"]}
+    ]
+    assert report["packs"] == ["web", "engine"]
+    # a trigger is a whole word, or a word of an identifier; not a piece of a word
+    assert load(root, "what does put_blob return")["triggered"] != []
+    assert load(root, "blobby gcc")["triggered"] == []
+
+
+def test_what_the_query_names_is_shown_with_its_source(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    text = render(root, "What does BlobStore.put_blob do with the data? (blob)")
+    assert "Loaded for the question: What does BlobStore.put_blob do" in text
+    assert "self.blobs[digest] = data" in text  # the body, not only the signature
+    assert text.index("engine/store.py") < text.index("web/router.py")
+
+
+def test_gap_brings_files_of_other_packs(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    report = load(root, "What does collect_garbage delete?")  # no trigger word
+    assert report["triggered"] == []
+    assert report["gaps"] == {"collect_garbage": ["engine/store.py"]}
+    assert report["unmatched"] == [] and not report["fallback"]
+    text = render(root, "What does collect_garbage delete?")
+    assert "def collect_garbage(self, roots):" in text
+    assert "del self.blobs[digest]" in text
+
+
+def test_unknown_names_are_reported_not_fallen_back_on(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    report = load(root, "Where is FrobnicatorWidget defined?")
+    assert report["unmatched"] == ["FrobnicatorWidget"]
+    assert not report["fallback"]  # no pack has it: a fallback would not show it either
+    r = run_cas("load", "Where is FrobnicatorWidget defined?", cwd=root)
+    assert "not found in any pack: FrobnicatorWidget" in r.out
+
+
+def test_fallback_when_the_budget_hides_a_name(tmp_path: Path) -> None:
+    config = CONFIG.replace("[load]\ncore", "[load]\ncore").replace(
+        "budget = { target = 1500, max = 1500 }\nfallback",
+        "budget = { target = 260, max = 300 }\nfallback",
+    )
+    root = project(tmp_path, config)
+    report = load(root, "How do make_app, dispatch, verify_all and collect_garbage fit together?")
+    assert report["fallback"] is True
+    assert report["budget"] == {"target": 4000, "max": 4000}
+    text = render(root, "How do make_app, dispatch, verify_all and collect_garbage fit together?")
+    for name in ("make_app", "dispatch", "verify_all", "collect_garbage"):
+        assert name in text
+
+
+def test_budget_holds_in_every_format(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    for budget in ("300", "800", "1500"):
+        report = load(root, "BlobStore put_blob make_app dispatch", "--budget", budget)
+        assert max(report["tokens"].values()) <= int(budget)  # type: ignore[attr-defined]
+        assert report["budget"] == {"target": int(budget), "max": int(budget)}
+
+
+def test_render_verify_diff_and_gc_treat_a_load_as_a_pack(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    load(root, "What does BlobStore.put_blob do with the blob?")
+    shown = run_cas("render", "load", cwd=root)
+    assert shown.code == 0 and "Loaded for the question" in shown.out
+    assert run_cas("render", "load", "--format", "xml", cwd=root).out.count("<query>") == 1
+    assert run_cas("verify", "load", cwd=root).code == 0
+    diff = run_cas("diff", "manifests/engine.pack", "load", cwd=root)
+    assert diff.code == 0, diff.err
+    gc = run_cas("gc", "--grace", "0", cwd=root)
+    assert gc.code == 0, gc.err
+    assert run_cas("verify", cwd=root).code == 0  # the load's focused summaries were kept
+    again = run_cas("render", "load", cwd=root)
+    assert again.out == shown.out
+
+
+def test_same_query_same_bytes_and_dry_run_writes_nothing(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    q = "How does make_app use Router.add_route with a blob?"
+    first = load(root, q)
+    data = (root / "manifests" / "load.pack").read_bytes()
+    again = load(root, q)
+    assert first["digest"] == again["digest"]
+    assert (root / "manifests" / "load.pack").read_bytes() == data
+    (root / "manifests" / "load.pack").unlink()
+    assert load(root, q, "--dry-run")["digest"] == first["digest"]
+    dry = load(root, q, "--dry-run", "--name", "other")
+    assert dry["digest"] != first["digest"]  # the name is the manifest's scope
+    assert not (root / "manifests" / "other.pack").exists()
+    assert not (root / "manifests" / "load.pack").exists()
+    named = load(root, q, "--name", "mine")
+    assert (root / "manifests" / "mine.pack").is_file()
+    assert named["manifest"].endswith("manifests/mine.pack")  # type: ignore[union-attr]
+
+
+def test_without_load_config_every_pack(tmp_path: Path) -> None:
+    config = CONFIG.split("[load]", maxsplit=1)[0]
+    root = project(tmp_path, config)
+    report = load(root, "What does collect_garbage delete?")
+    assert report["core"] == ["engine", "web"] and report["gaps"] == {}
+    assert report["budget"] == {"target": 11000, "max": 12000}
+
+
+def test_bad_input(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    for args, code, words in [
+        (["the of and"], 2, "no word to load for"),
+        (["make_app", "--budget", "0"], 2, "--budget must be a positive"),
+        (["make_app", "--name", "../x"], 2, "--name"),
+    ]:
+        r = run_cas("load", *args, cwd=root)
+        assert r.code == code, (args, r.err)
+        assert words in r.err and len(r.err.strip().splitlines()) == 1
+    bad = CONFIG.replace('packs = ["engine"]', 'packs = ["nope"]')
+    (root / "cas.toml").write_text(bad)
+    r = run_cas("load", "a blob question", cwd=root)
+    assert r.code == 1 and "nope" in r.err and len(r.err.strip().splitlines()) == 1
+    (root / "cas.toml").write_text(CONFIG.replace('triggers = ["blob", "gc"]', "triggers = []"))
+    r = run_cas("load", "a blob question", cwd=root)
+    assert r.code == 2 and "load.domains.storage.triggers" in r.err
+
+
+def test_real_project_question(tmp_path: Path) -> None:
+    """click as published: a question about one function is answered from its own source."""
+    root = tmp_path / "click"
+    shutil.copytree(corpus("click"), root)
+    (root / "cas.toml").write_text("[pack]\nbudget = { target = 12000, max = 12000 }\n")
+    assert run_cas("pack", cwd=root).code == 0
+    ask = "What are the parameters of CliRunner.invoke, used to run a command in tests?"
+    text = render(root, ask, "--budget", "12000")
+    squashed = "".join(text.split())
+    for snippet in ("def invoke(", 'cli: "BaseCommand"', "catch_exceptions: bool = True"):
+        assert "".join(snippet.split()) in squashed
+    static = "".join(run_cas("render", "repo", cwd=root).out.split())
+    assert "catch_exceptions:bool=True" not in static  # the static pack at this budget lacks it
+
+
+def test_plan_and_words() -> None:
+    config = LoadConfig(
+        core=("a",),
+        budget=Budget(10, 10),
+        domains=(Domain("d", ("put_blob",), ("b",)), Domain("e", ("os.path",), ("c",))),
+        configured=True,
+    )
+    core, triggered = plan(config, "Why does PutBlob fail? put_blob then os.path", ["a", "b", "c"])
+    assert core == ["a"] and [t.domain for t in triggered] == ["d", "e"]
+    assert {"put_blob", "put", "blob", "os.path", "os", "path"} <= query_words("put_blob os.path")
+
+
+@settings(max_examples=30)
+@given(
+    st.lists(st.sampled_from(["blob", "gc", "router", "x", "Blob", "GC", "put_blob"]), max_size=6)
+)
+def test_triggers_are_case_insensitive_whole_words(words: list[str]) -> None:
+    config = LoadConfig(domains=(Domain("s", ("blob", "gc"), ("e",)),), configured=True)
+    _core, triggered = plan(config, " ".join(words), ["w", "e"])
+    lowered = {w.lower() for w in words} | {p for w in words for p in w.lower().split("_")}
+    expect = bool(lowered & {"blob", "gc"})
+    assert bool(triggered) == expect

@@ -1,0 +1,497 @@
+"""`cas mcp` end to end: the real server in its own process, driven by the official MCP SDK's
+own clients (stdio and streamable HTTP) against a project packed by the real `cas pack`.
+
+Every tool is called with good arguments and its answer checked against the files on disk and
+the pack's manifest; malformed calls are one-line tool errors after which the server goes on;
+nothing outside the store changes while the server runs."""
+
+from __future__ import annotations
+
+import json
+import queue
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import types
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.conftest import cas_env, run_cas
+
+TOOLS = {"list_packs", "render_pack", "read_file", "search", "load", "verify"}
+SESSION_TIMEOUT = 120.0
+
+CART_PY = '''"""Shopping carts."""
+
+
+class Cart:
+    """A cart of items."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, float]] = []
+
+    def add_item(self, name: str, price: float) -> None:
+        """Add one item."""
+        self.items.append((name, price))
+
+
+def compute_cart_total(cart: Cart) -> float:
+    """Sum of the prices in CART."""
+    return sum(price for _, price in cart.items)
+'''
+
+DISCOUNT_PY = '''"""Discounts."""
+
+
+def apply_discount(total: float, percent: float) -> float:
+    """TOTAL reduced by PERCENT."""
+    return total * (1 - percent / 100)
+'''
+
+CART_TOTAL_DEF = "def compute_cart_total(cart: Cart) -> float:"
+DISCOUNT_DEF = "def apply_discount(total: float, percent: float) -> float:"
+
+
+# --- the project ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small shop packed by `cas pack`: two modules in full, a large generated module, and a
+    large data file that the pack omits (tier low)."""
+    root = tmp_path_factory.mktemp("mcp") / "shop"
+    (root / "src" / "shop").mkdir(parents=True)
+    (root / "data").mkdir()
+    (root / "README.md").write_text("# Shop\n\nA tiny shop: carts, prices and discounts.\n")
+    (root / "cas.toml").write_text("[pack]\nbudget = { target = 3000, max = 3000 }\n")
+    (root / "src" / "shop" / "cart.py").write_text(CART_PY)
+    (root / "src" / "shop" / "discount.py").write_text(DISCOUNT_PY)
+    table = ['"""Generated price table."""', "", "PRICES = {"]
+    table += [f'    "item_{i:05d}": {i * 1.25:.2f},  # catalogue item {i}' for i in range(4000)]
+    (root / "src" / "shop" / "price_table.py").write_text("\n".join([*table, "}", ""]))
+    (root / "data" / "catalogue.csv").write_text(
+        "sku,name,price\n" + "".join(f"{i},item number {i},{i * 1.25:.2f}\n" for i in range(20000))
+    )
+    r = run_cas("pack", cwd=root, timeout=300)
+    assert r.code == 0, r.err
+    assert sorted(p.name for p in (root / "manifests").iterdir()) == ["repo.pack"]
+    return root
+
+
+def show(project: Path) -> dict[str, Any]:
+    r = run_cas("show", "repo", "--json", cwd=project)
+    assert r.code == 0, r.err
+    out: dict[str, Any] = json.loads(r.out)
+    return out
+
+
+def tiers(project: Path) -> dict[str, str]:
+    return {e["path"]: e["tier"] for e in show(project)["entries"]}
+
+
+def snapshot(project: Path) -> dict[str, bytes]:
+    """Every file of the project outside the store, with its bytes."""
+    return {
+        p.relative_to(project).as_posix(): p.read_bytes()
+        for p in sorted(project.rglob("*"))
+        if p.is_file() and ".cas" not in p.relative_to(project).parts
+    }
+
+
+# --- talking to the server --------------------------------------------------------------------
+
+
+def text(res: types.CallToolResult) -> str:
+    assert res.content, res
+    block = res.content[0]
+    assert isinstance(block, types.TextContent), block
+    return block.text
+
+
+def ok(res: types.CallToolResult) -> str:
+    assert not res.is_error, text(res)
+    return text(res)
+
+
+def structured(res: types.CallToolResult) -> Any:
+    assert not res.is_error, text(res)
+    assert isinstance(res.structured_content, dict), res.structured_content
+    return res.structured_content.get("result", res.structured_content)
+
+
+def assert_tool_error(res: types.CallToolResult, *needles: str) -> str:
+    """A tool error: one content block holding one line that names what was wrong."""
+    assert res.is_error, res
+    assert len(res.content) == 1, res.content
+    msg = text(res)
+    assert msg.strip() and "\n" not in msg.strip(), f"not one line: {msg!r}"
+    assert "Traceback" not in msg, msg
+    for needle in needles:
+        assert needle in msg, (needle, msg)
+    return msg
+
+
+async def still_serving(s: ClientSession) -> None:
+    packs = structured(await s.call_tool("list_packs", {}))
+    assert [p["name"] for p in packs] == ["repo"]
+
+
+Body = Callable[[ClientSession], Awaitable[None]]
+
+
+def run_stdio(project: Path, body: Body) -> str:
+    """Start `cas mcp` in PROJECT through the SDK's stdio client, run BODY on an initialized
+    session, and check nothing outside the store changed. Returns the server's stderr."""
+    before = snapshot(project)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-P", "-m", "cas", "mcp"], cwd=str(project), env=cas_env()
+    )
+
+    async def main(errlog: Any) -> None:
+        with anyio.fail_after(SESSION_TIMEOUT):
+            async with (
+                stdio_client(params, errlog=errlog) as (r, w),
+                ClientSession(r, w) as s,
+            ):
+                init = await s.initialize()
+                assert init.server_info.name == "cas"
+                assert init.instructions and "list_packs" in init.instructions
+                await body(s)
+
+    with tempfile.TemporaryFile("w+") as errlog:
+        anyio.run(main, errlog)
+        errlog.seek(0)
+        err = errlog.read()
+    assert "Traceback" not in err, err
+    after = snapshot(project)
+    assert sorted(after) == sorted(before)
+    assert [p for p in before if before[p] != after[p]] == []
+    assert not (project / "manifests" / "load.pack").exists()
+    return err
+
+
+# --- the tests -------------------------------------------------------------------------------
+
+
+def test_every_tool_answers_with_the_projects_content(project: Path) -> None:
+    manifest = show(project)
+    tier = {e["path"]: e["tier"] for e in manifest["entries"]}
+    low = [p for p, t in tier.items() if t == "low"]
+    assert low == ["data/catalogue.csv"]  # the large data file is omitted from the render
+    assert tier["src/shop/cart.py"] == "high"
+    cart_lines = CART_PY.splitlines(keepends=True)
+    def_line = cart_lines.index(CART_TOTAL_DEF + "\n") + 1
+
+    async def body(s: ClientSession) -> None:
+        assert {t.name for t in (await s.list_tools()).tools} == TOOLS
+        assert len((await s.list_tools()).tools) == len(TOOLS)
+
+        # list_packs: the one pack, as the manifest on disk has it
+        packs = structured(await s.call_tool("list_packs", {}))
+        assert [p["name"] for p in packs] == ["repo"]
+        (repo,) = packs
+        assert repo["digest"] == manifest["digest"]
+        assert repo["files"] == len(manifest["entries"]) == 5
+        assert repo["tiers"] == {
+            t: sum(1 for v in tier.values() if v == t) for t in ("high", "medium", "low")
+        }
+        assert repo["budget"] == {"target": 3000, "max": 3000}
+
+        # render_pack: lite leaves the low file out, full inlines it
+        lite = ok(await s.call_tool("render_pack", {"pack": "repo"}))
+        assert lite.startswith("# Context pack `repo`")
+        assert CART_TOTAL_DEF in lite and DISCOUNT_DEF in lite
+        assert "1 omitted" in lite and "item number 19999" not in lite
+        full = ok(await s.call_tool("render_pack", {"pack": "repo", "mode": "full"}))
+        assert full.startswith("# Context pack `repo`")
+        assert "item number 19999,24998.75" in full
+        xml = ok(await s.call_tool("render_pack", {"pack": "repo", "format": "xml"}))
+        assert xml != lite and CART_TOTAL_DEF in xml
+        # ... and by digest, the same pack
+        by_digest = ok(await s.call_tool("render_pack", {"pack": manifest["digest"]}))
+        assert by_digest == lite
+
+        # read_file: every file's exact bytes, the omitted one too
+        for path in tier:
+            body_text = ok(await s.call_tool("read_file", {"pack": "repo", "path": path}))
+            assert body_text.encode() == (project / path).read_bytes(), path
+        # ... and exactly the lines asked for
+        part = ok(
+            await s.call_tool(
+                "read_file", {"pack": "repo", "path": "src/shop/cart.py", "first": 4, "last": 6}
+            )
+        )
+        assert part == "".join(cart_lines[3:6])
+        assert part.startswith("class Cart:\n") and part.count("\n") == 3
+        tail = ok(
+            await s.call_tool(
+                "read_file", {"pack": "repo", "path": "src/shop/cart.py", "first": def_line}
+            )
+        )
+        assert tail == "".join(cart_lines[def_line - 1 :]) and tail.startswith(CART_TOTAL_DEF)
+        head = ok(
+            await s.call_tool(
+                "read_file", {"pack": "repo", "path": "data/catalogue.csv", "last": 2}
+            )
+        )
+        assert head == "sku,name,price\n0,item number 0,0.00\n"
+
+        # search: the file defining the name first, its line range covering the definition
+        hits = structured(await s.call_tool("search", {"query": "compute_cart_total"}))
+        assert hits[0]["path"] == "src/shop/cart.py"
+        first, last = hits[0]["lines"]
+        assert first <= def_line <= last
+        assert {"line": def_line, "text": CART_TOTAL_DEF} in hits[0]["snippet"]
+        assert hits[0]["packs"] == ["repo"]
+        assert hits[0]["digest"] == next(
+            e["digest"] for e in manifest["entries"] if e["path"] == "src/shop/cart.py"
+        )
+        one = structured(
+            await s.call_tool("search", {"query": "apply_discount", "pack": "repo", "k": 1})
+        )
+        assert len(one) == 1 and one[0]["path"] == "src/shop/discount.py"
+        assert one[0]["lines"][0] <= 4 <= one[0]["lines"][1]
+
+        # load: the question's function in full, with the question named
+        loaded = ok(
+            await s.call_tool(
+                "load", {"query": "How does compute_cart_total add up a cart?", "budget": 2000}
+            )
+        )
+        assert "Loaded for the question" in loaded and "compute_cart_total" in loaded
+        assert CART_TOTAL_DEF in loaded
+        assert "at most 2000 tokens" in loaded
+        default = ok(await s.call_tool("load", {"query": "What does apply_discount do?"}))
+        assert "Loaded for the question" in default and DISCOUNT_DEF in default
+        # nothing was written: the project still has its one pack
+        await still_serving(s)
+
+        # verify: whole, and not recorded
+        report = structured(await s.call_tool("verify", {}))
+        assert report["ok"] is True and report["problems"] == []
+        assert report["manifests"] == 1 and report["checked"] >= 5
+        assert report["recorded"] is False
+
+        # resources: each pack's lite render
+        uris = [str(r.uri) for r in (await s.list_resources()).resources]
+        assert "cas://pack/repo" in uris
+        read = await s.read_resource("cas://pack/repo")
+        assert len(read.contents) == 1
+        content = read.contents[0]
+        assert isinstance(content, types.TextResourceContents)
+        assert content.text == lite
+
+    run_stdio(project, body)
+
+
+def test_malformed_calls_are_one_line_tool_errors_and_the_server_goes_on(project: Path) -> None:
+    async def body(s: ClientSession) -> None:
+        calls: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
+            ("render_pack", {"pack": "nope"}, ("'nope'", "not found")),
+            ("read_file", {"pack": "nope", "path": "README.md"}, ("'nope'", "not found")),
+            ("render_pack", {"pack": "../etc/passwd"}, ("../etc/passwd", "not a path")),
+            ("render_pack", {"pack": "/etc/passwd"}, ("/etc/passwd", "not a path")),
+            ("read_file", {"pack": "../etc/passwd", "path": "x"}, ("not a path",)),
+            ("read_file", {"pack": "/etc", "path": "passwd"}, ("not a path",)),
+            ("search", {"query": "cart", "pack": "../repo"}, ("not a path",)),
+            ("render_pack", {"pack": ""}, ("not a path",)),
+            ("render_pack", {"pack": "blake3:00"}, ("blake3:00",)),
+            ("read_file", {"pack": "repo", "path": "../../etc/passwd"}, ("../../etc/passwd",)),
+            ("read_file", {"pack": "repo", "path": "/etc/passwd"}, ("/etc/passwd",)),
+            ("read_file", {"pack": "repo", "path": "cas.toml"}, ("cas.toml", "not found")),
+            ("read_file", {"pack": "repo", "path": ".cas/data.mdb"}, ("not found",)),
+            ("read_file", {"pack": "repo", "path": "README.md", "first": 0}, ("first line 0",)),
+            ("read_file", {"pack": "repo", "path": "README.md", "first": 99}, ("past its end",)),
+            (
+                "read_file",
+                {"pack": "repo", "path": "README.md", "first": 3, "last": 2},
+                ("before the first",),
+            ),
+            ("search", {"query": "cart", "k": 0}, ("k=0",)),
+            ("search", {"query": "cart", "k": 101}, ("k=101",)),
+            ("load", {"query": "apply_discount", "budget": 0}, ("budget 0",)),
+            ("load", {"query": "apply_discount", "budget": -5}, ("budget -5",)),
+            ("render_pack", {"pack": "repo", "mode": "bogus"}, ("'bogus'",)),
+            ("render_pack", {"pack": "repo", "mode": "split"}, ("'split'",)),
+            ("render_pack", {"pack": "repo", "format": "json"}, ("'json'",)),
+            ("search", {"query": "what is the"}, ("what is the", "stop words")),
+            ("load", {"query": "what is the"}, ("what is the", "stop words")),
+            ("no_such_tool", {}, ("no_such_tool",)),
+        ]
+        for name, args, needles in calls:
+            assert_tool_error(await s.call_tool(name, args), *needles)
+            await still_serving(s)
+        # a missing required argument, and one of the wrong type: tool errors, server goes on
+        invalid: list[tuple[str, dict[str, Any]]] = [
+            ("read_file", {"pack": "repo"}),
+            ("render_pack", {}),
+            ("search", {}),
+            ("load", {"budget": 10}),
+            ("search", {"query": "cart", "k": "many"}),
+        ]
+        for name, args in invalid:
+            res = await s.call_tool(name, args)
+            assert res.is_error, (name, args, res)
+            assert "Traceback" not in text(res)
+            await still_serving(s)
+        # after all that, a good call still answers in full
+        cart = ok(await s.call_tool("read_file", {"pack": "repo", "path": "src/shop/cart.py"}))
+        assert cart == CART_PY
+
+    run_stdio(project, body)
+
+
+def test_argument_validation_errors_are_one_line(project: Path) -> None:
+    async def body(s: ClientSession) -> None:
+        assert_tool_error(await s.call_tool("read_file", {"pack": "repo"}), "path")
+        assert_tool_error(await s.call_tool("search", {"query": "x", "k": "many"}), "k")
+
+    run_stdio(project, body)
+
+
+def _lines(stream: Any, out: queue.Queue[bytes | None]) -> None:
+    for line in iter(stream.readline, b""):
+        out.put(line)
+    out.put(None)
+
+
+def test_garbage_on_stdin_is_no_traceback_and_the_server_goes_on(project: Path) -> None:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        },
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "list_packs", "arguments": {}},
+    }
+    lines = [
+        json.dumps(init).encode(),
+        b"garbage line {{{ not json",
+        b"\xff\xfe not even UTF-8",
+        b'{"foo": 1}',
+        b"[1, 2]",
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode(),
+        json.dumps(call).encode(),
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-P", "-m", "cas", "mcp"],
+        cwd=project,
+        env=cas_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    got: queue.Queue[bytes | None] = queue.Queue()
+    threading.Thread(target=_lines, args=(proc.stdout, got), daemon=True).start()
+    out: list[bytes] = []
+    try:
+        proc.stdin.write(b"\n".join(lines) + b"\n")
+        proc.stdin.flush()
+        deadline = time.monotonic() + 30
+        while not any(b'"id":2' in line.replace(b" ", b"") for line in out):
+            line = got.get(timeout=max(0.1, deadline - time.monotonic()))
+            assert line is not None, f"stdout closed early: {out!r}"
+            out.append(line)
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.stderr is not None
+    err = proc.stderr.read().decode("utf-8", "replace")
+    proc.stderr.close()
+    while (rest := got.get(timeout=10)) is not None:
+        out.append(rest)
+    proc.stdout.close()
+    stdout = b"".join(out).decode("utf-8", "replace")
+    assert "Traceback" not in stdout, stdout
+    assert "Traceback" not in err, err
+    # nothing but protocol: every line on stdout is a JSON-RPC message
+    messages = [json.loads(line) for line in out]
+    assert all(m.get("jsonrpc") == "2.0" for m in messages), messages
+    answers = {m["id"]: m for m in messages if "id" in m and m["id"] is not None}
+    assert answers[1]["result"]["serverInfo"]["name"] == "cas"
+    assert answers[2]["result"]["isError"] is False
+    assert answers[2]["result"]["structuredContent"]["result"][0]["name"] == "repo"
+    assert proc.returncode == 0, err
+
+
+@pytest.fixture
+def http_server(project: Path) -> Iterator[int]:
+    """`cas mcp --http PORT` in its own process, until the test is over."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-P", "-m", "cas", "mcp", "--http", str(port)],
+        cwd=project,
+        env=cas_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            if proc.poll() is not None:
+                out, err = proc.communicate()
+                pytest.fail(f"cas mcp --http exited {proc.returncode}: {err.decode()}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"cas mcp --http did not listen on 127.0.0.1:{port} in 20 s")
+                time.sleep(0.05)
+        yield port
+    finally:
+        proc.terminate()
+        try:
+            out, err = proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+    assert b"Traceback" not in out + err, (out + err).decode("utf-8", "replace")
+
+
+def test_http_mode_serves_the_same_tools(project: Path, http_server: int) -> None:
+    before = snapshot(project)
+
+    async def main() -> None:
+        with anyio.fail_after(SESSION_TIMEOUT):
+            url = f"http://127.0.0.1:{http_server}/mcp"
+            async with streamable_http_client(url) as (r, w), ClientSession(r, w) as s:
+                await s.initialize()
+                assert {t.name for t in (await s.list_tools()).tools} == TOOLS
+                await still_serving(s)
+                assert_tool_error(
+                    await s.call_tool("read_file", {"pack": "repo", "path": "/etc/passwd"}),
+                    "/etc/passwd",
+                )
+                got = ok(
+                    await s.call_tool("read_file", {"pack": "repo", "path": "src/shop/discount.py"})
+                )
+                assert got == DISCOUNT_PY
+                await still_serving(s)
+
+    anyio.run(main)
+    assert snapshot(project) == before

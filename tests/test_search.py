@@ -1,0 +1,184 @@
+"""`cas search`: code-aware terms, integer scores, hits with lines and snippets, the index as a
+cache of the store (built by pack, rebuilt when deleted, pruned by gc)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from realcode import corpus
+
+from cas.textindex import INDEX_FILE, TextIndex
+from packer.search import idf, query_terms
+from tests.conftest import run_cas
+
+FILES = {
+    "src/router.py": '''"""Routing."""
+
+
+class NewRouter:
+    """Routes requests."""
+
+    def add_route(self, path, handler):
+        self.routes[path] = handler
+
+
+def make_router():
+    return NewRouter()
+''',
+    "src/context.py": '''def with_context(value, ctx):
+    """Run VALUE with CTX."""
+    return ctx.run(value)
+
+
+def unrelated():
+    return 1
+''',
+    "src/util.py": "import os.path\n\n\ndef joined(a):\n    return os.path.join(a, 'b')\n",
+    "docs/guide.md": "# Guide\n\nUse the router to add a route.\n",
+}
+
+
+def project(tmp_path: Path, files: dict[str, str] = FILES) -> Path:
+    root = tmp_path / "proj"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "cas.toml").write_text("[pack]\nbudget = { target = 3000, max = 3000 }\n")
+    assert run_cas("pack", cwd=root).code == 0
+    return root
+
+
+def search(root: Path, *args: str) -> list[dict[str, object]]:
+    r = run_cas("search", *args, "--json", cwd=root)
+    assert r.code == 0, r.err
+    hits: list[dict[str, object]] = json.loads(r.out)["hits"]
+    return hits
+
+
+def test_finds_identifiers_whole_and_by_words(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    assert search(root, "with_context")[0]["path"] == "src/context.py"
+    assert search(root, "NewRouter")[0]["path"] == "src/router.py"
+    assert search(root, "router")[0]["path"] == "src/router.py"  # a word of NewRouter
+    assert search(root, "os.path.join")[0]["path"] == "src/util.py"
+    hit = search(root, "add_route", "-k", "1")[0]
+    assert hit["lines"] == [7, 7]
+    assert hit["packs"] == ["repo"]
+    assert hit["snippet"] == [{"line": 7, "text": "    def add_route(self, path, handler):"}]
+    assert str(hit["digest"]).startswith("blake3:")
+
+
+def test_filters_order_and_text_output(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    everything = search(root, "router route", "-k", "10")
+    paths = [h["path"] for h in everything]
+    assert paths[0] == "src/router.py" and "docs/guide.md" in paths
+    scores = [h["score"] for h in everything]
+    assert scores == sorted(scores, reverse=True)
+    assert [h["path"] for h in search(root, "router route", "--path", "docs/**")] == [
+        "docs/guide.md"
+    ]
+    assert len(search(root, "router route", "-k", "1")) == 1
+    text = run_cas("search", "with_context", cwd=root)
+    assert text.code == 0
+    assert text.out.splitlines()[0].startswith("src/context.py:1-1  [repo]  blake3:")
+    none = run_cas("search", "zzzzqqq", cwd=root)
+    assert none.code == 0 and none.out == "no matches\n"
+
+
+def test_bad_input_is_one_line(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    for args, code, words in [
+        (["what is the"], 2, "no word to search for"),
+        (["router", "-k", "0"], 2, "-k must be at least 1"),
+        (["router", "--pack", "nope"], 1, "pack"),
+    ]:
+        r = run_cas("search", *args, cwd=root)
+        assert r.code == code, (args, r.err)
+        assert words in r.err and len(r.err.strip().splitlines()) == 1
+        assert "Traceback" not in r.err
+
+
+def test_index_is_a_cache(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    store = root / ".cas"
+    first = search(root, "with_context")
+    (store / INDEX_FILE).unlink()
+    assert search(root, "with_context") == first  # rebuilt from the store
+    with TextIndex.open(store) as index:  # type: ignore[union-attr]
+        before = index.count()
+    assert run_cas("pack", cwd=root).code == 0  # unchanged: nothing new to index
+    with TextIndex.open(store) as index:  # type: ignore[union-attr]
+        assert index.count() == before
+
+
+def test_gc_drops_entries_of_pruned_bodies(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / "src/context.py").write_text("def other_thing():\n    return 2\n")
+    assert run_cas("pack", cwd=root).code == 0
+    with TextIndex.open(root / ".cas") as index:  # type: ignore[union-attr]
+        assert index.windows(("with_context",))  # the old body is still indexed
+    r = run_cas("gc", "--grace", "0", "--json", cwd=root)
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["index_dropped"] >= 1
+    with TextIndex.open(root / ".cas") as index:  # type: ignore[union-attr]
+        assert index.windows(("with_context",)) == []
+        assert index.windows(("other_thing",))
+    assert search(root, "other_thing")[0]["path"] == "src/context.py"
+
+
+def test_secrets_are_never_indexed(tmp_path: Path) -> None:
+    files = dict(FILES)
+    key = "AKIA" + "Q3EGRJ7ZL4XK2PMV"
+    files["src/settings.py"] = (
+        f'AWS_ACCESS_KEY_ID = "{key}"\n'
+        'AWS_SECRET_ACCESS_KEY = "' + "wJalrXUtnFEMI/K7MDENG" + '/bPxRfiCYzQ3EGRJ7ZL"\n'
+    )
+    root = project(tmp_path, files)
+    assert search(root, key.lower()) == []
+    assert search(root, key) == []
+    data = (root / ".cas" / INDEX_FILE).read_bytes()
+    assert key.encode() not in data and key.lower().encode() not in data
+
+
+def test_real_project(tmp_path: Path) -> None:
+    """click, as published: a question's names find the file that defines them."""
+    root = tmp_path / "click"
+    shutil.copytree(corpus("click"), root)
+    (root / "cas.toml").write_text("[pack]\nbudget = { target = 3000, max = 3000 }\n")
+    assert run_cas("pack", cwd=root).code == 0
+    assert search(root, "get_current_context")[0]["path"] == "src/click/globals.py"
+    assert search(root, "ParamType convert")[0]["path"] == "src/click/types.py"
+    top = search(root, "make_context", "-k", "3")
+    assert top[0]["path"] == "src/click/core.py"
+
+
+def test_query_terms() -> None:
+    terms = {t.words: t.weight for t in query_terms("What does NewRouter return in chi.Mux?")}
+    assert ("newrouter",) in terms and ("chi", "mux") in terms
+    assert ("what",) not in terms and ("return",) not in terms
+    assert terms[("newrouter",)] > terms.get(("new",), 0)
+
+
+@given(st.integers(1, 10**9), st.integers(1, 10**9))
+def test_idf_is_monotone_integer_log(files: int, holding: int) -> None:
+    holding = min(holding, files)
+    value = idf(files, holding)
+    assert value >= 1
+    if holding > 1:
+        assert idf(files, holding - 1) >= value
+    ratio = (files + 1) / holding
+    if ratio > 2:
+        import math
+
+        assert abs(value / 64 - math.log2(ratio)) < 0.05
+
+
+@pytest.mark.parametrize("query", ["", "   ", "the of and"])
+def test_no_terms(query: str) -> None:
+    assert query_terms(query) == []
