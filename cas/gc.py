@@ -21,6 +21,7 @@ of the candidates it holds, reading them while they still exist.
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -245,7 +246,10 @@ def _forget_indexed(store: Store, candidates: list[Digest]) -> int:
     still be read (a contentless index deletes a row by its terms, `cas.textindex`). A
     candidate the sweep then spares is merely no longer indexed: the next search indexes it
     again."""
-    index = textindex.TextIndex.open(store.path, create=False)
+    try:
+        index = textindex.TextIndex.open(store.path, create=False)
+    except CasError:
+        return 0  # busy: a cache; its stale rows are never shown (hits map through manifests)
     if index is None:
         return 0
 
@@ -256,7 +260,10 @@ def _forget_indexed(store: Store, candidates: list[Digest]) -> int:
             return None
 
     with index:
-        return index.forget(candidates, read)
+        try:
+            return index.forget(candidates, read)
+        except sqlite3.Error:
+            return 0
 
 
 def _check(store: Store, roots: roots_mod.Roots) -> None:

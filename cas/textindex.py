@@ -155,7 +155,11 @@ class TextIndex:
                 _remove(path)
                 conn = _connect(path)
                 _create(conn)
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.OperationalError as exc:  # locked or busy: another process has it
+            raise StoreAccessError(
+                str(path), f"the search index is busy ({exc}); try again"
+            ) from None
+        except sqlite3.DatabaseError as exc:  # not a database: a cache, rebuilt
             with contextlib.suppress(OSError):
                 _remove(path)
             try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -11,8 +12,8 @@ from typing import TYPE_CHECKING
 import click
 
 from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
-from cas.display import shown
-from cas.errors import EXIT_PROBLEM, NotFound, OutputError, StoreNotFound, UsageError
+from cas.display import one_line, shown
+from cas.errors import EXIT_PROBLEM, CasError, NotFound, OutputError, StoreNotFound, UsageError
 from cas.fsutil import write_output
 from cas.progress import Progress
 from cas.store import Store
@@ -100,7 +101,11 @@ def pack(
             )
         if not check and explain is None:
             started = time.perf_counter()
-            _index_packs(ctx, store, report)
+            try:
+                _index_packs(ctx, store, report)
+            except (CasError, sqlite3.Error) as exc:  # a cache: the pack stands without it
+                if not ctx.quiet:
+                    warn(f"note: search index not updated ({one_line(str(exc))})")
             report.timings["index"] = time.perf_counter() - started
     if explain is not None:
         _print_explained(report, explain, as_json=as_json)
