@@ -160,13 +160,10 @@ def _read_meta(fd: int, slot: int, offset: int, size: int) -> _Meta:
     return _Meta(txnid, last_pgno, psize, free, main)
 
 
-def inspect(fd: int) -> State:
-    """Read both meta pages as LMDB's open does and pick the current one as LMDB will; raise
-    `Damage` if either is unusable, or if the file is shorter than the current one needs."""
-    st = os.fstat(fd)
-    size = st.st_size
-    if size == 0:
-        raise Damage("data.mdb is empty")
+_META_READS = 16  # reads of the meta pair while commits keep changing it
+
+
+def _read_metas(fd: int, size: int) -> tuple[_Meta, _Meta]:
     first = _read_meta(fd, 0, 0, size)
     psize = first.psize
     if psize < 512 or psize > 0x10000 or psize & (psize - 1):
@@ -174,16 +171,41 @@ def inspect(fd: int) -> State:
     second = _read_meta(fd, 1, psize, size)
     if second.psize != psize:
         raise Damage(f"the meta pages disagree on the page size ({psize} and {second.psize})")
+    return first, second
+
+
+def _consecutive(first: int, second: int) -> bool:
+    """Transaction ids a sequence of commits leaves in meta pages 0 and 1."""
+    if first == second == 0:
+        return True
+    return abs(first - second) == 1 and first % 2 == 0 and second % 2 == 1
+
+
+def inspect(fd: int) -> State:
+    """Read both meta pages as LMDB's open does and pick the current one as LMDB will; raise
+    `Damage` if either is unusable, or if the file is shorter than the current one needs."""
+    st = os.fstat(fd)
+    size = st.st_size
+    if size == 0:
+        raise Damage("data.mdb is empty")
     # Commit N writes meta page N % 2, so the two hold consecutive transaction ids (both 0 in a
     # file no commit has reached). A flipped bit in either breaks that, and LMDB would otherwise
-    # trust whichever now looks newer.
-    if not (first.txnid == second.txnid == 0 or abs(first.txnid - second.txnid) == 1) or (
-        first.txnid % 2 == 1 or (second.txnid and second.txnid % 2 == 0)
-    ):
+    # trust whichever now looks newer. The two pages are read one after the other while other
+    # processes may commit: a pair that breaks the rule is read again, and only a pair that
+    # reads the same twice is damage (commits between the reads change it).
+    for _attempt in range(_META_READS):
+        first, second = _read_metas(fd, size)
+        if _consecutive(first.txnid, second.txnid):
+            break
+        again = _read_metas(fd, size)
+        if (again[0].txnid, again[1].txnid) == (first.txnid, second.txnid):
+            break
+    if not _consecutive(first.txnid, second.txnid):
         raise Damage(
             f"the meta pages record transactions {first.txnid} and {second.txnid}, which no "
             "sequence of commits leaves"
         )
+    psize = first.psize
     meta = second if first.txnid < second.txnid else first
     next_pgno = meta.last_pgno + 1
     pages = size // psize

@@ -143,17 +143,7 @@ class Service:
                     self.store, index, self.root, query,
                     packs=[_pack_name(pack)] if pack else None, k=k,
                 )  # fmt: skip
-            return [
-                {
-                    "path": h.path,
-                    "packs": list(h.packs),
-                    "lines": [h.first, h.last],
-                    "score": h.score,
-                    "digest": str(h.digest),
-                    "snippet": [{"line": n, "text": t} for n, t in h.snippet],
-                }
-                for h in hits
-            ]
+            return [h.as_dict() for h in hits]
 
         return self._run(run)
 

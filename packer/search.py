@@ -213,6 +213,17 @@ class Hit:
     score: int
     snippet: tuple[tuple[int, str], ...]  # (line number, text)
 
+    def as_dict(self) -> dict[str, object]:
+        """The hit as `cas search --json` and the MCP `search` tool give it."""
+        return {
+            "path": self.path,
+            "packs": list(self.packs),
+            "lines": [self.first, self.last],
+            "score": self.score,
+            "digest": str(self.digest),
+            "snippet": [{"line": n, "text": t} for n, t in self.snippet],
+        }
+
 
 @dataclass(slots=True)
 class Scored:

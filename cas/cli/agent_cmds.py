@@ -59,17 +59,7 @@ def search(
         emit_json(
             {
                 "query": query,
-                "hits": [
-                    {
-                        "path": h.path,
-                        "packs": list(h.packs),
-                        "lines": [h.first, h.last],
-                        "score": h.score,
-                        "digest": str(h.digest),
-                        "snippet": [{"line": n, "text": t} for n, t in h.snippet],
-                    }
-                    for h in found
-                ],
+                "hits": [h.as_dict() for h in found],
             }
         )
         return
