@@ -410,6 +410,29 @@ class StoreBusy(ProblemError):
         self.path = path
 
 
+class RemoteBusy(ProblemError):
+    """A remote gc and a push, pull or verify (or two gcs) met; the later one stepped back."""
+
+    def __init__(self, remote: str, holder: str, age_s: float, count: int) -> None:
+        others = f" and {count - 1} more" if count > 1 else ""
+        super().__init__(
+            f"remote {remote!r} is busy: {holder}{others} holds its lock (written {age_s:.0f} s "
+            "ago); nothing was changed, retry when it finishes (a lock of a process that died "
+            "goes stale after 10 minutes)"
+        )
+        self.remote = remote
+        self.holder = holder
+
+
+class RemoteGcRefused(ProblemError):
+    """A remote gc found something it cannot judge safely and stopped before deleting."""
+
+    def __init__(self, remote: str, problem: str) -> None:
+        super().__init__(f"remote {remote!r}: gc refused, nothing was deleted: {problem}")
+        self.remote = remote
+        self.problem = problem
+
+
 class Interrupted(CasError):
     """Ctrl-C: the current transaction was rolled back."""
 

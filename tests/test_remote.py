@@ -17,7 +17,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -36,6 +36,7 @@ from cas.remote.config import (
     remove_remote,
 )
 from cas.remote.layout import local_manifests, seek_listing
+from cas.remote.packfile import BLOB, CHUNK, decode_index, encode_index, pack_trailer
 from cas.remote.pull import pull
 from cas.remote.push import push
 from cas.remote.s3 import Bucket
@@ -363,17 +364,20 @@ def test_round_trip_of_several_packs(
     blobs = len(a.contents) + len(a.packs)
     assert report["blobs_uploaded"] == blobs
     assert report["chunks_uploaded"] == 6
-    assert report["requests"]["PutObject"] == blobs + 6 + 3
+    # Every frame in one pack object and one index object; then the manifests; and the lock.
+    assert (report["packs_uploaded"], report["indexes_uploaded"]) == (1, 1)
+    assert report["requests"]["PutObject"] == 1 + 1 + 3 + 1
     on_server = keys(s3server, prefix)
-    assert len(on_server) == blobs + 6 + 3
+    assert len(on_server) == 1 + 1 + 3  # the lock object is gone
     assert f"{prefix}/manifests/code.claude.pack" in on_server
+    assert not [k for k in on_server if "/blobs/" in k or "/chunks/" in k or "/locks/" in k]
 
-    # A second push finds everything by listing and uploads nothing.
+    # A second push finds everything in the index and uploads nothing but its lock.
     again = json.loads(cas("push", "--json", cwd=a.root, env=env).out)
     assert again["blobs_uploaded"] == again["chunks_uploaded"] == again["bytes_uploaded"] == 0
     assert {m["status"] for m in again["manifests"]} == {"unchanged"}
-    assert set(again["requests"]) == {"HeadBucket", "ListObjectsV2"}
-    assert again["request_count"] <= 4
+    assert again["requests"]["PutObject"] == 1 and again["requests"]["GetObject"] == 1
+    assert again["request_count"] <= 8
 
     # Pull everything into an empty store with other chunking: same bytes, every one re-hashed.
     b = empty_project(tmp_path / "b")
@@ -393,10 +397,14 @@ def test_round_trip_of_several_packs(
         r = cas("verify", cwd=b)
         assert r.code == 0, r.out + r.err
 
-    # Pulled again: nothing to download but the manifests themselves.
+    # GETs: the index object; per manifest, itself and one ranged GET of the pack for its
+    # frames; one more for the chunks of the chunked blob.
+    assert got["requests"]["GetObject"] == 1 + 2 * len(a.packs) + 1
+
+    # Pulled again: nothing to download but the manifests themselves (and the index).
     again = json.loads(cas("pull", "--all", "--json", cwd=b, env=env).out)
     assert again["blobs_downloaded"] == again["chunks_downloaded"] == 0
-    assert again["requests"]["GetObject"] == len(a.packs)
+    assert again["requests"]["GetObject"] == len(a.packs) + 1
     assert {m["status"] for m in again["manifests"]} == {"unchanged"}
 
     # The CI recipe: a checkout holds the manifests; a bare `cas pull` fetches their blobs.
@@ -459,32 +467,44 @@ def test_push_and_pull_name_packs_and_refuse_gaps(
     assert (c / "manifests" / "one.pack").read_bytes() == a.packs["one"]
 
 
+def objects_under(server: SeaweedS3, prefix: str, folder: str) -> list[str]:
+    return sorted(k for k in keys(server, prefix) if k.startswith(f"{prefix}/{folder}/"))
+
+
+def flip_frame(server: SeaweedS3, prefix: str, kind: int, digest: Digest) -> None:
+    """Flip one byte inside the frame of ``digest`` in whichever pack holds it."""
+    client = server.client()
+    for key in objects_under(server, prefix, "packs"):
+        data = bytearray(client.get_object(Bucket=server.bucket, Key=key)["Body"].read())
+        for e in pack_trailer(bytes(data)).entries:
+            if (e.kind, e.digest) == (kind, digest):
+                data[e.offset + e.length - 1] ^= 0x55
+                client.put_object(Bucket=server.bucket, Key=key, Body=bytes(data))
+                return
+    raise AssertionError(f"{digest} is in no pack")
+
+
 def test_corrupt_and_hostile_objects_are_refused(
     s3server: SeaweedS3, env: dict[str, str], prefix: str, tmp_path: Path
 ) -> None:
     big = os.urandom(3 * SMALL_CHUNK)
     a = make_project(
         tmp_path / "a",
-        {"bad": [*text_bodies(4, "bad"), big], "good": text_bodies(4, "good")},
+        {"bad": [*random_bodies(4, 900), big], "good": text_bodies(4, "good")},
     )
     add(s3server, a.root, prefix)
     assert cas("push", cwd=a.root, env=env).code == 0
     client = s3server.client()
     bad_only = sorted(a.manifest("bad").digests() - a.manifest("good").digests())
-    inline = next(d for d in bad_only if a.contents[d] != big)
+    inline = next(d for d in bad_only if a.contents[d] != big and len(a.contents[d]) == 900)
     chunked = Digest.of(big)
     with Store.at(a.store_path, readonly=True) as store:
         index = store.raw_value(chunked)
         assert index is not None
         chunk = frame.decode_index(index)[2][1]
-    # A valid frame of other content of the same size, and garbage in place of a chunk.
-    client.put_object(
-        Bucket=s3server.bucket, Key=f"{prefix}/blobs/{inline.hex()}",
-        Body=frame.encode(b"?" * len(a.contents[inline]), 3),
-    )  # fmt: skip
-    client.put_object(
-        Bucket=s3server.bucket, Key=f"{prefix}/chunks/{chunk.hex()}", Body=b"\x00" * 100
-    )
+    # A byte flipped in a raw frame and in a chunk, inside the pack that holds them.
+    flip_frame(s3server, prefix, BLOB, inline)
+    flip_frame(s3server, prefix, CHUNK, chunk)
     # A manifest that is not one, and a name that would escape the manifests folder.
     client.put_object(Bucket=s3server.bucket, Key=f"{prefix}/manifests/junk.pack", Body=b"\x93")
     client.put_object(
@@ -507,44 +527,91 @@ def test_corrupt_and_hostile_objects_are_refused(
     assert sorted(p.name for p in (b / "manifests").iterdir()) == ["good.pack"]
     assert not list(b.parent.glob("*escape*"))
 
-    # A deep verify of the remote finds both; a shallow one sees every object listed.
+    # A deep verify of the remote finds both; a shallow one sees every frame indexed.
     r = cas("remote", "verify", "--deep", "--json", cwd=b, env=env)
     assert r.code == 1
     problems = {p["what"]: p for p in json.loads(r.out)["problems"]}
     assert problems[str(inline)]["kind"] == "corrupt"
     assert f"chunk {chunk}" in problems[str(chunked)]["detail"]
-    client.delete_object(Bucket=s3server.bucket, Key=f"{prefix}/blobs/{inline.hex()}")
-    # `cas verify --remote NAME` is the same check, spelled as CI runs it.
+    # A pack cut short: `cas verify --remote NAME` (as CI runs it) sees it from the listing.
+    (pack_key,) = objects_under(s3server, prefix, "packs")
+    data = client.get_object(Bucket=s3server.bucket, Key=pack_key)["Body"].read()
+    client.put_object(Bucket=s3server.bucket, Key=pack_key, Body=data[: len(data) // 3])
     r = cas("verify", "--remote", "origin", "--json", cwd=b, env=env)
     assert r.code == 1 and "verify failed" in r.err
+    found = json.loads(r.out)["problems"]
+    assert any("cut short" in p["detail"] for p in found)
+    # The pack gone altogether.
+    client.delete_object(Bucket=s3server.bucket, Key=pack_key)
+    r = cas("remote", "verify", "--json", cwd=b, env=env)
     kinds = {p["what"]: p["kind"] for p in json.loads(r.out)["problems"]}
     assert kinds[str(inline)] == "missing"
-    # A chunk gone: the listing of chunks/ shows it.
-    first_chunk = frame.decode_index(index)[2][0]
-    client.delete_object(Bucket=s3server.bucket, Key=f"{prefix}/chunks/{first_chunk.hex()}")
-    r = cas("remote", "verify", "--json", cwd=b, env=env)
-    found = {p["what"]: p for p in json.loads(r.out)["problems"]}
-    assert found[str(chunked)] == {
-        "kind": "missing", "what": str(chunked),
-        "detail": f"chunk {first_chunk} is not on the remote",
-    }  # fmt: skip
+
+
+@pytest.mark.parametrize("target", ["pack", "index", "manifest"])
+@pytest.mark.parametrize("damage", ["flip", "truncate", "swap"])
+def test_any_damaged_object_is_refused_and_nothing_bad_is_committed(
+    s3server: SeaweedS3, env: dict[str, str], prefix: str, tmp_path: Path, target: str, damage: str
+) -> None:
+    a = make_project(
+        tmp_path / "a", {"one": random_bodies(30, 3000), "two": random_bodies(30, 3000)}
+    )
+    add(s3server, a.root, prefix)
+    r = cas("remote", "add", "small", f"s3://{s3server.bucket}/{prefix}", "--endpoint",
+            s3server.endpoint, "--pack-size", "64KiB", cwd=a.root)  # fmt: skip
+    assert r.code == 0, r.err
+    # Two pushes, two index objects.
+    assert cas("push", "small", "one", cwd=a.root, env=env).code == 0
+    assert cas("push", "small", "two", cwd=a.root, env=env).code == 0
+    folder = {"pack": "packs", "index": "index", "manifest": "manifests"}[target]
+    victims = objects_under(s3server, prefix, folder)
+    assert len(victims) >= 2, victims
+    client = s3server.client()
+    body = [client.get_object(Bucket=s3server.bucket, Key=k)["Body"].read() for k in victims[:2]]
+    if damage == "flip":
+        changed = bytearray(body[0])
+        changed[len(changed) // 2] ^= 0x01
+        client.put_object(Bucket=s3server.bucket, Key=victims[0], Body=bytes(changed))
+    elif damage == "truncate":
+        client.put_object(Bucket=s3server.bucket, Key=victims[0], Body=body[0][: len(body[0]) // 2])
+    else:
+        client.put_object(Bucket=s3server.bucket, Key=victims[0], Body=body[1])
+        client.put_object(Bucket=s3server.bucket, Key=victims[1], Body=body[0])
+
+    b = empty_project(tmp_path / "b")
+    add(s3server, b, prefix)
+    r = cas("pull", "--all", cwd=b, env=env)
+    assert r.code == 1, (target, damage, r.out, r.err)
+    assert "refused" in one_line(r.err)
+    # Whatever was stored re-hashes to its digest, and a manifest is written only when whole.
+    stored = read_all(b / ".cas")
+    assert all(a.contents.get(d) == body or d in {Digest.of(p) for p in a.packs.values()}
+               for d, body in stored.items())  # fmt: skip
+    for written in (b / "manifests").glob("*.pack"):
+        data = written.read_bytes()
+        assert data == a.packs[written.stem]
+        assert mf.decode(data).digests() <= set(stored)
+    assert cas("remote", "verify", "--deep", cwd=b, env=env).code == 1
 
 
 def test_server_killed_mid_push_then_push_and_pull_complete(
     s3server: SeaweedS3, env: dict[str, str], prefix: str, tmp_path: Path
 ) -> None:
-    count = 800
+    count = 2400
     a = make_project(tmp_path / "a", {"many": random_bodies(count, 1500)})
-    add(s3server, a.root, prefix)
+    r = cas("remote", "add", "origin", f"s3://{s3server.bucket}/{prefix}", "--endpoint",
+            s3server.endpoint, "--pack-size", "64KiB", cwd=a.root)  # fmt: skip
+    assert r.code == 0, r.err
     client = s3server.client()
-    pusher = popen_cas("push", cwd=a.root, env=env)
+    pusher = popen_cas("push", "--jobs", "2", cwd=a.root, env=env)
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             seen = client.list_objects_v2(
-                Bucket=s3server.bucket, Prefix=f"{prefix}/blobs/", MaxKeys=1000
+                Bucket=s3server.bucket, Prefix=f"{prefix}/packs/", MaxKeys=1000
             ).get("KeyCount", 0)
-            if seen >= 60 or pusher.poll() is not None:
+            # Past the first checkpoint: an index object names the first 8 packs.
+            if seen >= 18 or pusher.poll() is not None:
                 break
             time.sleep(0.05)
         s3server.kill()
@@ -557,14 +624,16 @@ def test_server_killed_mid_push_then_push_and_pull_complete(
     assert pusher.returncode == 2, err
     line = one_line(err.decode())
     assert "cannot reach" in line
-    landed = [k for k in keys(s3server, prefix) if "/blobs/" in k]
-    assert 0 < len(landed) < count
+    landed = [k for k in keys(s3server, prefix) if "/packs/" in k]
+    assert 0 < len(landed) < count * 1500 // (64 << 10)
+    assert [k for k in keys(s3server, prefix) if "/index/" in k]
     assert not [k for k in keys(s3server, prefix) if "/manifests/" in k]
 
     r = cas("push", "--json", cwd=a.root, env=env)
     assert r.code == 0, r.err
     report = json.loads(r.out)
-    assert report["blobs_present"] >= len(landed)
+    # The frames of the packs a checkpoint index names are not sent again.
+    assert report["blobs_present"] >= 8 * ((64 << 10) // 1600)
     assert report["blobs_uploaded"] + report["blobs_present"] == report["blobs_referenced"]
     assert cas("remote", "verify", cwd=a.root, env=env).code == 0
 
@@ -641,18 +710,29 @@ def test_faults_are_one_clear_line_and_never_show_credentials(
     assert s3server.secret_key.encode() not in (root / ".cas" / "data.mdb").read_bytes()
 
 
-def test_large_objects_go_up_in_parts(
-    s3server: SeaweedS3, env: dict[str, str], prefix: str, tmp_path: Path
-) -> None:
+def test_large_frames_travel_in_one_pack_and_large_objects_in_parts(
+    s3server: SeaweedS3, env: dict[str, str], prefix: str, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
     body = os.urandom(12 << 20)  # one inline frame in a store with 16 MiB chunks
     a = make_project(tmp_path / "a", {"big": [body]}, chunk_size=16 << 20)
     add(s3server, a.root, prefix)
     r = cas("push", "--json", cwd=a.root, env=env)
     assert r.code == 0, r.err
-    requests = json.loads(r.out)["requests"]
+    report = json.loads(r.out)
+    assert report["packs_uploaded"] == 1  # one PUT: packs go up whole below 64 MiB
+    assert "CreateMultipartUpload" not in report["requests"]
+    # Above the single-PUT size an object goes up in parts.
+    aws_env(monkeypatch, s3server, tmp_path)
+    remote = make_remote("o", f"s3://{s3server.bucket}/{prefix}", endpoint=s3server.endpoint)
+    bucket = Bucket(remote)
+    bucket.put("other/big", body)
+    requests = bucket.requests()
     assert requests["CreateMultipartUpload"] == 1
     assert requests["UploadPart"] == 2
     assert requests["CompleteMultipartUpload"] == 1
+    assert bucket.get_range("other/big", 5, 10) == body[5:15]
+    bucket.close()
     b = empty_project(tmp_path / "b")  # 1 MiB chunks: still accepts the 12 MiB frame
     add(s3server, b, prefix)
     assert cas("pull", "--all", cwd=b, env=env).code == 0
@@ -685,16 +765,25 @@ def test_pull_refuses_objects_larger_than_any_frame(
     assert f"pushing: {report.blobs_uploaded}/{report.blobs_uploaded} (100%)" in last
     assert last.rstrip().endswith("/s")
     victim = min(a.manifest("p").digests())
-    s3server.client().put_object(
-        Bucket=s3server.bucket, Key=f"{prefix}/blobs/{victim.hex()}", Body=b"CF" * 5000
+    # An index object that lies: the victim's frame is 10,000 bytes long.
+    client = s3server.client()
+    (real,) = [k for k in keys(s3server, prefix) if "/index/" in k]
+    table = decode_index(client.get_object(Bucket=s3server.bucket, Key=real)["Body"].read())
+    lying = encode_index(
+        table.packs,
+        [replace(e, length=10000) if e.digest == victim else e for e in table.entries],
+    )
+    client.delete_object(Bucket=s3server.bucket, Key=real)
+    client.put_object(
+        Bucket=s3server.bucket, Key=f"{prefix}/index/{Digest.of(lying).hex()}", Body=lying
     )
     # A store with 4 KiB chunks taking no frame above 8 KiB: the 10 KB object is never read.
     monkeypatch.setattr("cas.store._FOREIGN_FRAME_MIN_LIMIT", 8192)
     with Store.create(tmp_path / "b" / ".cas", chunk_size=SMALL_CHUNK) as store:
         with pytest.raises(RemoteRefused) as info:
             pull(store, remote, ["p"])
-        assert info.value.problems == [(str(victim), "object of 10000 bytes is over the limit "
-                                        f"of {8192 + 20} for its kind")]  # fmt: skip
+        assert info.value.problems == [(str(victim), "its frame of 10000 bytes is over the "
+                                        f"limit of {8192 + 20}")]  # fmt: skip
         assert not store.has(victim)
         assert store.has_many(a.manifest("p").digests()) == a.manifest("p").digests() - {victim}
     assert not (tmp_path / "b" / "manifests").exists()

@@ -186,6 +186,11 @@ def _verify_summary(report: VerifyReport) -> str:
 @click.option("--dry-run", is_flag=True, help="Report what would go; delete nothing.")
 @click.option("--keep", multiple=True, metavar="DIGEST", help="Also keep DIGEST (repeatable).")
 @click.option(
+    "--remote",
+    metavar="NAME",
+    help="Collect on remote NAME instead: what its manifests do not reference, and repack.",
+)
+@click.option(
     "--compact", is_flag=True, help="Then give freed space back to the file system (exclusive)."
 )
 @click.option(
@@ -205,6 +210,7 @@ def gc_cmd(
     grace: float,
     dry_run: bool,
     keep: tuple[str, ...],
+    remote: str | None,
     compact: bool,
     lease_wait: float,
     extra_dirs: tuple[Path, ...],
@@ -212,6 +218,13 @@ def gc_cmd(
 ) -> None:
     """Delete blobs no manifest, pin or --keep references, once older than the grace period."""
     kept = [Digest.parse(k) for k in keep]
+    if remote is not None:
+        if compact or extra_dirs:
+            raise UsageError("--remote collects on the remote only: drop --compact and --roots")
+        from cas.cli.remote_cmds import remote_gc
+
+        remote_gc(ctx, remote, grace=grace, dry_run=dry_run, keep=kept, as_json=as_json)
+        return
     compacted: tuple[int, int] | None = None
     with ctx.open_store() as store, Progress("gc", enabled=ctx.progress) as bar:
 

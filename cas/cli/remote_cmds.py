@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
+from cas.digest import Digest
 from cas.display import one_line, shown
 from cas.errors import VerifyFailed
 from cas.progress import Progress, human_bytes
@@ -80,6 +81,11 @@ def remote_group() -> None:
     metavar="SIZE",
     help="The largest blob to accept from this remote [default: 4GiB].",
 )
+@click.option(
+    "--pack-size",
+    metavar="SIZE",
+    help="Fill the pack objects a push uploads to about this size [default: 16MiB].",
+)
 @pass_ctx
 def remote_add(
     ctx: Ctx,
@@ -92,12 +98,13 @@ def remote_add(
     read_timeout: str | None,
     attempts: str | None,
     max_blob: str | None,
+    pack_size: str | None,
 ) -> None:
     """Add a remote called NAME at s3://BUCKET/PREFIX.
 
     Credentials never go in the URL or the endpoint: they come from the standard AWS chain.
     Each setting can be overridden for a run by CAS_REMOTE_CONNECT_TIMEOUT,
-    CAS_REMOTE_READ_TIMEOUT, CAS_REMOTE_ATTEMPTS or CAS_REMOTE_MAX_BLOB."""
+    CAS_REMOTE_READ_TIMEOUT, CAS_REMOTE_ATTEMPTS, CAS_REMOTE_MAX_BLOB or CAS_REMOTE_PACK_SIZE."""
     given = {
         key: None if text is None else parse_setting(key, text, OPTION[key])
         for key, text in (
@@ -105,6 +112,7 @@ def remote_add(
             ("read_timeout", read_timeout),
             ("attempts", attempts),
             ("max_blob", max_blob),
+            ("pack_size", pack_size),
         )
     }
     remote = make_remote(
@@ -117,6 +125,7 @@ def remote_add(
         read_timeout=given["read_timeout"],
         attempts=None if given["attempts"] is None else int(given["attempts"]),
         max_blob=None if given["max_blob"] is None else int(given["max_blob"]),
+        pack_size=None if given["pack_size"] is None else int(given["pack_size"]),
     )
     with ctx.open_store() as store:
         add_remote(store, remote)
@@ -155,6 +164,21 @@ def remote_remove(ctx: Ctx, name: str) -> None:
         click.echo(f"removed remote {shown(name)}")
 
 
+@remote_group.command(name="unlock")
+@click.argument("name", required=False)
+@pass_ctx
+def remote_unlock(ctx: Ctx, name: str | None) -> None:
+    """Remove every lock object of the remote: after a gc, push or pull was killed, when you
+    know none is running (a dead process's lock also goes stale by itself in 10 minutes)."""
+    from cas.remote.sync import unlock
+
+    with ctx.open_store(readonly=True) as store:
+        remote = choose_remote(store, name)
+    removed = unlock(remote)
+    if not ctx.quiet:
+        click.echo(f"removed {removed} lock objects")
+
+
 @remote_group.command(name="verify")
 @click.argument("name", required=False)
 @click.option("--deep", is_flag=True, help="Download and re-hash every blob and chunk.")
@@ -185,6 +209,43 @@ def remote_verify(ctx: Ctx, name: str | None, deep: bool, jobs: int, as_json: bo
         raise VerifyFailed(len(report.problems))
 
 
+def remote_gc(
+    ctx: Ctx,
+    name: str,
+    *,
+    grace: float,
+    dry_run: bool,
+    keep: list[Digest],
+    as_json: bool,
+    jobs: int = 8,
+) -> None:
+    """``cas gc --remote NAME``: what the remote's manifests do not reference goes, once older
+    than the grace period; sparse packs are rewritten (see `cas.remote.gc`)."""
+    from cas.remote.sync import collect_remote
+
+    with ctx.open_store(readonly=True) as store:
+        remote = choose_remote(store, name)
+        with Progress("gc: copying", enabled=ctx.progress) as bar:
+            report = collect_remote(
+                store, remote, grace_s=grace, dry_run=dry_run, keep=keep, jobs=jobs, progress=bar
+            )
+    if as_json:
+        emit_json(report.as_json())
+        return
+    verb = "would free" if dry_run else "freed"
+    click.echo(
+        f"remote {report.remote}: {verb} {human_bytes(report.bytes_freed)} of "
+        f"{human_bytes(report.bytes_before)}: {report.packs_deleted} packs deleted, "
+        f"{report.packs_repacked} repacked ({report.frames_copied} frames copied into "
+        f"{report.packs_written} packs), {report.loose_deleted} loose objects deleted and "
+        f"{report.loose_packed} packed; kept {report.live_blobs} blobs and {report.live_chunks} "
+        f"chunks of {report.manifests} manifests, {report.kept_by_grace} objects within the "
+        f"grace period; {_requests_line(report.requests)}"
+    )
+    if report.stale_locks and not ctx.quiet:
+        warn(f"note: removed {report.stale_locks} stale locks of processes that died")
+
+
 @click.command()
 @click.argument("args", nargs=-1, metavar="[NAME] [MANIFEST]...")
 @jobs_option
@@ -212,7 +273,8 @@ def push(ctx: Ctx, args: tuple[str, ...], jobs: int, as_json: bool) -> None:
     if not ctx.quiet:
         click.echo(
             f"pushed to {report.remote} ({report.url}): {report.blobs_uploaded} blobs and "
-            f"{report.chunks_uploaded} chunks uploaded, {report.blobs_present} of "
+            f"{report.chunks_uploaded} chunks uploaded in {report.packs_uploaded} packs, "
+            f"{report.blobs_present} of "
             f"{report.blobs_referenced} blobs already there; "
             f"{_rate(report.bytes_uploaded, report.seconds)}; {_requests_line(report.requests)}"
         )

@@ -8,14 +8,15 @@ password in it is refused for that reason, and no message ever shows an endpoint
 password, query or fragment (`shown_url`).
 
 A remote also carries how patient and how trusting to be with it (`Settings`): the connect and
-read timeouts, the tries per request, and the largest blob a pull or deep verify accepts from
-it. Each is taken from the environment (``CAS_REMOTE_*``), else the record, else the default.
+read timeouts, the tries per request, the largest blob a pull or deep verify accepts from it,
+and the size a push fills its pack objects to. Each is taken from the environment
+(``CAS_REMOTE_*``), else the record, else the default.
 
 Record (msgpack, key = the remote's name in UTF-8)::
 
     {version: 1, url: "s3://bucket/prefix", endpoint: str | nil, region: str | nil,
      profile: str | nil, connect_timeout?: float, read_timeout?: float, attempts?: int,
-     max_blob?: int}
+     max_blob?: int, pack_size?: int}
 
 The settings keys are optional (absent: not set), so an older cas still reads the record.
 """
@@ -55,21 +56,27 @@ DEFAULT_ATTEMPTS: Final = 3
 # The largest blob a pull or deep verify accepts from a remote: its whole content is hashed
 # before it is stored, so this bounds the work one object can ask for.
 DEFAULT_MAX_BLOB: Final = 4 << 30
+# A push fills pack objects to about this size (see cas.remote.objects).
+DEFAULT_PACK_SIZE: Final = 16 << 20
 _TIMEOUT_RANGE: Final = (0.05, 3600.0)
 _ATTEMPTS_RANGE: Final = (1, 20)
 _MAX_BLOB_RANGE: Final = (1 << 20, 1 << 50)
-_SETTING_KEYS: Final = ("connect_timeout", "read_timeout", "attempts", "max_blob")
+_PACK_SIZE_RANGE: Final = (64 << 10, 1 << 30)
+_SETTING_KEYS: Final = ("connect_timeout", "read_timeout", "attempts", "max_blob", "pack_size")
+_SIZES: Final = ("max_blob", "pack_size")
 ENV: Final = {
     "connect_timeout": "CAS_REMOTE_CONNECT_TIMEOUT",
     "read_timeout": "CAS_REMOTE_READ_TIMEOUT",
     "attempts": "CAS_REMOTE_ATTEMPTS",
     "max_blob": "CAS_REMOTE_MAX_BLOB",
+    "pack_size": "CAS_REMOTE_PACK_SIZE",
 }
 OPTION: Final = {
     "connect_timeout": "--connect-timeout",
     "read_timeout": "--read-timeout",
     "attempts": "--attempts",
     "max_blob": "--max-blob",
+    "pack_size": "--pack-size",
 }
 
 
@@ -86,6 +93,7 @@ class Remote:
     read_timeout: float | None = None
     attempts: int | None = None
     max_blob: int | None = None
+    pack_size: int | None = None
 
     @property
     def url(self) -> str:
@@ -115,6 +123,7 @@ class Settings:
     read_timeout: float
     attempts: int
     max_blob: int
+    pack_size: int
 
 
 def setting_hint(key: str) -> str:
@@ -130,6 +139,7 @@ def settings(remote: Remote, environ: Mapping[str, str] | None = None) -> Settin
         "read_timeout": DEFAULT_READ_TIMEOUT,
         "attempts": DEFAULT_ATTEMPTS,
         "max_blob": DEFAULT_MAX_BLOB,
+        "pack_size": DEFAULT_PACK_SIZE,
     }
     for key in _SETTING_KEYS:
         text = env.get(ENV[key], "").strip()
@@ -156,7 +166,7 @@ def parse_setting(key: str, text: str, where: str) -> float | int:
         if not text.isdigit():
             raise UsageError(f"{where}: {text!r} is not a whole number of tries")
         value = int(text)
-    elif key == "max_blob":
+    elif key in _SIZES:
         size = _SIZE.fullmatch(text)
         if size is None:
             raise UsageError(f"{where}: {text!r} is not a size: use forms like 4GiB or 512MiB")
@@ -181,6 +191,11 @@ def check_setting(key: str, value: float | int, where: str) -> float | int:
         low, high = _MAX_BLOB_RANGE
         if not low <= value <= high:
             raise UsageError(f"{where}: {value} bytes is out of range (1 MiB to 1 PiB)")
+        return int(value)
+    if key == "pack_size":
+        low, high = _PACK_SIZE_RANGE
+        if not low <= value <= high:
+            raise UsageError(f"{where}: {value} bytes is out of range (64 KiB to 1 GiB)")
         return int(value)
     low_s, high_s = _TIMEOUT_RANGE
     if not math.isfinite(value) or not low_s <= value <= high_s:
@@ -285,6 +300,7 @@ def make_remote(
     read_timeout: float | None = None,
     attempts: int | None = None,
     max_blob: int | None = None,
+    pack_size: int | None = None,
 ) -> Remote:
     """A validated `Remote`."""
     if not _NAME.fullmatch(name):
@@ -308,6 +324,7 @@ def make_remote(
         _checked("read_timeout", read_timeout),
         _checked("attempts", attempts),
         _checked("max_blob", max_blob),
+        _checked("pack_size", pack_size),
     )
 
 
@@ -356,7 +373,7 @@ def _decode(store: Store, name: str, raw: bytes) -> Remote:
     numbers: dict[str, Any] = {}
     for key in _SETTING_KEYS:
         value = record.get(key)
-        integral = key in ("attempts", "max_blob")
+        integral = key in ("attempts", *_SIZES)
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int if integral else int | float):

@@ -80,6 +80,14 @@ def check_pack_name(name: str, source: str) -> str:
     return name
 
 
+def misnamed(manifest: mf.Manifest, name: str) -> str | None:
+    """What is wrong when the manifest stored as pack ``name`` is another pack's (a remote
+    that swapped two manifests); None when the names agree."""
+    if manifest.name == name:
+        return None
+    return f"it holds the manifest of pack {manifest.name!r}"
+
+
 def local_manifests(
     store: Store, specs: Sequence[str], *, hint: str = "run 'cas pack' or name a MANIFEST"
 ) -> list[LocalManifest]:
@@ -125,6 +133,9 @@ def _local_manifest(store: Store, folder: Path, spec: str) -> LocalManifest:
         raise InputError(str(path), exc.strerror or str(exc)) from None
     manifest = mf.decode(data, str(path))
     name = check_pack_name(path.name.removesuffix(PACK_SUFFIX), str(path))
+    wrong = misnamed(manifest, name)
+    if wrong is not None:
+        raise UsageError(f"{path}: {wrong}; name the file {manifest.name}{PACK_SUFFIX}")
     return LocalManifest(name, data, Digest.of(data), manifest, str(path))
 
 

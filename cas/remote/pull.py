@@ -28,8 +28,6 @@ from cas.lease import Lease
 from cas.progress import Progress
 from cas.remote.config import Remote, resolve_remote
 from cas.remote.layout import (
-    BLOBS,
-    CHUNKS,
     MANIFESTS,
     PACK_SUFFIX,
     LocalManifest,
@@ -37,17 +35,19 @@ from cas.remote.layout import (
     chunk_sizes,
     claimed_sizes,
     fetch_manifest,
-    hexes,
     index_problem,
     local_manifests,
     manifests_dir,
     max_object,
+    misnamed,
     remote_packs,
-    seek_listing,
     size_problem,
 )
-from cas.remote.s3 import Bucket, ObjectTooLarge, session
-from cas.remote.transfer import DEFAULT_JOBS, Meter, parallel
+from cas.remote.lock import USE, RemoteLock
+from cas.remote.objects import RemoteObjects
+from cas.remote.packfile import BLOB, CHUNK
+from cas.remote.s3 import Bucket, session
+from cas.remote.transfer import DEFAULT_JOBS, Meter
 from cas.store import Store
 
 # Pulled frames are committed in batches of this many bytes or frames, whichever comes first:
@@ -121,7 +121,10 @@ def pull(
     report = PullReport(target.name, target.url)
     # Under a lease, like a pack: blobs found present are not fetched again, so a gc must keep
     # off until the manifests that reference them are written.
-    with session(target, jobs, report) as bucket, Lease(store, "pull") as lease:
+    with (
+        session(target, jobs, report) as bucket,
+        Lease(store, "pull") as lease,
+    ):
         _Pull(store, bucket, jobs, Meter(progress), report, force, lease).run(specs, everything)
     return report
 
@@ -150,6 +153,7 @@ class _Pull:
         self.seen: set[Digest] = set()  # blobs of the manifests pulled so far, for the counts
         self.max_object = max_object(store)
         self.max_blob = bucket.settings.max_blob
+        self.objects = RemoteObjects(bucket, jobs=jobs)
 
     def problem(self, what: Digest | str, why: str) -> None:
         if isinstance(what, Digest):
@@ -165,6 +169,13 @@ class _Pull:
 
     def run(self, specs: Sequence[str], everything: bool) -> None:
         self.bucket.check()
+        with RemoteLock(self.bucket, USE, "pull"):
+            self._run(specs, everything)
+
+    def _run(self, specs: Sequence[str], everything: bool) -> None:
+        self.objects.load()
+        for key, why in self.objects.problems:
+            self.problem(key, why)
         for load in self._sources(specs, everything):
             target = load()
             if target is not None:
@@ -214,9 +225,9 @@ class _Pull:
             loaders += [self._remote_loader(name) for name in wanted]
         if digests:
             absent = sorted(set(digests) - self.store.has_many(digests))
-            on_remote = seek_listing(self.bucket, BLOBS, hexes(absent))
+            on_remote = self.objects.present(BLOB, absent)
             for digest in absent:
-                if digest.hex() not in on_remote:
+                if digest not in on_remote:
                     raise NotFound("pack", str(digest), "no such blob on the remote")
             loaders += [self._digest_loader(digest) for digest in digests]
         return loaders
@@ -238,6 +249,10 @@ class _Pull:
                 manifest = mf.decode(data, key)
             except ManifestError as exc:
                 self.problem(key, f"not a valid manifest: {exc.problem}")
+                return None
+            wrong = misnamed(manifest, name)
+            if wrong is not None:
+                self.problem(key, wrong)
                 return None
             return _Target(LocalManifest(name, data, Digest.of(data), manifest, key), True)
 
@@ -289,13 +304,7 @@ class _Pull:
         pending_bytes = 0
         self.meter.expect(len(wanted))
 
-        def get_blob(digest: Digest) -> bytes | str:
-            try:
-                value = self.bucket.get(BLOBS + digest.hex(), max_size=self.max_object)
-            except ObjectTooLarge as exc:
-                return str(exc)
-            if value is None:
-                return "missing on the remote"
+        def check_blob(digest: Digest, value: bytes) -> bytes | str:
             why = size_problem(value, sizes.get(digest)) or index_problem(value, self.max_blob)
             if why is not None:
                 return why
@@ -305,7 +314,7 @@ class _Pull:
                 return exc.problem
             return value
 
-        def got_blob(digest: Digest, result: bytes | str) -> None:
+        def got_blob(digest: Digest, result: bytes | str, _nbytes: int) -> None:
             nonlocal pending_bytes, index_bytes
             if isinstance(result, str):
                 self.problem(digest, result)
@@ -329,7 +338,7 @@ class _Pull:
                 pending.clear()
                 pending_bytes = 0
 
-        parallel(sorted(wanted), get_blob, jobs=self.jobs, on_done=got_blob)
+        self.objects.fetch(BLOB, wanted, max_size=self.max_object, check=check_blob, done=got_blob)
         if pending:
             store.put_frames(pending)
         if indexes:
@@ -354,20 +363,14 @@ class _Pull:
         pending_bytes = 0
         self.meter.expect(len(wanted))
 
-        def get_chunk(chunk: Digest) -> bytes | str:
-            try:
-                value = self.bucket.get(CHUNKS + chunk.hex(), max_size=self.max_object)
-            except ObjectTooLarge as exc:
-                return str(exc)
-            if value is None:
-                return "missing on the remote"
+        def check_chunk(chunk: Digest, value: bytes) -> bytes | str:
             try:
                 store.check_frame(chunk, value, chunk=True)
             except CorruptBlob as exc:
                 return exc.problem
             return value
 
-        def got_chunk(chunk: Digest, result: bytes | str) -> None:
+        def got_chunk(chunk: Digest, result: bytes | str, _nbytes: int) -> None:
             nonlocal pending_bytes
             if isinstance(result, str):
                 for owner in users[chunk]:
@@ -392,7 +395,9 @@ class _Pull:
                 pending.clear()
                 pending_bytes = 0
 
-        parallel(wanted, get_chunk, jobs=self.jobs, on_done=got_chunk)
+        self.objects.fetch(
+            CHUNK, wanted, max_size=self.max_object, check=check_chunk, done=got_chunk
+        )
         if pending:
             store.put_frames(chunks=pending)
         for digest in sorted(needs):

@@ -1,10 +1,12 @@
 """Push: upload manifests and every blob and chunk they reach that the remote lacks.
 
-Order is what keeps a remote consistent when a push dies half-way: every chunk before any index
-that lists it, every blob before the manifest blobs, and the ``manifests/`` objects (the only
-names a reader starts from) last. A killed push leaves unreferenced objects at worst, which the
-next push finds by listing and does not upload again. Every frame is checked before it leaves,
-so a locally damaged frame never reaches the remote, where pullers would refuse it forever.
+The frames the remote lacks (found through its index objects, and for remotes of the older
+layout, by listing) travel bundled into pack objects (`cas.remote.objects`). Order is what keeps
+a remote consistent when a push dies half-way: every pack before the index object that names
+them, and the ``manifests/`` objects (the only names a reader starts from) last. A killed push
+leaves packs no index names at worst; a remote gc removes them. Every frame is checked before it
+leaves, so a locally damaged frame never reaches the remote, where pullers would refuse it
+forever. A push holds a lock object (`cas.remote.lock`) so no remote gc runs beside it.
 """
 
 from __future__ import annotations
@@ -19,18 +21,12 @@ from cas.digest import Digest
 from cas.errors import BlobNotFound, CorruptBlob, NotFound
 from cas.progress import Progress
 from cas.remote.config import Remote, resolve_remote
-from cas.remote.layout import (
-    BLOBS,
-    CHUNKS,
-    MANIFESTS,
-    PACK_SUFFIX,
-    LocalManifest,
-    hexes,
-    index_chunks,
-    seek_listing,
-)
+from cas.remote.layout import MANIFESTS, PACK_SUFFIX, LocalManifest, index_chunks
+from cas.remote.lock import USE, RemoteLock
+from cas.remote.objects import PackUploader, RemoteObjects
+from cas.remote.packfile import BLOB, CHUNK
 from cas.remote.s3 import Bucket, session
-from cas.remote.transfer import DEFAULT_JOBS, Meter, parallel
+from cas.remote.transfer import DEFAULT_JOBS, Meter, ordered
 from cas.store import Store
 
 
@@ -43,15 +39,17 @@ class PushReport:
     blobs_present: int = 0
     blobs_uploaded: int = 0
     chunks_uploaded: int = 0
+    packs_uploaded: int = 0
+    indexes_uploaded: int = 0
     bytes_uploaded: int = 0
     requests: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
 
     @property
     def uploads(self) -> int:
-        """Objects uploaded, manifests included."""
+        """Objects uploaded: packs, the index object and manifests."""
         sent = sum(1 for m in self.manifests if m["status"] == "uploaded")
-        return self.blobs_uploaded + self.chunks_uploaded + sent
+        return self.packs_uploaded + self.indexes_uploaded + sent
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -62,6 +60,8 @@ class PushReport:
             "blobs_present": self.blobs_present,
             "blobs_uploaded": self.blobs_uploaded,
             "chunks_uploaded": self.chunks_uploaded,
+            "packs_uploaded": self.packs_uploaded,
+            "indexes_uploaded": self.indexes_uploaded,
             "bytes_uploaded": self.bytes_uploaded,
             "requests": self.requests,
             "request_count": sum(self.requests.values()),
@@ -116,9 +116,15 @@ class _Push:
             if not store.has(item.digest):
                 store.put(item.data)
         self.bucket.check()
+        with RemoteLock(self.bucket, USE, "push"):
+            self._send(content, tops)
+            self._send_manifests(manifests)
+
+    def _send(self, content: set[Digest], tops: set[Digest]) -> None:
+        store = self.store
+        objects = RemoteObjects(self.bucket, jobs=self.jobs).load()
         everything = content | tops
-        listing = seek_listing(self.bucket, BLOBS, hexes(everything))
-        present = {d for d in everything if d.hex() in listing}
+        present = objects.present(BLOB, everything)
         self.report.blobs_referenced = len(everything)
         self.report.blobs_present = len(present)
         blobs = sorted(content - present)
@@ -135,41 +141,44 @@ class _Push:
                 raise CorruptBlob(str(digest), str(exc)) from None
             for chunk in listed or ():
                 chunk_owner.setdefault(chunk, digest)
-        on_remote = seek_listing(self.bucket, CHUNKS, hexes(chunk_owner))
-        chunks = sorted(c for c in chunk_owner if c.hex() not in on_remote)
+        on_remote = objects.present(CHUNK, chunk_owner)
+        chunks = sorted(c for c in chunk_owner if c not in on_remote)
         self.meter.expect(len(chunks) + len(blobs) + len(top_blobs))
 
-        def send_chunk(chunk: Digest) -> int:
+        def read_chunk(chunk: Digest) -> bytes:
             value = store.raw_chunk(chunk)
             if value is None:
                 raise CorruptBlob(str(chunk_owner[chunk]), f"chunk {chunk} is missing locally")
             store.check_frame(chunk, value, chunk=True)
-            self.bucket.put(CHUNKS + chunk.hex(), value)
-            return len(value)
+            return value
 
-        def send_blob(digest: Digest) -> int:
+        def read_blob(digest: Digest) -> bytes:
             value = store.raw_value(digest)
             if value is None:
                 raise BlobNotFound(str(digest))
             # Never spread a locally damaged frame: pullers would refuse it forever.
             store.check_frame(digest, value)
-            self.bucket.put(BLOBS + digest.hex(), value)
-            return len(value)
+            return value
 
-        def sent_chunk(_chunk: Digest, nbytes: int) -> None:
-            self.report.chunks_uploaded += 1
-            self.report.bytes_uploaded += nbytes
-            self.meter.moved(nbytes)
-
-        def sent_blob(_digest: Digest, nbytes: int) -> None:
-            self.report.blobs_uploaded += 1
-            self.report.bytes_uploaded += nbytes
-            self.meter.moved(nbytes)
-
-        parallel(chunks, send_chunk, jobs=self.jobs, on_done=sent_chunk)
-        parallel(blobs, send_blob, jobs=self.jobs, on_done=sent_blob)
-        parallel(top_blobs, send_blob, jobs=self.jobs, on_done=sent_blob)
-        self._send_manifests(manifests)
+        uploader = PackUploader(self.bucket, jobs=self.jobs, target=self.bucket.settings.pack_size)
+        try:
+            # Frames go into packs in digest order (chunks, then blobs), so the same frames
+            # make the same packs.
+            for chunk, value in ordered(chunks, read_chunk, jobs=self.jobs):
+                uploader.add(CHUNK, chunk, value)
+                self.report.chunks_uploaded += 1
+                self.meter.moved(len(value))
+            for digest, value in ordered([*blobs, *top_blobs], read_blob, jobs=self.jobs):
+                uploader.add(BLOB, digest, value)
+                self.report.blobs_uploaded += 1
+                self.meter.moved(len(value))
+            indexes = uploader.finish()
+        except BaseException:
+            uploader.abandon()
+            raise
+        self.report.packs_uploaded = len(uploader.packs)
+        self.report.indexes_uploaded = len(indexes)
+        self.report.bytes_uploaded += uploader.bytes_sent
 
     def _send_manifests(self, manifests: Sequence[LocalManifest]) -> None:
         listed = {o.name: o for o in self.bucket.list_all(MANIFESTS)}

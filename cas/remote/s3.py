@@ -70,11 +70,13 @@ _ENDPOINT_VARIABLES: Final = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
 
 @dataclass(frozen=True, slots=True)
 class ObjectInfo:
-    """One listed object: its key relative to the folder that was listed, size and ETag."""
+    """One listed object: its key relative to the folder that was listed, size, ETag and the
+    server's time of its last write (seconds since the epoch; 0.0 when the server gave none)."""
 
     name: str
     size: int
     etag: str
+    modified: float = 0.0
 
 
 class Bucket:
@@ -181,6 +183,7 @@ class Bucket:
                 str(item["Key"])[len(base) :],
                 int(item.get("Size", 0)),
                 str(item.get("ETag", "")).strip('"'),
+                _epoch(item.get("LastModified")),
             )
             for item in page.get("Contents", [])
             if str(item["Key"]).startswith(base)
@@ -221,11 +224,53 @@ class Bucket:
             raise ObjectTooLarge(len(data), max_size)
         return data
 
-    def put(self, sub: str, data: bytes) -> None:
+    def get_range(self, sub: str, start: int, length: int) -> bytes | None:
+        """``length`` bytes of object ``sub`` from offset ``start`` (one ranged GET), or None
+        when the object does not exist. Fewer bytes come back when the object is shorter; the
+        caller checks what it got. More are never read."""
+        if length <= 0:
+            return b""
+        try:
+            response = self._call(
+                self._client.get_object,
+                Bucket=self.remote.bucket,
+                Key=self.remote.key(sub),
+                Range=f"bytes={start}-{start + length - 1}",
+            )
+        except _MissingObject:
+            return None
+        except _RangePastEnd:
+            return b""  # the object is shorter than the caller was told
+        body = response["Body"]
+        try:
+            data: bytes = self._guard(lambda: body.read(length + 1), tries=1)
+        finally:
+            body.close()
+        return data
+
+    def delete(self, subs: list[str]) -> None:
+        """Delete objects ``subs`` (up to 1000 per request; a missing one is no error)."""
+        for i in range(0, len(subs), LIST_PAGE):
+            batch = subs[i : i + LIST_PAGE]
+            answer = self._call(
+                self._client.delete_objects,
+                Bucket=self.remote.bucket,
+                Delete={"Objects": [{"Key": self.remote.key(s)} for s in batch], "Quiet": True},
+            )
+            failed = answer.get("Errors") or []
+            if failed:
+                first = failed[0]
+                raise RemoteError(
+                    self.remote.name,
+                    f"the server refused to delete {len(failed)} objects "
+                    f"({first.get('Code', '?')} for {first.get('Key', '?')})",
+                )
+
+    def put(self, sub: str, data: bytes, *, single_up_to: int = MULTIPART_THRESHOLD) -> None:
         """Upload ``data`` as object ``sub`` (one PUT is atomic; a multipart upload is invisible
-        until it completes)."""
+        until it completes). Objects below ``single_up_to`` bytes go up in one PUT."""
         key = self.remote.key(sub)
-        if len(data) < MULTIPART_THRESHOLD:
+        if len(data) < max(single_up_to, MULTIPART_THRESHOLD):
             self._call(self._client.put_object, Bucket=self.remote.bucket, Key=key, Body=data)
             return
         self._call(
@@ -295,7 +340,7 @@ class Bucket:
         seconds = getattr(self.settings, key)
         return RemoteTimeout(self.remote.name, self.endpoint, seconds, tries, setting_hint(key))
 
-    def _client_error(self, exc: bexc.ClientError) -> CasError | _MissingObject:
+    def _client_error(self, exc: bexc.ClientError) -> CasError:
         error = exc.response.get("Error", {})
         code = str(error.get("Code", ""))
         status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
@@ -305,6 +350,8 @@ class Bucket:
             return RemoteBucketMissing(name, self.remote.bucket)
         if code in _MISSING_KEY_CODES and operation in ("GetObject", "HeadObject"):
             return _MissingObject()
+        if operation == "GetObject" and (code == "InvalidRange" or status == 416):
+            return _RangePastEnd()
         if code in _AUTH_CODES or status == 403:
             return RemoteAuthError(name, f"the server answered {code or status} to {operation}")
         if status >= 500 or code in ("SlowDown", "ServiceUnavailable", "InternalError"):
@@ -312,6 +359,12 @@ class Bucket:
                 name, f"the server failed {operation} with {code or status}", "retry later"
             )
         return RemoteError(name, f"the server refused {operation}: {code or status}")
+
+
+def _epoch(value: Any) -> float:
+    """A listing's LastModified (a datetime from boto3) as seconds since the epoch."""
+    stamp = getattr(value, "timestamp", None)
+    return float(stamp()) if callable(stamp) else 0.0
 
 
 def _check_endpoint_variables() -> None:
@@ -340,6 +393,13 @@ class _MissingObject(CasError):
 
     def __init__(self) -> None:
         super().__init__("no such object")
+
+
+class _RangePastEnd(CasError):
+    """A ranged GET starting past the end of the object; `Bucket.get_range` returns b""."""
+
+    def __init__(self) -> None:
+        super().__init__("range past the end of the object")
 
 
 class Timed(Protocol):

@@ -7,7 +7,8 @@ handled in the calling thread, the only one that writes to the store.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Final, TypeVar
 
@@ -16,6 +17,7 @@ from cas.progress import Progress
 DEFAULT_JOBS: Final = 8
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 def parallel(
@@ -24,12 +26,14 @@ def parallel(
     *,
     jobs: int,
     on_done: Callable[[T, Any], None],
+    window: int | None = None,
 ) -> None:
-    """Run ``work`` over ``items`` in ``jobs`` threads, a bounded window at a time, calling
-    ``on_done(item, result)`` in this thread. The first error cancels what has not started and
-    is raised once the running transfers end (each is bounded by timeouts and retries)."""
+    """Run ``work`` over ``items`` in ``jobs`` threads, at most ``window`` (default four per
+    thread) in flight, calling ``on_done(item, result)`` in this thread as each ends. The first
+    error cancels what has not started and is raised once the running transfers end (each is
+    bounded by timeouts and retries)."""
     source = iter(items)
-    window = jobs * 4
+    window = window or jobs * 4
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="cas-remote") as pool:
         inflight: dict[Future[Any], T] = {}
         try:
@@ -52,6 +56,30 @@ def parallel(
             for fut in inflight:
                 fut.cancel()
             raise
+
+
+def ordered(
+    items: Iterable[T], work: Callable[[T], R], *, jobs: int, window: int | None = None
+) -> Iterator[tuple[T, R]]:
+    """``(item, work(item))`` in the order of ``items``, ``work`` running in ``jobs`` threads
+    with at most ``window`` (default four per thread) in flight. The first error is raised in
+    order, after cancelling what has not started."""
+    source = iter(items)
+    window = window or jobs * 4
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="cas-remote") as pool:
+        ahead: deque[tuple[T, Future[R]]] = deque()
+        try:
+            for item in source:
+                ahead.append((item, pool.submit(work, item)))
+                if len(ahead) >= window:
+                    first, fut = ahead.popleft()
+                    yield first, fut.result()
+            while ahead:
+                first, fut = ahead.popleft()
+                yield first, fut.result()
+        finally:
+            for _item, fut in ahead:
+                fut.cancel()
 
 
 class Meter:

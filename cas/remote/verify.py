@@ -26,23 +26,23 @@ from cas.errors import CorruptBlob, ManifestError
 from cas.progress import Progress
 from cas.remote.config import Remote, resolve_remote
 from cas.remote.layout import (
-    BLOBS,
-    CHUNKS,
     MANIFESTS,
     PACK_SUFFIX,
     chunk_sizes,
     claimed_sizes,
     fetch_manifest,
-    hexes,
     index_problem,
     max_object,
     maybe_index,
+    misnamed,
     remote_packs,
-    seek_listing,
     size_problem,
 )
-from cas.remote.s3 import Bucket, ObjectInfo, ObjectTooLarge, session
-from cas.remote.transfer import DEFAULT_JOBS, Meter, parallel
+from cas.remote.lock import USE, RemoteLock
+from cas.remote.objects import Place, RemoteObjects, fetch_one, pack_problems
+from cas.remote.packfile import BLOB, CHUNK
+from cas.remote.s3 import Bucket, ObjectInfo, session
+from cas.remote.transfer import DEFAULT_JOBS, Meter
 from cas.store import Store
 
 # Chunk indexes are checked in batches of at most this many bytes of index frames.
@@ -133,29 +133,40 @@ class _Verify:
         self.report = report
         self.max_object = max_object(store)
         self.max_blob = bucket.settings.max_blob
+        self.objects = RemoteObjects(bucket, jobs=jobs)
 
     def problem(self, kind: str, what: str, detail: str) -> None:
         self.report.problems.append(RemoteProblem(kind, what, detail))
 
     def run(self) -> None:
         self.bucket.check()
+        with RemoteLock(self.bucket, USE, "verify"):
+            self._run()
+
+    def _run(self) -> None:
+        self.objects.load()
+        for key, why in self.objects.problems:
+            self.problem("corrupt", key, why)
         listed, bad = remote_packs(self.bucket)
         for key, why in bad:
             self.problem("corrupt", key, why)
         claims = self._manifests(list(listed))
-        listing = seek_listing(self.bucket, BLOBS, hexes(claims))
-        present: dict[Digest, ObjectInfo] = {}
+        packed, loose = self.objects.locate(BLOB, claims)
+        broken = pack_problems(self.objects, packed.values())
+        sizes: dict[Digest, int] = {}
         for digest in sorted(claims):
-            info = listing.get(digest.hex())
-            if info is None:
-                self.problem("missing", str(digest), "not on the remote")
+            place = packed.get(digest)
+            if place is not None and place.pack in broken:
+                self.problem("missing", str(digest), broken[place.pack])
+            elif place is not None:
+                sizes[digest] = place.length
+            elif digest in loose:
+                sizes[digest] = loose[digest].size
             else:
-                present[digest] = info
-        self.report.blobs = len(present)
-        wanted = sorted(
-            d for d, info in present.items() if self.report.deep or maybe_index(info.size)
-        )
-        self._blobs(wanted, claims)
+                self.problem("missing", str(digest), "not on the remote")
+        self.report.blobs = len(sizes)
+        wanted = sorted(d for d, size in sizes.items() if self.report.deep or maybe_index(size))
+        self._blobs(wanted, claims, (packed, loose))
 
     def _manifests(self, names: list[str]) -> dict[Digest, int | None]:
         """Every blob the manifests reference, with the size they give it (None: none given),
@@ -176,6 +187,9 @@ class _Verify:
             except ManifestError as exc:
                 self.problem("corrupt", key, f"not a valid manifest: {exc.problem}")
                 continue
+            wrong = misnamed(manifest, name)
+            if wrong is not None:
+                self.problem("corrupt", key, wrong)
             self.report.manifests += 1
             sizes, conflicts = claimed_sizes(manifest)
             for digest, why in sorted(conflicts.items()):
@@ -194,47 +208,55 @@ class _Verify:
         elif size is not None and size != known:
             self.problem("corrupt", str(digest), f"manifests give it {known} and {size} bytes")
 
-    def _blobs(self, wanted: list[Digest], claims: dict[Digest, int | None]) -> None:
+    def _blobs(
+        self,
+        wanted: list[Digest],
+        claims: dict[Digest, int | None],
+        located: tuple[dict[Digest, Place], dict[Digest, ObjectInfo]],
+    ) -> None:
         """Download ``wanted`` blobs and check each; then the chunks of the chunk indexes, in
         batches of bounded size."""
         indexes: dict[Digest, bytes] = {}
         index_bytes = 0
         self.meter.expect(len(wanted))
 
-        def get(digest: Digest) -> tuple[bytes | None, str]:
-            try:
-                value = self.bucket.get(BLOBS + digest.hex(), max_size=self.max_object)
-            except ObjectTooLarge as exc:
-                return b"", str(exc)
-            if value is None:
-                return None, "vanished while verifying"
+        def check(digest: Digest, value: bytes) -> bytes | str:
             why = size_problem(value, claims.get(digest)) or index_problem(value, self.max_blob)
             if why is not None:
-                return value, why
+                return why
             try:
                 self.store.check_frame(digest, value)
             except CorruptBlob as exc:
-                return value, exc.problem
-            return value, ""
+                return exc.problem
+            return value
 
-        def got(digest: Digest, result: tuple[bytes | None, str]) -> None:
+        def got(digest: Digest, result: bytes | str, nbytes: int) -> None:
             nonlocal index_bytes
-            value, why = result
-            self.meter.moved(len(value or b""))
-            self.report.bytes_downloaded += len(value or b"")
-            if value is None:
-                self.problem("missing", str(digest), why)
-            elif why:
-                self.problem("corrupt", str(digest), why)
-            elif frame.header(value).codec == frame.INDEX:
-                indexes[digest] = value
-                index_bytes += len(value)
+            self.meter.moved(nbytes)
+            self.report.bytes_downloaded += nbytes
+            if isinstance(result, str):
+                kind = "missing" if "missing" in result or "vanished" in result else "corrupt"
+                self.problem(kind, str(digest), result)
+            elif frame.header(result).codec == frame.INDEX:
+                indexes[digest] = result
+                index_bytes += len(result)
                 if index_bytes >= INDEX_BATCH_BYTES:
                     self._indexes(indexes)
                     indexes.clear()
                     index_bytes = 0
 
-        parallel(wanted, get, jobs=self.jobs, on_done=got)
+        chosen = set(wanted)
+        self.objects.fetch(
+            BLOB,
+            wanted,
+            max_size=self.max_object,
+            check=check,
+            done=got,
+            located=(
+                {d: p for d, p in located[0].items() if d in chosen},
+                {d: o for d, o in located[1].items() if d in chosen},
+            ),
+        )
         if indexes:
             self._indexes(indexes)
 
@@ -254,11 +276,16 @@ class _Verify:
 
     def _listed_chunks(self, shapes: dict[Digest, tuple[list[Digest], dict[Digest, int]]]) -> None:
         every = {c for _chunks, needs in shapes.values() for c in needs}
-        listing = seek_listing(self.bucket, CHUNKS, hexes(every))
-        self.report.chunks += len(listing)
+        packed, loose = self.objects.locate(CHUNK, every)
+        broken = pack_problems(self.objects, packed.values())
+        self.report.chunks += len(packed) + len(loose)
         for digest, (chunks, _needs) in shapes.items():
             for chunk in chunks:
-                if chunk.hex() not in listing:
+                place = packed.get(chunk)
+                if place is not None and place.pack in broken:
+                    self.problem("missing", str(digest), f"chunk {chunk}: {broken[place.pack]}")
+                    break
+                if place is None and chunk not in loose:
                     self.problem("missing", str(digest), f"chunk {chunk} is not on the remote")
                     break
 
@@ -324,10 +351,9 @@ class _Verify:
     def _chunk_content(self, chunk: Digest, need: int) -> tuple[int, bytes | str]:
         """(bytes downloaded, the chunk's checked content or what is wrong with it). A chunk
         that does not hold ``need`` bytes, what its place needs, is refused undecoded."""
-        try:
-            value = self.bucket.get(CHUNKS + chunk.hex(), max_size=self.max_object)
-        except ObjectTooLarge as exc:
-            return 0, str(exc)
+        value = fetch_one(self.objects, CHUNK, chunk, max_size=self.max_object)
+        if isinstance(value, str):
+            return 0, value
         if value is None:
             return 0, "not on the remote"
         try:

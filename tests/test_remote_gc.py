@@ -1,0 +1,276 @@
+"""Remote gc and lock objects (cas/remote/gc.py, cas/remote/lock.py) on the real S3 server.
+
+What a gc may delete is judged by what the remote's manifests reference; every test ends by
+pulling what the remaining manifests need into an empty store and re-hashing it, and by a deep
+`cas remote verify`, so a gc that removed one needed byte fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from cas import Digest, Store, frame
+from cas import manifest as mf
+from cas.remote.config import make_remote
+from cas.remote.lock import GC, USE, RemoteLock
+from cas.remote.s3 import Bucket
+from tests.s3server import SeaweedS3, s3server
+from tests.test_remote import (
+    aws_env,
+    cas,
+    empty_project,
+    env,
+    keys,
+    make_project,
+    popen_cas,
+    prefix,
+    random_bodies,
+    read_all,
+    text_bodies,
+)
+
+__all__ = ["env", "prefix", "s3server"]  # fixtures, imported so pytest finds them here
+
+
+def add_small(server: SeaweedS3, root: Path, prefix: str) -> None:
+    """The remote with small packs, so a few hundred KiB make many of them."""
+    r = cas("remote", "add", "origin", f"s3://{server.bucket}/{prefix}", "--endpoint",
+            server.endpoint, "--pack-size", "64KiB", cwd=root)  # fmt: skip
+    assert r.code == 0, r.err
+
+
+def under(server: SeaweedS3, prefix: str, folder: str) -> list[str]:
+    return sorted(k for k in keys(server, prefix) if k.startswith(f"{prefix}/{folder}/"))
+
+
+def drop_manifest(server: SeaweedS3, prefix: str, name: str) -> None:
+    server.client().delete_object(Bucket=server.bucket, Key=f"{prefix}/manifests/{name}.pack")
+
+
+def gc(root: Path, env: dict[str, str], *args: str) -> dict[str, object]:
+    r = cas("gc", "--remote", "origin", "--json", *args, cwd=root, env=env)
+    assert r.code == 0, r.out + r.err
+    report: dict[str, object] = json.loads(r.out)
+    return report
+
+
+def pulled_whole(server: SeaweedS3, prefix: str, where: Path, env: dict[str, str]) -> set[Digest]:
+    """Pull every manifest left on the remote into an empty store at ``where``; the blobs it
+    holds (each re-hashed). Asserts the pull and a deep remote verify pass."""
+    b = empty_project(where)
+    r = cas("remote", "add", "origin", f"s3://{server.bucket}/{prefix}", "--endpoint",
+            server.endpoint, cwd=b)  # fmt: skip
+    assert r.code == 0, r.err
+    r = cas("pull", "--all", "--json", cwd=b, env=env)
+    assert r.code == 0, r.out + r.err
+    assert {m["status"] for m in json.loads(r.out)["manifests"]} <= {"written", "unchanged"}
+    r = cas("remote", "verify", "--deep", cwd=b, env=env)
+    assert r.code == 0, r.out + r.err
+    return set(read_all(b / ".cas"))
+
+
+def test_gc_frees_what_no_manifest_references_and_keeps_the_rest(
+    s3server: SeaweedS3, env: dict[str, str], prefix: str, tmp_path: Path
+) -> None:
+    shared = random_bodies(40, 2000)
+    a = make_project(
+        tmp_path / "a",
+        {"keep": [*shared, *random_bodies(20, 2000)], "drop": [*shared, *random_bodies(150, 2000)]},
+    )
+    add_small(s3server, a.root, prefix)
+    assert cas("push", "origin", "keep", cwd=a.root, env=env).code == 0
+    assert cas("push", "origin", "drop", cwd=a.root, env=env).code == 0
+    packs_before = under(s3server, prefix, "packs")
+    assert len(under(s3server, prefix, "index")) == 2
+
+    # Within the grace period (an hour by default) nothing goes.
+    drop_manifest(s3server, prefix, "drop")
+    young = gc(a.root, env)
+    assert young["kept_by_grace"] == len(packs_before)
+    assert young["packs_deleted"] == young["packs_repacked"] == 0
+    assert under(s3server, prefix, "packs") == packs_before
+
+    # A dry run says what would go, and deletes nothing.
+    dry = gc(a.root, env, "--grace", "0", "--dry-run")
+    assert dry["bytes_freed"] > 0 and dry["dry_run"] is True
+    assert under(s3server, prefix, "packs") == packs_before
+
+    done = gc(a.root, env, "--grace", "0")
+    assert done["bytes_freed"] == dry["bytes_freed"]
+    assert done["packs_deleted"] + done["packs_repacked"] > 0
+    # One index object is left (here the kept push's own: the same entries, the same bytes).
+    assert done["indexes_replaced"] >= 1 and len(under(s3server, prefix, "index")) == 1
+    assert not under(s3server, prefix, "locks")
+    after = under(s3server, prefix, "packs")
+    assert len(after) == done["packs_after"] < len(packs_before)
+    keep = a.manifest("keep").digests()
+    held = pulled_whole(s3server, prefix, tmp_path / "b", env)
+    assert keep <= held
+    # What only the dropped manifest referenced is gone from the remote.
+    only_dropped = a.manifest("drop").digests() - keep
+    r = cas("pull", "origin", str(Digest.of(a.packs["drop"])), cwd=tmp_path / "b", env=env)
+    assert r.code == 1
+    assert not (only_dropped & held)
+
+    # A second gc finds nothing to do and changes nothing.
+    again = gc(a.root, env, "--grace", "0")
+    assert again["bytes_freed"] == again["packs_deleted"] == again["indexes_replaced"] == 0
+    assert under(s3server, prefix, "packs") == after
+
+
+def test_gc_migrates_a_remote_of_loose_objects(
+    s3server: SeaweedS3, env: dict[str, str], prefix: str, tmp_path: Path
+) -> None:
+    big = random_bodies(1, 3 * 4096)[0]  # chunked in the 4 KiB-chunk store
+    a = make_project(tmp_path / "a", {"p": [*text_bodies(10, "p"), big]})
+    client = s3server.client()
+    # The layout of remotes written before pack files: one object per blob and per chunk.
+    with Store.at(a.store_path, readonly=True) as store:
+        for digest in [*a.contents, Digest.of(a.packs["p"])]:
+            value = store.raw_value(digest)
+            assert value is not None
+            client.put_object(Bucket=s3server.bucket, Key=f"{prefix}/blobs/{digest.hex()}",
+                              Body=value)  # fmt: skip
+        index = store.raw_value(Digest.of(big))
+        assert index is not None
+        for chunk in set(frame.decode_index(index)[2]):
+            raw = store.raw_chunk(chunk)
+            assert raw is not None
+            client.put_object(Bucket=s3server.bucket, Key=f"{prefix}/chunks/{chunk.hex()}",
+                              Body=raw)  # fmt: skip
+    client.put_object(Bucket=s3server.bucket, Key=f"{prefix}/manifests/p.pack", Body=a.packs["p"])
+    # An orphan from long ago, referenced by nothing.
+    orphan = Digest.of(b"orphan")
+    client.put_object(Bucket=s3server.bucket, Key=f"{prefix}/blobs/{orphan.hex()}", Body=b"x")
+    add_small(s3server, a.root, prefix)
+    # Still read as it is.
+    assert set(a.contents) <= pulled_whole(s3server, prefix, tmp_path / "b", env)
+
+    report = gc(a.root, env, "--grace", "0")
+    assert report["loose_packed"] == len(a.contents) + 1 + 3
+    assert report["loose_deleted"] == 1
+    assert not under(s3server, prefix, "blobs") and not under(s3server, prefix, "chunks")
+    assert under(s3server, prefix, "packs") and len(under(s3server, prefix, "index")) == 1
+    assert set(a.contents) <= pulled_whole(s3server, prefix, tmp_path / "c", env)
+
+
+def test_locks_keep_gc_and_pushes_apart(
+    s3server: SeaweedS3, env: dict[str, str], prefix: str, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    a = make_project(tmp_path / "a", {"p": text_bodies(5, "p")})
+    add_small(s3server, a.root, prefix)
+    aws_env(monkeypatch, s3server, tmp_path)
+    bucket = Bucket(
+        make_remote("o", f"s3://{s3server.bucket}/{prefix}", endpoint=s3server.endpoint)
+    )
+    try:
+        # A gc holds the lock: pushes and pulls step back, nothing written.
+        with RemoteLock(bucket, GC, "gc"):
+            r = cas("push", cwd=a.root, env=env)
+            assert r.code == 1 and "is busy: a gc holds its lock" in r.err, r.err
+            assert not under(s3server, prefix, "packs")
+            r = cas("pull", "--all", cwd=a.root, env=env)
+            assert r.code == 1 and "busy" in r.err
+            assert len(under(s3server, prefix, "locks")) == 1  # theirs were taken back
+        # A push (or two) holds it: a gc steps back, another push goes ahead.
+        with RemoteLock(bucket, USE, "push"):
+            assert cas("push", cwd=a.root, env=env).code == 0
+            r = cas("gc", "--remote", "origin", "--grace", "0", cwd=a.root, env=env)
+            assert r.code == 1 and "is busy: a push, pull or verify holds its lock" in r.err
+        # A lock whose holder died goes stale; a gc removes it.
+        with RemoteLock(bucket, USE, "push") as held:
+            held._stop.set()  # as if killed: never refreshed again
+            with pytest.raises(Exception, match="busy"):
+                RemoteLock(bucket, GC, "gc").acquire()
+            late = RemoteLock(bucket, GC, "gc", stale_s=0.0)
+            time.sleep(1.1)
+            late.acquire()
+            assert late.stale == [held.name]
+            late.release()
+        assert not under(s3server, prefix, "locks")
+        assert cas("remote", "unlock", cwd=a.root, env=env).code == 0
+    finally:
+        bucket.close()
+
+
+def crash_project(tmp_path: Path, server: SeaweedS3, prefix: str, env: dict[str, str]) -> Path:
+    """A remote with two manifests in many small packs, one of them dropped: work for a gc."""
+    shared = random_bodies(60, 1500)
+    a = make_project(
+        tmp_path / "a",
+        {"keep": [*shared, *random_bodies(60, 1500)], "drop": [*shared, *random_bodies(200, 1500)]},
+    )
+    add_small(server, a.root, prefix)
+    assert cas("push", "origin", "drop", cwd=a.root, env=env).code == 0
+    assert cas("push", "origin", "keep", cwd=a.root, env=env).code == 0
+    drop_manifest(server, prefix, "drop")
+    return a.root
+
+
+def test_a_gc_killed_at_any_moment_leaves_every_manifest_whole(
+    s3server: SeaweedS3, env: dict[str, str], tmp_path: Path
+) -> None:
+    rng = random.Random(12)
+    # How long a whole gc of this remote takes here; kills are spread over that time.
+    root = crash_project(tmp_path / "timing", s3server, f"timing-{rng.getrandbits(32):08x}", env)
+    started = time.monotonic()
+    gc(root, env, "--grace", "0")
+    whole = time.monotonic() - started
+    delays = [whole * f for f in (0.35, 0.5, 0.6, 0.7, 0.8, 0.9, rng.uniform(0.4, 1.0))]
+    killed_mid_way = 0
+    for i, delay in enumerate(delays):
+        prefix = f"crash{i}-{rng.getrandbits(32):08x}"
+        root = crash_project(tmp_path / str(i), s3server, prefix, env)
+        before = set(keys(s3server, prefix))
+        proc = popen_cas("gc", "--remote", "origin", "--grace", "0", cwd=root, env=env)
+        time.sleep(delay)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            killed_mid_way += set(keys(s3server, prefix)) != before
+        proc.wait(30)
+        # The dead gc's lock stays until it goes stale, or until someone who knows unlocks.
+        assert cas("remote", "unlock", cwd=root, env=env).code == 0
+        need = mf.decode((root / "manifests" / "keep.pack").read_bytes()).digests()
+        assert need <= pulled_whole(s3server, prefix, tmp_path / str(i) / "b", env)
+        # The next gc finishes the work, and the remote is still whole.
+        report = gc(root, env, "--grace", "0")
+        assert report["packs_after"] == len(under(s3server, prefix, "packs"))
+        assert need <= pulled_whole(s3server, prefix, tmp_path / str(i) / "c", env)
+        assert len(under(s3server, prefix, "index")) == 1
+    print(f"gcs killed after changing the remote: {killed_mid_way} of {len(delays)}")
+    assert killed_mid_way >= 1
+
+
+def test_a_push_beside_a_gc_is_refused_or_safe(
+    s3server: SeaweedS3, env: dict[str, str], prefix: str, tmp_path: Path
+) -> None:
+    root = crash_project(tmp_path, s3server, prefix, env)
+    extra = make_project(tmp_path / "x", {"more": random_bodies(80, 1500)})
+    add_small(s3server, extra.root, prefix)
+    outcomes: list[tuple[str, int]] = []
+    for _round in range(3):
+        gcing = popen_cas("gc", "--remote", "origin", "--grace", "0", cwd=root, env=env)
+        pushing = popen_cas("push", cwd=extra.root, env=env)
+        for name, proc in (("gc", gcing), ("push", pushing)):
+            _out, err = proc.communicate(timeout=120)
+            assert proc.returncode in (0, 1), err
+            if proc.returncode == 1:
+                assert b"busy" in err, err
+            outcomes.append((name, proc.returncode))
+        assert not under(s3server, prefix, "locks")
+    print("outcomes:", outcomes)
+    assert ("gc", 0) in outcomes
+    # Alone, each goes ahead; then every manifest is whole.
+    assert cas("push", cwd=extra.root, env=env).code == 0
+    gc(root, env, "--grace", "0")
+    # Both manifests stay whole whichever went first.
+    held = pulled_whole(s3server, prefix, tmp_path / "b", env)
+    assert extra.manifest("more").digests() <= held
+    assert mf.decode((root / "manifests" / "keep.pack").read_bytes()).digests() <= held
