@@ -8,8 +8,10 @@ files), stores it with ``cas put -r`` and one manifest listing every file, then 
 fresh ``cas`` process against a fresh prefix of one local `weed server -s3`: the first push, a
 second push (nothing to upload), a pull into an empty store, and a second pull. Each cas row
 shows the HTTP requests the command reported. Beside them: ``restic backup`` of the same tree to
-the same server (``s3:`` backend), a second backup, and ``restic restore``. If restic is not on
-PATH its rows are skipped with a note; nothing is installed.
+the same server (``s3:`` backend), a second backup, and ``restic restore``. restic comes from
+PATH, else from Debian's package, fetched once into ``bench/.cache/restic`` with
+``apt-get download restic`` and unpacked there (no root needed); when neither works its rows are
+skipped with a note.
 
 Numbers are wall times of whole processes (interpreter start-up included), medians of R runs;
 MiB/s is the tree's logical size over that time. ``restic/cas`` is restic's time over cas's
@@ -164,6 +166,31 @@ def build_project(where: Path, tree: Path, env: dict[str, str]) -> None:
     (where / "manifests" / "tree.pack").write_bytes(data)
 
 
+# --- restic ---------------------------------------------------------------------------------------
+
+RESTIC_CACHE = ROOT / "bench" / ".cache" / "restic"
+
+
+def find_restic() -> str | None:
+    """restic from PATH, else Debian's package unpacked under bench/.cache (fetched once)."""
+    found = shutil.which("restic")
+    if found is not None:
+        return found
+    unpacked = RESTIC_CACHE / "usr" / "bin" / "restic"
+    if unpacked.is_file():
+        return str(unpacked)
+    RESTIC_CACHE.mkdir(parents=True, exist_ok=True)
+    try:
+        subprocess.run(["apt-get", "download", "restic"], cwd=RESTIC_CACHE, check=True,
+                       capture_output=True, timeout=300)  # fmt: skip
+        deb = sorted(RESTIC_CACHE.glob("restic_*.deb"))[-1]
+        subprocess.run(["dpkg-deb", "-x", str(deb), str(RESTIC_CACHE)], check=True,
+                       capture_output=True, timeout=300)  # fmt: skip
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return None
+    return str(unpacked) if unpacked.is_file() else None
+
+
 # --- the run ------------------------------------------------------------------------------------
 
 
@@ -243,9 +270,9 @@ def run(
             pull = ["pull", "--all", "-j", str(jobs)]
             rows["cas pull (empty store)"].runs.append(cas_run(pull, other, env))
             rows["cas pull again"].runs.append(cas_run(pull, other, env))
-        restic = shutil.which("restic")
+        restic = find_restic()
         if restic is None:
-            print("restic: not found on PATH; skipping the restic rows", file=sys.stderr)
+            print("restic: not on PATH and not fetchable; skipping its rows", file=sys.stderr)
             for name in ("restic backup", "restic backup again", "restic restore"):
                 rows[name].skipped = "restic not found on PATH"
         else:

@@ -56,7 +56,7 @@ CHECKPOINT_PACKS: Final = 8
 SINGLE_PUT: Final = 64 << 20
 # Wanted frames of one pack closer than this are read in one ranged GET, up to RANGE_MAX bytes.
 MERGE_GAP: Final = 256 << 10
-RANGE_MAX: Final = 16 << 20
+RANGE_MAX: Final = 4 << 20
 # An index object is a frame of a table; its compressed form is never larger than this.
 MAX_INDEX_OBJECT: Final = MAX_TABLE_BYTES + (MAX_TABLE_BYTES >> 7) + 64
 

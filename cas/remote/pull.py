@@ -334,13 +334,13 @@ class _Pull:
             pending.append((digest, result))
             pending_bytes += len(result)
             if pending_bytes >= COMMIT_BYTES or len(pending) >= COMMIT_FRAMES:
-                store.put_frames(pending)
+                store.put_frames(pending, checked=True)
                 pending.clear()
                 pending_bytes = 0
 
         self.objects.fetch(BLOB, wanted, max_size=self.max_object, check=check_blob, done=got_blob)
         if pending:
-            store.put_frames(pending)
+            store.put_frames(pending, checked=True)
         if indexes:
             self._fetch_chunked(indexes)
 
@@ -391,7 +391,7 @@ class _Pull:
             pending.append((chunk, result))
             pending_bytes += len(result)
             if pending_bytes >= COMMIT_BYTES or len(pending) >= COMMIT_FRAMES:
-                store.put_frames(chunks=pending)
+                store.put_frames(chunks=pending, checked=True)
                 pending.clear()
                 pending_bytes = 0
 
@@ -399,7 +399,7 @@ class _Pull:
             CHUNK, wanted, max_size=self.max_object, check=check_chunk, done=got_chunk
         )
         if pending:
-            store.put_frames(chunks=pending)
+            store.put_frames(chunks=pending, checked=True)
         for digest in sorted(needs):
             if digest in self.failed:
                 continue
