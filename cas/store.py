@@ -1351,9 +1351,3 @@ class Store:
             return sum(1 for key in wanted if txn.delete(key, db=db))
 
         return int(self.write(run))
-
-    def kv_clear(self, table: str) -> None:
-        def run(txn: Txn) -> None:
-            txn.drop(self._dbs[table], delete=False)
-
-        self.write(run)
