@@ -8,10 +8,11 @@ import stat as stat_mod
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Final
 
-from cas import frame
+from cas import frame, procpool
 from cas.digest import Digest, hasher
 from cas.errors import CasError, CorruptBlob, InputError, RollbackIncomplete, StoreFull
 from cas.fsutil import read_pieces, read_upto
@@ -19,8 +20,7 @@ from cas.records import CHUNKREF, META, Txn, chunkref_of, now_ns
 from cas.threads import Threads
 
 if TYPE_CHECKING:
-    from cas.procpool import View as ProcView
-    from cas.store import Store
+    from cas.store import Store, WorkerView
 
 # A batch commits once its pending frames reach this size: large enough that 20,000 small files
 # are a handful of commits, small enough to bound memory whatever is being ingested.
@@ -285,18 +285,13 @@ class Batch:
         in input order; an unreadable file is reported, not fatal. Without ``follow_symlinks``
         a path that is a symlink is an error: a walk that listed regular files passes False so
         that a symlink swapped in after the walk is never followed."""
-        from concurrent.futures.process import BrokenProcessPool
-
-        from cas import procpool
-
         items = list(paths)
         follow = follow_symlinks
         if processes if processes is not None else procpool.worth_it(len(items), 0):
             done = 0
             try:
-                for path, got in procpool.run(
-                    self._store, self._level, _put_task, items, extra=follow
-                ):
+                opener = self._store.worker_opener(level=self._level, extra=follow)
+                for path, got in procpool.run(opener, _put_task, items):
                     yield path, self._take(path, got, follow)
                     done += 1
                 return
@@ -567,7 +562,7 @@ def _op_order(op: _Op) -> tuple[int, bytes]:
 
 
 def _put_task(
-    view: ProcView, path: str | os.PathLike[str]
+    view: WorkerView, path: str | os.PathLike[str]
 ) -> tuple[Digest, _Blob] | int | tuple[str, str]:
     """A worker process's part of `Batch.put_files`: read, hash, frame and check one file."""
     try:

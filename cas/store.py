@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import shutil
 import stat as stat_mod
@@ -37,6 +38,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Final
@@ -133,6 +135,23 @@ class StoreStats:
     def compression_ratio(self) -> float:
         """Unique raw bytes over bytes stored (frames included)."""
         return self.raw_bytes / self.stored_bytes if self.stored_bytes else 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerView:
+    """What a task sees in a worker process (`cas.procpool`): the store, read-only; a batch over
+    it for `Batch.prepare` (never flushed); the caller's picklable extra."""
+
+    store: Store
+    batch: Batch
+    extra: Any
+
+
+@contextlib.contextmanager
+def open_worker_view(path: str, level: int, extra: Any) -> Iterator[WorkerView]:
+    """A worker process's view of the store at ``path`` (see `Store.worker_opener`)."""
+    with Store.at(path, readonly=True) as store:
+        yield WorkerView(store, store.batch(level=level), extra)
 
 
 def find_store(start: str | os.PathLike[str] | None = None) -> Path:
@@ -751,6 +770,13 @@ class Store:
     def batch(self, *, level: int | None = None, workers: int | None = None) -> Batch:
         """A write batch: ``with store.batch() as b: b.put(...)``; commits on clean exit."""
         return Batch(self, level=self.level if level is None else level, workers=workers)
+
+    def worker_opener(
+        self, *, level: int, extra: Any = None
+    ) -> Callable[[], AbstractContextManager[WorkerView]]:
+        """What each worker process of a `cas.procpool` run calls to open this store (read-only,
+        with a batch at ``level`` to prepare puts in): picklable, unlike the store itself."""
+        return functools.partial(open_worker_view, str(self.path), level, extra)
 
     def put(self, data: bytes) -> Digest:
         with self.batch() as b:
