@@ -8,19 +8,19 @@ import stat as stat_mod
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Final
 
-from cas import frame
+from cas import frame, procpool
 from cas.digest import Digest, hasher
-from cas.errors import CasError, CorruptBlob, InputError, RollbackIncomplete, StoreFull
+from cas.errors import CasError, InputError, RollbackIncomplete, StoreFull
 from cas.fsutil import read_pieces, read_upto
-from cas.records import CHUNKREF, META, Txn, chunkref_of, now_ns
+from cas.puts import BlobPut, ChunkPut, IndexPut, Put, Written, checked_frame
 from cas.threads import Threads
 
 if TYPE_CHECKING:
-    from cas.procpool import View as ProcView
-    from cas.store import Store
+    from cas.store import Store, WorkerView
 
 # A batch commits once its pending frames reach this size: large enough that 20,000 small files
 # are a handful of commits, small enough to bound memory whatever is being ingested.
@@ -32,8 +32,6 @@ FLUSH_BYTES: Final = 16 << 20
 # commits cost more (each rewrites every leaf it touches): this bound costs a few microseconds
 # a file, and only runs of thousands of small files reach it.
 FLUSH_OPS: Final = 4096
-# A commit gives back the pages of the map it faulted in every this many records.
-_RELEASE_OPS: Final = 512
 
 
 def _os_problem(exc: OSError) -> str:
@@ -41,62 +39,11 @@ def _os_problem(exc: OSError) -> str:
 
 
 @dataclass(slots=True)
-class _Blob:
-    digest: Digest
-    frame: bytes | None  # None: the blob was present when checked; only touch it
-    raw: bytes | None  # kept for a touch so the blob can be rewritten if gc removed it meanwhile
-    # (frame and raw both None: a bare touch, see `Batch.touch`)
-    raw_size: int
-
-
-@dataclass(slots=True)
-class _Chunk:
-    digest: Digest
-    frame: bytes
-
-
-@dataclass(slots=True)
-class _Index:
-    digest: Digest
-    frame: bytes
-    raw_size: int
-    stored_size: int
-    chunks: list[Digest]
-
-
-_Op = _Blob | _Chunk | _Index
-
-
-@dataclass(slots=True)
-class Written:
-    """What a batch's commits added, kept so that a failure can take it all back
-    (`Store.undo`): each blob and chunk it stored, with the time its last commit stamped on
-    it. A stamp that has changed since means another writer used the blob or chunk: it stays."""
-
-    blobs: dict[Digest, int] = field(default_factory=dict)
-    chunks: dict[Digest, int] = field(default_factory=dict)
-    ingested_bytes: int = 0
-    ingested_count: int = 0
-
-    def __bool__(self) -> bool:
-        return bool(self.blobs or self.chunks or self.ingested_count)
-
-
-@dataclass(slots=True)
 class Prepared:
     """A blob hashed and compressed, ready to be added to a batch."""
 
     digest: Digest
-    ops: list[_Op]
-
-
-def _checked_frame(data: bytes | memoryview, digest: Digest, level: int) -> bytes:
-    """Compress, then decode and re-hash before anything is committed (a codec or memory fault
-    must never store a value that reads back wrong)."""
-    value = frame.encode(data, level)
-    if Digest.of(frame.decode(value)) != digest:
-        raise CorruptBlob(str(digest), "the encoded frame does not read back to its content")
-    return value
+    ops: list[Put]
 
 
 _READ_FLAGS: Final = (
@@ -164,7 +111,7 @@ class Batch:
     def __init__(self, store: Store, *, level: int, workers: int | None) -> None:
         self._store = store
         self._level = level
-        self._ops: list[_Op] = []
+        self._ops: list[Put] = []
         self._pending_bytes = 0
         self._seen: set[Digest] = set()
         self._seen_chunks: set[Digest] = set()
@@ -267,7 +214,7 @@ class Batch:
 
     def touch(self, digest: Digest) -> None:
         """Refresh a blob's last-referenced time in this batch's commit."""
-        self._add(_Blob(digest, None, None, 0))
+        self._add(BlobPut(digest, None, None, 0))
 
     # --- many files in parallel -------------------------------------------------------------
 
@@ -285,18 +232,13 @@ class Batch:
         in input order; an unreadable file is reported, not fatal. Without ``follow_symlinks``
         a path that is a symlink is an error: a walk that listed regular files passes False so
         that a symlink swapped in after the walk is never followed."""
-        from concurrent.futures.process import BrokenProcessPool
-
-        from cas import procpool
-
         items = list(paths)
         follow = follow_symlinks
         if processes if processes is not None else procpool.worth_it(len(items), 0):
             done = 0
             try:
-                for path, got in procpool.run(
-                    self._store, self._level, _put_task, items, extra=follow
-                ):
+                opener = self._store.worker_opener(level=self._level, extra=follow)
+                for path, got in procpool.run(opener, _put_task, items):
                     yield path, self._take(path, got, follow)
                     done += 1
                 return
@@ -307,7 +249,7 @@ class Batch:
     def _take(
         self,
         path: str | os.PathLike[str],
-        got: tuple[Digest, _Blob] | int | tuple[str, str] | None,
+        got: tuple[Digest, BlobPut] | int | tuple[str, str] | None,
         follow_symlinks: bool,
     ) -> Digest | InputError:
         """Queue what a worker made of ``path``: a prepared blob, a size (too large for a
@@ -316,7 +258,7 @@ class Batch:
             if got is None or isinstance(got, int):
                 return self.put_file(path, follow_symlinks=follow_symlinks)
             first, second = got
-            if isinstance(first, Digest) and isinstance(second, _Blob):
+            if isinstance(first, Digest) and isinstance(second, BlobPut):
                 self._add(second)
                 return first
             return InputError(os.fsdecode(path), str(first), str(second))
@@ -326,7 +268,7 @@ class Batch:
     def _put_files_in_threads(
         self, paths: list[str | os.PathLike[str]], window: int, follow_symlinks: bool
     ) -> Iterator[tuple[str | os.PathLike[str], Digest | InputError]]:
-        def work(path: str | os.PathLike[str]) -> tuple[Digest, _Blob] | int:
+        def work(path: str | os.PathLike[str]) -> tuple[Digest, BlobPut] | int:
             size, data = _read_regular(path, self._store.chunk_size, follow_symlinks)
             if data is None:
                 return size
@@ -334,7 +276,7 @@ class Batch:
             return digest, self._prepare_small(digest, data)
 
         with Threads(max_workers=self._workers) as pool:
-            inflight: deque[tuple[str | os.PathLike[str], Future[tuple[Digest, _Blob] | int]]]
+            inflight: deque[tuple[str | os.PathLike[str], Future[tuple[Digest, BlobPut] | int]]]
             inflight = deque()
             source = iter(paths)
             exhausted = False
@@ -368,7 +310,7 @@ class Batch:
         if len(data) <= self._store.chunk_size:
             d = digest if digest is not None else Digest.of(data)
             return Prepared(d, [self._prepare_small(d, data)])
-        ops: list[_Op] = []
+        ops: list[Put] = []
         chunks: list[Digest] = []
         stored = 0
         for start in range(0, len(data), self._store.chunk_size):
@@ -378,22 +320,22 @@ class Batch:
             existing = self._store.chunk_stored_size(chunk)
             if existing is not None:
                 stored += existing
-                ops.append(_Chunk(chunk, b""))
+                ops.append(ChunkPut(chunk, b""))
             else:
-                value = _checked_frame(piece, chunk, self._level)
+                value = checked_frame(piece, chunk, self._level)
                 stored += len(value)
-                ops.append(_Chunk(chunk, value))
+                ops.append(ChunkPut(chunk, value))
         d = digest if digest is not None else Digest.of(data)
         index = frame.encode_index(len(data), self._store.chunk_size, chunks)
-        ops.append(_Index(d, index, len(data), stored + len(index), chunks))
+        ops.append(IndexPut(d, index, len(data), stored + len(index), chunks))
         return Prepared(d, ops)
 
     def add(self, prepared: Prepared) -> Digest:
         """Queue what `prepare` made for this batch's commit (call from one thread only)."""
         for op in prepared.ops:
-            if isinstance(op, _Chunk) and not op.frame and op.digest in self._seen_chunks:
+            if isinstance(op, ChunkPut) and not op.frame and op.digest in self._seen_chunks:
                 continue
-            if isinstance(op, _Chunk) and op.frame:
+            if isinstance(op, ChunkPut) and op.frame:
                 if op.digest in self._seen_chunks:
                     continue
                 self._seen_chunks.add(op.digest)
@@ -402,11 +344,11 @@ class Batch:
 
     # --- internals -----------------------------------------------------------------------------
 
-    def _prepare_small(self, digest: Digest, data: bytes) -> _Blob:
+    def _prepare_small(self, digest: Digest, data: bytes) -> BlobPut:
         if digest in self._seen or self._store.has(digest):
-            return _Blob(digest, None, data, len(data))
+            return BlobPut(digest, None, data, len(data))
         # The raw bytes are dropped once the frame exists: only a touch needs them.
-        return _Blob(digest, _checked_frame(data, digest, self._level), None, len(data))
+        return BlobPut(digest, checked_frame(data, digest, self._level), None, len(data))
 
     def _put_large(self, pieces: Iterator[bytes]) -> tuple[Digest, int]:
         """Chunk a large blob: pieces are hashed, compressed and checked in worker threads
@@ -421,7 +363,7 @@ class Batch:
             existing = self._store.chunk_stored_size(chunk)
             if existing is not None:
                 return chunk, None, existing
-            return chunk, _checked_frame(piece, chunk, self._level), None
+            return chunk, checked_frame(piece, chunk, self._level), None
 
         def take(chunk: Digest, value: bytes | None, existing: int | None) -> None:
             nonlocal stored
@@ -430,11 +372,11 @@ class Batch:
                 stored += 0 if chunk in self._seen_chunks else existing or 0
                 # Still recorded: the commit refreshes the chunk's write time, so a concurrent
                 # gc sweeping unreferenced chunks leaves it alone until the index lands.
-                self._add(_Chunk(chunk, b""))
+                self._add(ChunkPut(chunk, b""))
                 return
             stored += len(value)
             self._seen_chunks.add(chunk)
-            self._add(_Chunk(chunk, value))
+            self._add(ChunkPut(chunk, value))
 
         with Threads(max_workers=self._workers) as pool:
             window: deque[Future[tuple[Digest, bytes | None, int | None]]] = deque()
@@ -448,14 +390,14 @@ class Batch:
                 take(*window.popleft().result())
         digest = Digest(whole.digest())
         index = frame.encode_index(raw_size, self._store.chunk_size, chunks)
-        self._add(_Index(digest, index, raw_size, stored + len(index), chunks))
+        self._add(IndexPut(digest, index, raw_size, stored + len(index), chunks))
         return digest, raw_size
 
-    def _add(self, op: _Op) -> None:
-        if isinstance(op, _Blob):
+    def _add(self, op: Put) -> None:
+        if isinstance(op, BlobPut):
             self._seen.add(op.digest)
             self._pending_bytes += len(op.frame or b"") + len(op.raw or b"") // 4 + 64
-        elif isinstance(op, _Chunk):
+        elif isinstance(op, ChunkPut):
             self._pending_bytes += len(op.frame) + 64
         else:
             self._seen.add(op.digest)
@@ -465,110 +407,23 @@ class Batch:
             self.flush()
 
     def flush(self) -> None:
-        """Commit everything pending in one write transaction."""
+        """Commit everything pending in one write transaction (`Store.commit_puts`)."""
         if not self._ops:
             return
         ops, self._ops = self._ops, []
-        # In key order, consecutive records share their B-tree pages: fewer pages are faulted in
-        # and copied. Chunks come first (an index needs its chunks), a chunk's frame before any
-        # bare reference to it.
-        ops.sort(key=_op_order)
         expected, self._pending_bytes = self._pending_bytes, 0
-        store = self._store
-        level = self._level
-
-        def run(txn: Txn) -> tuple[int, int, Written]:
-            blobs_db, meta_db = store.db("blobs"), store.db("meta")
-            chunks_db, refs_db = store.db("chunks"), store.db("chunkrefs")
-            # A chunk's value is never read to learn whether it exists: reading would fault
-            # every page of it into this process. Its chunkrefs row (written and deleted with
-            # it) says whether it is there, and a put that must not overwrite adds it only if
-            # it is not.
-            now = now_ns()
-            new_blobs = new_raw = new_stored = ingested = count = 0
-            added = Written()
-            for i, op in enumerate(ops):
-                if i and i % _RELEASE_OPS == 0:
-                    # Each op's lookups fault in B-tree pages and the pages around them: a
-                    # commit of thousands of small blobs would map much of the file. The map is
-                    # only read here (written pages live in LMDB's buffers until the commit).
-                    store.residency.release()
-                if isinstance(op, _Chunk):
-                    ref = txn.get(op.digest, db=refs_db)
-                    refs = chunkref_of(op.digest, ref).refs if ref else 0
-                    if op.frame:
-                        if txn.put(op.digest, op.frame, db=chunks_db, overwrite=False):
-                            new_stored += len(op.frame)
-                            added.chunks[op.digest] = now
-                    elif ref is None:
-                        raise CorruptBlob(str(op.digest), "chunk vanished during the put")
-                    if op.digest in self._written.chunks:
-                        added.chunks[op.digest] = now
-                    txn.put(op.digest, CHUNKREF.pack(refs, now), db=refs_db)
-                    continue
-                count += 1
-                if isinstance(op, _Blob) and op.frame is None and op.raw is None:
-                    if store._touch_in(txn, op.digest, now) and op.digest in self._written.blobs:
-                        added.blobs[op.digest] = now
-                    count -= 1
-                    continue
-                ingested += op.raw_size
-                if store._touch_in(txn, op.digest, now):
-                    if op.digest in self._written.blobs:
-                        added.blobs[op.digest] = now  # still only this batch's
-                    continue
-                if isinstance(op, _Index):
-                    for chunk in sorted(set(op.chunks)):
-                        ref = txn.get(chunk, db=refs_db)
-                        if ref is None:
-                            raise CorruptBlob(str(op.digest), f"chunk {chunk} vanished during put")
-                        refs = chunkref_of(chunk, ref).refs
-                        txn.put(chunk, CHUNKREF.pack(refs + 1, now), db=refs_db)
-                        if chunk in self._written.chunks:
-                            added.chunks[chunk] = now  # stamped by this batch again
-                    value = op.frame
-                    stored_size = op.stored_size
-                else:
-                    value = op.frame or _checked_frame(op.raw or b"", op.digest, level)
-                    stored_size = len(value)
-                txn.put(op.digest, value, db=blobs_db)
-                txn.put(op.digest, META.pack(op.raw_size, stored_size, now, now), db=meta_db)
-                added.blobs[op.digest] = now
-                new_blobs += 1
-                new_raw += op.raw_size
-                new_stored += len(value)
-            store._add_totals(
-                txn,
-                {
-                    "blobs": new_blobs,
-                    "raw_bytes": new_raw,
-                    "stored_bytes": new_stored,
-                    "ingested_bytes": ingested,
-                    "ingested_count": count,
-                },
-            )
-            added.ingested_bytes, added.ingested_count = ingested, count
-            return new_blobs, new_stored, added
-
-        # (store.write gives back the pages the commit's lookups mapped)
-        new_blobs, new_stored, added = store.write(run, expected_bytes=expected)
-        self._written.blobs.update(added.blobs)
-        self._written.chunks.update(added.chunks)
-        self._written.ingested_bytes += added.ingested_bytes
-        self._written.ingested_count += added.ingested_count
+        # (the store gives back the pages the commit's lookups mapped)
+        new_blobs, new_stored, added = self._store.commit_puts(
+            ops, level=self._level, mine=self._written, expected_bytes=expected
+        )
+        self._written.update(added)
         self.new_blobs += new_blobs
         self.new_bytes += new_stored
 
 
-def _op_order(op: _Op) -> tuple[int, bytes]:
-    if isinstance(op, _Chunk):
-        return (0 if op.frame else 1), op.digest
-    return (2 if isinstance(op, _Blob) else 3), op.digest
-
-
 def _put_task(
-    view: ProcView, path: str | os.PathLike[str]
-) -> tuple[Digest, _Blob] | int | tuple[str, str]:
+    view: WorkerView, path: str | os.PathLike[str]
+) -> tuple[Digest, BlobPut] | int | tuple[str, str]:
     """A worker process's part of `Batch.put_files`: read, hash, frame and check one file."""
     try:
         size, data = _read_regular(path, view.store.chunk_size, bool(view.extra))

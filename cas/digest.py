@@ -8,7 +8,6 @@ raw 32 bytes are what LMDB keys and manifests hold.
 from __future__ import annotations
 
 import re
-from typing import BinaryIO
 
 import blake3
 
@@ -19,7 +18,6 @@ SIZE = 32
 _TEXT = re.compile(r"blake3:[0-9a-f]{64}")
 # Above this size blake3's own thread pool pays for its start-up cost.
 _THREADED_MIN = 1 << 20
-READ_SIZE = 1 << 20
 
 
 class Digest(bytes):
@@ -47,14 +45,6 @@ class Digest(bytes):
             h.update(data)
             return cls(h.digest())
         return cls(blake3.blake3(data).digest())
-
-    @classmethod
-    def of_stream(cls, stream: BinaryIO) -> Digest:
-        """The digest of everything left in ``stream``, read in bounded pieces."""
-        h = blake3.blake3(max_threads=blake3.blake3.AUTO)
-        while piece := stream.read(READ_SIZE):
-            h.update(piece)
-        return cls(h.digest())
 
     def __str__(self) -> str:
         return PREFIX + self.hex()

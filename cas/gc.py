@@ -4,15 +4,15 @@
    names is present; otherwise `StoreInconsistent` and nothing is deleted.
 2. Mark: the reachable set is the roots' digests; nothing is read from blobs but manifests.
 3. Candidates: blobs not reachable whose last-referenced time is older than ``cutoff = start -
-   grace``, read from ``meta`` in pages of short read transactions.
-4. One write transaction deletes: it refuses while a lease is live (waiting outside the
-   transaction, up to ``lease_wait_s``), re-reads the recorded folders, the manifests in every
-   folder and the pins for roots that appeared since the snapshot (a pack into a folder that is
-   not the default one records that folder before writing there, under its lease), and
-   re-reads each candidate's last-referenced time: a put that deduplicated onto a candidate
-   after gc started refreshed it in its own transaction, so it is now newer than the cutoff.
-   Then `Store.delete_in`, and chunks no blob references any more (older than the grace
-   period) are swept in the same transaction.
+   grace``, read from their metadata (`Store.iter_meta`) in pages of short read transactions.
+4. One write transaction (`Store.update`) deletes: it refuses while a lease is live (waiting outside
+   the transaction, up to ``lease_wait_s``), re-reads the recorded folders, the manifests in every
+   folder and the pins for roots that appeared since the snapshot (a pack into a folder that is not
+   the default one records that folder before writing there, under its lease), and re-reads each
+   candidate's last-referenced time: a put that deduplicated onto a candidate after gc started
+   refreshed it in its own transaction, so it is now newer than the cutoff. Then `Update.delete`,
+   and chunks no blob references any more (older than the grace period) are swept in the same
+   transaction.
 
 Before step 4, the search index (`cas.textindex`, a cache beside the store) drops the entries
 of the candidates it holds, reading them while they still exist.
@@ -32,9 +32,8 @@ from cas import manifest as mf
 from cas import roots as roots_mod
 from cas import textindex
 from cas.digest import Digest
-from cas.errors import CasError, LeaseHeld, StoreInconsistent, UsageError
-from cas.records import META, Txn, now_ns
-from cas.store import Store
+from cas.errors import CasError, CorruptBlob, LeaseHeld, StoreInconsistent, UsageError
+from cas.store import Store, Update
 
 DEFAULT_GRACE_NS: Final = 3600 * 10**9
 DEFAULT_LEASE_WAIT_S: Final = 60.0
@@ -102,7 +101,7 @@ def collect(
     if grace_ns < 0:
         raise UsageError("the grace period cannot be negative")
     tick = progress or (lambda _stage, _done, _total: None)
-    cutoff = now_ns() - grace_ns
+    cutoff = time.time_ns() - grace_ns
     project = None if project_dir is None else os.fspath(project_dir)
     extra = [os.fspath(e) for e in extra_dirs]
     sweep = _Sweep(store, extra, project, grace_ns, cutoff, dry_run)
@@ -195,8 +194,8 @@ class _Sweep:
             outcome: GcReport | _Busy
             try:
                 # A cleanup: on a full disk it may use the store's reserve (cas/space.py).
-                outcome = self.store.write(
-                    lambda txn: self._delete(txn, lease_ttl_ns), cleanup=True
+                outcome = self.store.update(
+                    lambda update: self._delete(update, lease_ttl_ns), cleanup=True
                 )
             except _DryRun as done:
                 outcome = done.report
@@ -204,7 +203,7 @@ class _Sweep:
                 break
             # A lease was taken between the wait and the transaction: wait again.
             if time.monotonic() >= deadline:
-                now = now_ns()
+                now = time.time_ns()
                 waited = time.monotonic() - started
                 raise LeaseHeld([r.describe(now) for r in outcome.live], waited)
         outcome.stale_leases += cleared
@@ -212,29 +211,32 @@ class _Sweep:
         outcome.digests.sort()
         return outcome
 
-    def _delete(self, txn: Txn, lease_ttl_ns: int) -> GcReport | _Busy:
-        store = self.store
+    def _delete(self, update: Update, lease_ttl_ns: int) -> GcReport | _Busy:
         out = GcReport(dry_run=self.dry_run, grace_ns=self.grace_ns)
-        live, stale = leases.split_in(txn, store, now_ns(), lease_ttl_ns, clear=not self.dry_run)
+        live, stale = leases.split_in(update, time.time_ns(), lease_ttl_ns, clear=not self.dry_run)
         if live and not self.dry_run:
             return _Busy(live)
         out.live_leases = len(live)
         out.stale_leases = 0 if self.dry_run else len(stale)
-        late = _late_roots(txn, store, self.extra, self.project, self.known) - self.reachable
-        meta_db = store.db("meta")
+        late = _late_roots(update, self.store, self.extra, self.project, self.known)
+        late -= self.reachable
         for digest in self.candidates:
-            raw = txn.get(digest, db=meta_db)
-            if raw is None:
+            try:
+                meta = update.meta(digest)
+            except CorruptBlob:
+                out.spared_late += 1  # no last-referenced time to judge: kept
                 continue
-            if digest in late or len(raw) != META.size or META.unpack(raw)[3] >= self.cutoff:
+            if meta is None:
+                continue
+            if digest in late or meta.last_ns >= self.cutoff:
                 out.spared_late += 1
                 continue
             out.digests.append(digest)
-        out.pruned, out.bytes_freed = store.delete_in(txn, out.digests)
+        out.pruned, out.bytes_freed = update.delete(out.digests)
         # In the same transaction, under the same lease check: a pack that starts later finds
         # a chunk either gone or kept, never one that vanishes between its check and commit.
-        out.chunks_pruned, out.chunk_bytes_freed = store.sweep_chunks_in(
-            txn, now_ns() - self.grace_ns, dry_run=self.dry_run
+        out.chunks_pruned, out.chunk_bytes_freed = update.sweep_chunks(
+            time.time_ns() - self.grace_ns, dry_run=self.dry_run
         )
         if self.dry_run:
             raise _DryRun(out)
@@ -281,7 +283,7 @@ def _check(store: Store, roots: roots_mod.Roots) -> None:
 
 
 def _late_roots(
-    txn: Txn,
+    update: Update,
     store: Store,
     extra: list[str],
     project: str | None,
@@ -290,7 +292,7 @@ def _late_roots(
     """Roots as they are now, inside the deleting transaction: folders recorded and manifest
     files written since the snapshot (bytes already decoded are not decoded again) and pins
     made since."""
-    recorded = roots_mod.recorded_dirs_in(txn, store)
+    recorded = roots_mod.recorded_dirs(update)
     dirs = roots_mod.manifest_dirs(store, extra, project, recorded=recorded)
     files, problems = roots_mod.manifest_files(store, dirs)
     out: set[Digest] = set()
@@ -306,15 +308,14 @@ def _late_roots(
         if root.digest not in decoded_before:
             fresh.append(root)
         out |= root.references()
-    for name, digest in roots_mod.pins_in(txn, store).items():
+    for name, digest in roots_mod.pins(update).items():
         out.add(digest)
         pinned = roots_mod.manifest_blob(store, digest, f"pin:{name}", known)
         if pinned is not None:
             out |= pinned.references()
-    meta_db = store.db("meta")  # presence from the small meta rows, as Store.has reads it
     for root in fresh:
         for digest in sorted(root.references() | {d for d in [root.digest] if d is not None}):
-            if txn.get(digest, db=meta_db) is None:
+            if not update.has(digest):
                 problems.append(
                     (str(digest), f"missing from the store (referenced by: {root.label})")
                 )

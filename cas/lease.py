@@ -2,10 +2,10 @@
 
 A pack commits its blobs first and writes its manifest file last; between the two, nothing but
 the lease says those blobs are wanted. ``with Lease(store, "pack"):`` records the holder in the
-``leases`` table in its own write transaction, refreshes its heartbeat every `HEARTBEAT_S` from
-a daemon thread, and deletes the record on exit. gc re-reads the leases inside the transaction
-that deletes and refuses to delete while any is live (see DETERMINISM.md, "gc and concurrent
-packs").
+store (`Store.put_lease`) in its own write transaction, refreshes its heartbeat every
+`HEARTBEAT_S` from a daemon thread, and deletes the record on exit. gc re-reads the leases inside
+the transaction that deletes and refuses to delete while any is live (see DETERMINISM.md, "gc and
+concurrent packs").
 
 A lease is live while its heartbeat is younger than `LEASE_TTL_NS`, unless its holder ran on
 this machine, in this pid namespace, and that pid is gone: then it is stale at once, so a
@@ -28,12 +28,10 @@ from typing import Any, Final
 import msgpack
 
 from cas.errors import CasError, LeaseHeld, LeaseLost
-from cas.records import Txn, now_ns
-from cas.store import Store
+from cas.store import Store, Update
 
 LEASE_TTL_NS: Final = 30 * 10**9
 HEARTBEAT_S: Final = 2.0
-TABLE: Final = "leases"
 
 
 def _pid_namespace() -> str:
@@ -74,7 +72,7 @@ class LeaseRecord:
         return data
 
     @classmethod
-    def decode(cls, key: bytes, value: bytes) -> LeaseRecord:
+    def decode(cls, lease_id: str, value: bytes) -> LeaseRecord:
         """Lenient: a record missing fields (or not msgpack) has heartbeat 0, so it is stale."""
         try:
             obj: Any = msgpack.unpackb(value)
@@ -91,7 +89,7 @@ class LeaseRecord:
             return v if isinstance(v, str) else ""
 
         return cls(
-            id=key.decode("utf-8", "replace"),
+            id=lease_id,
             kind=text("kind") or "?",
             pid=num("pid"),
             host=text("host"),
@@ -132,43 +130,44 @@ def is_live(record: LeaseRecord, now: int, ttl_ns: int = LEASE_TTL_NS) -> bool:
     return not (same_space and not pid_alive(record.pid))
 
 
-def records_in(txn: Txn, store: Store) -> list[LeaseRecord]:
-    return [LeaseRecord.decode(bytes(k), bytes(v)) for k, v in txn.cursor(db=store.db(TABLE))]
+def leases(source: Store | Update) -> list[LeaseRecord]:
+    """Every lease, as the store or one of its transactions (gc's deleting one) sees them."""
+    return [LeaseRecord.decode(lease_id, value) for lease_id, value in source.leases()]
 
 
-def split_in(
-    txn: Txn, store: Store, now: int, ttl_ns: int = LEASE_TTL_NS, *, clear: bool
+def split(
+    source: Store | Update, now: int, ttl_ns: int = LEASE_TTL_NS
 ) -> tuple[list[LeaseRecord], list[LeaseRecord]]:
-    """(live, stale) leases as ``txn`` sees them; with ``clear`` (a write txn) the stale ones
-    are deleted."""
+    """(live, stale) leases as ``source`` sees them."""
     live: list[LeaseRecord] = []
     stale: list[LeaseRecord] = []
-    for record in records_in(txn, store):
+    for record in leases(source):
         (live if is_live(record, now, ttl_ns) else stale).append(record)
-    if clear:
-        for record in stale:
-            txn.delete(record.id.encode(), db=store.db(TABLE))
     return live, stale
 
 
-def leases(store: Store) -> list[LeaseRecord]:
-    with store.read() as txn:
-        return records_in(txn, store)
+def split_in(
+    update: Update, now: int, ttl_ns: int = LEASE_TTL_NS, *, clear: bool
+) -> tuple[list[LeaseRecord], list[LeaseRecord]]:
+    """(live, stale) leases as the write transaction ``update`` sees them; with ``clear`` the
+    stale ones are deleted in it."""
+    live, stale = split(update, now, ttl_ns)
+    if clear:
+        update.delete_leases([record.id for record in stale])
+    return live, stale
 
 
 def clear_stale(store: Store, ttl_ns: int = LEASE_TTL_NS) -> tuple[list[LeaseRecord], int]:
     """Delete stale leases (judged again inside the write txn). Returns (live, stale cleared)."""
 
-    def run(txn: Txn) -> tuple[list[LeaseRecord], int]:
-        live, stale = split_in(txn, store, now_ns(), ttl_ns, clear=True)
+    def run(update: Update) -> tuple[list[LeaseRecord], int]:
+        live, stale = split_in(update, time.time_ns(), ttl_ns, clear=True)
         return live, len(stale)
 
-    with store.read() as txn:
-        live, stale = split_in(txn, store, now_ns(), ttl_ns, clear=False)
+    live, stale = split(store, time.time_ns(), ttl_ns)
     if store.readonly or not stale:
         return live, 0
-    result: tuple[list[LeaseRecord], int] = store.write(run)
-    return result
+    return store.update(run)
 
 
 class Lease:
@@ -197,9 +196,9 @@ class Lease:
         return LeaseRecord(self.id, self.kind, os.getpid(), HOST, PIDNS, self._start_ns, now)
 
     def __enter__(self) -> Lease:
-        self._start_ns = now_ns()
+        self._start_ns = time.time_ns()
         record = self._record(self._start_ns)
-        self.store.kv_put(TABLE, [(self.id.encode(), record.encode())])
+        self.store.put_lease(self.id, record.encode())
         self._last_beat_ns = self._start_ns
         self._thread = threading.Thread(target=self._run, name=f"lease-{self.id}", daemon=True)
         self._thread.start()
@@ -209,7 +208,7 @@ class Lease:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        self.store.kv_delete(TABLE, [self.id.encode()])
+        self.store.delete_leases([self.id])
 
     def _run(self) -> None:
         while not self._stop.wait(self._heartbeat_s):
@@ -217,18 +216,11 @@ class Lease:
 
     def beat(self) -> None:
         """Refresh the heartbeat (the daemon thread calls this every `HEARTBEAT_S`)."""
-        now = now_ns()
-
-        def run(txn: Txn) -> bool:
-            key = self.id.encode()
-            present = txn.get(key, db=self.store.db(TABLE)) is not None
+        now = time.time_ns()
+        try:
             # Re-created even when gc removed it: whatever was pruned is gone either way, and
             # from now on gc keeps off again. `lost` tells the holder not to publish.
-            txn.put(key, self._record(now).encode(), db=self.store.db(TABLE))
-            return present
-
-        try:
-            present = bool(self.store.write(run))
+            present = self.store.put_lease(self.id, self._record(now).encode())
         except CasError:
             if now - self._last_beat_ns >= self._ttl_ns:
                 self.lost = True
@@ -239,7 +231,7 @@ class Lease:
 
     def check(self) -> None:
         """Raise `LeaseLost` if this lease went stale at any point (call before publishing)."""
-        if self.lost or now_ns() - self._last_beat_ns >= self._ttl_ns:
+        if self.lost or time.time_ns() - self._last_beat_ns >= self._ttl_ns:
             self.lost = True
             raise LeaseLost(self.kind, self.id)
 
@@ -263,6 +255,6 @@ def wait_until_free(
         if not live:
             return cleared, waited
         if waited >= wait_s:
-            now = now_ns()
+            now = time.time_ns()
             raise LeaseHeld([r.describe(now) for r in live], waited)
         time.sleep(min(poll_s, max(wait_s - waited, 0.01)))

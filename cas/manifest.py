@@ -213,10 +213,6 @@ def _encode(m: Manifest, *, validate: bool) -> bytes:
     return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
-def digest_of(data: bytes) -> Digest:
-    return Digest.of(data)
-
-
 def decode(data: bytes, source: str = "manifest", *, trusted: bool = False) -> Manifest:
     """Parse and validate manifest bytes. Anything wrong is a `ManifestError` naming ``source``.
 

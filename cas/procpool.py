@@ -2,9 +2,10 @@
 
 Hashing and zstd release the interpreter lock, but reading a file, preparing its frame and (in
 the packer) scanning it for secrets are Python between those calls: in threads, two cores stay
-half idle. Processes do not share a lock. Each worker opens its own read-only view of the store,
+half idle. Processes do not share a lock. Each worker calls the run's opener once and hands what
+it opened to every task: for a put, its own read-only view of the store (`Store.worker_opener`),
 so it can skip compressing what is already stored and read the caches; only the committing
-process writes.
+process writes. The pool itself knows nothing of stores: it runs tasks.
 
 A worker is a plain child interpreter (``python -P -c``, never a fork: a forked child would
 inherit the parent's LMDB handles and its locks) that reads requests on its stdin and answers on
@@ -14,7 +15,8 @@ is what makes every way of failing clean:
 - Nothing is created in ``/dev/shm`` and no helper process is started (multiprocessing's queues
   need named POSIX semaphores, which a worker that failed to start left behind), so a full or
   read-only ``/dev/shm`` changes nothing and a failure leaks nothing.
-- A worker imports only cas and the task's module, never the parent's main module.
+- A worker imports only cas and the modules of the task and the opener, never the parent's
+  main module.
 - SIGINT is blocked in the parent while it starts a worker, so the worker begins life with Ctrl-C
   blocked, before its interpreter has even started; its first statement ignores SIGINT. Ctrl-C
   reaches only the parent, which rolls back and exits 130.
@@ -47,13 +49,12 @@ import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import IO, Any, Final, Generic, TypeVar
 
-from cas.batch import Batch
 from cas.errors import UsageError
 from cas.residency import map_large_buffers
-from cas.store import Store
 
 # Below these, threads win: a worker process costs about 0.2 s of start-up.
 MIN_FILES: Final = 1500
@@ -84,26 +85,19 @@ from cas.procpool import serve
 serve(requests, reply)
 """
 
+S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
 
-
-@dataclass(frozen=True, slots=True)
-class View:
-    """What a task sees in a worker process: the store, read-only; a batch over it for
-    `Batch.prepare` (never flushed); the caller's picklable extra."""
-
-    store: Store
-    batch: Batch
-    extra: Any
+# What a worker calls once to get what its tasks work with: a module-level function, or a
+# functools.partial of one over picklable arguments (pickled by reference).
+Opener = Callable[[], AbstractContextManager[S]]
 
 
 @dataclass(frozen=True, slots=True)
-class _Setup(Generic[T, R]):
-    store: str
-    level: int
-    task: Callable[[View, T], R]  # a module-level function: pickled by reference
-    extra: Any
+class _Setup(Generic[S, T, R]):
+    opener: Opener[S]
+    task: Callable[[S, T], R]  # a module-level function: pickled by reference
 
 
 _STATE: dict[str, Any] = {"auto": False, "failure": None}
@@ -187,21 +181,20 @@ def serve(requests: IO[bytes], reply: IO[bytes]) -> None:
         reply.flush()
 
     map_large_buffers()  # each file's content and frame is a large buffer, freed at once
-    try:
-        setup: _Setup[Any, Any] | None = receive()
-        if setup is None:
+    with contextlib.ExitStack() as opened:
+        try:
+            setup: _Setup[Any, Any, Any] | None = receive()
+            if setup is None:
+                return
+            state = opened.enter_context(setup.opener())
+        except Exception as exc:
+            send(("failed", _describe(exc)))
             return
-        store = Store.at(setup.store, readonly=True)
-    except Exception as exc:
-        send(("failed", _describe(exc)))
-        return
-    with store:
-        view = View(store, store.batch(level=setup.level), setup.extra)
         send(("ready", None))
         try:
             while (items := receive()) is not None:
                 try:
-                    answer: tuple[str, Any] = ("ok", [setup.task(view, item) for item in items])
+                    answer: tuple[str, Any] = ("ok", [setup.task(state, item) for item in items])
                 except Exception as exc:
                     answer = ("error", exc)
                 send(answer)
@@ -301,7 +294,7 @@ def _error_file() -> IO[bytes] | None:
         return None  # no temporary space: the worker's stderr is dropped, the run goes on
 
 
-def _spawn(count: int, setup: _Setup[Any, Any], started: list[_Worker]) -> None:
+def _spawn(count: int, setup: _Setup[Any, Any, Any], started: list[_Worker]) -> None:
     """Start ``count`` workers (appended to ``started`` as they start, for the caller to stop)
     and queue their setup. Raises BrokenProcessPool if one cannot be started."""
     exe = sys.executable
@@ -377,22 +370,22 @@ def _pump(pool: list[_Worker], results: dict[int, tuple[str, Any]], timeout: int
 
 
 def run(
-    store: Store,
-    level: int,
-    task: Callable[[View, T], R],
+    opener: Opener[S],
+    task: Callable[[S, T], R],
     items: Sequence[T],
     *,
-    extra: Any = None,
     inline: Callable[[T], bool] | None = None,
 ) -> Iterator[tuple[T, R | None]]:
-    """``(item, task(view, item))`` for each item, in input order, computed in worker processes.
-    Items ``inline`` picks come back with None, in their place, for the caller to handle."""
+    """``(item, task(state, item))`` for each item, in input order, computed in worker
+    processes, where ``state`` is what ``opener()`` entered in the worker (once per worker; it
+    is left when the worker ends). Items ``inline`` picks come back with None, in their place,
+    for the caller to handle."""
     if _STATE["failure"] is not None:
         raise BrokenProcessPool(_STATE["failure"])
     pool: list[_Worker] = []
     finished = False
     try:
-        _spawn(workers(), _Setup(str(store.path), level, task, extra), pool)
+        _spawn(workers(), _Setup(opener, task), pool)
         yield from _dispatch(pool, items, inline)
         finished = True
     except BrokenProcessPool as exc:

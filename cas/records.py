@@ -1,4 +1,4 @@
-"""Fixed-layout records kept beside blobs, shared by the store and its batches.
+"""Fixed-layout records kept beside blobs. Private to the store (`cas.store`, `cas.store_tables`).
 
 Every record read from the store is decoded here, and a record of the wrong length raises
 `CorruptBlob` naming the blob or chunk it belongs to, never a bare `struct.error`: a damaged
@@ -17,6 +17,8 @@ from cas.errors import CorruptBlob
 META = struct.Struct(">QQqq")
 # chunkrefs table: how many blob indexes reference the chunk, last time a put wrote or reused it
 CHUNKREF = struct.Struct(">Iq")
+# verified table: last time the blob passed a verify, ns since the epoch
+VERIFIED = struct.Struct(">q")
 
 
 class Meta(NamedTuple):

@@ -2,13 +2,13 @@
 
 * every ``*.pack`` below the default manifests folder, recursively: ``manifests/`` beside the
   store directory (cas never imports the packer to find it);
-* every ``*.pack`` below the folders recorded in the store (kept in the ``info`` table under
-  ``root_dirs``): ``cas pack`` records its project's manifests folder when that is not the
-  default one (a store shared through ``CAS_STORE``, or found above a nested repository), and
-  ``cas pin --dir DIR`` records any folder;
+* every ``*.pack`` below the folders recorded in the store (`Store.recorded_dirs`): ``cas pack``
+  records its project's manifests folder when that is not the default one (a store shared
+  through ``CAS_STORE``, or found above a nested repository), and ``cas pin --dir DIR`` records
+  any folder;
 * every ``*.pack`` below the folders given for one run: ``--roots DIR``, and the manifests folder
   of the project the command runs in (the CLI finds it; a store may serve many projects);
-* every pin (``pins`` table: name -> digest). A pinned blob that is a manifest keeps what it
+* every pin (`Store.pins`: name -> digest). A pinned blob that is a manifest keeps what it
   references too, so ``cas pin release-1 <manifest digest>`` keeps a whole pack;
 * ``--keep`` digests.
 
@@ -24,17 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-import msgpack
-
 from cas import manifest as mf
 from cas.digest import Digest
 from cas.errors import BlobNotFound, CorruptBlob, ManifestError, NotFound, UsageError
-from cas.records import Txn
-from cas.store import Store
+from cas.store import Store, Update
 
 MANIFEST_DIRNAME: Final = "manifests"
 PACK_SUFFIX: Final = ".pack"
-ROOT_DIRS_KEY: Final = b"root_dirs"
 # Every canonical manifest starts with a msgpack map of its nine keys.
 _MANIFEST_FIRST_BYTE: Final = 0x89
 _MAX_PIN_NAME: Final = 200
@@ -130,50 +126,10 @@ def default_dir(store: Store) -> Path:
     return store.path.parent / MANIFEST_DIRNAME
 
 
-def recorded_dirs(store: Store) -> list[Path]:
-    raw = store.kv_get("info", ROOT_DIRS_KEY)
-    return [Path(p) for p in _decode_dirs(raw)]
-
-
-def recorded_dirs_in(txn: Txn, store: Store) -> list[Path]:
-    """The recorded folders as ``txn`` sees them (gc's deleting transaction)."""
-    return [Path(p) for p in _decode_dirs(txn.get(ROOT_DIRS_KEY, db=store.db("info")))]
-
-
-def _decode_dirs(raw: bytes | None) -> list[str]:
-    if raw is None:
-        return []
-    loaded = msgpack.unpackb(raw)
-    if not isinstance(loaded, list):
-        return []
-    return [
-        os.fsdecode(p) if isinstance(p, bytes) else p for p in loaded if isinstance(p, str | bytes)
-    ]
-
-
-def _encode_dir(path: str) -> str | bytes:
-    """A folder as the store keeps it: UTF-8 text when it is text, else the raw bytes of its
-    name (a path that is not UTF-8 must still be recorded, or its packs are lost to gc)."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return os.fsencode(path)
-    return path
-
-
-def _edit_dirs(store: Store, folder: Path, *, add: bool) -> bool:
-    wanted = str(folder)
-
-    def run(txn: Txn) -> bool:
-        dirs = _decode_dirs(txn.get(ROOT_DIRS_KEY, db=store.db("info")))
-        if (wanted in dirs) == add:
-            return False
-        dirs = sorted({*dirs, wanted} if add else set(dirs) - {wanted}, key=os.fsencode)
-        encoded = [_encode_dir(d) for d in dirs]
-        txn.put(ROOT_DIRS_KEY, msgpack.packb(encoded, use_bin_type=True), db=store.db("info"))
-        return True
-
-    return bool(store.write(run))
+def recorded_dirs(source: Store | Update) -> list[Path]:
+    """The recorded folders, as the store or one of its transactions (gc's deleting one)
+    sees them."""
+    return [Path(p) for p in source.recorded_dirs()]
 
 
 def add_root_dir(store: Store, folder: str | os.PathLike[str]) -> Path:
@@ -181,7 +137,7 @@ def add_root_dir(store: Store, folder: str | os.PathLike[str]) -> Path:
     where = Path(folder).resolve()
     if not where.is_dir():
         raise UsageError(f"{folder}: not a directory")
-    _edit_dirs(store, where, add=True)
+    store.record_dir(str(where))
     return where
 
 
@@ -204,7 +160,7 @@ def remove_root_dir(store: Store, folder: str | os.PathLike[str]) -> Path:
     """Forget a recorded folder, named as recorded (resolved) or as given (absolute): a folder
     that no longer exists may not resolve to what was recorded."""
     for where in (Path(folder).resolve(), Path(os.path.abspath(folder))):
-        if _edit_dirs(store, where, add=False):
+        if store.forget_dir(str(where)):
             return where
     raise NotFound("root folder", str(folder), "'cas pins' lists the recorded folders")
 
@@ -326,16 +282,9 @@ def manifest_blob(
 # --- pins ---------------------------------------------------------------------------------------
 
 
-def pins(store: Store) -> dict[str, Digest]:
-    return pins_from(store.kv_items("pins"))
-
-
-def pins_in(txn: Txn, store: Store) -> dict[str, Digest]:
-    return pins_from((bytes(k), bytes(v)) for k, v in txn.cursor(db=store.db("pins")))
-
-
-def pins_from(items: Iterable[tuple[bytes, bytes]]) -> dict[str, Digest]:
-    return {k.decode("utf-8", "replace"): Digest(v) for k, v in items if len(v) == 32}
+def pins(source: Store | Update) -> dict[str, Digest]:
+    """Every pin, as the store or one of its transactions (gc's deleting one) sees them."""
+    return source.pins()
 
 
 def _check_pin_name(name: str) -> str:
@@ -354,32 +303,15 @@ def _check_pin_name(name: str) -> str:
 def pin(store: Store, name: str, digest: Digest) -> Digest | None:
     """Pin ``digest`` under ``name``; returns the digest it replaced. The blob must be present:
     checked in the transaction that pins, so a gc deleting it cannot slip in between."""
-    name = _check_pin_name(name)
-
-    def run(txn: Txn) -> Digest | None:
-        if txn.get(digest, db=store.db("blobs")) is None:
-            raise BlobNotFound(str(digest))
-        old = txn.get(name.encode(), db=store.db("pins"))
-        txn.put(name.encode(), bytes(digest), db=store.db("pins"))
-        return Digest(old) if old is not None and len(old) == 32 else None
-
-    result: Digest | None = store.write(run)
-    return result
+    return store.pin(_check_pin_name(name), digest)
 
 
 def unpin(store: Store, name: str) -> Digest:
     name = _check_pin_name(name)
-
-    def run(txn: Txn) -> bytes | None:
-        old: bytes | None = txn.get(name.encode(), db=store.db("pins"))
-        if old is not None:
-            txn.delete(name.encode(), db=store.db("pins"))
-        return old
-
-    old = store.write(run)
+    old = store.unpin(name)
     if old is None:
         raise NotFound("pin", name, "'cas pins' lists them")
-    return Digest(old)
+    return old
 
 
 # --- all of it ----------------------------------------------------------------------------------

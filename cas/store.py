@@ -1,17 +1,12 @@
 """The store: an LMDB environment under ``.cas/`` holding immutable, deduplicated blobs.
 
-Tables (LMDB named databases):
-
-``info``      format version, chunk size, compression level, running totals
-``blobs``     digest -> frame (raw/zstd content, or a chunk index for large content)
-``chunks``    chunk digest -> frame (pieces of large blobs)
-``chunkrefs`` chunk digest -> (blobs referencing it, last written ns)
-``meta``      digest -> raw size, stored size, first stored ns, last referenced ns
-``pins``      name -> digest (extra gc roots)
-``cache``     namespaced keys -> values that may be dropped at any time
-``leases``    id -> holder record of a pack in progress (gc waits for or refuses these)
-``verified``  digest -> last verified ns (verify checks the stalest first)
-``remotes``   name -> remote configuration (no credentials)
+The store owns LMDB: its tables and the layout of their records are private to it
+(`cas.store_tables`, `cas.records`). Every other module calls a named operation here: blobs
+(put, get, open, has, stat, iterate, touch, delete, sweep chunks), their metadata and verified
+times, pins, recorded root folders, leases, a batch's commit, frames from remotes, and two tables
+of caller-chosen keys (the cache and the remotes). Work that must be atomic across concerns (gc:
+leases, roots and the deletion in one write transaction) runs in `Store.update`, which hands it
+an `Update`: a view of one write transaction offering named operations only.
 
 Writes go through a `Batch`: values are hashed and compressed outside the write transaction
 (in worker threads for many files), then committed together, so ingesting 20,000 files is a
@@ -30,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import shutil
 import stat as stat_mod
@@ -37,15 +33,16 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Final
+from typing import Any, BinaryIO, Final, Literal, TypeVar
 
 import lmdb
 import msgpack
 
 from cas import datafile, frame, space
-from cas.batch import Batch, Written
+from cas.batch import Batch
 from cas.digest import Digest
 from cas.errors import (
     BadRecordSize,
@@ -62,9 +59,11 @@ from cas.errors import (
     StoreVersionError,
 )
 from cas.fsutil import fsync_dir
+from cas.puts import Put, Written
 from cas.reader import BlobReader
-from cas.records import CHUNKREF, META, Txn, chunkref_of, meta_of, now_ns
-from cas.residency import FAULT_AROUND, MapReleaser
+from cas.records import Meta, Txn, meta_of, now_ns
+from cas.residency import MapReleaser
+from cas.store_tables import KEY_SIZES, KV_TABLES, NAMES, TOTAL_KEYS, Tables
 
 FORMAT_VERSION: Final = 1
 STORE_DIRNAME: Final = ".cas"
@@ -76,26 +75,14 @@ COMPACT_LOCK: Final = "compact.lock"
 
 
 _INITIAL_MAP: Final = 1 << 30
-_TABLES: Final = (
-    "info",
-    "blobs",
-    "chunks",
-    "chunkrefs",
-    "meta",
-    "pins",
-    "cache",
-    "leases",
-    "verified",
-    "remotes",
-)
 _UNCHANGED: Final = (
     "the store is as it was (a compaction needs room for a copy: run 'cas gc' first)"
 )
-# Tables keyed by a digest: a key of any other size is damage the walk of the file reports.
-_KEY_SIZES: Final = dict.fromkeys(("blobs", "chunks", "chunkrefs", "meta", "verified"), 32)
 # The least content a frame received from elsewhere may hold: see `Store.foreign_frame_limit`.
 _FOREIGN_FRAME_MIN_LIMIT: Final = 64 << 20
-_TOTAL_KEYS: Final = ("blobs", "raw_bytes", "stored_bytes", "ingested_bytes", "ingested_count")
+# The tables whose keys callers choose (`Store.kv_get` and friends).
+KvTable = Literal["cache", "remotes"]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +94,16 @@ class BlobStat:
     chunks: int
     first_stored_ns: int
     last_referenced_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class BlobRecord:
+    """A blob's frame and metadata as one snapshot holds them (`Store.blob_records`)."""
+
+    digest: Digest
+    frame: bytes | None  # None: not in the store
+    meta: Meta | None  # None: no metadata record, or a damaged one (``meta_problem`` says how)
+    meta_problem: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +130,23 @@ class StoreStats:
     def compression_ratio(self) -> float:
         """Unique raw bytes over bytes stored (frames included)."""
         return self.raw_bytes / self.stored_bytes if self.stored_bytes else 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerView:
+    """What a task sees in a worker process (`cas.procpool`): the store, read-only; a batch over
+    it for `Batch.prepare` (never flushed); the caller's picklable extra."""
+
+    store: Store
+    batch: Batch
+    extra: Any
+
+
+@contextlib.contextmanager
+def open_worker_view(path: str, level: int, extra: Any) -> Iterator[WorkerView]:
+    """A worker process's view of the store at ``path`` (see `Store.worker_opener`)."""
+    with Store.at(path, readonly=True) as store:
+        yield WorkerView(store, store.batch(level=level), extra)
 
 
 def find_store(start: str | os.PathLike[str] | None = None) -> Path:
@@ -247,7 +261,7 @@ def _walk(env: lmdb.Environment, where: Path, fd: int) -> tuple[datafile.Walk, d
         started = time.time_ns()
         with env.begin():
             state = _inspect(where, fd)
-            result = datafile.walk(fd, state, _KEY_SIZES)
+            result = datafile.walk(fd, state, KEY_SIZES)
         changed = datafile.Identity.of(os.fstat(fd)) != state.identity
         if not result.problems:
             if not changed:
@@ -287,18 +301,17 @@ class Store:
         # concurrent creator made first).
         self.created = False
         try:
-            self._dbs = {name: env.open_db(name.encode(), create=False) for name in _TABLES}
+            self._dbs = {name: env.open_db(name.encode(), create=False) for name in NAMES}
         except lmdb.NotFoundError:
-            missing = [n for n in _TABLES if not _has_table(env, n)] or ["?"]
+            missing = [n for n in NAMES if not _has_table(env, n)] or ["?"]
             raise StoreDamaged(str(path), f"its table {missing[0]!r} is missing") from None
         self._grow_lock = threading.Lock()
         # Keys longer than this are refused by LMDB (MDB_BAD_VALSIZE); 511 bytes by default.
         self.max_key_size: int = env.max_key_size()
         self.residency = MapReleaser(path / "data.mdb")
-        with self.read() as txn:
-            info = txn.cursor(self._dbs["info"])
-            self.chunk_size = _info_int(path, info.get(b"chunk_size"), DEFAULT_CHUNK_SIZE)
-            self.level = _info_int(path, info.get(b"level"), DEFAULT_LEVEL)
+        with self._tables() as t:
+            self.chunk_size = _info_int(path, t.info(b"chunk_size"), DEFAULT_CHUNK_SIZE)
+            self.level = _info_int(path, t.info(b"level"), DEFAULT_LEVEL)
         if not 1 <= self.level <= 22 or self.chunk_size < 1:
             raise StoreDamaged(
                 str(path), "the info table records an impossible chunk size or level"
@@ -362,7 +375,7 @@ class Store:
             env = lmdb.open(
                 str(folder),
                 map_size=_INITIAL_MAP,
-                max_dbs=len(_TABLES) + 2,
+                max_dbs=len(NAMES) + 2,
                 create=True,
                 lock=False,  # nobody else knows the name
                 sync=True,
@@ -371,12 +384,12 @@ class Store:
             try:
                 with env.begin(write=True) as txn:
                     info = env.open_db(b"info", txn=txn)
-                    for name in _TABLES:
+                    for name in NAMES:
                         env.open_db(name.encode(), txn=txn)
                     txn.put(b"format", str(FORMAT_VERSION).encode(), db=info)
                     txn.put(b"chunk_size", str(chunk_size).encode(), db=info)
                     txn.put(b"level", str(level).encode(), db=info)
-                    txn.put(b"totals", msgpack.packb(dict.fromkeys(_TOTAL_KEYS, 0)), db=info)
+                    txn.put(b"totals", msgpack.packb(dict.fromkeys(TOTAL_KEYS, 0)), db=info)
             finally:
                 env.close()
             return tmp
@@ -506,7 +519,7 @@ class Store:
         return lmdb.open(
             str(where),
             map_size=map_size,
-            max_dbs=len(_TABLES) + 2,
+            max_dbs=len(NAMES) + 2,
             readonly=readonly,
             create=create,
             # Durability is per commit; metasync keeps the last commit safe across power loss.
@@ -598,7 +611,7 @@ class Store:
             os.close(fd)
         with self.residency.remapping():
             self._env = self._open_env(self.path, readonly=self.readonly, create=False)
-        self._dbs = {name: self._env.open_db(name.encode(), create=False) for name in _TABLES}
+        self._dbs = {name: self._env.open_db(name.encode(), create=False) for name in NAMES}
 
     def __enter__(self) -> Store:
         return self
@@ -606,13 +619,27 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # --- low-level transaction helpers ----------------------------------------------------------
-
-    def db(self, name: str) -> Any:
-        return self._dbs[name]
+    # --- transactions (private: other modules call the named operations below) -----------------
 
     @contextlib.contextmanager
-    def read(self) -> Iterator[Txn]:
+    def _tables(self) -> Iterator[Tables]:
+        """The tables in a short read transaction (a consistent snapshot)."""
+        with self._read() as txn:
+            yield Tables(txn, self._dbs, self.path, self.residency)
+
+    def _change(
+        self, fn: Callable[[Tables], _T], *, expected_bytes: int = 0, cleanup: bool = False
+    ) -> _T:
+        """Run ``fn`` on the tables in one write transaction (see `_write`)."""
+
+        def run(txn: Txn) -> _T:
+            return fn(Tables(txn, self._dbs, self.path, self.residency))
+
+        result: _T = self._write(run, expected_bytes=expected_bytes, cleanup=cleanup)
+        return result
+
+    @contextlib.contextmanager
+    def _read(self) -> Iterator[Txn]:
         """A short read transaction (a consistent snapshot)."""
         try:
             try:
@@ -632,7 +659,7 @@ class Store:
         finally:
             txn.abort()
 
-    def write(
+    def _write(
         self, fn: Callable[[Txn], Any], *, expected_bytes: int = 0, cleanup: bool = False
     ) -> Any:
         """Run ``fn`` in one write transaction; grow the map and retry when it is full.
@@ -644,12 +671,12 @@ class Store:
         leaves.
         """
         try:
-            return self._write(fn, expected_bytes)
+            return self._write_once(fn, expected_bytes)
         except StoreFull as full:
             if not cleanup or not space.release_reserve(self.path):
                 raise
             try:
-                return self._write(fn, expected_bytes)
+                return self._write_once(fn, expected_bytes)
             except StoreFull as again:
                 raise StoreFull(
                     str(self.path),
@@ -657,7 +684,7 @@ class Store:
                     "MiB reserve released",
                 ) from full
 
-    def _write(self, fn: Callable[[Txn], Any], expected_bytes: int) -> Any:
+    def _write_once(self, fn: Callable[[Txn], Any], expected_bytes: int) -> Any:
         if self.readonly:
             raise StoreAccessError(str(self.path), "opened read-only")
         self._ensure_room(expected_bytes)
@@ -714,26 +741,9 @@ class Store:
 
     # --- info and totals --------------------------------------------------------------------
 
-    def _totals(self, txn: Txn) -> dict[str, int]:
-        raw = txn.get(b"totals", db=self._dbs["info"])
-        try:
-            loaded = msgpack.unpackb(raw) if raw else {}
-            totals = {k: loaded.get(k, 0) for k in _TOTAL_KEYS}
-            if all(type(v) is int for v in totals.values()):
-                return totals
-        except (ValueError, TypeError, AttributeError, msgpack.ExtraData):
-            pass
-        raise StoreDamaged(str(self.path), "the running totals in its info table are damaged")
-
-    def _add_totals(self, txn: Txn, delta: dict[str, int]) -> None:
-        totals = self._totals(txn)
-        for key, value in delta.items():
-            totals[key] += value
-        txn.put(b"totals", msgpack.packb(totals), db=self._dbs["info"])
-
     def stats(self) -> StoreStats:
-        with self.read() as txn:
-            totals = self._totals(txn)
+        with self._tables() as t:
+            totals = t.totals()
         data = self.path / "data.mdb"
         st = data.stat()
         return StoreStats(
@@ -752,6 +762,13 @@ class Store:
         """A write batch: ``with store.batch() as b: b.put(...)``; commits on clean exit."""
         return Batch(self, level=self.level if level is None else level, workers=workers)
 
+    def worker_opener(
+        self, *, level: int, extra: Any = None
+    ) -> Callable[[], AbstractContextManager[WorkerView]]:
+        """What each worker process of a `cas.procpool` run calls to open this store (read-only,
+        with a batch at ``level`` to prepare puts in): picklable, unlike the store itself."""
+        return functools.partial(open_worker_view, str(self.path), level, extra)
+
     def put(self, data: bytes) -> Digest:
         with self.batch() as b:
             return b.put(data)
@@ -768,94 +785,34 @@ class Store:
         with self.batch() as b:
             return [b.put(item) for item in items]
 
+    def commit_puts(
+        self, puts: list[Put], *, level: int, mine: Written, expected_bytes: int = 0
+    ) -> tuple[int, int, Written]:
+        """Commit a batch's puts in one write transaction (`Batch.flush`).
+
+        Chunks go first, each added only if absent and its write time refreshed either way; then
+        blobs and indexes: one already present is only touched (its last-referenced time
+        refreshed), else written with its metadata, an index adding a reference to each chunk
+        it lists (a chunk that vanished meanwhile is `CorruptBlob`). A blob put as a touch
+        (present when its batch checked) that gc removed since is framed again from its raw
+        bytes at ``level``. ``mine`` is what the batch's earlier commits stored: what this commit
+        stamps again stays the batch's to take back (`undo`). Returns (new blobs, new stored
+        bytes, what this commit added)."""
+        return self._change(
+            lambda t: t.commit_puts(puts, level, mine, now_ns()), expected_bytes=expected_bytes
+        )
+
     def touch(self, digests: Iterable[Digest]) -> int:
         """Refresh last-referenced times; returns how many of the digests are present."""
         wanted = sorted(set(digests))
-
-        def run(txn: Txn) -> int:
-            return sum(1 for d in wanted if self._touch_in(txn, d, now_ns()))
-
-        return int(self.write(run))
-
-    def _touch_in(self, txn: Txn, digest: Digest, now: int) -> bool:
-        meta_db = self._dbs["meta"]
-        raw = txn.get(digest, db=meta_db)
-        if raw is None:
-            return False
-        try:
-            size, stored, first, _last = meta_of(digest, raw)
-        except CorruptBlob:
-            # A damaged row is rebuilt from the blob itself when a put or a pack brings the
-            # same content again (its first-stored time is lost).
-            size, stored = self._measure_in(txn, digest)
-            first = now
-        txn.put(digest, META.pack(size, stored, first, now), db=meta_db)
-        return True
-
-    def _measure_in(self, txn: Txn, digest: Digest) -> tuple[int, int]:
-        """(raw size, stored size) of a blob, from its frame and its chunks' frames."""
-        value = txn.get(digest, db=self._dbs["blobs"])
-        if value is None:
-            raise CorruptBlob(str(digest), "its metadata record is left without its blob")
-        try:
-            head = frame.header(value)
-            chunks = frame.decode_index(value)[2] if head.codec == frame.INDEX else []
-        except frame.FrameError as exc:
-            raise CorruptBlob(str(digest), str(exc)) from None
-        stored = len(value)
-        cursor = txn.cursor(db=self._dbs["chunks"])
-        for chunk in sorted(set(chunks)):
-            if cursor.set_key(chunk):
-                stored += len(cursor.value())
-        return head.raw_size, stored
+        return self._change(lambda t: sum(1 for d in wanted if t.touch(d, now_ns())))
 
     def undo(self, written: Written) -> None:
         """Take back what a failed batch committed (`Batch` calls it): every blob and chunk it
         stored that no other writer has used since (the stamp its last commit left is still
         there), and its share of the totals; then give the freed pages' disk blocks back.
         Runs as a cleanup transaction, so it works on the disk that made the batch fail."""
-
-        def run(txn: Txn) -> None:
-            meta_db, refs_db, chunks_db = (
-                self._dbs["meta"],
-                self._dbs["chunkrefs"],
-                self._dbs["chunks"],
-            )
-            ours: list[Digest] = []
-            for chunk, stamp in sorted(written.chunks.items()):
-                ref = txn.get(chunk, db=refs_db)
-                if (
-                    ref is not None
-                    and len(ref) == CHUNKREF.size
-                    and CHUNKREF.unpack(ref)[1] == stamp
-                ):
-                    ours.append(chunk)
-            blobs = []
-            for digest, stamp in sorted(written.blobs.items()):
-                raw = txn.get(digest, db=meta_db)
-                if raw is not None and len(raw) == META.size and META.unpack(raw)[3] == stamp:
-                    blobs.append(digest)
-            self.delete_in(txn, blobs)  # decrements the counts of the chunks they list
-            freed = 0
-            cursor = txn.cursor(db=chunks_db)
-            for chunk in ours:
-                ref = txn.get(chunk, db=refs_db)
-                if ref is None or CHUNKREF.unpack(ref)[0] != 0:
-                    continue  # another blob's index lists it now
-                if cursor.set_key(chunk):
-                    freed += len(cursor.value())
-                    cursor.delete()
-                txn.delete(chunk, db=refs_db)
-            self._add_totals(
-                txn,
-                {
-                    "stored_bytes": -freed,
-                    "ingested_bytes": -written.ingested_bytes,
-                    "ingested_count": -written.ingested_count,
-                },
-            )
-
-        self.write(run, cleanup=True)
+        self._change(lambda t: t.undo(written, now_ns()), cleanup=True)
         self.give_back_space()
 
     def give_back_space(self) -> int:
@@ -866,11 +823,8 @@ class Store:
             return 0
         # A commit first: pages freed by the last commit stay readable through the previous
         # meta page (LMDB's fallback after a crash) until one more commit replaces it.
-        self.write(
-            lambda txn: txn.put(
-                b"space_given_back_ns", str(now_ns()).encode(), db=self._dbs["info"]
-            ),
-            cleanup=True,
+        self._change(
+            lambda t: t.put_info(b"space_given_back_ns", str(now_ns()).encode()), cleanup=True
         )
         given = 0
         fd = os.open(self.path / "data.mdb", os.O_RDWR | os.O_CLOEXEC)
@@ -879,7 +833,7 @@ class Store:
             # can reuse a page between the walk that lists it as free and the punch.
             with self._env.begin(write=True):
                 state = _inspect(self.path, fd)
-                walk = datafile.walk(fd, state, _KEY_SIZES)
+                walk = datafile.walk(fd, state, KEY_SIZES)
                 if walk.problems:
                     raise StoreDamaged(str(self.path), walk.problems[0], tuple(walk.problems))
                 runs = space.free_ranges(
@@ -911,80 +865,25 @@ class Store:
         blob with the same chunks in another process never loses one.
         """
         wanted = sorted(set(digests))
-
-        def run(txn: Txn) -> tuple[int, int]:
-            return self.delete_in(txn, wanted)
-
-        result: tuple[int, int] = self.write(run)
-        return result
-
-    def delete_in(self, txn: Txn, digests: Iterable[Digest]) -> tuple[int, int]:
-        blobs_db, meta_db, refs_db = self._dbs["blobs"], self._dbs["meta"], self._dbs["chunkrefs"]
-        removed = freed = raw_freed = 0
-        now = now_ns()
-        for digest in digests:
-            value = txn.get(digest, db=blobs_db)
-            if value is None:
-                continue
-            self.residency.note(len(value))
-            meta = txn.get(digest, db=meta_db)
-            raw_size = META.unpack(meta)[0] if meta and len(meta) == META.size else 0
-            freed_here = len(value)
-            with contextlib.suppress(frame.FrameError):
-                if frame.header(value).codec == frame.INDEX:
-                    _, _, chunks = frame.decode_index(value)
-                    for chunk in sorted(set(chunks)):
-                        ref = txn.get(chunk, db=refs_db)
-                        if ref is not None and len(ref) != CHUNKREF.size:
-                            continue  # damaged: left as it is, so no sweep ever takes it
-                        count = CHUNKREF.unpack(ref)[0] if ref else 1
-                        txn.put(chunk, CHUNKREF.pack(max(count - 1, 0), now), db=refs_db)
-            txn.delete(digest, db=blobs_db)
-            txn.delete(digest, db=meta_db)
-            txn.delete(digest, db=self._dbs["verified"])
-            removed += 1
-            freed += freed_here
-            raw_freed += raw_size
-        if removed:
-            self._add_totals(
-                txn, {"blobs": -removed, "raw_bytes": -raw_freed, "stored_bytes": -freed}
-            )
-        return removed, freed
+        return self._change(lambda t: t.delete(wanted, now_ns()))
 
     def sweep_chunks(self, older_than_ns: int, *, dry_run: bool = False) -> tuple[int, int]:
-        """Remove chunks no blob references whose last write is older than ``older_than_ns``."""
-
-        def run(txn: Txn) -> tuple[int, int]:
-            return self.sweep_chunks_in(txn, older_than_ns, dry_run=dry_run)
-
+        """Remove chunks no blob references whose last write is older than ``older_than_ns``.
+        Returns (chunks, stored bytes); a ``dry_run`` only counts them."""
         if dry_run:
-            with self.read() as txn:
-                return run(txn)
-        result: tuple[int, int] = self.write(run)
-        return result
+            with self._tables() as t:
+                return t.sweep_chunks(older_than_ns, dry_run=True)
+        return self._change(lambda t: t.sweep_chunks(older_than_ns))
 
-    def sweep_chunks_in(
-        self, txn: Txn, older_than_ns: int, *, dry_run: bool = False
-    ) -> tuple[int, int]:
-        """`sweep_chunks` inside the caller's transaction. Returns (chunks, stored bytes)."""
-        refs_db, chunks_db = self._dbs["chunkrefs"], self._dbs["chunks"]
-        doomed: list[bytes] = []
-        for key, ref in txn.cursor(db=refs_db):
-            if len(ref) != CHUNKREF.size:
-                continue  # a damaged count is never taken for zero ('cas verify' reports it)
-            count, written = CHUNKREF.unpack(ref)
-            if count == 0 and written < older_than_ns:
-                doomed.append(bytes(key))
-        freed = 0
-        for key in doomed:
-            value = txn.get(key, db=chunks_db)
-            freed += len(value) if value is not None else 0
-            if not dry_run:
-                txn.delete(key, db=chunks_db)
-                txn.delete(key, db=refs_db)
-        if freed and not dry_run:
-            self._add_totals(txn, {"stored_bytes": -freed})
-        return len(doomed), freed
+    def update(self, fn: Callable[[Update], _T], *, cleanup: bool = False) -> _T:
+        """Run ``fn`` in one write transaction, handing it an `Update`: for work that must be
+        atomic across concerns (gc judges the leases, reads the roots and deletes in one).
+
+        ``fn`` must be safe to run again (the transaction is retried when the map must grow)
+        and must not keep the `Update`. An exception from ``fn`` rolls everything back (a gc
+        dry run raises one on purpose). ``cleanup`` is as for a rollback: on a full disk the
+        store's reserve is released for it (`cas.space`)."""
+        return self._change(lambda t: fn(Update(t)), cleanup=cleanup)
 
     # --- reading --------------------------------------------------------------------------------
 
@@ -992,8 +891,8 @@ class Store:
     # already judges it): looking a blob up in `blobs` would fault its whole value into memory.
 
     def has(self, digest: Digest) -> bool:
-        with self.read() as txn:
-            found = txn.get(digest, db=self._dbs["meta"]) is not None
+        with self._tables() as t:
+            found = t.has(digest)
         self.residency.note_lookups()
         return found
 
@@ -1004,19 +903,18 @@ class Store:
         fault in each page of the table once instead of 100,000 random ones (each mapping its
         neighbours too). What they map counts towards the next release."""
         present: set[Digest] = set()
-        with self.read() as txn:
-            meta_db = self._dbs["meta"]
+        with self._tables() as t:
             for i, d in enumerate(sorted(digests)):
-                if txn.get(d, db=meta_db) is not None:
+                if t.has(d):
                     present.add(d)
                 if i % _SORTED_LOOKUPS_PER_LOOKUP == 0:
                     self.residency.note_lookups()
         return present
 
     def stat(self, digest: Digest) -> BlobStat:
-        with self.read() as txn:
-            value = txn.get(digest, db=self._dbs["blobs"])
-            meta = txn.get(digest, db=self._dbs["meta"])
+        with self._tables() as t:
+            value = t.blob_frame(digest)
+            meta = t.meta_record(digest)
         if value is None:
             raise BlobNotFound(str(digest))
         try:
@@ -1038,16 +936,16 @@ class Store:
 
     def open(self, digest: Digest, *, verify: bool = True) -> BlobReader:
         """A streaming reader; with ``verify`` it raises `CorruptBlob`, never returns bad bytes."""
-        with self.read() as txn:
-            value = txn.get(digest, db=self._dbs["blobs"])
+        with self._tables() as t:
+            value = t.blob_frame(digest)
         if value is None:
             raise BlobNotFound(str(digest))
         self.residency.note(len(value))
         return BlobReader(self, digest, value, verify=verify)
 
     def read_chunk(self, blob: Digest, chunk: Digest, *, verify: bool) -> bytes:
-        with self.read() as txn:
-            value = txn.get(chunk, db=self._dbs["chunks"])
+        with self._tables() as t:
+            value = t.chunk_frame(chunk)
         if value is None:
             raise CorruptBlob(str(blob), f"chunk {chunk} is missing from the store")
         self.residency.note(len(value))
@@ -1067,22 +965,13 @@ class Store:
         do not hold as many rows (a damaged store), `blobs` itself is walked, its mapped pages
         counted for release as the walk goes.
         """
-        with self.read() as txn:
-            counts = {t: txn.stat(self._dbs[t])["entries"] for t in ("blobs", "meta")}
+        with self._tables() as t:
+            counts = {table: t.entries(table) for table in ("blobs", "meta")}
         table = "meta" if counts["blobs"] == counts["meta"] else "blobs"
         after: bytes | None = None
         while True:
-            keys: list[bytes] = []
-            with self.read() as txn:
-                cur = txn.cursor(db=self._dbs[table])
-                positioned = cur.set_range(after if after is not None else (start or b""))
-                if positioned and after is not None and cur.key() == after:
-                    positioned = cur.next()
-                while positioned and len(keys) < page:
-                    keys.append(cur.key())
-                    if table == "blobs":
-                        self.residency.note(0)
-                    positioned = cur.next()
+            with self._tables() as t:
+                keys = t.keys(table, after, start or b"", page)
             yield from (Digest(k) for k in keys)
             if len(keys) < page:
                 return
@@ -1097,15 +986,8 @@ class Store:
         skipped."""
         after = b""
         while True:
-            rows: list[tuple[bytes, bytes]] = []
-            with self.read() as txn:
-                cur = txn.cursor(db=self._dbs["meta"])
-                positioned = cur.set_range(after)
-                if positioned and after and cur.key() == after:
-                    positioned = cur.next()
-                while positioned and len(rows) < page:
-                    rows.append((cur.key(), cur.value()))
-                    positioned = cur.next()
+            with self._tables() as t:
+                rows = t.meta_rows(after, page)
             for key, value in rows:
                 digest = Digest(key)
                 try:
@@ -1120,16 +1002,42 @@ class Store:
                 return
             after = rows[-1][0]
 
+    def blob_records(self, digests: Iterable[Digest]) -> list[BlobRecord]:
+        """Each blob's frame and metadata record as one snapshot holds them (for checking: a
+        concurrent gc removes both or neither). A damaged metadata record is not raised: its
+        `BlobRecord` says what is wrong with it."""
+        with self._tables() as t:
+            rows = [(d, t.blob_frame(d), t.meta_record(d)) for d in digests]
+        out: list[BlobRecord] = []
+        for digest, value, raw in rows:
+            if value is not None:
+                self.residency.note(len(value))
+            meta: Meta | None = None
+            problem: str | None = None
+            if raw is not None:
+                try:
+                    meta = meta_of(digest, raw)
+                except CorruptBlob as exc:
+                    problem = exc.problem
+            out.append(BlobRecord(digest, value, meta, problem))
+        return out
+
+    def chunk_refs(self, chunks: Iterable[Digest]) -> list[tuple[Digest, int | CorruptBlob]]:
+        """Each chunk once, in key order, with how many blob indexes reference it (0: none, so
+        a sweep would take it), or the `CorruptBlob` that describes its damaged record."""
+        with self._tables() as t:
+            return t.chunk_refs(chunks)
+
     def raw_value(self, digest: Digest) -> bytes | None:
         """The stored frame of a blob, undecoded (for verification and remotes)."""
-        with self.read() as txn:
-            value: bytes | None = txn.get(digest, db=self._dbs["blobs"])
+        with self._tables() as t:
+            value = t.blob_frame(digest)
         self.residency.note(len(value or b""))
         return value
 
     def raw_chunk(self, digest: Digest) -> bytes | None:
-        with self.read() as txn:
-            value: bytes | None = txn.get(digest, db=self._dbs["chunks"])
+        with self._tables() as t:
+            value = t.chunk_frame(digest)
         self.residency.note(len(value or b""))
         return value
 
@@ -1144,6 +1052,32 @@ class Store:
             raise _lmdb_failure(self.path, exc, "read") from None
         self.residency.note(size or 0)
         return size
+
+    # --- verified times -------------------------------------------------------------------------
+
+    def last_verified(
+        self, digests: Iterable[Digest], *, page: int = 10_000
+    ) -> list[tuple[Digest, int, int]]:
+        """(digest, when it last passed a verify in ns or -1 if never, raw size or 0 if
+        unknown) for each digest in key order, read in pages of short read transactions."""
+        ordered = sorted(digests)
+        rows: list[tuple[Digest, int, int]] = []
+        for start in range(0, len(ordered), page):
+            with self._tables() as t:
+                for digest in ordered[start : start + page]:
+                    try:
+                        meta = t.meta(digest)
+                    except CorruptBlob:
+                        meta = None  # unknown: verify reports the damaged record
+                    size = meta.raw_size if meta is not None else 0
+                    rows.append((digest, t.last_verified(digest), size))
+        return rows
+
+    def stamp_verified(self, digests: Iterable[Digest], when_ns: int) -> int:
+        """Record that these blobs passed a verify at ``when_ns``; a blob no longer in the store
+        gets no record. Returns how many were stamped."""
+        wanted = sorted(set(digests))
+        return self._change(lambda t: t.stamp_verified(wanted, when_ns))
 
     # --- frames made elsewhere (remotes) ---------------------------------------------------------
 
@@ -1181,10 +1115,8 @@ class Store:
 
     def has_chunks(self, digests: Iterable[Digest]) -> set[Digest]:
         """The subset of ``digests`` present in the chunks table."""
-        with self.read() as txn:
-            # A cursor positions on a key without copying its value (up to a chunk per key).
-            cursor = txn.cursor(db=self._dbs["chunks"])
-            return {d for d in digests if cursor.set_key(d)}
+        with self._tables() as t:
+            return t.present_chunks(digests)
 
     @property
     def foreign_frame_limit(self) -> int:
@@ -1201,14 +1133,14 @@ class Store:
     ) -> tuple[int, int]:
         """Store frames made by another store (pulled from a remote), trusting none of them.
 
-        Every frame is checked with `check_frame` first. The chunks are committed in one
-        transaction; then the blobs in a second, a chunk index only once every chunk it lists is
-        in the store and their contents, read back in order, hash to the blob's digest. A frame
-        that fails raises `CorruptBlob` naming its digest, and nothing of the transaction it
-        belonged to is committed (chunks committed before a blob failed stay unreferenced, and a
-        later `sweep_chunks` removes them). With ``checked`` the caller has run `check_frame` on
-these very bytes (a pull does, in its worker threads), so it is not run twice; a chunk index
-is still read back and hashed whole. Returns (new blobs, new stored bytes).
+                Every frame is checked with `check_frame` first. The chunks are committed in one
+                transaction; then the blobs in a second, a chunk index only once every chunk it lists is
+                in the store and their contents, read back in order, hash to the blob's digest. A frame
+                that fails raises `CorruptBlob` naming its digest, and nothing of the transaction it
+                belonged to is committed (chunks committed before a blob failed stay unreferenced, and a
+                later `sweep_chunks` removes them). With ``checked`` the caller has run `check_frame` on
+        these very bytes (a pull does, in its worker threads), so it is not run twice; a chunk index
+        is still read back and hashed whole. Returns (new blobs, new stored bytes).
         """
         chunk_items = sorted(dict(chunks).items())
         blob_items = sorted(dict(blobs).items())
@@ -1220,7 +1152,10 @@ is still read back and hashed whole. Returns (new blobs, new stored bytes).
             heads = {digest: frame.header(value) for digest, value in blob_items}
         new_stored = 0
         if chunk_items:
-            new_stored += self._commit_foreign_chunks(chunk_items)
+            size = sum(len(v) for _, v in chunk_items)
+            new_stored += self._change(
+                lambda t: t.commit_foreign_chunks(chunk_items, now_ns()), expected_bytes=size
+            )
         for digest, value in blob_items:
             if heads[digest].codec == frame.INDEX and not self.has(digest):
                 # Reading through a verifying reader hashes each chunk and then the whole.
@@ -1229,137 +1164,136 @@ is still read back and hashed whole. Returns (new blobs, new stored bytes).
                         pass
         if not blob_items:
             return 0, new_stored
-        new_blobs, blob_bytes = self._commit_foreign_blobs(blob_items, heads)
+        size = sum(len(v) for _, v in blob_items)
+        new_blobs, blob_bytes = self._change(
+            lambda t: t.commit_foreign_blobs(blob_items, heads, now_ns()), expected_bytes=size
+        )
         return new_blobs, new_stored + blob_bytes
 
-    def _commit_foreign_chunks(self, items: list[tuple[Digest, bytes]]) -> int:
-        size = sum(len(v) for _, v in items)
+    # --- pins and recorded root folders (`cas.roots`) -------------------------------------------
 
-        def run(txn: Txn) -> int:
-            chunks_db, refs_db = self._dbs["chunks"], self._dbs["chunkrefs"]
-            now = now_ns()
-            added = 0
-            for digest, value in items:
-                ref = txn.get(digest, db=refs_db)
-                refs = chunkref_of(digest, ref).refs if ref else 0
-                if txn.get(digest, db=chunks_db) is None:
-                    txn.put(digest, value, db=chunks_db)
-                    added += len(value)
-                # A fresh write time keeps a concurrent gc's chunk sweep off the chunk until
-                # the index that references it is committed.
-                txn.put(digest, CHUNKREF.pack(refs, now), db=refs_db)
-            if added:
-                self._add_totals(txn, {"stored_bytes": added})
-            return added
+    def pins(self) -> dict[str, Digest]:
+        """Every pin: name -> digest (a record that does not hold a digest is left out)."""
+        with self._tables() as t:
+            return t.pins()
 
-        return int(self.write(run, expected_bytes=size))
+    def pin(self, name: str, digest: Digest) -> Digest | None:
+        """Pin ``digest`` under ``name``; returns the digest it replaced. The blob must be
+        present (`BlobNotFound`): checked in the transaction that pins, so a gc deleting it
+        cannot slip in between."""
+        return self._change(lambda t: t.pin(name, digest))
 
-    def _commit_foreign_blobs(
-        self, items: list[tuple[Digest, bytes]], heads: dict[Digest, frame.Header]
-    ) -> tuple[int, int]:
-        size = sum(len(v) for _, v in items)
+    def unpin(self, name: str) -> Digest | None:
+        """Remove a pin; returns the digest it held, or None if there was no such pin."""
+        old = self._change(lambda t: t.unpin(name))
+        return None if old is None else Digest(old)
 
-        def run(txn: Txn) -> tuple[int, int]:
-            blobs_db, meta_db = self._dbs["blobs"], self._dbs["meta"]
-            chunks_db, refs_db = self._dbs["chunks"], self._dbs["chunkrefs"]
-            now = now_ns()
-            new_blobs = new_raw = new_stored = 0
-            for digest, value in items:
-                if txn.get(digest, db=blobs_db) is not None:
-                    self._touch_in(txn, digest, now)
-                    continue
-                stored = len(value)
-                if heads[digest].codec == frame.INDEX:
-                    for chunk in frame.decode_index(value)[2]:
-                        piece = txn.get(chunk, db=chunks_db)
-                        if piece is None:
-                            raise CorruptBlob(str(digest), f"chunk {chunk} vanished during put")
-                        stored += len(piece)
-                    for chunk in sorted(set(frame.decode_index(value)[2])):
-                        ref = txn.get(chunk, db=refs_db)
-                        refs = chunkref_of(chunk, ref).refs if ref else 0
-                        txn.put(chunk, CHUNKREF.pack(refs + 1, now), db=refs_db)
-                raw_size = heads[digest].raw_size
-                txn.put(digest, value, db=blobs_db)
-                txn.put(digest, META.pack(raw_size, stored, now, now), db=meta_db)
-                new_blobs += 1
-                new_raw += raw_size
-                new_stored += len(value)
-            self._add_totals(
-                txn,
-                {
-                    "blobs": new_blobs,
-                    "raw_bytes": new_raw,
-                    "stored_bytes": new_stored,
-                    "ingested_bytes": new_raw,
-                    "ingested_count": new_blobs,
-                },
-            )
-            return new_blobs, new_stored
+    def recorded_dirs(self) -> list[str]:
+        """The folders recorded as holding root manifests, besides the default one."""
+        with self._tables() as t:
+            return t.recorded_dirs()
 
-        result: tuple[int, int] = self.write(run, expected_bytes=size)
-        return result
+    def record_dir(self, folder: str) -> bool:
+        """Record a folder as holding root manifests; False if it was recorded already."""
+        return self._change(lambda t: t.edit_recorded_dirs(folder, add=True))
 
-    # --- small key-value tables (pins, cache, leases, verified, remotes) -------------------------
+    def forget_dir(self, folder: str) -> bool:
+        """Forget a recorded folder; False if it was not recorded (under exactly this name)."""
+        return self._change(lambda t: t.edit_recorded_dirs(folder, add=False))
+
+    # --- leases (`cas.lease`) -------------------------------------------------------------------
+
+    def leases(self) -> list[tuple[str, bytes]]:
+        """Every lease: (id, its holder's record, as `cas.lease` encoded it)."""
+        with self._tables() as t:
+            return t.leases()
+
+    def put_lease(self, lease_id: str, record: bytes) -> bool:
+        """Write a lease's record; returns whether it was there before (a heartbeat that finds
+        its lease gone learns that a gc judged it stale)."""
+        return self._change(lambda t: t.put_lease(lease_id, record))
+
+    def delete_leases(self, lease_ids: Iterable[str]) -> int:
+        wanted = list(lease_ids)
+        return self._change(lambda t: t.delete_leases(wanted))
+
+    # --- tables of caller-chosen keys: the cache and the remotes --------------------------------
 
     # Keys of these tables are chosen by callers (names, paths). One longer than LMDB takes
     # cannot be there, so reading or deleting it finds nothing, and writing it is refused with
     # `KeyTooLong`, before any transaction: never MDB_BAD_VALSIZE, never "store is full".
     # (The cache keys its long keys by digest, see packer/cache.py.)
 
-    def kv_get(self, table: str, key: bytes) -> bytes | None:
+    def kv_get(self, table: KvTable, key: bytes) -> bytes | None:
+        _check_kv(table)
         if len(key) > self.max_key_size:
             return None
-        with self.read() as txn:
-            value: bytes | None = txn.get(key, db=self._dbs[table])
+        with self._tables() as t:
+            value = t.kv_get(table, key)
         self.residency.note_lookups()
         return value
 
-    def kv_items(self, table: str, prefix: bytes = b"") -> list[tuple[bytes, bytes]]:
+    def kv_items(self, table: KvTable, prefix: bytes = b"") -> list[tuple[bytes, bytes]]:
+        _check_kv(table)
         if len(prefix) > self.max_key_size:
             return []
-        with self.read() as txn:
-            cur = txn.cursor(db=self._dbs[table])
-            out: list[tuple[bytes, bytes]] = []
-            if not cur.set_range(prefix):
-                return out
-            read = 0
-            for key, value in cur:
-                if not key.startswith(prefix):
-                    break
-                out.append((key, value))
-                # A walk reads its pages in order: count what it read, page by page.
-                read += len(key) + len(value) + 16
-                if read >= FAULT_AROUND:
-                    self.residency.note(read)
-                    read = 0
-            return out
+        with self._tables() as t:
+            return t.kv_items(table, prefix)
 
-    def kv_put(self, table: str, items: Iterable[tuple[bytes, bytes]]) -> None:
+    def kv_put(self, table: KvTable, items: Iterable[tuple[bytes, bytes]]) -> None:
+        _check_kv(table)
         pending = list(items)
         size = sum(len(k) + len(v) for k, v in pending)
         for key, _value in pending:
             if len(key) > self.max_key_size:
                 raise KeyTooLong(table, len(key), self.max_key_size)
+        self._change(lambda t: t.kv_put(table, pending), expected_bytes=size)
 
-        def run(txn: Txn) -> None:
-            db = self._dbs[table]
-            for key, value in pending:
-                txn.put(key, value, db=db)
-
-        self.write(run, expected_bytes=size)
-
-    def kv_delete(self, table: str, keys: Iterable[bytes]) -> int:
+    def kv_delete(self, table: KvTable, keys: Iterable[bytes]) -> int:
+        _check_kv(table)
         wanted = [key for key in keys if len(key) <= self.max_key_size]
+        return self._change(lambda t: t.kv_delete(table, wanted))
 
-        def run(txn: Txn) -> int:
-            db = self._dbs[table]
-            return sum(1 for key in wanted if txn.delete(key, db=db))
 
-        return int(self.write(run))
+def _check_kv(table: str) -> None:
+    if table not in KV_TABLES:
+        raise ValueError(f"{table!r} is not a table of caller-chosen keys ({', '.join(KV_TABLES)})")
 
-    def kv_clear(self, table: str) -> None:
-        def run(txn: Txn) -> None:
-            txn.drop(self._dbs[table], delete=False)
 
-        self.write(run)
+class Update:
+    """One write transaction of the store, as `Store.update` hands it to work that must be
+    atomic across concerns: named operations only, every one inside that transaction."""
+
+    __slots__ = ("_tables",)
+
+    def __init__(self, tables: Tables) -> None:
+        self._tables = tables
+
+    def has(self, digest: Digest) -> bool:
+        """Whether the blob is in the store (read from its small metadata row)."""
+        return self._tables.has(digest)
+
+    def meta(self, digest: Digest) -> Meta | None:
+        """A blob's metadata; None if it is not in the store; `CorruptBlob` if its record is
+        damaged."""
+        return self._tables.meta(digest)
+
+    def pins(self) -> dict[str, Digest]:
+        return self._tables.pins()
+
+    def recorded_dirs(self) -> list[str]:
+        return self._tables.recorded_dirs()
+
+    def leases(self) -> list[tuple[str, bytes]]:
+        return self._tables.leases()
+
+    def delete_leases(self, lease_ids: Iterable[str]) -> int:
+        return self._tables.delete_leases(lease_ids)
+
+    def delete(self, digests: Iterable[Digest]) -> tuple[int, int]:
+        """`Store.delete` inside this transaction."""
+        return self._tables.delete(digests, now_ns())
+
+    def sweep_chunks(self, older_than_ns: int, *, dry_run: bool = False) -> tuple[int, int]:
+        """`Store.sweep_chunks` inside this transaction."""
+        return self._tables.sweep_chunks(older_than_ns, dry_run=dry_run)

@@ -16,14 +16,13 @@ snapshot and the file does not grow under it; small blobs in groups), by one wor
 while this one keeps the report: the chunks of a large blob are read ahead in threads of their
 own (BLAKE3 and zstd release the GIL), and a second group worker measured slower, not faster,
 on small blobs, whose checking is Python that holds the GIL. At most a few chunks are held.
-The stalest go first: the time each blob last passed is kept in the ``verified`` table, so a
-run cut short by ``max_duration_s`` resumes where it matters most.
+The stalest go first: the store keeps the time each blob last passed (`Store.last_verified`), so
+a run cut short by ``max_duration_s`` resumes where it matters most.
 """
 
 from __future__ import annotations
 
 import os
-import struct
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -32,18 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import lmdb
-
 from cas import frame
 from cas import roots as roots_mod
 from cas.digest import Digest
-from cas.errors import CorruptBlob, NotFound, StoreAccessError, StoreDamaged, UsageError
+from cas.errors import CorruptBlob, NotFound, StoreDamaged, UsageError
 from cas.reader import BlobReader
-from cas.records import META, Txn, chunkref_of, meta_of, now_ns
-from cas.store import Store
+from cas.store import BlobRecord, Store
 
-# verified table: digest -> last time it passed, ns since the epoch
-VERIFIED: Final = struct.Struct(">q")
 # Verified times are written after this many passes or seconds, with no read in flight.
 _RECORD_EVERY: Final = 512
 _RECORD_SECONDS: Final = 2.0
@@ -141,28 +135,26 @@ def verify(
     the project verify runs in: its packs are roots too (a store may serve many projects), and
     a pack name is looked up there first. Never raises for what it finds in blobs and
     manifests: problems are in the report. Raises `StoreDamaged` when the data file itself is
-    damaged (`Store.check_file`), and `StoreAccessError` when it cannot be read."""
+    damaged (`Store.check_file`), and `StoreAccessError` when it cannot be read (the store
+    maps what LMDB reports)."""
     if subset is not None and not 1 <= subset[0] <= subset[1]:
         raise UsageError(f"subset {subset[0]}/{subset[1]}: expected N/T with 1 <= N <= T")
     started = time.monotonic()
     # The data file's structure first: a damaged page is refused (`StoreDamaged`) before any
     # blob is read through LMDB, which would trust it.
     store.check_file()
-    try:
-        report = _verify(
-            store,
-            targets,
-            all_blobs=all_blobs,
-            extra_dirs=list(extra_dirs),
-            project_dir=project_dir,
-            subset=subset,
-            deadline=None if max_duration_s is None else started + max_duration_s,
-            workers=max(1, workers),
-            record=record and not store.readonly,
-            progress=progress,
-        )
-    except lmdb.Error as exc:
-        raise StoreAccessError(str(store.path), f"damaged or unreadable: {exc}") from None
+    report = _verify(
+        store,
+        targets,
+        all_blobs=all_blobs,
+        extra_dirs=list(extra_dirs),
+        project_dir=project_dir,
+        subset=subset,
+        deadline=None if max_duration_s is None else started + max_duration_s,
+        workers=max(1, workers),
+        record=record and not store.readonly,
+        progress=progress,
+    )
     report.seconds = time.monotonic() - started
     return report
 
@@ -255,22 +247,9 @@ def _resolve(
     raise NotFound("pack", spec, "name a manifest file, a pack under manifests/, or a digest")
 
 
-def _stalest_first(
-    store: Store, digests: list[Digest], page: int = 10_000
-) -> list[tuple[Digest, int]]:
+def _stalest_first(store: Store, digests: list[Digest]) -> list[tuple[Digest, int]]:
     """(digest, raw size) never-verified first, then by last verified time, then by digest."""
-    ordered = sorted(digests)
-    rows: list[tuple[int, Digest, int]] = []
-    for start in range(0, len(ordered), page):
-        with store.read() as txn:
-            verified_db, meta_db = store.db("verified"), store.db("meta")
-            for digest in ordered[start : start + page]:
-                raw = txn.get(digest, db=verified_db)
-                meta = txn.get(digest, db=meta_db)
-                stamp = VERIFIED.unpack(raw)[0] if raw is not None and len(raw) == 8 else -1
-                size = META.unpack(meta)[0] if meta is not None and len(meta) == META.size else 0
-                rows.append((stamp, digest, size))
-    rows.sort()
+    rows = sorted((stamp, digest, size) for digest, stamp, size in store.last_verified(digests))
     return [(digest, size) for _stamp, digest, size in rows]
 
 
@@ -301,12 +280,10 @@ class _Outcome:
 
 def check_blob(store: Store, digest: Digest) -> _Outcome:
     """Read one blob through a verifying reader; name what is wrong, if anything."""
-    with store.read() as txn:
-        value: bytes | None = txn.get(digest, db=store.db("blobs"))
-        meta: bytes | None = txn.get(digest, db=store.db("meta"))
+    record = store.blob_records([digest])[0]
+    value = record.frame
     if value is None:
         return _Outcome(digest, 0, "missing from the store", missing=True)
-    store.residency.note(len(value))
     try:
         head = frame.header(value)
     except frame.FrameError as exc:
@@ -319,23 +296,17 @@ def check_blob(store: Store, digest: Digest) -> _Outcome:
     except CorruptBlob as exc:
         return _Outcome(digest, nbytes, exc.problem)
     if head.codec == frame.INDEX:
-        with store.read() as txn:
-            refs_db = store.db("chunkrefs")
-            for chunk in sorted(set(frame.decode_index(value)[2])):
-                ref = txn.get(chunk, db=refs_db)
-                try:
-                    refs = chunkref_of(chunk, ref).refs if ref is not None else 0
-                except CorruptBlob as exc:
-                    return _Outcome(digest, nbytes, f"chunk {chunk}: {exc.problem}")
-                if refs == 0:
-                    what = f"chunk {chunk} has no reference count (gc would sweep it)"
-                    return _Outcome(digest, nbytes, what)
-    if meta is None:
+        for chunk, refs in store.chunk_refs(frame.decode_index(value)[2]):
+            if isinstance(refs, CorruptBlob):
+                return _Outcome(digest, nbytes, f"chunk {chunk}: {refs.problem}")
+            if refs == 0:
+                what = f"chunk {chunk} has no reference count (gc would sweep it)"
+                return _Outcome(digest, nbytes, what)
+    if record.meta_problem is not None:
+        return _Outcome(digest, nbytes, record.meta_problem)
+    if record.meta is None:
         return _Outcome(digest, nbytes, "its metadata record is missing")
-    try:
-        recorded = meta_of(digest, meta).raw_size
-    except CorruptBlob as exc:
-        return _Outcome(digest, nbytes, exc.problem)
+    recorded = record.meta.raw_size
     if recorded != head.raw_size:
         return _Outcome(
             digest, nbytes, f"its metadata records {recorded} bytes, its frame {head.raw_size}"
@@ -348,21 +319,17 @@ def _check_group(store: Store, group: list[Digest]) -> list[_Outcome]:
     read in one short transaction and checked without a streaming reader (the same checks: the
     frame decodes, the content re-hashes to the digest, the metadata agrees on the size).
     Anything else, and anything that fails, goes through `check_blob` for the full diagnosis."""
-    with store.read() as txn:
-        blobs_db, meta_db = store.db("blobs"), store.db("meta")
-        rows = [(d, txn.get(d, db=blobs_db), txn.get(d, db=meta_db)) for d in group]
     out: list[_Outcome] = []
-    for digest, value, meta in rows:
-        if value is not None:
-            store.residency.note(len(value))
-        outcome = _check_inline(digest, value, meta)
-        out.append(outcome if outcome is not None else check_blob(store, digest))
+    for record in store.blob_records(group):
+        outcome = _check_inline(record)
+        out.append(outcome if outcome is not None else check_blob(store, record.digest))
     return out
 
 
-def _check_inline(digest: Digest, value: bytes | None, meta: bytes | None) -> _Outcome | None:
+def _check_inline(record: BlobRecord) -> _Outcome | None:
     """The passing outcome of an inline blob that passes every check, else None."""
-    if value is None or meta is None or len(meta) != META.size:
+    digest, value, meta = record.digest, record.frame, record.meta
+    if value is None or meta is None:
         return None
     try:
         head = frame.header(value)
@@ -371,7 +338,7 @@ def _check_inline(digest: Digest, value: bytes | None, meta: bytes | None) -> _O
         data = frame.decode(value)
     except frame.FrameError:
         return None
-    if Digest.of(data) != digest or META.unpack(meta)[0] != head.raw_size:
+    if Digest.of(data) != digest or meta.raw_size != head.raw_size:
         return None
     return _Outcome(digest, len(data), None)
 
@@ -437,17 +404,5 @@ def _tally(outcome: _Outcome, plan: _Plan, report: VerifyReport, passed: list[Di
 
 
 def _record(store: Store, passed: list[Digest]) -> None:
-    if not passed:
-        return
-    stamp = VERIFIED.pack(now_ns())
-    wanted = sorted(set(passed))
-
-    def run(txn: Txn) -> None:
-        meta_db, verified_db = store.db("meta"), store.db("verified")
-        for digest in wanted:
-            # A blob gc removed meanwhile gets no stale record. Presence is read from its small
-            # meta row: looking it up in `blobs` would fault its whole value into memory.
-            if txn.get(digest, db=meta_db) is not None:
-                txn.put(digest, stamp, db=verified_db)
-
-    store.write(run)
+    if passed:
+        store.stamp_verified(passed, time.time_ns())

@@ -50,10 +50,11 @@ from packer.render import (
     omitted_groups,
     renderer,
 )
+from packer.rules import NOT_CONTENT
 from packer.scan import ScanNote, decode_text, scan
 from packer.secrets import redact_path
 from packer.summaries import SUMMARY_VERSION
-from packer.tiers import NOT_CONTENT, TierRules
+from packer.tiers import TierRules
 from packer.tokens import TokenCounter
 
 if TYPE_CHECKING:

@@ -82,6 +82,7 @@ from typing import NoReturn
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 from cas.errors import ConfigError
+from packer.rules import DEFAULT_RULES, TIERS, Rule
 from packer.tokens import SUPPORTED_ENCODINGS
 from packer.wildmatch import GlobList, parse_line
 
@@ -108,7 +109,6 @@ __all__ = [
 
 CONFIG_FILE = "cas.toml"
 PYPROJECT_FILE = "pyproject.toml"
-TIERS = ("high", "medium", "low")
 DEFAULT_TOKENIZER = "o200k_base"
 DEFAULT_SCOPE = "repo"
 # The largest budget (tokens) or priority magnitude: far above any context window, far below
@@ -129,17 +129,6 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 class Budget:
     target: int
     max: int
-
-
-@dataclass(frozen=True)
-class Rule:
-    globs: tuple[str, ...]
-    tier: str  # high | medium | low
-    reason: str
-    required: bool
-    priority: int | None  # None: by position in the list the rule is classified in
-    index: int  # position in the list it was declared in ([[rules]], a scope's, the built-ins)
-    origin: str  # "config" or "default"
 
 
 @dataclass(frozen=True)
@@ -407,8 +396,6 @@ class _Reader:
         )
 
     def config(self, doc: object, root: str) -> Config:
-        from packer.tiers import DEFAULT_RULES  # tiers builds on this module's Rule
-
         top = self.table(doc, (), ("pack", "rules", "scopes", "load"))
         pack = self.table(
             top.get("pack", {}),
@@ -493,8 +480,6 @@ def _default_scopes(budget: Budget) -> tuple[Scope, ...]:
 
 def default_config(root: str | os.PathLike[str]) -> Config:
     """The configuration of a project without one."""
-    from packer.tiers import DEFAULT_RULES
-
     return Config(
         source=None,
         root=str(Path(root).absolute()),

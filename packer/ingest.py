@@ -33,6 +33,7 @@ from cas import procpool
 from cas.batch import Batch, Prepared
 from cas.digest import Digest
 from cas.fsutil import read_pieces, read_upto
+from cas.store import WorkerView
 from cas.threads import Threads
 from packer.cache import Cache
 from packer.lexicon import cache_namespace, lex
@@ -368,10 +369,8 @@ class Ingest:
         self, todo: list[ScannedFile]
     ) -> Iterator[tuple[ScannedFile, _Worked | OSError | None]]:
         extra = (self._secrets_ns, frozenset(self.allow))
-        store, level = self.batch.store, self.batch.level
-        for f, got in procpool.run(
-            store, level, _task, todo, extra=extra, inline=self._inline_only
-        ):
+        opener = self.batch.store.worker_opener(level=self.batch.level, extra=extra)
+        for f, got in procpool.run(opener, _task, todo, inline=self._inline_only):
             yield f, _Unreadable(got) if isinstance(got, str) else got
 
     def _finish(
@@ -535,7 +534,7 @@ def _unpack_findings(raw: bytes | None) -> list[SecretFinding] | None:
 _PROCESS_OPENERS: dict[str, TreeOpener] = {}
 
 
-def _task(view: procpool.View, f: ScannedFile) -> _Worked | str | None:
+def _task(view: WorkerView, f: ScannedFile) -> _Worked | str | None:
     """`work_file` in a worker process; a file that cannot be read gives its note."""
     secrets_ns, allow = view.extra
     opener = _PROCESS_OPENERS.get(f.root)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from cas import Store
 from packer.cache import Cache
+from tests import rawstore
 from tests.conftest import run_cas
 
 
@@ -59,13 +60,9 @@ def test_a_damaged_or_foreign_value_is_a_miss(store: Store) -> None:
     cache.flush()
     rows = store.kv_items("cache")
     assert len(rows) == 2
-
-    def spoil(txn: object) -> None:
-        (k1, v1), (k2, _v2) = rows
-        txn.put(k1, v1[:-1] + bytes([v1[-1] ^ 1]), db=store.db("cache"))  # type: ignore[attr-defined]
-        txn.put(k2, v1, db=store.db("cache"))  # type: ignore[attr-defined]  # another key's value
-
-    store.write(spoil)
+    (k1, v1), (k2, _v2) = rows
+    rawstore.put(store, "cache", k1, v1[:-1] + bytes([v1[-1] ^ 1]))
+    rawstore.put(store, "cache", k2, v1)  # another key's value
     fresh = Cache(store)
     assert fresh.get("ns", b"short") is None
     assert fresh.get("ns", b"p" * 700) is None
@@ -113,11 +110,24 @@ def test_kv_put_refuses_a_long_key_before_any_transaction(store: Store) -> None:
     from cas.errors import KeyTooLong
 
     with pytest.raises(KeyTooLong) as info:
-        store.kv_put("pins", [(b"k" * 600, b"v")])
+        store.kv_put("cache", [(b"k" * 600, b"v")])
     assert "600 bytes" in str(info.value) and "511" in str(info.value)
-    assert store.kv_get("pins", b"k" * 600) is None
+    assert store.kv_get("cache", b"k" * 600) is None
     assert store.kv_delete("remotes", [b"k" * 600]) == 0
-    assert store.kv_items("pins", b"k" * 600) == []
+    assert store.kv_items("cache", b"k" * 600) == []
+
+
+@pytest.mark.parametrize("table", ["pins", "leases", "meta", "info", "blobs"])
+def test_the_key_value_calls_reach_only_the_tables_of_caller_chosen_keys(
+    store: Store, table: str
+) -> None:
+    """The store's own tables are its own: their records are read and written through named
+    operations only (pins, leases, ...), never by table name."""
+    with pytest.raises(ValueError, match="caller-chosen"):
+        store.kv_get(table, b"k")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="caller-chosen"):
+        store.kv_put(table, [(b"k", b"v")])  # type: ignore[arg-type]
+    assert rawstore.get(store, table, b"k") is None
 
 
 def test_an_oversized_key_inside_any_write_is_never_reported_as_a_full_store(
@@ -126,7 +136,7 @@ def test_an_oversized_key_inside_any_write_is_never_reported_as_a_full_store(
     from cas.errors import BadRecordSize, StoreFull
 
     with pytest.raises(BadRecordSize) as info:
-        store.write(lambda txn: txn.put(b"k" * 600, b"v", db=store.db("pins")))
+        rawstore.put(store, "pins", b"k" * 600, b"v")
     assert not isinstance(info.value, StoreFull) and "nothing was written" in str(info.value)
-    with store.read() as txn:  # a lookup finds nothing: no key that long can be there
-        assert txn.get(b"k" * 600, db=store.db("pins")) is None
+    # a lookup finds nothing: no key that long can be there
+    assert rawstore.get(store, "pins", b"k" * 600) is None

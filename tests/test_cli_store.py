@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from cas import Digest, Store
+from tests import rawstore
 from tests.conftest import ROOT, cas_env, run_cas
 
 
@@ -142,7 +143,7 @@ def test_no_store_found(tmp_path: Path) -> None:
 
 def test_store_of_a_newer_format(repo: Path) -> None:
     with Store.at(repo / ".cas") as s:
-        s.write(lambda txn: txn.put(b"format", b"9", db=s.db("info")))
+        rawstore.put(s, "info", b"format", b"9")
     r = run_cas("info", cwd=repo)
     assert r.code == 2
     assert "format version 9" in one_line_error(r.err)
@@ -204,7 +205,7 @@ def test_corrupted_stored_value_detected_on_get(repo: Path) -> None:
     with Store.at(repo / ".cas") as s:
         value = s.raw_value(d)
         assert value is not None
-        s.write(lambda txn: txn.put(d, value[:-2] + b"zz", db=s.db("blobs")))
+        rawstore.put(s, "blobs", d, value[:-2] + b"zz")
     out = repo / "restored"
     r = run_cas("get", digest, "-o", out, cwd=repo)
     assert r.code == 1

@@ -22,7 +22,8 @@ import pytest
 
 from cas import Digest, Store, datafile
 from cas.errors import StoreDamaged
-from cas.records import CHUNKREF, META, Txn
+from cas.records import CHUNKREF, META
+from tests import rawstore
 from tests.conftest import run_cas
 from tests.stress import damage_fuzz
 
@@ -263,7 +264,7 @@ def test_every_command_survives_hundreds_of_damages(
 
 def put_raw(store_dir: Path, table: str, key: bytes, value: bytes) -> None:
     with Store.at(store_dir) as store:
-        store.write(lambda txn: txn.put(key, value, db=store.db(table)))
+        rawstore.put(store, table, key, value)
 
 
 def test_a_damaged_metadata_row_is_a_corrupt_blob_kept_by_gc_and_mended_by_a_put(
@@ -357,13 +358,9 @@ def test_damaged_cache_values_are_misses(project: Path) -> None:
     with Store.at(project / ".cas") as store:
         rows = store.kv_items("cache")
         assert rows
-
-        def damage(txn: Txn) -> None:
-            for i, (key, value) in enumerate(rows):
-                spoiled = value[:-1] if i % 2 else value[:-1] + bytes([value[-1] ^ 0x55])
-                txn.put(key, spoiled or b"x", db=store.db("cache"))
-
-        store.write(damage)
+        for i, (key, value) in enumerate(rows):
+            spoiled = value[:-1] if i % 2 else value[:-1] + bytes([value[-1] ^ 0x55])
+            rawstore.put(store, "cache", key, spoiled or b"x")
     r = run_cas("pack", "--json", cwd=project)
     assert r.code == 0, r.err
     assert '"stat_hits": 0' in r.out  # every stat entry was damaged: a miss, read again

@@ -22,6 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cas import Digest, Store, space
+from tests import rawstore
 from tests.conftest import cas_env, run_cas
 
 needs_root = pytest.mark.skipif(
@@ -58,8 +59,8 @@ def allocated(path: Path) -> int:
 
 
 def store_counts(store_dir: Path) -> dict[str, int]:
-    with Store.at(store_dir, readonly=True) as store, store.read() as txn:
-        counts = {t: txn.stat(store.db(t))["entries"] for t in ("blobs", "chunks", "chunkrefs")}
+    with Store.at(store_dir, readonly=True) as store:
+        counts = {t: rawstore.entries(store, t) for t in ("blobs", "chunks", "chunkrefs")}
     info = json.loads(run_cas("--store", store_dir, "info", "--json").out)
     counts.update({k: info[k] for k in ("blobs", "stored_bytes", "raw_bytes", "ingested_count")})
     return counts
@@ -303,8 +304,7 @@ def test_a_failed_batch_takes_back_every_commit_it_made(
     monkeypatch.setattr(batch_mod, "FLUSH_BYTES", 64 << 10)
     old = small_store.put(b"there before " * 100)
     before = small_store.stats()
-    with small_store.read() as txn:
-        chunks_before = txn.stat(small_store.db("chunks"))["entries"]
+    chunks_before = rawstore.entries(small_store, "chunks")
     big = os.urandom(1 << 20)  # 256 chunks of 4 KiB
     with pytest.raises(RuntimeError), small_store.batch() as batch:
         digest = batch.put(big)
@@ -315,9 +315,8 @@ def test_a_failed_batch_takes_back_every_commit_it_made(
         raise RuntimeError("the caller fails after the commits")
     assert not small_store.has(digest) and not small_store.has_many(small)
     assert small_store.get(old) == b"there before " * 100
-    with small_store.read() as txn:
-        assert txn.stat(small_store.db("chunks"))["entries"] == chunks_before
-        assert txn.stat(small_store.db("chunkrefs"))["entries"] == chunks_before
+    assert rawstore.entries(small_store, "chunks") == chunks_before
+    assert rawstore.entries(small_store, "chunkrefs") == chunks_before
     after = small_store.stats()
     assert (after.blobs, after.raw_bytes, after.stored_bytes) == (
         before.blobs,

@@ -28,8 +28,9 @@ from cas.cli.maint_cmds import parse_duration
 from cas.errors import LeaseHeld, LeaseLost, StoreBusy, StoreInconsistent, UsageError
 from cas.gc import collect
 from cas.lease import HOST, PIDNS, Lease, LeaseRecord, leases
-from cas.records import META, Txn, now_ns
+from cas.records import META
 from cas.verify import verify
+from tests import rawstore
 from tests.conftest import cas_env, run_cas
 from tests.stress.crash_loop import write_pack
 
@@ -68,14 +69,14 @@ def v1_only(project: Path) -> set[Digest]:
 
 def age(store: Store, digests: set[Digest], seconds: float) -> None:
     """Make blobs look last referenced ``seconds`` ago."""
-    then = now_ns() - int(seconds * 1e9)
+    then = time.time_ns() - int(seconds * 1e9)
 
-    def run(txn: Txn) -> None:
-        for d in digests:
-            size, stored, first, _last = META.unpack(txn.get(d, db=store.db("meta")))
-            txn.put(d, META.pack(size, stored, first, then), db=store.db("meta"))
+    def backdate(record: bytes) -> bytes:
+        size, stored, first, _last = META.unpack(record)
+        return META.pack(size, stored, first, then)
 
-    store.write(run)
+    for d in digests:
+        rawstore.change(store, "meta", d, backdate)
 
 
 def blobs(store: Store) -> set[Digest]:
@@ -207,7 +208,7 @@ def test_refuses_when_a_manifest_names_a_missing_blob(project: Path) -> None:
     (project / "manifests" / "v1.pack").unlink()
     lib = Digest.of(V2["src/lib.py"])
     with Store.at(project / ".cas") as store:
-        store.write(lambda txn: store.delete_in(txn, [lib]))
+        store.delete([lib])
         before = blobs(store)
         with pytest.raises(StoreInconsistent) as caught:
             collect(store, grace_ns=0)
@@ -356,7 +357,7 @@ def test_a_lease_of_a_dead_process_is_cleared(project: Path) -> None:
     dead.wait()
     (project / "manifests" / "v1.pack").unlink()
     with Store.at(project / ".cas") as store:
-        store.kv_put("leases", [(b"dead", _record(dead.pid, HOST, now_ns(), "dead"))])
+        store.put_lease("dead", _record(dead.pid, HOST, time.time_ns(), "dead"))
         report = collect(store, grace_ns=0, lease_wait_s=0)
         assert report.stale_leases == 1
         assert set(report.digests) == v1_only(project)
@@ -365,10 +366,10 @@ def test_a_lease_of_a_dead_process_is_cleared(project: Path) -> None:
 
 def test_other_hosts_leases_live_by_heartbeat_alone(project: Path) -> None:
     with Store.at(project / ".cas") as store:
-        store.kv_put("leases", [(b"far", _record(1, "elsewhere", now_ns(), "far"))])
+        store.put_lease("far", _record(1, "elsewhere", time.time_ns(), "far"))
         with pytest.raises(LeaseHeld, match="elsewhere"):
             collect(store, grace_ns=0, lease_wait_s=0)
-        store.kv_put("leases", [(b"far", _record(1, "elsewhere", now_ns() - 31 * 10**9, "far"))])
+        store.put_lease("far", _record(1, "elsewhere", time.time_ns() - 31 * 10**9, "far"))
         assert collect(store, grace_ns=0, lease_wait_s=0).stale_leases == 1
 
 
@@ -381,7 +382,7 @@ def test_lease_heartbeat_and_loss(tmp_path: Path) -> None:
             assert record.heartbeat_ns > first and record.pid == os.getpid()
             lease.check()
             # gc judged it stale and removed it: the holder must not publish.
-            store.kv_delete("leases", [lease.id.encode()])
+            store.delete_leases([lease.id])
             time.sleep(0.2)
             with pytest.raises(LeaseLost):
                 lease.check()

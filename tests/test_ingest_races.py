@@ -31,6 +31,7 @@ from packer.ingest import LARGE_FILE, Ingest
 from packer.render import render_full
 from packer.scan import ScannedFile, decode_text, scan
 from packer.tokens import TokenCounter
+from tests import rawstore
 from tests.packfixture import SECRETS
 
 AWS = SECRETS["aws"].encode()
@@ -69,8 +70,7 @@ def _stored(root: Path) -> list[bytes]:
     left unreferenced by a put that stopped)."""
     with Store.at(root / ".cas") as store:
         out = [store.get(d) for d in store.iterate()]
-        with store.read() as txn:
-            out += [frame.decode(v) for _k, v in txn.cursor(db=store.db("chunks"))]
+        out += [frame.decode(v) for _k, v in rawstore.rows(store, "chunks")]
     return out
 
 
@@ -352,8 +352,7 @@ def _ingest_one(root: Path, store: Store) -> tuple[object, set[bytes]]:
     files = scan(root, exclude_dirs=[".cas"]).files
     with store.batch() as batch:
         report = Ingest(batch, Cache(store), TokenCounter(), processes=False).run(files)
-    with store.read() as txn:
-        chunks = {bytes(k) for k, _v in txn.cursor(db=store.db("chunkrefs"))}
+    chunks = {k for k, _v in rawstore.rows(store, "chunkrefs")}
     return report, chunks
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from cas import Store
 from cas.errors import LeaseLost
-from cas.lease import TABLE, leases
+from cas.lease import leases
 from packer.build import Packer
 from packer.config import load_config
 from tests.packfixture import build_tree
@@ -44,7 +44,7 @@ def test_lost_lease_publishes_no_manifest(tmp_path: Path) -> None:
             lease = packer._lease
             assert lease is not None
             if stage == "store" and not lease.lost:
-                store.kv_delete(TABLE, [lease.id.encode()])
+                store.delete_leases([lease.id])
                 lease.beat()
 
         packer.progress = tick

@@ -16,6 +16,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 import cas.store as store_mod
 from cas import Digest, Store
 from cas.errors import BlobNotFound, CorruptBlob, StoreExists, StoreVersionError
+from tests import rawstore
 
 CHUNK = 4096
 Factory = Callable[[Path], Store]
@@ -152,11 +153,7 @@ def test_corrupted_value_is_detected_on_read(store: Store) -> None:
     value = store.raw_value(d)
     assert value is not None
     damaged = value[:-1] + bytes([value[-1] ^ 1])
-
-    def run(txn: object) -> None:
-        txn.put(d, damaged, db=store.db("blobs"))  # type: ignore[attr-defined]
-
-    store.write(run)
+    rawstore.put(store, "blobs", d, damaged)
     with pytest.raises(CorruptBlob) as info:
         store.get(d)
     assert str(d) in str(info.value)
@@ -168,11 +165,7 @@ def test_corrupted_chunk_is_detected_and_named(small_store: Store) -> None:
     chunk = Digest.of(data[CHUNK : 2 * CHUNK])
     value = small_store.raw_chunk(chunk)
     assert value is not None
-
-    def run(txn: object) -> None:
-        txn.put(chunk, value[:-1] + b"\0", db=small_store.db("chunks"))  # type: ignore[attr-defined]
-
-    small_store.write(run)
+    rawstore.put(small_store, "chunks", chunk, value[:-1] + b"\0")
     with pytest.raises(CorruptBlob) as info:
         small_store.get(d)
     assert str(d) in str(info.value) and str(chunk) in str(info.value)
@@ -182,11 +175,7 @@ def test_corrupted_chunk_is_detected_and_named(small_store: Store) -> None:
 
 def test_store_version_marker_refuses_newer(tmp_path: Path) -> None:
     s = Store.create(tmp_path / ".cas")
-
-    def bump(txn: object) -> None:
-        txn.put(b"format", b"2", db=s.db("info"))  # type: ignore[attr-defined]
-
-    s.write(bump)
+    rawstore.put(s, "info", b"format", b"2")
     s.close()
     with pytest.raises(StoreVersionError) as info:
         Store.at(tmp_path / ".cas")

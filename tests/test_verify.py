@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 from cas import Digest, Store, roots
 from cas import manifest as mf
 from cas.errors import NotFound, UsageError
-from cas.records import CHUNKREF, Txn
-from cas.verify import VERIFIED, in_subset, verify
+from cas.records import CHUNKREF
+from cas.verify import in_subset, verify
+from tests import rawstore
 from tests.conftest import run_cas
 from tests.stress.crash_loop import write_pack
 
@@ -57,18 +58,12 @@ def mutate_value(
     store_path: Path, table: str, key: bytes, change: Callable[[bytes], bytes]
 ) -> None:
     with Store.at(store_path) as store:
-
-        def run(txn: Txn) -> None:
-            value = txn.get(key, db=store.db(table))
-            assert value is not None
-            txn.put(key, change(value), db=store.db(table))
-
-        store.write(run)
+        rawstore.change(store, table, key, change)
 
 
 def delete_key(store_path: Path, table: str, key: bytes) -> None:
     with Store.at(store_path) as store:
-        store.write(lambda txn: txn.delete(key, db=store.db(table)))
+        assert rawstore.delete(store, table, key)
 
 
 def flip_last(value: bytes) -> bytes:
@@ -100,9 +95,8 @@ def test_clean_packs_verify_and_record_when_verified(project: Path) -> None:
         assert report.checked == 2 + 4 + 1 + 1
         assert report.manifests == 2
         assert report.bytes_checked > len(BIG)
-        stamps = dict(store.kv_items("verified"))
-    assert len(stamps) == report.checked
-    assert all(VERIFIED.unpack(v)[0] > 0 for v in stamps.values())
+        times = [when for _d, when, _size in store.last_verified(store.iterate())]
+    assert len([when for when in times if when > 0]) == report.checked
     code, out, err = run_verify(project)
     assert code == 0, err
     assert out.strip().endswith(": ok")
@@ -317,7 +311,7 @@ def test_pinned_manifest_blob_is_checked_with_its_references(tmp_path: Path) -> 
         _path, digest, _m = write_pack(store, tmp_path, "p", {"x.txt": b"x" * 100})
         roots.pin(store, "release", digest)
         (tmp_path / "manifests" / "p.pack").unlink()
-        store.write(lambda txn: txn.delete(Digest.of(b"x" * 100), db=store.db("blobs")))
+        rawstore.delete(store, "blobs", Digest.of(b"x" * 100))
         report = verify(store)
     assert [(p.digest, p.manifests) for p in report.problems] == [
         (str(Digest.of(b"x" * 100)), ("pin:release",))
@@ -415,7 +409,7 @@ def test_read_only_store_verifies_without_recording(project: Path) -> None:
     with Store.at(project / ".cas", readonly=True) as store:
         report = verify(store)
         assert report.ok and not report.recorded
-        assert store.kv_items("verified") == []
+        assert all(when == -1 for _d, when, _size in store.last_verified(store.iterate()))
 
 
 def test_unknown_manifest_version_fails_the_cli(project: Path) -> None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,12 +43,6 @@ class Ctx:
             warn(f"created a new store in {shown(str(store.path))}")
         return store
 
-    def try_store_path(self) -> Path | None:
-        try:
-            return self.store_path()
-        except StoreNotFound:
-            return None
-
     @property
     def progress(self) -> bool:
         return wanted(self.quiet)
@@ -90,11 +82,3 @@ def warn(message: str) -> None:
 
 def parse_digests(texts: tuple[str, ...]) -> list[Digest]:
     return [Digest.parse(t) for t in texts]
-
-
-def stdout_binary() -> Any:
-    return sys.stdout.buffer
-
-
-def default_store_location() -> Path:
-    return Path(os.getcwd()) / ".cas"

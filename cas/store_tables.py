@@ -1,0 +1,566 @@
+"""The store's tables and their records, inside one LMDB transaction. Private to `cas.store`.
+
+Every row of the store is read and written here, and nowhere else: `Store` opens a transaction
+(with its retries, map growth and error mapping) and hands it to a `Tables`, whose methods are
+the named operations on records. Other modules call `Store` (or, for work that must be atomic
+across concerns, the `cas.store.Update` view of one write transaction), never this module.
+
+Tables (LMDB named databases):
+
+``info``      format version, chunk size, compression level, running totals, recorded folders
+``blobs``     digest -> frame (raw/zstd content, or a chunk index for large content)
+``chunks``    chunk digest -> frame (pieces of large blobs)
+``chunkrefs`` chunk digest -> (blobs referencing it, last written ns)
+``meta``      digest -> raw size, stored size, first stored ns, last referenced ns
+``pins``      name -> digest (extra gc roots)
+``cache``     namespaced keys -> values that may be dropped at any time
+``leases``    id -> holder record of a pack in progress (gc waits for or refuses these)
+``verified``  digest -> last verified ns (verify checks the stalest first)
+``remotes``   name -> remote configuration (no credentials)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Final
+
+import msgpack
+
+from cas import frame
+from cas.digest import Digest
+from cas.errors import BlobNotFound, CorruptBlob, StoreDamaged
+from cas.puts import BlobPut, ChunkPut, IndexPut, Put, Written, checked_frame
+from cas.records import CHUNKREF, META, VERIFIED, Meta, Txn, chunkref_of, meta_of
+from cas.residency import FAULT_AROUND, MapReleaser
+
+NAMES: Final = (
+    "info",
+    "blobs",
+    "chunks",
+    "chunkrefs",
+    "meta",
+    "pins",
+    "cache",
+    "leases",
+    "verified",
+    "remotes",
+)
+# Tables keyed by a digest: a key of any other size is damage the walk of the file reports.
+KEY_SIZES: Final = dict.fromkeys(("blobs", "chunks", "chunkrefs", "meta", "verified"), 32)
+TOTAL_KEYS: Final = ("blobs", "raw_bytes", "stored_bytes", "ingested_bytes", "ingested_count")
+# Tables whose keys and values callers choose (`Store.kv_get` and friends).
+KV_TABLES: Final = ("cache", "remotes")
+# info key: the folders whose manifests are gc roots besides the default one (`cas.roots`).
+_ROOT_DIRS: Final = b"root_dirs"
+# A commit gives back the pages of the map it faulted in every this many records.
+_RELEASE_OPS: Final = 512
+
+
+def _decode_dirs(raw: bytes | None) -> list[str]:
+    if raw is None:
+        return []
+    loaded = msgpack.unpackb(raw)
+    if not isinstance(loaded, list):
+        return []
+    return [
+        os.fsdecode(p) if isinstance(p, bytes) else p for p in loaded if isinstance(p, str | bytes)
+    ]
+
+
+def _encode_dir(path: str) -> str | bytes:
+    """A folder as the store keeps it: UTF-8 text when it is text, else the raw bytes of its
+    name (a path that is not UTF-8 must still be recorded, or its packs are lost to gc)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(path)
+    return path
+
+
+def _put_order(put: Put) -> tuple[int, bytes]:
+    """Chunks first (an index needs its chunks), a chunk's frame before any bare reference to
+    it; in key order within each kind."""
+    if isinstance(put, ChunkPut):
+        return (0 if put.frame else 1), put.digest
+    return (2 if isinstance(put, BlobPut) else 3), put.digest
+
+
+class Tables:
+    """The tables as one transaction sees them (written through it if it is a write one)."""
+
+    __slots__ = ("_dbs", "_path", "_residency", "_txn")
+
+    def __init__(self, txn: Txn, dbs: dict[str, Any], path: Path, residency: MapReleaser) -> None:
+        self._txn = txn
+        self._dbs = dbs
+        self._path = path
+        self._residency = residency
+
+    # --- info and totals ----------------------------------------------------------------------
+
+    def info(self, key: bytes) -> bytes | None:
+        value: bytes | None = self._txn.get(key, db=self._dbs["info"])
+        return value
+
+    def put_info(self, key: bytes, value: bytes) -> None:
+        self._txn.put(key, value, db=self._dbs["info"])
+
+    def totals(self) -> dict[str, int]:
+        raw = self.info(b"totals")
+        try:
+            loaded = msgpack.unpackb(raw) if raw else {}
+            totals = {k: loaded.get(k, 0) for k in TOTAL_KEYS}
+            if all(type(v) is int for v in totals.values()):
+                return totals
+        except (ValueError, TypeError, AttributeError, msgpack.ExtraData):
+            pass
+        raise StoreDamaged(str(self._path), "the running totals in its info table are damaged")
+
+    def add_totals(self, delta: dict[str, int]) -> None:
+        totals = self.totals()
+        for key, value in delta.items():
+            totals[key] += value
+        self.put_info(b"totals", msgpack.packb(totals))
+
+    def entries(self, table: str) -> int:
+        count: int = self._txn.stat(self._dbs[table])["entries"]
+        return count
+
+    # --- blobs and their metadata -------------------------------------------------------------
+
+    # Presence is read from the small `meta` rows, written and deleted with each blob (as a put
+    # already judges it): looking a blob up in `blobs` would fault its whole value into memory.
+
+    def has(self, digest: Digest) -> bool:
+        return self._txn.get(digest, db=self._dbs["meta"]) is not None
+
+    def blob_frame(self, digest: Digest) -> bytes | None:
+        value: bytes | None = self._txn.get(digest, db=self._dbs["blobs"])
+        return value
+
+    def chunk_frame(self, digest: Digest) -> bytes | None:
+        value: bytes | None = self._txn.get(digest, db=self._dbs["chunks"])
+        return value
+
+    def meta_record(self, digest: Digest) -> bytes | None:
+        value: bytes | None = self._txn.get(digest, db=self._dbs["meta"])
+        return value
+
+    def meta(self, digest: Digest) -> Meta | None:
+        """A blob's metadata; None if it has none; `CorruptBlob` if its record is damaged."""
+        raw = self.meta_record(digest)
+        return None if raw is None else meta_of(digest, raw)
+
+    def keys(self, table: str, after: bytes | None, start: bytes, page: int) -> list[bytes]:
+        """Up to ``page`` keys of ``table`` in order: from ``start``, or after ``after``."""
+        keys: list[bytes] = []
+        cur = self._txn.cursor(db=self._dbs[table])
+        positioned = cur.set_range(after if after is not None else start)
+        if positioned and after is not None and cur.key() == after:
+            positioned = cur.next()
+        while positioned and len(keys) < page:
+            keys.append(cur.key())
+            if table == "blobs":
+                self._residency.note(0)
+            positioned = cur.next()
+        return keys
+
+    def meta_rows(self, after: bytes, page: int) -> list[tuple[bytes, bytes]]:
+        """Up to ``page`` (key, meta record) rows after ``after``, undecoded."""
+        rows: list[tuple[bytes, bytes]] = []
+        cur = self._txn.cursor(db=self._dbs["meta"])
+        positioned = cur.set_range(after)
+        if positioned and after and cur.key() == after:
+            positioned = cur.next()
+        while positioned and len(rows) < page:
+            rows.append((cur.key(), cur.value()))
+            positioned = cur.next()
+        return rows
+
+    def present_chunks(self, digests: Iterable[Digest]) -> set[Digest]:
+        # A cursor positions on a key without copying its value (up to a chunk per key).
+        cursor = self._txn.cursor(db=self._dbs["chunks"])
+        return {d for d in digests if cursor.set_key(d)}
+
+    def chunk_refs(self, chunks: Iterable[Digest]) -> list[tuple[Digest, int | CorruptBlob]]:
+        """Each chunk once, in key order, with how many blob indexes reference it (0: no record),
+        or the `CorruptBlob` that describes its damaged record."""
+        out: list[tuple[Digest, int | CorruptBlob]] = []
+        refs_db = self._dbs["chunkrefs"]
+        for chunk in sorted(set(chunks)):
+            ref = self._txn.get(chunk, db=refs_db)
+            try:
+                out.append((chunk, chunkref_of(chunk, ref).refs if ref is not None else 0))
+            except CorruptBlob as exc:
+                out.append((chunk, exc))
+        return out
+
+    def touch(self, digest: Digest, now: int) -> bool:
+        """Refresh a blob's last-referenced time; False if it is not in the store."""
+        meta_db = self._dbs["meta"]
+        raw = self._txn.get(digest, db=meta_db)
+        if raw is None:
+            return False
+        try:
+            size, stored, first, _last = meta_of(digest, raw)
+        except CorruptBlob:
+            # A damaged row is rebuilt from the blob itself when a put or a pack brings the
+            # same content again (its first-stored time is lost).
+            size, stored = self._measure(digest)
+            first = now
+        self._txn.put(digest, META.pack(size, stored, first, now), db=meta_db)
+        return True
+
+    def _measure(self, digest: Digest) -> tuple[int, int]:
+        """(raw size, stored size) of a blob, from its frame and its chunks' frames."""
+        value = self.blob_frame(digest)
+        if value is None:
+            raise CorruptBlob(str(digest), "its metadata record is left without its blob")
+        try:
+            head = frame.header(value)
+            chunks = frame.decode_index(value)[2] if head.codec == frame.INDEX else []
+        except frame.FrameError as exc:
+            raise CorruptBlob(str(digest), str(exc)) from None
+        stored = len(value)
+        cursor = self._txn.cursor(db=self._dbs["chunks"])
+        for chunk in sorted(set(chunks)):
+            if cursor.set_key(chunk):
+                stored += len(cursor.value())
+        return head.raw_size, stored
+
+    def delete(self, digests: Iterable[Digest], now: int) -> tuple[int, int]:
+        """Remove blobs; a chunked blob's chunks lose one reference each (see `Store.delete`).
+        Returns (blobs removed, stored bytes freed)."""
+        txn = self._txn
+        blobs_db, meta_db, refs_db = self._dbs["blobs"], self._dbs["meta"], self._dbs["chunkrefs"]
+        removed = freed = raw_freed = 0
+        for digest in digests:
+            value = txn.get(digest, db=blobs_db)
+            if value is None:
+                continue
+            self._residency.note(len(value))
+            meta = txn.get(digest, db=meta_db)
+            raw_size = META.unpack(meta)[0] if meta and len(meta) == META.size else 0
+            freed_here = len(value)
+            with contextlib.suppress(frame.FrameError):
+                if frame.header(value).codec == frame.INDEX:
+                    _, _, chunks = frame.decode_index(value)
+                    for chunk in sorted(set(chunks)):
+                        ref = txn.get(chunk, db=refs_db)
+                        if ref is not None and len(ref) != CHUNKREF.size:
+                            continue  # damaged: left as it is, so no sweep ever takes it
+                        count = CHUNKREF.unpack(ref)[0] if ref else 1
+                        txn.put(chunk, CHUNKREF.pack(max(count - 1, 0), now), db=refs_db)
+            txn.delete(digest, db=blobs_db)
+            txn.delete(digest, db=meta_db)
+            txn.delete(digest, db=self._dbs["verified"])
+            removed += 1
+            freed += freed_here
+            raw_freed += raw_size
+        if removed:
+            self.add_totals({"blobs": -removed, "raw_bytes": -raw_freed, "stored_bytes": -freed})
+        return removed, freed
+
+    def sweep_chunks(self, older_than_ns: int, *, dry_run: bool = False) -> tuple[int, int]:
+        """Remove chunks no blob references whose last write is older than ``older_than_ns``
+        (with ``dry_run``, only count them). Returns (chunks, stored bytes)."""
+        txn = self._txn
+        refs_db, chunks_db = self._dbs["chunkrefs"], self._dbs["chunks"]
+        doomed: list[bytes] = []
+        for key, ref in txn.cursor(db=refs_db):
+            if len(ref) != CHUNKREF.size:
+                continue  # a damaged count is never taken for zero ('cas verify' reports it)
+            count, written = CHUNKREF.unpack(ref)
+            if count == 0 and written < older_than_ns:
+                doomed.append(bytes(key))
+        freed = 0
+        for key in doomed:
+            value = txn.get(key, db=chunks_db)
+            freed += len(value) if value is not None else 0
+            if not dry_run:
+                txn.delete(key, db=chunks_db)
+                txn.delete(key, db=refs_db)
+        if freed and not dry_run:
+            self.add_totals({"stored_bytes": -freed})
+        return len(doomed), freed
+
+    # --- a batch's puts -----------------------------------------------------------------------
+
+    def commit_puts(
+        self, puts: list[Put], level: int, mine: Written, now: int
+    ) -> tuple[int, int, Written]:
+        """Write a batch's puts (see `Store.commit_puts`)."""
+        txn = self._txn
+        # In key order, consecutive records share their B-tree pages: fewer pages are faulted in
+        # and copied.
+        puts = sorted(puts, key=_put_order)
+        blobs_db, meta_db = self._dbs["blobs"], self._dbs["meta"]
+        chunks_db, refs_db = self._dbs["chunks"], self._dbs["chunkrefs"]
+        # A chunk's value is never read to learn whether it exists: reading would fault every
+        # page of it into this process. Its chunkrefs row (written and deleted with it) says
+        # whether it is there, and a put that must not overwrite adds it only if it is not.
+        new_blobs = new_raw = new_stored = ingested = count = 0
+        added = Written()
+        for i, op in enumerate(puts):
+            if i and i % _RELEASE_OPS == 0:
+                # Each op's lookups fault in B-tree pages and the pages around them: a commit of
+                # thousands of small blobs would map much of the file. The map is only read here
+                # (written pages live in LMDB's buffers until the commit).
+                self._residency.release()
+            if isinstance(op, ChunkPut):
+                ref = txn.get(op.digest, db=refs_db)
+                refs = chunkref_of(op.digest, ref).refs if ref else 0
+                if op.frame:
+                    if txn.put(op.digest, op.frame, db=chunks_db, overwrite=False):
+                        new_stored += len(op.frame)
+                        added.chunks[op.digest] = now
+                elif ref is None:
+                    raise CorruptBlob(str(op.digest), "chunk vanished during the put")
+                if op.digest in mine.chunks:
+                    added.chunks[op.digest] = now
+                txn.put(op.digest, CHUNKREF.pack(refs, now), db=refs_db)
+                continue
+            count += 1
+            if isinstance(op, BlobPut) and op.frame is None and op.raw is None:
+                if self.touch(op.digest, now) and op.digest in mine.blobs:
+                    added.blobs[op.digest] = now
+                count -= 1
+                continue
+            ingested += op.raw_size
+            if self.touch(op.digest, now):
+                if op.digest in mine.blobs:
+                    added.blobs[op.digest] = now  # still only this batch's
+                continue
+            if isinstance(op, IndexPut):
+                for chunk in sorted(set(op.chunks)):
+                    ref = txn.get(chunk, db=refs_db)
+                    if ref is None:
+                        raise CorruptBlob(str(op.digest), f"chunk {chunk} vanished during put")
+                    refs = chunkref_of(chunk, ref).refs
+                    txn.put(chunk, CHUNKREF.pack(refs + 1, now), db=refs_db)
+                    if chunk in mine.chunks:
+                        added.chunks[chunk] = now  # stamped by this batch again
+                value = op.frame
+                stored_size = op.stored_size
+            else:
+                value = op.frame or checked_frame(op.raw or b"", op.digest, level)
+                stored_size = len(value)
+            txn.put(op.digest, value, db=blobs_db)
+            txn.put(op.digest, META.pack(op.raw_size, stored_size, now, now), db=meta_db)
+            added.blobs[op.digest] = now
+            new_blobs += 1
+            new_raw += op.raw_size
+            new_stored += len(value)
+        self.add_totals(
+            {
+                "blobs": new_blobs,
+                "raw_bytes": new_raw,
+                "stored_bytes": new_stored,
+                "ingested_bytes": ingested,
+                "ingested_count": count,
+            }
+        )
+        added.ingested_bytes, added.ingested_count = ingested, count
+        return new_blobs, new_stored, added
+
+    def undo(self, written: Written, now: int) -> None:
+        """Take back what a failed batch committed (see `Store.undo`)."""
+        txn = self._txn
+        meta_db, refs_db, chunks_db = (
+            self._dbs["meta"],
+            self._dbs["chunkrefs"],
+            self._dbs["chunks"],
+        )
+        ours: list[Digest] = []
+        for chunk, stamp in sorted(written.chunks.items()):
+            ref = txn.get(chunk, db=refs_db)
+            if ref is not None and len(ref) == CHUNKREF.size and CHUNKREF.unpack(ref)[1] == stamp:
+                ours.append(chunk)
+        blobs = []
+        for digest, stamp in sorted(written.blobs.items()):
+            raw = txn.get(digest, db=meta_db)
+            if raw is not None and len(raw) == META.size and META.unpack(raw)[3] == stamp:
+                blobs.append(digest)
+        self.delete(blobs, now)  # decrements the counts of the chunks they list
+        freed = 0
+        cursor = txn.cursor(db=chunks_db)
+        for chunk in ours:
+            ref = txn.get(chunk, db=refs_db)
+            if ref is None or CHUNKREF.unpack(ref)[0] != 0:
+                continue  # another blob's index lists it now
+            if cursor.set_key(chunk):
+                freed += len(cursor.value())
+                cursor.delete()
+            txn.delete(chunk, db=refs_db)
+        self.add_totals(
+            {
+                "stored_bytes": -freed,
+                "ingested_bytes": -written.ingested_bytes,
+                "ingested_count": -written.ingested_count,
+            }
+        )
+
+    # --- frames made elsewhere (remotes) ------------------------------------------------------
+
+    def commit_foreign_chunks(self, items: list[tuple[Digest, bytes]], now: int) -> int:
+        txn = self._txn
+        chunks_db, refs_db = self._dbs["chunks"], self._dbs["chunkrefs"]
+        added = 0
+        for digest, value in items:
+            ref = txn.get(digest, db=refs_db)
+            refs = chunkref_of(digest, ref).refs if ref else 0
+            if txn.get(digest, db=chunks_db) is None:
+                txn.put(digest, value, db=chunks_db)
+                added += len(value)
+            # A fresh write time keeps a concurrent gc's chunk sweep off the chunk until the
+            # index that references it is committed.
+            txn.put(digest, CHUNKREF.pack(refs, now), db=refs_db)
+        if added:
+            self.add_totals({"stored_bytes": added})
+        return added
+
+    def commit_foreign_blobs(
+        self, items: list[tuple[Digest, bytes]], heads: dict[Digest, frame.Header], now: int
+    ) -> tuple[int, int]:
+        txn = self._txn
+        blobs_db, meta_db = self._dbs["blobs"], self._dbs["meta"]
+        chunks_db, refs_db = self._dbs["chunks"], self._dbs["chunkrefs"]
+        new_blobs = new_raw = new_stored = 0
+        for digest, value in items:
+            if txn.get(digest, db=blobs_db) is not None:
+                self.touch(digest, now)
+                continue
+            stored = len(value)
+            if heads[digest].codec == frame.INDEX:
+                for chunk in frame.decode_index(value)[2]:
+                    piece = txn.get(chunk, db=chunks_db)
+                    if piece is None:
+                        raise CorruptBlob(str(digest), f"chunk {chunk} vanished during put")
+                    stored += len(piece)
+                for chunk in sorted(set(frame.decode_index(value)[2])):
+                    ref = txn.get(chunk, db=refs_db)
+                    refs = chunkref_of(chunk, ref).refs if ref else 0
+                    txn.put(chunk, CHUNKREF.pack(refs + 1, now), db=refs_db)
+            raw_size = heads[digest].raw_size
+            txn.put(digest, value, db=blobs_db)
+            txn.put(digest, META.pack(raw_size, stored, now, now), db=meta_db)
+            new_blobs += 1
+            new_raw += raw_size
+            new_stored += len(value)
+        self.add_totals(
+            {
+                "blobs": new_blobs,
+                "raw_bytes": new_raw,
+                "stored_bytes": new_stored,
+                "ingested_bytes": new_raw,
+                "ingested_count": new_blobs,
+            }
+        )
+        return new_blobs, new_stored
+
+    # --- verified times -----------------------------------------------------------------------
+
+    def last_verified(self, digest: Digest) -> int:
+        """When the blob last passed a verify, ns since the epoch; -1 if never (or unreadable)."""
+        raw = self._txn.get(digest, db=self._dbs["verified"])
+        return int(VERIFIED.unpack(raw)[0]) if raw is not None and len(raw) == 8 else -1
+
+    def stamp_verified(self, digests: Iterable[Digest], when_ns: int) -> int:
+        stamp = VERIFIED.pack(when_ns)
+        meta_db, verified_db = self._dbs["meta"], self._dbs["verified"]
+        stamped = 0
+        for digest in digests:
+            # A blob gc removed meanwhile gets no stale record. Presence is read from its small
+            # meta row: looking it up in `blobs` would fault its whole value into memory.
+            if self._txn.get(digest, db=meta_db) is not None:
+                self._txn.put(digest, stamp, db=verified_db)
+                stamped += 1
+        return stamped
+
+    # --- pins and recorded folders ------------------------------------------------------------
+
+    def pins(self) -> dict[str, Digest]:
+        return {
+            bytes(k).decode("utf-8", "replace"): Digest(bytes(v))
+            for k, v in self._txn.cursor(db=self._dbs["pins"])
+            if len(v) == 32
+        }
+
+    def pin(self, name: str, digest: Digest) -> Digest | None:
+        if self._txn.get(digest, db=self._dbs["blobs"]) is None:
+            raise BlobNotFound(str(digest))
+        old = self._txn.get(name.encode(), db=self._dbs["pins"])
+        self._txn.put(name.encode(), bytes(digest), db=self._dbs["pins"])
+        return Digest(old) if old is not None and len(old) == 32 else None
+
+    def unpin(self, name: str) -> bytes | None:
+        old: bytes | None = self._txn.get(name.encode(), db=self._dbs["pins"])
+        if old is not None:
+            self._txn.delete(name.encode(), db=self._dbs["pins"])
+        return old
+
+    def recorded_dirs(self) -> list[str]:
+        return _decode_dirs(self.info(_ROOT_DIRS))
+
+    def edit_recorded_dirs(self, folder: str, *, add: bool) -> bool:
+        """Add or remove a recorded folder; False if that changes nothing."""
+        dirs = self.recorded_dirs()
+        if (folder in dirs) == add:
+            return False
+        dirs = sorted({*dirs, folder} if add else set(dirs) - {folder}, key=os.fsencode)
+        encoded = [_encode_dir(d) for d in dirs]
+        self.put_info(_ROOT_DIRS, msgpack.packb(encoded, use_bin_type=True))
+        return True
+
+    # --- leases -------------------------------------------------------------------------------
+
+    def leases(self) -> list[tuple[str, bytes]]:
+        return [
+            (bytes(k).decode("utf-8", "replace"), bytes(v))
+            for k, v in self._txn.cursor(db=self._dbs["leases"])
+        ]
+
+    def put_lease(self, lease_id: str, record: bytes) -> bool:
+        key = lease_id.encode()
+        present = self._txn.get(key, db=self._dbs["leases"]) is not None
+        self._txn.put(key, record, db=self._dbs["leases"])
+        return present
+
+    def delete_leases(self, lease_ids: Iterable[str]) -> int:
+        db = self._dbs["leases"]
+        return sum(1 for lease_id in lease_ids if self._txn.delete(lease_id.encode(), db=db))
+
+    # --- tables of caller-chosen keys (`KV_TABLES`) -------------------------------------------
+
+    def kv_get(self, table: str, key: bytes) -> bytes | None:
+        value: bytes | None = self._txn.get(key, db=self._dbs[table])
+        return value
+
+    def kv_items(self, table: str, prefix: bytes) -> list[tuple[bytes, bytes]]:
+        cur = self._txn.cursor(db=self._dbs[table])
+        out: list[tuple[bytes, bytes]] = []
+        if not cur.set_range(prefix):
+            return out
+        read = 0
+        for key, value in cur:
+            if not key.startswith(prefix):
+                break
+            out.append((key, value))
+            # A walk reads its pages in order: count what it read, page by page.
+            read += len(key) + len(value) + 16
+            if read >= FAULT_AROUND:
+                self._residency.note(read)
+                read = 0
+        return out
+
+    def kv_put(self, table: str, items: Iterable[tuple[bytes, bytes]]) -> None:
+        db = self._dbs[table]
+        for key, value in items:
+            self._txn.put(key, value, db=db)
+
+    def kv_delete(self, table: str, keys: Iterable[bytes]) -> int:
+        db = self._dbs[table]
+        return sum(1 for key in keys if self._txn.delete(key, db=db))

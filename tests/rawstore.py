@@ -1,0 +1,48 @@
+"""Damage on purpose: rows of the store's tables, read and written under its contract.
+
+The store keeps its tables to itself (`cas.store_tables`) and offers no raw transaction. A test
+that must break a record the way a bad disk or a bug would, or count the rows a table holds,
+reaches under the contract through this module, and only such a test does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from cas import Store
+
+
+def get(store: Store, table: str, key: bytes) -> bytes | None:
+    with store._read() as txn:
+        value: bytes | None = txn.get(key, db=store._dbs[table])
+    return value
+
+
+def put(store: Store, table: str, key: bytes, value: bytes) -> None:
+    store._write(lambda txn: txn.put(key, value, db=store._dbs[table]))
+
+
+def change(store: Store, table: str, key: bytes, how: Callable[[bytes], bytes]) -> None:
+    """Replace the value under ``key`` (which must be there) by ``how(value)``."""
+
+    def run(txn: object) -> None:
+        value = txn.get(key, db=store._dbs[table])  # type: ignore[attr-defined]
+        assert value is not None, (table, key)
+        txn.put(key, how(value), db=store._dbs[table])  # type: ignore[attr-defined]
+
+    store._write(run)
+
+
+def delete(store: Store, table: str, key: bytes) -> bool:
+    return bool(store._write(lambda txn: txn.delete(key, db=store._dbs[table])))
+
+
+def rows(store: Store, table: str) -> list[tuple[bytes, bytes]]:
+    with store._read() as txn:
+        return [(bytes(k), bytes(v)) for k, v in txn.cursor(db=store._dbs[table])]
+
+
+def entries(store: Store, table: str) -> int:
+    with store._read() as txn:
+        count: int = txn.stat(store._dbs[table])["entries"]
+    return count
