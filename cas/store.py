@@ -1133,12 +1133,12 @@ class Store:
     ) -> tuple[int, int]:
         """Store frames made by another store (pulled from a remote), trusting none of them.
 
-                Every frame is checked with `check_frame` first. The chunks are committed in one
-                transaction; then the blobs in a second, a chunk index only once every chunk it lists is
-                in the store and their contents, read back in order, hash to the blob's digest. A frame
-                that fails raises `CorruptBlob` naming its digest, and nothing of the transaction it
-                belonged to is committed (chunks committed before a blob failed stay unreferenced, and a
-                later `sweep_chunks` removes them). With ``checked`` the caller has run `check_frame` on
+        Every frame is checked with `check_frame` first. The chunks are committed in one
+        transaction; then the blobs in a second, a chunk index only once every chunk it lists is
+        in the store and their contents, read back in order, hash to the blob's digest. A frame
+        that fails raises `CorruptBlob` naming its digest, and nothing of the transaction it
+        belonged to is committed (chunks committed before a blob failed stay unreferenced, and a
+        later `sweep_chunks` removes them). With ``checked`` the caller has run `check_frame` on
         these very bytes (a pull does, in its worker threads), so it is not run twice; a chunk index
         is still read back and hashed whole. Returns (new blobs, new stored bytes).
         """
