@@ -624,8 +624,13 @@ class Store:
     @contextlib.contextmanager
     def _tables(self) -> Iterator[Tables]:
         """The tables in a short read transaction (a consistent snapshot)."""
-        with self._read() as txn:
+        txn = self._begin_read()
+        try:
             yield Tables(txn, self._dbs, self.path, self.residency)
+        except lmdb.Error as exc:  # damage LMDB's own checks find (see `_read`)
+            raise _lmdb_failure(self.path, exc, "read") from None
+        finally:
+            txn.abort()
 
     def _change(
         self, fn: Callable[[Tables], _T], *, expected_bytes: int = 0, cleanup: bool = False
@@ -641,15 +646,7 @@ class Store:
     @contextlib.contextmanager
     def _read(self) -> Iterator[Txn]:
         """A short read transaction (a consistent snapshot)."""
-        try:
-            try:
-                txn = self._env.begin(buffers=False)
-            except lmdb.MapResizedError:
-                with self.residency.remapping():
-                    self._env.set_mapsize(0)
-                txn = self._env.begin(buffers=False)
-        except lmdb.Error as exc:
-            raise _lmdb_failure(self.path, exc, "read") from None
+        txn = self._begin_read()
         try:
             yield txn
         except lmdb.Error as exc:
@@ -658,6 +655,17 @@ class Store:
             raise _lmdb_failure(self.path, exc, "read") from None
         finally:
             txn.abort()
+
+    def _begin_read(self) -> Txn:
+        try:
+            try:
+                return self._env.begin(buffers=False)
+            except lmdb.MapResizedError:
+                with self.residency.remapping():
+                    self._env.set_mapsize(0)
+                return self._env.begin(buffers=False)
+        except lmdb.Error as exc:
+            raise _lmdb_failure(self.path, exc, "read") from None
 
     def _write(
         self, fn: Callable[[Txn], Any], *, expected_bytes: int = 0, cleanup: bool = False
