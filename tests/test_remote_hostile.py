@@ -121,14 +121,16 @@ def test_pull_and_verify_hold_one_manifest_at_a_time(
     count, size_mib = 8, 32
     reason = "r" * (MiB - 64)
     entries = [mf.Entry(f"s{i:03d}.env", None, 1, "low", 0, reason=reason) for i in range(size_mib)]
-    data = manifest_of("big", entries)
-    del entries, reason
+    del reason
     a = empty_project(tmp_path / "a")
     (a / "manifests").mkdir()
-    with Store.at(a / ".cas") as store:
-        store.put(data)
+    # Each file holds the manifest of its own name (a pull refuses one stored under another).
     for k in range(count):
+        data = manifest_of(f"big{k}", entries)
+        with Store.at(a / ".cas") as store:
+            store.put(data)
         (a / "manifests" / f"big{k}.pack").write_bytes(data)
+    del entries
     add(s3server, a, prefix)
     assert cas("--quiet", "push", cwd=a, env=env).code == 0
     largest = len(data) / MiB
