@@ -223,18 +223,30 @@ def test_a_gc_killed_at_any_moment_leaves_every_manifest_whole(
     started = time.monotonic()
     gc(root, env, "--grace", "0")
     whole = time.monotonic() - started
-    delays = [whole * f for f in (0.35, 0.5, 0.6, 0.7, 0.8, 0.9, rng.uniform(0.4, 1.0))]
-    killed_mid_way = 0
-    for i, delay in enumerate(delays):
+    # Kill times search the window where a gc has changed the remote but not finished: a kill
+    # before any change moves the next one later, a gc that finished moves it earlier.
+    low, high = 0.0, whole * 1.5
+    killed_mid_way = attempts = 0
+    while attempts < 14 and (attempts < 7 or killed_mid_way < 2):
+        delay = rng.uniform(low, high) if killed_mid_way else (low + high) / 2
+        i = attempts
+        attempts += 1
         prefix = f"crash{i}-{rng.getrandbits(32):08x}"
         root = crash_project(tmp_path / str(i), s3server, prefix, env)
         before = set(keys(s3server, prefix))
         proc = popen_cas("gc", "--remote", "origin", "--grace", "0", cwd=root, env=env)
         time.sleep(delay)
-        if proc.poll() is None:
+        finished = proc.poll() is not None
+        if not finished:
             proc.send_signal(signal.SIGKILL)
-            killed_mid_way += set(keys(s3server, prefix)) != before
         proc.wait(30)
+        changed = set(keys(s3server, prefix)) != before
+        if finished:
+            high = delay
+        elif not changed:
+            low = delay
+        else:
+            killed_mid_way += 1
         # The dead gc's lock stays until it goes stale, or until someone who knows unlocks.
         assert cas("remote", "unlock", cwd=root, env=env).code == 0
         need = mf.decode((root / "manifests" / "keep.pack").read_bytes()).digests()
@@ -244,7 +256,7 @@ def test_a_gc_killed_at_any_moment_leaves_every_manifest_whole(
         assert report["packs_after"] == len(under(s3server, prefix, "packs"))
         assert need <= pulled_whole(s3server, prefix, tmp_path / str(i) / "c", env)
         assert len(under(s3server, prefix, "index")) == 1
-    print(f"gcs killed after changing the remote: {killed_mid_way} of {len(delays)}")
+    print(f"gcs killed after changing the remote: {killed_mid_way} of {attempts}")
     assert killed_mid_way >= 1
 
 
