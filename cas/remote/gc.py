@@ -57,6 +57,7 @@ from cas.remote.objects import (
 from cas.remote.packfile import BLOB, CHUNK, KIND_NAMES, Entry, encode_index
 from cas.remote.s3 import Bucket, ObjectInfo, session
 from cas.remote.transfer import DEFAULT_JOBS, Meter
+from cas.store import Store
 
 # A pack whose live frames fill less than this share of it is rewritten.
 REPACK_BELOW: Final = 0.5
@@ -119,7 +120,7 @@ class RemoteGcReport:
 
 
 def collect_remote(
-    store: Any,
+    store: Store,
     remote: Remote | str,
     *,
     grace_s: float = DEFAULT_GRACE_S,
@@ -150,7 +151,7 @@ class _Pack:
 class _Gc:
     def __init__(
         self,
-        store: Any,
+        store: Store,
         bucket: Bucket,
         jobs: int,
         meter: Meter,
