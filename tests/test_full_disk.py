@@ -22,8 +22,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cas import Digest, Store, space
+from cas import manifest as mf
 from tests import rawstore
 from tests.conftest import cas_env, run_cas
+from tests.s3server import SeaweedS3, s3server
+
+__all__ = ["s3server"]  # the session fixture, imported so pytest finds it here
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0, reason="needs root: mounts a 48 MiB tmpfs to fill it for real"
@@ -327,3 +331,56 @@ def test_a_failed_batch_takes_back_every_commit_it_made(
         before.ingested_bytes,
         before.ingested_count,
     )
+
+
+def test_a_pull_meeting_a_full_disk_stops_with_one_line_and_writes_no_manifest(
+    s3server: SeaweedS3, tmp_path: Path
+) -> None:
+    """A pull commits its frames in a thread of its own while the next ones download: a commit
+    that meets a file size limit still stops the pull with one line and exit 2, the batches
+    committed before it hold only checked frames, no manifest is written, and a pull without
+    the limit completes."""
+    env = s3server.env(tmp_path)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "manifests").mkdir()
+    bodies = [os.urandom(8192) for _ in range(2000)]  # 16 MiB incompressible: several batches
+    with Store.create(src / ".cas") as store, store.batch() as batch:
+        entries = [
+            mf.Entry(f"f{i:04d}.bin", batch.put(body), len(body), "low", 0)
+            for i, body in enumerate(bodies)
+        ]
+        data = mf.encode(mf.Manifest("big", None, "o200k_base", 0, 0, tuple(entries), {}))
+        batch.put(data)
+    (src / "manifests" / "big.pack").write_bytes(data)
+    url = f"s3://{s3server.bucket}/full{time.time_ns()}"
+    for where in (src, tmp_path / "dst"):
+        if where != src:
+            where.mkdir()
+            assert run_cas("init", cwd=where).code == 0
+        add = run_cas("remote", "add", "origin", url, "--endpoint", s3server.endpoint,
+                      cwd=where, env=env)  # fmt: skip
+        assert add.code == 0, add.err
+    pushed = run_cas("push", cwd=src, env=env)
+    assert pushed.code == 0, pushed.err
+    dst = tmp_path / "dst"
+    limit = (dst / ".cas" / "data.mdb").stat().st_size + (12 << 20)
+
+    def limit_file_size() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+    r = run_cas("pull", "--all", cwd=dst, env=env, preexec_fn=limit_file_size)
+    assert r.code == 2, (r.code, r.err)
+    line = one_line_error(r.err)
+    assert "is full" in line and "nothing was half-written" in line
+    assert not (dst / "manifests" / "big.pack").exists()
+    with Store.at(dst / ".cas", readonly=True) as store:
+        held = list(store.iterate())
+        assert 0 < len(held) < len(bodies)  # some batches committed before the limit
+        for digest in held:
+            store.get(digest, verify=True)  # each committed frame re-hashes
+    again = run_cas("pull", "--all", cwd=dst, env=env)
+    assert again.code == 0, again.err
+    assert (dst / "manifests" / "big.pack").read_bytes() == data
+    assert run_cas("verify", "--all", cwd=dst).code == 0

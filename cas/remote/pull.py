@@ -15,6 +15,7 @@ of bounded size. What one object may cost is bounded before any work on it: see
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -89,6 +90,43 @@ class PullReport:
         }
 
 
+class _Committer:
+    """Commits batches of checked frames in a thread of its own while the next ones download.
+
+    One batch commits while the next fills, never more: memory holds at most two batches. The
+    store is only read in the calling thread after `drain` (no read overlaps a map resize),
+    and a failed commit is raised at the next `commit` or `drain`.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cas-commit")
+        self._running: Future[tuple[int, int]] | None = None
+
+    def commit(
+        self,
+        blobs: Sequence[tuple[Digest, bytes]] = (),
+        chunks: Sequence[tuple[Digest, bytes]] = (),
+    ) -> None:
+        self.drain()
+        if not blobs and not chunks:
+            return
+        self._running = self._pool.submit(
+            self.store.put_frames, list(blobs), chunks=list(chunks), checked=True
+        )
+
+    def drain(self) -> None:
+        running, self._running = self._running, None
+        if running is not None:
+            running.result()
+
+    def close(self) -> None:
+        try:
+            self.drain()
+        finally:
+            self._pool.shutdown(wait=True)
+
+
 @dataclass(frozen=True, slots=True)
 class _Target:
     item: LocalManifest
@@ -154,6 +192,7 @@ class _Pull:
         self.max_object = max_object(store)
         self.max_blob = bucket.settings.max_blob
         self.objects = RemoteObjects(bucket, jobs=jobs)
+        self.committer = _Committer(store)
 
     def problem(self, what: Digest | str, why: str) -> None:
         if isinstance(what, Digest):
@@ -170,7 +209,10 @@ class _Pull:
     def run(self, specs: Sequence[str], everything: bool) -> None:
         self.bucket.check()
         with RemoteLock(self.bucket, USE, "pull"):
-            self._run(specs, everything)
+            try:
+                self._run(specs, everything)
+            finally:
+                self.committer.close()
 
     def _run(self, specs: Sequence[str], everything: bool) -> None:
         self.objects.load()
@@ -327,6 +369,7 @@ class _Pull:
                 indexes[digest] = result
                 index_bytes += len(result)
                 if index_bytes >= INDEX_BATCH_BYTES:
+                    self.committer.drain()
                     self._fetch_chunked(indexes)
                     indexes.clear()
                     index_bytes = 0
@@ -334,13 +377,13 @@ class _Pull:
             pending.append((digest, result))
             pending_bytes += len(result)
             if pending_bytes >= COMMIT_BYTES or len(pending) >= COMMIT_FRAMES:
-                store.put_frames(pending, checked=True)
+                self.committer.commit(blobs=pending)
                 pending.clear()
                 pending_bytes = 0
 
         self.objects.fetch(BLOB, wanted, max_size=self.max_object, check=check_blob, done=got_blob)
-        if pending:
-            store.put_frames(pending, checked=True)
+        self.committer.commit(blobs=pending)
+        self.committer.drain()
         if indexes:
             self._fetch_chunked(indexes)
 
@@ -391,15 +434,15 @@ class _Pull:
             pending.append((chunk, result))
             pending_bytes += len(result)
             if pending_bytes >= COMMIT_BYTES or len(pending) >= COMMIT_FRAMES:
-                store.put_frames(chunks=pending, checked=True)
+                self.committer.commit(chunks=pending)
                 pending.clear()
                 pending_bytes = 0
 
         self.objects.fetch(
             CHUNK, wanted, max_size=self.max_object, check=check_chunk, done=got_chunk
         )
-        if pending:
-            store.put_frames(chunks=pending, checked=True)
+        self.committer.commit(chunks=pending)
+        self.committer.drain()
         for digest in sorted(needs):
             if digest in self.failed:
                 continue
