@@ -417,8 +417,9 @@ class RemoteBusy(ProblemError):
         others = f" and {count - 1} more" if count > 1 else ""
         super().__init__(
             f"remote {remote!r} is busy: {holder}{others} holds its lock (written {age_s:.0f} s "
-            "ago); nothing was changed, retry when it finishes (a lock of a process that died "
-            "goes stale after 10 minutes)"
+            "ago); nothing was changed, retry when it finishes or wait for it with "
+            "CAS_REMOTE_LOCK_WAIT=10m (a lock of a process that died goes stale after 10 "
+            "minutes)"
         )
         self.remote = remote
         self.holder = holder

@@ -854,3 +854,32 @@ def test_cli_modules_do_not_load_boto3_for_other_commands(tmp_path: Path) -> Non
         [sys.executable, "-c", code], cwd=ROOT, env=cas_env(), check=False, capture_output=True
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_deep_verify_reads_the_chunks_of_a_blob_by_ranges_and_hashes_repeats_once(
+    s3server: SeaweedS3, env: dict[str, str], prefix: str, tmp_path: Path
+) -> None:
+    """Fixed-size chunks: a blob of 48 chunks, one of them listed four times. A deep verify
+    reads them with one ranged GET (neighbours in one pack), not one request per chunk, and a
+    blob whose repeated chunk is damaged on the remote is refused."""
+    repeated = os.urandom(SMALL_CHUNK)
+    pieces = [os.urandom(SMALL_CHUNK) for _ in range(44)]
+    for at in (3, 10, 20, 40):
+        pieces.insert(at, repeated)
+    big = b"".join(pieces)
+    a = make_project(tmp_path / "a", {"big": [big]})
+    add(s3server, a.root, prefix)
+    assert cas("push", cwd=a.root, env=env).code == 0
+    r = cas("remote", "verify", "--deep", "--json", cwd=a.root, env=env)
+    assert r.code == 0, r.out + r.err
+    checked = json.loads(r.out)
+    assert checked["chunks"] == 45
+    # The index object, the manifest, one range for the blobs, one for the chunks.
+    assert checked["requests"]["GetObject"] == 4
+
+    flip_frame(s3server, prefix, CHUNK, Digest.of(repeated))
+    r = cas("remote", "verify", "--deep", "--json", cwd=a.root, env=env)
+    assert r.code == 1
+    problems = json.loads(r.out)["problems"]
+    assert [p["what"] for p in problems] == [str(Digest.of(big))]
+    assert str(Digest.of(repeated)) in problems[0]["detail"]

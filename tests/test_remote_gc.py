@@ -200,6 +200,39 @@ def test_locks_keep_gc_and_pushes_apart(
         bucket.close()
 
 
+def test_a_push_with_a_lock_wait_goes_ahead_once_the_gc_lets_go(
+    s3server: SeaweedS3, env: dict[str, str], prefix: str, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Without a wait a push meeting a gc's lock exits 1 at once; with CAS_REMOTE_LOCK_WAIT it
+    tries again until the gc's lock is gone, then pushes; a wait too short still exits 1."""
+    a = make_project(tmp_path / "a", {"p": text_bodies(5, "p")})
+    add_small(s3server, a.root, prefix)
+    aws_env(monkeypatch, s3server, tmp_path)
+    bucket = Bucket(
+        make_remote("o", f"s3://{s3server.bucket}/{prefix}", endpoint=s3server.endpoint)
+    )
+    try:
+        held = RemoteLock(bucket, GC, "gc")
+        held.acquire()
+        short = cas("push", cwd=a.root, env={**env, "CAS_REMOTE_LOCK_WAIT": "1500ms"})
+        assert short.code == 1 and "a gc holds its lock" in short.err, short.err
+        assert "CAS_REMOTE_LOCK_WAIT" in short.err
+        waiting = popen_cas("push", "--json", cwd=a.root, env={**env, "CAS_REMOTE_LOCK_WAIT": "2m"})
+        # Still waiting (its own lock written and taken back at each try), nothing written.
+        time.sleep(4)
+        assert waiting.poll() is None
+        assert not under(s3server, prefix, "packs")  # nothing written while it waits
+        held.release()
+        out, err = waiting.communicate(timeout=60)
+        assert waiting.returncode == 0, err.decode()
+        assert json.loads(out)["manifests"][0]["status"] == "uploaded"
+        assert under(s3server, prefix, "packs")
+        assert not under(s3server, prefix, "locks")
+    finally:
+        bucket.close()
+
+
 def crash_project(tmp_path: Path, server: SeaweedS3, prefix: str, env: dict[str, str]) -> Path:
     """A remote with two manifests in many small packs, one of them dropped: work for a gc."""
     shared = random_bodies(60, 1500)

@@ -408,6 +408,10 @@ def test_settings_come_from_the_environment_then_the_remote_then_the_defaults(
     assert parse_setting("connect_timeout", "250ms", "x") == 0.25
     assert parse_setting("max_blob", "4GiB", "x") == 4 << 30
     assert parse_setting("max_blob", "1048576", "x") == 1 << 20
+    assert parse_setting("lock_wait", "0", "x") == 0.0
+    assert parse_setting("lock_wait", "1h", "x") == 3600.0
+    assert plain.lock_wait == 0.0
+    assert settings(remote, {"CAS_REMOTE_LOCK_WAIT": "10m"}).lock_wait == 600.0
     for key, text in [
         ("attempts", "0"),
         ("attempts", "-1"),
@@ -417,20 +421,23 @@ def test_settings_come_from_the_environment_then_the_remote_then_the_defaults(
         ("read_timeout", "0"),
         ("read_timeout", "2h"),
         ("read_timeout", "nan"),
+        ("lock_wait", "25h"),
+        ("lock_wait", "soon"),
     ]:
         with pytest.raises(UsageError, match=r"^CAS_X: "):
             parse_setting(key, text, "CAS_X")
     # Kept in the store and shown by remote list, read back as they were written.
     root = empty_project(tmp_path / "p")
     r = cas("remote", "add", "r", "s3://some-bucket", "--read-timeout", "2.5s",
-            "--max-blob", "8GiB", "--attempts", "5", cwd=root)  # fmt: skip
+            "--max-blob", "8GiB", "--attempts", "5", "--lock-wait", "90s", cwd=root)  # fmt: skip
     assert r.code == 0, r.err
     listed = json.loads(cas("remote", "list", "--json", cwd=root).out)
     assert listed[0]["read_timeout"] == 2.5 and listed[0]["attempts"] == 5
+    assert listed[0]["lock_wait"] == 90.0
     assert listed[0]["max_blob"] == 8 << 30 and "connect_timeout" not in listed[0]
     with Store.at(root / ".cas", readonly=True) as store:
         assert get_remote(store, "r") == make_remote(
-            "r", "s3://some-bucket", read_timeout=2.5, attempts=5, max_blob=8 << 30
+            "r", "s3://some-bucket", read_timeout=2.5, attempts=5, max_blob=8 << 30, lock_wait=90
         )
 
 

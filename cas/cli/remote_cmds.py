@@ -86,6 +86,11 @@ def remote_group() -> None:
     metavar="SIZE",
     help="Fill the pack objects a push uploads to about this size [default: 16MiB].",
 )
+@click.option(
+    "--lock-wait",
+    metavar="SECONDS",
+    help="Wait up to this long for a lock held by a gc (or, for a gc, by a push) [default: 0].",
+)
 @pass_ctx
 def remote_add(
     ctx: Ctx,
@@ -99,12 +104,14 @@ def remote_add(
     attempts: str | None,
     max_blob: str | None,
     pack_size: str | None,
+    lock_wait: str | None,
 ) -> None:
     """Add a remote called NAME at s3://BUCKET/PREFIX.
 
     Credentials never go in the URL or the endpoint: they come from the standard AWS chain.
     Each setting can be overridden for a run by CAS_REMOTE_CONNECT_TIMEOUT,
-    CAS_REMOTE_READ_TIMEOUT, CAS_REMOTE_ATTEMPTS, CAS_REMOTE_MAX_BLOB or CAS_REMOTE_PACK_SIZE."""
+    CAS_REMOTE_READ_TIMEOUT, CAS_REMOTE_ATTEMPTS, CAS_REMOTE_MAX_BLOB, CAS_REMOTE_PACK_SIZE or
+    CAS_REMOTE_LOCK_WAIT."""
     given = {
         key: None if text is None else parse_setting(key, text, OPTION[key])
         for key, text in (
@@ -113,6 +120,7 @@ def remote_add(
             ("attempts", attempts),
             ("max_blob", max_blob),
             ("pack_size", pack_size),
+            ("lock_wait", lock_wait),
         )
     }
     remote = make_remote(
@@ -126,6 +134,7 @@ def remote_add(
         attempts=None if given["attempts"] is None else int(given["attempts"]),
         max_blob=None if given["max_blob"] is None else int(given["max_blob"]),
         pack_size=None if given["pack_size"] is None else int(given["pack_size"]),
+        lock_wait=given["lock_wait"],
     )
     with ctx.open_store() as store:
         add_remote(store, remote)

@@ -9,14 +9,15 @@ password, query or fragment (`shown_url`).
 
 A remote also carries how patient and how trusting to be with it (`Settings`): the connect and
 read timeouts, the tries per request, the largest blob a pull or deep verify accepts from it,
-and the size a push fills its pack objects to. Each is taken from the environment
+the size a push fills its pack objects to, and how long to wait for a lock held by another
+party (a push meeting a gc) before giving up. Each is taken from the environment
 (``CAS_REMOTE_*``), else the record, else the default.
 
 Record (msgpack, key = the remote's name in UTF-8)::
 
     {version: 1, url: "s3://bucket/prefix", endpoint: str | nil, region: str | nil,
      profile: str | nil, connect_timeout?: float, read_timeout?: float, attempts?: int,
-     max_blob?: int, pack_size?: int}
+     max_blob?: int, pack_size?: int, lock_wait?: float}
 
 The settings keys are optional (absent: not set), so an older cas still reads the record.
 """
@@ -58,11 +59,22 @@ DEFAULT_ATTEMPTS: Final = 3
 DEFAULT_MAX_BLOB: Final = 4 << 30
 # A push fills pack objects to about this size (see cas.remote.objects).
 DEFAULT_PACK_SIZE: Final = 16 << 20
+# A push, pull, verify or gc that finds the remote locked by the other side gives up at once by
+# default (exit 1, busy); with a wait it tries again until the wait is over (cas.remote.lock).
+DEFAULT_LOCK_WAIT: Final = 0.0
 _TIMEOUT_RANGE: Final = (0.05, 3600.0)
 _ATTEMPTS_RANGE: Final = (1, 20)
 _MAX_BLOB_RANGE: Final = (1 << 20, 1 << 50)
 _PACK_SIZE_RANGE: Final = (64 << 10, 1 << 30)
-_SETTING_KEYS: Final = ("connect_timeout", "read_timeout", "attempts", "max_blob", "pack_size")
+_LOCK_WAIT_RANGE: Final = (0.0, 86400.0)
+_SETTING_KEYS: Final = (
+    "connect_timeout",
+    "read_timeout",
+    "attempts",
+    "max_blob",
+    "pack_size",
+    "lock_wait",
+)
 _SIZES: Final = ("max_blob", "pack_size")
 ENV: Final = {
     "connect_timeout": "CAS_REMOTE_CONNECT_TIMEOUT",
@@ -70,6 +82,7 @@ ENV: Final = {
     "attempts": "CAS_REMOTE_ATTEMPTS",
     "max_blob": "CAS_REMOTE_MAX_BLOB",
     "pack_size": "CAS_REMOTE_PACK_SIZE",
+    "lock_wait": "CAS_REMOTE_LOCK_WAIT",
 }
 OPTION: Final = {
     "connect_timeout": "--connect-timeout",
@@ -77,6 +90,7 @@ OPTION: Final = {
     "attempts": "--attempts",
     "max_blob": "--max-blob",
     "pack_size": "--pack-size",
+    "lock_wait": "--lock-wait",
 }
 
 
@@ -94,6 +108,7 @@ class Remote:
     attempts: int | None = None
     max_blob: int | None = None
     pack_size: int | None = None
+    lock_wait: float | None = None
 
     @property
     def url(self) -> str:
@@ -124,6 +139,7 @@ class Settings:
     attempts: int
     max_blob: int
     pack_size: int
+    lock_wait: float
 
 
 def setting_hint(key: str) -> str:
@@ -140,6 +156,7 @@ def settings(remote: Remote, environ: Mapping[str, str] | None = None) -> Settin
         "attempts": DEFAULT_ATTEMPTS,
         "max_blob": DEFAULT_MAX_BLOB,
         "pack_size": DEFAULT_PACK_SIZE,
+        "lock_wait": DEFAULT_LOCK_WAIT,
     }
     for key in _SETTING_KEYS:
         text = env.get(ENV[key], "").strip()
@@ -150,15 +167,15 @@ def settings(remote: Remote, environ: Mapping[str, str] | None = None) -> Settin
     return Settings(**values)
 
 
-_SECONDS = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m)?")
-_SECOND_UNITS: Final = {"ms": 0.001, "s": 1.0, "m": 60.0, None: 1.0}
+_SECONDS = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h)?")
+_SECOND_UNITS: Final = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 _SIZE = re.compile(r"(\d+)\s*([KMGT]i?B?|B)?", re.IGNORECASE)
 _SIZE_UNITS: Final = {"": 0, "b": 0, "k": 10, "m": 20, "g": 30, "t": 40}
 
 
 def parse_setting(key: str, text: str, where: str) -> float | int:
     """The value of setting ``key`` written as ``text`` (``where`` names it in an error):
-    seconds as ``15``, ``15s``, ``500ms`` or ``2m``; tries as an integer; sizes as ``4GiB``,
+    seconds as ``15``, ``15s``, ``500ms``, ``2m`` or ``1h``; tries as an integer; sizes as ``4GiB``,
     ``512M`` or bytes. Malformed or out of range is a `UsageError`."""
     text = text.strip()
     value: float | int
@@ -197,6 +214,11 @@ def check_setting(key: str, value: float | int, where: str) -> float | int:
         if not low <= value <= high:
             raise UsageError(f"{where}: {value} bytes is out of range (64 KiB to 1 GiB)")
         return int(value)
+    if key == "lock_wait":
+        low_w, high_w = _LOCK_WAIT_RANGE
+        if not math.isfinite(value) or not low_w <= value <= high_w:
+            raise UsageError(f"{where}: {value:g} s is out of range (0 s to 24 h)")
+        return float(value)
     low_s, high_s = _TIMEOUT_RANGE
     if not math.isfinite(value) or not low_s <= value <= high_s:
         raise UsageError(f"{where}: {value:g} s is out of range ({low_s:g} s to {high_s:g} s)")
@@ -301,6 +323,7 @@ def make_remote(
     attempts: int | None = None,
     max_blob: int | None = None,
     pack_size: int | None = None,
+    lock_wait: float | None = None,
 ) -> Remote:
     """A validated `Remote`."""
     if not _NAME.fullmatch(name):
@@ -325,6 +348,7 @@ def make_remote(
         _checked("attempts", attempts),
         _checked("max_blob", max_blob),
         _checked("pack_size", pack_size),
+        _checked("lock_wait", lock_wait),
     )
 
 

@@ -12,6 +12,11 @@ A lock stays live while its holder rewrites it every `REFRESH_S` seconds (a thre
 whose last write, by the server's clock, is older than `STALE_S` belongs to a process that
 died, and a gc deletes it. Ages are measured against the server's time of the holder's own
 fresh write, so client clocks never matter.
+
+A party that meets a conflict gives up at once unless the remote's ``lock_wait`` setting
+(``--lock-wait``, ``CAS_REMOTE_LOCK_WAIT``) gives it time: then it takes its lock back, waits
+(one second, doubling up to `RETRY_MAX_S`) and writes a new one, until it goes ahead or the
+wait is over (`RemoteBusy`, as without a wait).
 """
 
 from __future__ import annotations
@@ -34,19 +39,33 @@ GC: Final = "gc"
 USE: Final = "use"
 STALE_S: Final = 600.0
 REFRESH_S: Final = 120.0
+RETRY_FIRST_S: Final = 1.0
+RETRY_MAX_S: Final = 15.0
 
 
 class RemoteLock:
     """A held lock object: ``with RemoteLock(bucket, "use", "push"):``."""
 
-    def __init__(self, bucket: Bucket, kind: str, command: str, *, stale_s: float = STALE_S):
+    def __init__(
+        self,
+        bucket: Bucket,
+        kind: str,
+        command: str,
+        *,
+        stale_s: float = STALE_S,
+        wait_s: float | None = None,
+    ):
+        """``wait_s``: how long to keep trying when the other side holds the lock (default:
+        the remote's ``lock_wait`` setting)."""
         if kind not in (GC, USE):
             raise ValueError(kind)
         self.bucket = bucket
         self.kind = kind
         self.command = command
         self.stale_s = stale_s
-        self.name = f"{kind}-{time.time_ns():020d}-{secrets.token_hex(6)}"
+        self.wait_s = bucket.settings.lock_wait if wait_s is None else wait_s
+        self.name = self._new_name()
+        self.tries = 0
         self.body = json.dumps(
             {"kind": kind, "command": command, "host": socket.gethostname(), "pid": os.getpid()},
             sort_keys=True,
@@ -65,9 +84,31 @@ class RemoteLock:
     ) -> None:
         self.release()
 
+    def _new_name(self) -> str:
+        return f"{self.kind}-{time.time_ns():020d}-{secrets.token_hex(6)}"
+
     def acquire(self) -> None:
+        """Write this lock, then look; on a conflict take it back and try again while the
+        wait lasts, then raise `RemoteBusy`."""
+        deadline = time.monotonic() + self.wait_s
+        delay = RETRY_FIRST_S
+        while True:
+            try:
+                self._try()
+                return
+            except RemoteBusy:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise
+            time.sleep(min(delay, left))
+            delay = min(delay * 2, RETRY_MAX_S)
+            self.name = self._new_name()
+            self.stale = []
+
+    def _try(self) -> None:
         """Write this lock, then look: raise `RemoteBusy` (with this lock removed) on a
         conflict."""
+        self.tries += 1
         self.bucket.put(LOCKS + self.name, self.body)
         listed = self.bucket.list_all(LOCKS)
         own = next((o for o in listed if o.name == self.name), None)

@@ -76,7 +76,7 @@ class Place:
 
 
 @dataclass(slots=True)
-class _Range:
+class Range:
     pack: Digest
     start: int
     end: int
@@ -177,48 +177,24 @@ class RemoteObjects:
         for digest in wanted:
             if digest not in packed and digest not in loose:
                 done(digest, "missing on the remote", 0)
-        ranges: list[_Range] = []
+        fits: list[tuple[Digest, Place]] = []
         for digest, place in sorted(packed.items(), key=lambda kv: (kv[1].pack, kv[1].offset)):
             if place.length > max_size:
-                done(
-                    digest, f"its frame of {place.length} bytes is over the limit of {max_size}", 0
-                )
-                continue
-            end = place.offset + place.length
-            last = ranges[-1] if ranges else None
-            if (
-                last is not None
-                and last.pack == place.pack
-                and place.offset <= last.end + MERGE_GAP
-                and max(end, last.end) - last.start <= RANGE_MAX
-            ):
-                last.end = max(last.end, end)
+                done(digest, over_limit(place, max_size), 0)
             else:
-                last = _Range(place.pack, place.offset, end)
-                ranges.append(last)
-            last.frames.append((digest, place.offset, place.length))
+                fits.append((digest, place))
 
-        def get_range(r: _Range) -> list[tuple[Digest, bytes | str, int]]:
-            key = PACKS + r.pack.hex()
-            data = self.bucket.get_range(key, r.start, r.end - r.start)
-            out: list[tuple[Digest, bytes | str, int]] = []
-            for digest, offset, length in r.frames:
-                if data is None:
-                    out.append((digest, f"its pack {r.pack.hex()[:16]} is missing", 0))
-                    continue
-                at = offset - r.start
-                if len(data) < at + length:
-                    out.append((digest, f"its pack {r.pack.hex()[:16]} is cut short", 0))
-                    continue
-                value = data[at : at + length]
-                out.append((digest, check(digest, value), length))
-            return out
-
-        def got_range(_r: _Range, results: list[tuple[Digest, bytes | str, int]]) -> None:
+        def got_range(_r: Range, results: list[tuple[Digest, bytes | str, int]]) -> None:
             for digest, result, nbytes in results:
                 done(digest, result, nbytes)
 
-        parallel(ranges, get_range, jobs=self.jobs, on_done=got_range, window=self.jobs)
+        parallel(
+            plan_ranges(fits),
+            lambda r: self.read_range(r, check),
+            jobs=self.jobs,
+            on_done=got_range,
+            window=self.jobs,
+        )
 
         def get_loose(digest: Digest) -> tuple[bytes | str, int]:
             try:
@@ -236,6 +212,48 @@ class RemoteObjects:
             on_done=lambda d, r: done(d, r[0], r[1]),
         )
 
+    def read_range(self, r: Range, check: Check) -> list[tuple[Digest, bytes | str, int]]:
+        """One ranged GET, cut into the frames it holds, each handed to ``check``: (digest,
+        what the check said or why the frame could not be read, bytes downloaded for it)."""
+        data = self.bucket.get_range(PACKS + r.pack.hex(), r.start, r.end - r.start)
+        out: list[tuple[Digest, bytes | str, int]] = []
+        for digest, offset, length in r.frames:
+            if data is None:
+                out.append((digest, f"its pack {r.pack.hex()[:16]} is missing", 0))
+                continue
+            at = offset - r.start
+            if len(data) < at + length:
+                out.append((digest, f"its pack {r.pack.hex()[:16]} is cut short", 0))
+                continue
+            out.append((digest, check(digest, data[at : at + length]), length))
+        return out
+
+
+def plan_ranges(places: Iterable[tuple[Digest, Place]]) -> list[Range]:
+    """The ranged GETs that read ``places``, in their order: a frame joins the range before it
+    when it lies in the same pack, starts at most `MERGE_GAP` bytes past its end (never before
+    its start) and the range stays within `RANGE_MAX` bytes (a larger frame is a range alone)."""
+    ranges: list[Range] = []
+    for digest, place in places:
+        end = place.offset + place.length
+        last = ranges[-1] if ranges else None
+        if (
+            last is not None
+            and last.pack == place.pack
+            and last.start <= place.offset <= last.end + MERGE_GAP
+            and max(end, last.end) - last.start <= RANGE_MAX
+        ):
+            last.end = max(last.end, end)
+        else:
+            last = Range(place.pack, place.offset, end)
+            ranges.append(last)
+        last.frames.append((digest, place.offset, place.length))
+    return ranges
+
+
+def over_limit(place: Place, max_size: int) -> str:
+    return f"its frame of {place.length} bytes is over the limit of {max_size}"
+
 
 def fetch_one(
     objects: RemoteObjects, kind: int, digest: Digest, *, max_size: int
@@ -246,7 +264,7 @@ def fetch_one(
     place = packed.get(digest)
     if place is not None:
         if place.length > max_size:
-            return f"its frame of {place.length} bytes is over the limit of {max_size}"
+            return over_limit(place, max_size)
         data = objects.bucket.get_range(PACKS + place.pack.hex(), place.offset, place.length)
         if data is None:
             return None

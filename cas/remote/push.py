@@ -142,7 +142,9 @@ class _Push:
             for chunk in listed or ():
                 chunk_owner.setdefault(chunk, digest)
         on_remote = objects.present(CHUNK, chunk_owner)
-        chunks = sorted(c for c in chunk_owner if c not in on_remote)
+        # In order of first use (blobs in digest order, each one's chunks in their order): a
+        # blob's chunks lie side by side in a pack, so one ranged GET reads a run of them.
+        chunks = [c for c in chunk_owner if c not in on_remote]
         self.meter.expect(len(chunks) + len(blobs) + len(top_blobs))
 
         def read_chunk(chunk: Digest) -> bytes:
@@ -162,8 +164,8 @@ class _Push:
 
         uploader = PackUploader(self.bucket, jobs=self.jobs, target=self.bucket.settings.pack_size)
         try:
-            # Frames go into packs in digest order (chunks, then blobs), so the same frames
-            # make the same packs.
+            # Frames go into packs in an order fixed by the frames alone (chunks, then blobs in
+            # digest order), so the same frames make the same packs.
             for chunk, value in ordered(chunks, read_chunk, jobs=self.jobs):
                 uploader.add(CHUNK, chunk, value)
                 self.report.chunks_uploaded += 1

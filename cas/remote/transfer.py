@@ -8,7 +8,7 @@ handled in the calling thread, the only one that writes to the store.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Final, TypeVar
 
@@ -60,7 +60,7 @@ def parallel(
 
 def ordered(
     items: Iterable[T], work: Callable[[T], R], *, jobs: int, window: int | None = None
-) -> Iterator[tuple[T, R]]:
+) -> Generator[tuple[T, R], None, None]:
     """``(item, work(item))`` in the order of ``items``, ``work`` running in ``jobs`` threads
     with at most ``window`` (default four per thread) in flight. The first error is raised in
     order, after cancelling what has not started."""

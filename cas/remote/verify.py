@@ -15,7 +15,6 @@ the whole-blob hash.
 from __future__ import annotations
 
 from collections import Counter, deque
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -39,10 +38,18 @@ from cas.remote.layout import (
     size_problem,
 )
 from cas.remote.lock import USE, RemoteLock
-from cas.remote.objects import Place, RemoteObjects, fetch_one, pack_problems
+from cas.remote.objects import (
+    RANGE_MAX,
+    Place,
+    Range,
+    RemoteObjects,
+    fetch_one,
+    pack_problems,
+    plan_ranges,
+)
 from cas.remote.packfile import BLOB, CHUNK
 from cas.remote.s3 import Bucket, ObjectInfo, session
-from cas.remote.transfer import DEFAULT_JOBS, Meter
+from cas.remote.transfer import DEFAULT_JOBS, Meter, ordered
 from cas.store import Store
 
 # Chunk indexes are checked in batches of at most this many bytes of index frames.
@@ -292,56 +299,73 @@ class _Verify:
     def _deep_index(self, digest: Digest, chunks: list[Digest], needs: dict[Digest, int]) -> None:
         """Fetch and check each chunk of one index, then hash the whole content in order.
 
-        A chunk listed more than once is fetched once while its content fits `REPEAT_BYTES`;
-        at most about `WINDOW_BYTES` of chunks are in flight."""
+        The chunks are read in their order, neighbours in one pack by one ranged GET (as a pull
+        reads them), with at most about `WINDOW_BYTES` in flight. A chunk listed more than once
+        is fetched once while its content fits `REPEAT_BYTES`, and again where it recurs beyond
+        that."""
         repeats = Counter(chunks)
-        largest = max(needs.values())
-        window = max(2, min(self.jobs * 2, WINDOW_BYTES // max(largest, 1)))
+        first = list(dict.fromkeys(chunks))
+        packed = self.objects.packed(CHUNK, first)  # the rest: one request each, as before
+        reads: list[Range | Digest] = []  # in order of first use: a range, or one chunk alone
+        run: list[tuple[Digest, Place]] = []
+        for chunk in first:
+            place = packed.get(chunk)
+            if place is not None and place.length <= self.max_object:
+                run.append((chunk, place))
+                continue
+            reads += plan_ranges(run)
+            run = []
+            reads.append(chunk)
+        reads += plan_ranges(run)
+        largest = max([RANGE_MAX, *(p.length for p in packed.values())])
+        window = max(2, min(self.jobs * 2, WINDOW_BYTES // largest))
+
+        def read(item: Range | Digest) -> list[tuple[Digest, bytes | str, int]]:
+            if isinstance(item, Range):
+                return self.objects.read_range(
+                    item, lambda c, v: self._checked_chunk(c, v, needs[c])
+                )
+            nbytes, result = self._chunk_content(item, needs[item])
+            return [(item, result, nbytes)]
+
+        kept: dict[Digest, bytes] = {}
         budget = REPEAT_BYTES
-        kept: dict[Digest, Future[tuple[int, bytes | str]]] = {}
-        counted: set[Digest] = set()
         whole = hasher()
         why = ""
-        self.meter.expect(len(needs))
-        with ThreadPoolExecutor(self.jobs, thread_name_prefix="cas-remote") as pool:
-
-            def start(chunk: Digest) -> Future[tuple[int, bytes | str]]:
-                nonlocal budget
-                fut = kept.get(chunk)
-                if fut is not None:
-                    return fut
-                fut = pool.submit(self._chunk_content, chunk, needs[chunk])
-                if repeats[chunk] > 1 and needs[chunk] <= budget:
-                    kept[chunk] = fut
-                    budget -= needs[chunk]
-                return fut
-
-            ahead: deque[tuple[Digest, Future[tuple[int, bytes | str]]]] = deque()
-            upcoming = iter(chunks)
-            try:
-                while True:
-                    for chunk in upcoming:
-                        ahead.append((chunk, start(chunk)))
-                        if len(ahead) >= window:
-                            break
-                    if not ahead:
-                        break
-                    chunk, fut = ahead.popleft()
-                    nbytes, result = fut.result()
-                    # A kept chunk was downloaded once, however often it is used.
-                    if kept.get(chunk) is not fut or chunk not in counted:
+        arrived: deque[tuple[Digest, bytes | str, int]] = deque()
+        stream = ordered(reads, read, jobs=self.jobs, window=window)
+        self.meter.expect(len(first))
+        seen: set[Digest] = set()
+        try:
+            for chunk in chunks:
+                if chunk in seen:
+                    content = kept.get(chunk)
+                    if content is None:
+                        nbytes, again = self._chunk_content(chunk, needs[chunk])
                         self.report.bytes_downloaded += nbytes
-                    if chunk not in counted:
-                        counted.add(chunk)
-                        self.meter.moved(nbytes)
-                        self.report.chunks += 1
-                    if isinstance(result, str):
-                        why = f"chunk {chunk}: {result}"
-                        break
-                    whole.update(result)
-            finally:
-                for _chunk, fut in ahead:
-                    fut.cancel()
+                        if isinstance(again, str):
+                            why = f"chunk {chunk}: {again}"
+                            break
+                        content = again
+                    whole.update(content)
+                    continue
+                seen.add(chunk)
+                while not arrived:
+                    arrived.extend(next(stream)[1])
+                got, result, nbytes = arrived.popleft()
+                assert got == chunk, (got, chunk)  # reads follow the order of first use
+                self.report.bytes_downloaded += nbytes
+                self.report.chunks += 1
+                self.meter.moved(nbytes)
+                if isinstance(result, str):
+                    why = f"chunk {chunk}: {result}"
+                    break
+                if repeats[chunk] > 1 and len(result) <= budget:
+                    kept[chunk] = result
+                    budget -= len(result)
+                whole.update(result)
+        finally:
+            stream.close()
         if why:
             kind = "missing" if why.endswith("not on the remote") else "corrupt"
             self.problem(kind, str(digest), why)
@@ -349,18 +373,23 @@ class _Verify:
             self.problem("corrupt", str(digest), "its chunks do not hash to its digest")
 
     def _chunk_content(self, chunk: Digest, need: int) -> tuple[int, bytes | str]:
-        """(bytes downloaded, the chunk's checked content or what is wrong with it). A chunk
-        that does not hold ``need`` bytes, what its place needs, is refused undecoded."""
+        """(bytes downloaded, the chunk's checked content or what is wrong with it), by a
+        request of its own."""
         value = fetch_one(self.objects, CHUNK, chunk, max_size=self.max_object)
         if isinstance(value, str):
             return 0, value
         if value is None:
             return 0, "not on the remote"
+        return len(value), self._checked_chunk(chunk, value, need)
+
+    def _checked_chunk(self, chunk: Digest, value: bytes, need: int) -> bytes | str:
+        """The chunk's content, or what is wrong with it. A chunk that does not hold ``need``
+        bytes, what its place in the index needs, is refused undecoded."""
         try:
             held = frame.header(value).raw_size
             if held != need:
-                return len(value), f"holds {held} bytes where its place in the index needs {need}"
+                return f"holds {held} bytes where its place in the index needs {need}"
             self.store.check_frame(chunk, value, chunk=True)
         except (CorruptBlob, frame.FrameError) as exc:
-            return len(value), getattr(exc, "problem", str(exc))
-        return len(value), frame.decode(value)
+            return getattr(exc, "problem", str(exc))
+        return frame.decode(value)
