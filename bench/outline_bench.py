@@ -1,6 +1,6 @@
 """How fast files are read into outlines (`packer.summaries.outline`), per language, on real code.
 
-    .venv/bin/python bench/outline_bench.py [--corpus NAME ...] [--repeat R]
+    .venv/bin/python -m bench.outline_bench [--corpus NAME ...] [--repeat R]
 
 Outlines every file of each corpus (bench/questions/corpora.toml's dev and test sets, fetched
 like bench/quality.py does) and prints, per language the outline was read as: files, source
@@ -13,23 +13,16 @@ slow spell of a shared machine lands in the table.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench import harness
+from bench.harness import CORPORA, MIB, fetch, markdown_table
+from packer.summaries import outline
 
-import quality  # noqa: E402
-
-from packer.summaries import outline  # noqa: E402
-
-MIB = 1 << 20
 MAX_BYTES = 8 * MIB  # the largest file a pack summarizes
 
 
@@ -50,13 +43,13 @@ def files_of(root: Path) -> list[tuple[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--corpus", action="append", default=[])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
     corpora = [
         c
-        for c in quality.CORPORA
+        for c in CORPORA
         if c.set in ("dev", "test") and (not args.corpus or c.name in args.corpus)
     ]
     if not corpora:
@@ -65,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes: dict[str, int] = defaultdict(int)
     first: dict[str, float] = {}
     for corpus in corpora:
-        for rel, text in files_of(quality.fetch(corpus)):
+        for rel, text in files_of(fetch(corpus)):
             runs = []
             lang = ""
             for _ in range(max(args.repeat, 1) + 1):
@@ -97,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
     print("corpora: " + ", ".join(c.name for c in corpora))
-    print(quality.table(rows, head))
+    print(markdown_table(rows, head))
     return 0
 
 

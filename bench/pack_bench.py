@@ -1,6 +1,6 @@
 """How fast `cas pack` is, next to git, restic and repomix on the same tree, and to the limits.
 
-    .venv/bin/python bench/pack_bench.py [PATH] [--files N] [--mb M] [--runs K] [--quick]
+    .venv/bin/python -m bench.pack_bench [PATH] [--files N] [--mb M] [--runs K] [--quick]
                                          [--no-peers] [--out DIR]
 
 Without PATH it generates a deterministic synthetic repository (bench/tree.py: 20,000 files and
@@ -21,7 +21,6 @@ work happens under DIR and ``results.json`` and ``table.txt`` are left there.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -39,14 +38,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import tree as treegen
-from store_bench import BenchError, Proc, measure
+from bench import harness
+from bench import tree as treegen
+from bench.harness import (
+    MIB,
+    REPOMIX,
+    BenchError,
+    Proc,
+    clean_env,
+    cpu_model,
+    ensure_repomix,
+    measure,
+    note,
+    text_table,
+    version,
+)
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-MIB = 1 << 20
-REPOMIX = "repomix@1.18.1"
-REPOMIX_DIR = HERE / ".cache" / REPOMIX.replace("@", "-")
 RESTIC_MISSING = "restic missing: apt-get install restic"
 NOT_AVAILABLE = "not available yet"
 CHANGED_SHARE = 0.01
@@ -71,10 +78,6 @@ WARM_VS_COLD = 20.0
 WARM_SECONDS_PER_20K = 1.0
 VERIFY_SHARE_OF_LIMIT = 0.5
 RSS_LIMIT_MIB = 300
-
-
-def note(message: str) -> None:
-    print(f"bench: {message}", file=sys.stderr, flush=True)
 
 
 # --- the limits, run as a child process of this script ----------------------------------------
@@ -202,7 +205,7 @@ class Row:
 
 
 def _num(value: float | None, digits: int = 2) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
+    return harness.num(value, digits)
 
 
 def _cells(r: Row) -> list[str]:
@@ -228,16 +231,7 @@ TITLES = ["row", "runs", "s", "range%", "cpu s", "MiB/s", "RSS MiB", "anon MiB",
 
 
 def table_lines(rows: Iterable[Row]) -> list[str]:
-    cells = [TITLES, *(_cells(r) for r in rows)]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(TITLES))]
-    lines = []
-    for line in cells:
-        text = [line[0].ljust(widths[0])]
-        text += [c.rjust(w) for c, w in zip(line[1:-1], widths[1:-1], strict=True)]
-        text.append(line[-1])
-        lines.append("  ".join(text).rstrip())
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return lines
+    return text_table([TITLES, *(_cells(r) for r in rows)], note=True)
 
 
 # --- the tree -----------------------------------------------------------------------------------
@@ -343,26 +337,14 @@ def packed_files(tree: Tree) -> list[str]:
 # --- running ------------------------------------------------------------------------------------
 
 
-def clean_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CAS_", "GIT_", "RESTIC_"))}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    env["CAS_NO_PROGRESS"] = "1"
-    env["HOME"] = str(home)
-    env["XDG_CONFIG_HOME"] = str(home / ".config")
-    env["XDG_CACHE_HOME"] = str(home / ".cache")
-    env["GIT_CONFIG_NOSYSTEM"] = "1"
-    env["RESTIC_PASSWORD"] = "pack-bench"
-    env["LC_ALL"] = "C"
-    return env
-
-
 class Runner:
     def __init__(self, work: Path, tree: Tree) -> None:
         self.work = work
         self.tree = tree
         home = work / "home"
         home.mkdir(exist_ok=True)
-        self.env = clean_env(home)
+        self.env = clean_env(home, strip=("CAS_", "GIT_", "RESTIC_"))
+        self.env["RESTIC_PASSWORD"] = "pack-bench"
         self.cas = [sys.executable, "-m", "cas", "-q"]
 
     def measure(self, argv: Sequence[str | os.PathLike[str]], *, devnull: bool = False) -> Proc:
@@ -584,24 +566,6 @@ def _gc_round(r: Runner, rows: Rows, i: int) -> None:
 # --- peers --------------------------------------------------------------------------------------
 
 
-def ensure_repomix() -> tuple[list[str] | None, str]:
-    """The repomix command, installed once into bench/.cache with npm, or None and why not."""
-    script = REPOMIX_DIR / "node_modules" / "repomix" / "bin" / "repomix.cjs"
-    node = shutil.which("node")
-    if node is None:
-        return None, "repomix missing: install Node.js and npm"
-    if not script.is_file():
-        npm = shutil.which("npm")
-        if npm is None:
-            return None, "repomix missing: install npm"
-        note(f"installing {REPOMIX} into {REPOMIX_DIR}")
-        argv = [npm, "install", "--prefix", str(REPOMIX_DIR), "--no-audit", "--no-fund", REPOMIX]
-        done = subprocess.run(argv, capture_output=True, text=True, check=False)
-        if done.returncode != 0 or not script.is_file():
-            return None, f"repomix missing: npm install {REPOMIX} failed"
-    return [node, str(script)], ""
-
-
 def git_round(r: Runner, rows: Rows, i: int) -> None:
     note(f"round {i + 1}: git add -A")
     repo = r.work / f"git-{i}"  # kept until the end: ext4 creates files slowly after deletes
@@ -652,7 +616,7 @@ def limit_round(r: Runner, rows: Rows, i: int) -> None:
                 unique.setdefault(digest, path)
         paths = sorted(unique.values(), key=lambda p: p.encode())
         listing.write_text("".join(f"{tree.root / p}\n" for p in paths), encoding="utf-8")
-    me = [sys.executable, str(Path(__file__).resolve()), "--child", "limits"]
+    me = [sys.executable, "-m", "bench.pack_bench", "--child", "limits"]
     proc = r.measure([*me, listing, str(DEFAULT_LEVEL), str(DEFAULT_CHUNK_SIZE)])
     got = json.loads(proc.stdout)
     threads = got["threads"]
@@ -776,26 +740,16 @@ def judge(rows: Rows, files: int) -> list[Verdict]:
 
 
 def _version(argv: list[str], env: dict[str, str]) -> str:
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
-    except OSError:
-        return "missing"
-    return done.stdout.strip().splitlines()[0] if done.returncode == 0 and done.stdout else "?"
+    return version(argv, env) or "missing"
 
 
 def header(r: Runner, runs: int, peer_runs: dict[str, int], startup: float, floor: int) -> str:
     import cas
 
     cores = os.cpu_count()
-    cpu = platform.processor() or "unknown cpu"
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            cpu = next(
-                (ln.split(":", 1)[1].strip() for ln in handle if ln.startswith("model name")), cpu
-            )
-    except OSError:
-        pass
+    cpu = cpu_model()
     env = r.env
+
     peers = "none (--no-peers)"
     if peer_runs:
         peers = ", ".join(
@@ -911,7 +865,7 @@ def bench(opts: Options) -> tuple[str, dict[str, Any]]:
 
 
 def parse_args(argv: Sequence[str]) -> Options:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("path", nargs="?", type=Path, help="pack a copy of this tree instead")
     parser.add_argument("--files", type=int, help="files in the synthetic tree (default 20,000)")
     parser.add_argument("--mb", type=float, help="MiB in the synthetic tree (default 300)")
@@ -938,8 +892,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(child_limits(args[2], int(args[3]), int(args[4]))))
         return 0
     opts = parse_args(args)
-    # Facts (versions, store constants) come from this checkout, as the measured processes do.
-    sys.path.insert(0, str(ROOT))
     started = time.perf_counter()
     try:
         text, results = bench(opts)

@@ -32,7 +32,6 @@ corpora and questions are kept for a final check and never used to tune.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import json
 import os
@@ -40,7 +39,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 import tomllib
@@ -48,113 +46,32 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-CACHE = HERE / ".cache" / "quality"
-QUESTIONS = HERE / "questions"
-AIDER_VENV = HERE / ".cache" / "aider"
+from bench import harness
+from bench.harness import (
+    CACHE,
+    CORPORA,
+    QUESTIONS,
+    REPOMIX,
+    BenchError,
+    Corpus,
+    ensure_repomix,
+    fetch,
+    markdown_table,
+    run,
+)
+
+AIDER_VENV = CACHE / "aider"
 AIDER = "aider-chat==0.86.2"
-REPOMIX = "repomix@1.18.1"
-REPOMIX_DIR = HERE / ".cache" / REPOMIX.replace("@", "-")
-PEER_CACHE = HERE / ".cache" / "quality-peers" / f"{AIDER}-{REPOMIX}"
+PEER_CACHE = CACHE / "quality-peers" / f"{AIDER}-{REPOMIX}"
 DEFAULT_BUDGETS = (3000, 12000, 32000)
 ENCODING = "o200k_base"
 
-sys.path.insert(0, str(ROOT))
-
-
-@dataclass(frozen=True)
-class Corpus:
-    name: str
-    source: str  # "pypi" | "npm" | "deb"
-    spec: str  # NAME==VER, NAME@VER, or a Debian package name (=VER)
-    lang: str  # python | go | typescript | rust
-    inner: str = ""  # the folder inside the unpacked archive that is the project
-    api: tuple[str, ...] = ()  # where the public API is declared (see `public_api`)
-    set: str = "dev"
-
-
-def load_corpora() -> tuple[Corpus, ...]:
-    data = tomllib.loads((QUESTIONS / "corpora.toml").read_text())
-    return tuple(
-        Corpus(
-            name,
-            spec["source"],
-            spec["spec"],
-            spec["lang"],
-            spec.get("inner", ""),
-            tuple(spec.get("api", ())),
-            spec.get("set", "dev"),
-        )
-        for name, spec in sorted(data["corpus"].items())
-    )
-
-
-CORPORA = load_corpora()
-
-
-class BenchError(Exception):
-    pass
-
 
 def note(message: str) -> None:
-    print(f"quality: {message}", file=sys.stderr, flush=True)
-
-
-def run(argv: Sequence[str | os.PathLike[str]], cwd: Path | None = None, **kw: object) -> str:
-    proc = subprocess.run(
-        [os.fspath(a) for a in argv],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-        **kw,  # type: ignore[arg-type]
-    )
-    if proc.returncode != 0:
-        shown = " ".join(os.fspath(a) for a in argv)
-        raise BenchError(f"{shown} failed ({proc.returncode}): {proc.stderr.strip()[-800:]}")
-    return proc.stdout
+    harness.note(message, "quality")
 
 
 # --- corpora ------------------------------------------------------------------------------------
-
-
-def fetch(corpus: Corpus) -> Path:
-    """The unpacked project, fetched once into the cache."""
-    where = CACHE / corpus.name
-    done = where / ".fetched"
-    tree = where / "tree"
-    if done.is_file() and done.read_text() == corpus.spec:
-        return tree / corpus.inner if corpus.inner else _single_child(tree)
-    shutil.rmtree(where, ignore_errors=True)
-    download = where / "download"
-    download.mkdir(parents=True)
-    tree.mkdir()
-    note(f"fetching {corpus.spec} ({corpus.source})")
-    if corpus.source == "pypi":
-        run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-             corpus.spec, "-d", download])  # fmt: skip
-        (archive,) = download.iterdir()
-        with tarfile.open(archive) as tar:
-            tar.extractall(tree, filter="data")
-    elif corpus.source == "npm":
-        run(["npm", "pack", "--silent", "--pack-destination", download, corpus.spec], cwd=download)
-        (archive,) = download.glob("*.tgz")
-        with tarfile.open(archive) as tar:
-            tar.extractall(tree, filter="data")
-    elif corpus.source == "deb":
-        run(["apt-get", "download", "-q", corpus.spec], cwd=download)
-        (archive,) = download.glob("*.deb")
-        run(["dpkg-deb", "-x", archive, tree])
-    else:
-        raise BenchError(f"unknown source {corpus.source!r}")
-    done.write_text(corpus.spec)
-    return tree / corpus.inner if corpus.inner else _single_child(tree)
-
-
-def _single_child(tree: Path) -> Path:
-    children = [p for p in tree.iterdir() if p.is_dir()]
-    return children[0] if len(children) == 1 else tree
 
 
 def prepare(corpus: Corpus, work: Path) -> Path:
@@ -414,9 +331,7 @@ def cas_output(copy: Path, budget: int) -> Output:
     tree = work / copy.name
     shutil.copytree(copy, tree, symlinks=True, ignore=shutil.ignore_patterns(".git", ".aider*"))
     (tree / "cas.toml").write_text(f"[pack]\nbudget = {{ target = {budget}, max = {budget} }}\n")
-    cas = [sys.executable, "-m", "cas"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CAS_")}
-    env["CAS_NO_PROGRESS"] = "1"
+    cas, env = harness.CAS, harness.clean_env()
     started = time.perf_counter()
     try:
         run([*cas, "--quiet", "pack"], cwd=tree, env=env)
@@ -440,9 +355,7 @@ def cas_load_outputs(copy: Path, budget: int, questions: list[Question]) -> dict
         f"[load]\nbudget = {{ target = {budget}, max = {budget} }}\n"
         f"fallback = {{ max = {budget} }}\n"
     )
-    cas = [sys.executable, "-m", "cas"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CAS_")}
-    env["CAS_NO_PROGRESS"] = "1"
+    cas, env = harness.CAS, harness.clean_env()
     out: dict[str, Output] = {}
     try:
         try:
@@ -501,23 +414,6 @@ def aider_output(exe: Path, copy: Path, budget: int) -> Output:
     if start < 0:
         return Output(error="aider printed no repo map", seconds=seconds)
     return Output(out[start:], None, seconds)
-
-
-def ensure_repomix() -> tuple[list[str] | None, str]:
-    script = REPOMIX_DIR / "node_modules" / "repomix" / "bin" / "repomix.cjs"
-    node = shutil.which("node")
-    if node is None:
-        return None, "repomix missing: install Node.js"
-    if not script.is_file():
-        npm = shutil.which("npm")
-        if npm is None:
-            return None, "repomix missing: install npm"
-        note(f"installing {REPOMIX} into {REPOMIX_DIR} (once)")
-        try:
-            run([npm, "install", "--prefix", REPOMIX_DIR, "--no-audit", "--no-fund", REPOMIX])
-        except BenchError as exc:
-            return None, f"repomix missing: {exc}"
-    return [node, str(script)], ""
 
 
 def repomix_output(command: list[str], copy: Path, budget: int, counter: object) -> Output:
@@ -625,21 +521,11 @@ def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "-"
 
 
-def table(rows: list[tuple[str, ...]], head: tuple[str, ...]) -> str:
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + " |"
-    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = [
-        "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows
-    ]
-    return "\n".join([line, rule, *body])
-
-
 # --- main ---------------------------------------------------------------------------------------
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--budgets", default=",".join(map(str, DEFAULT_BUDGETS)))
     parser.add_argument("--corpus", action="append", default=[], help="only these corpora")
     parser.add_argument("--set", choices=("dev", "heldout", "all"), default="dev")
@@ -771,10 +657,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                  _pct(s.api_defined, s.api_total), _pct(s.tokens, s.budget))
             )  # fmt: skip
     head = ("budget", "tool", "questions", "cas vs peer", "public API defined", "budget used")
-    print(table(rows, head))
+    print(markdown_table(rows, head))
     if args.detail:
         print()
-        print(table(detail, ("corpus", "budget", "tool", "questions", "API", "used", "missed")))
+        print(
+            markdown_table(
+                detail, ("corpus", "budget", "tool", "questions", "API", "used", "missed")
+            )
+        )
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "results.json").write_text(json.dumps(results, indent=2))

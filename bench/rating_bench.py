@@ -1,6 +1,6 @@
 """How fast the rating is: the lexicon per language, history, and the rating itself.
 
-    .venv/bin/python bench/rating_bench.py [PATH ...] [--files N] [--mb M] [--runs K]
+    .venv/bin/python -m bench.rating_bench [PATH ...] [--files N] [--mb M] [--runs K]
                                            [--corpus NAME ...] [--no-synthetic] [--history]
 
 Trees: the synthetic tree (bench/tree.py, 20,000 files and 300 MiB by default, written once
@@ -21,26 +21,22 @@ lexicon runs in the ingest workers and is cached by content, so it is paid once 
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import subprocess
-import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-CACHE = HERE / ".cache" / "rating"
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(HERE))
+from bench import harness
+from bench import tree as treegen
+from bench.harness import best_of, fetch, text_table
+from packer.history import read_history
+from packer.languages import language_for
+from packer.lexicon import Lexicon, decode, encode, lex, lexicon_language
+from packer.rating import rate
 
-from packer.history import read_history  # noqa: E402
-from packer.languages import language_for  # noqa: E402
-from packer.lexicon import Lexicon, decode, encode, lex, lexicon_language  # noqa: E402
-from packer.rating import rate  # noqa: E402
+CACHE = harness.CACHE / "rating"
 
 Row = tuple[str, str, str, str, str]
 
@@ -54,15 +50,6 @@ def files_of(root: Path) -> list[tuple[str, bytes]]:
             if path.is_file() and not path.is_symlink():
                 out.append((path.relative_to(root).as_posix(), path.read_bytes()))
     return out
-
-
-def best(runs: int, work: Callable[[], object]) -> tuple[float, object]:
-    times, result = [], None
-    for _ in range(runs):
-        start = time.process_time()
-        result = work()
-        times.append(time.process_time() - start)
-    return min(times), result
 
 
 def bench_tree(label: str, root: Path, runs: int, history: bool) -> list[Row]:
@@ -104,8 +91,8 @@ def bench_tree(label: str, root: Path, runs: int, history: bool) -> list[Row]:
         size, s = per_lang[which]
         rows.append((label, f"  {which}", f"{size / 1e6:.1f} MB", f"{s:.2f}", _rate(size, s)))
     encoded = {rel: encode(lx) for rel, lx in lexicons.items() if lx is not None}
-    enc_s, _ = best(runs, lambda: [encode(lx) for lx in lexicons.values() if lx is not None])
-    dec_s, decoded = best(runs, lambda: {rel: decode(b) for rel, b in encoded.items()})
+    enc_s, _ = best_of(runs, lambda: [encode(lx) for lx in lexicons.values() if lx is not None])
+    dec_s, decoded = best_of(runs, lambda: {rel: decode(b) for rel, b in encoded.items()})
     size = sum(len(b) for b in encoded.values())
     rows.append((label, "lexicons: encode", f"{size / 1e6:.1f} MB", f"{enc_s:.2f}", ""))
     rows.append((label, "lexicons: decode", f"{size / 1e6:.1f} MB", f"{dec_s:.2f}", ""))
@@ -118,7 +105,7 @@ def bench_tree(label: str, root: Path, runs: int, history: bool) -> list[Row]:
         except OSError:
             return None
 
-    rate_s, ratings = best(runs, lambda: rate(inputs, read=read))
+    rate_s, ratings = best_of(runs, lambda: rate(inputs, read=read))
     stats = getattr(ratings, "stats", {})
     shape = ", ".join(f"{k} {v:,}" for k, v in stats.items() if k != "files")
     rows.append((label, "rating", f"{len(files):,} files", f"{rate_s:.2f}", shape))
@@ -169,7 +156,7 @@ def _cpu_with_children() -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("paths", nargs="*", type=Path)
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--mb", type=float, default=300)
@@ -182,8 +169,6 @@ def main(argv: list[str] | None = None) -> int:
     trees: list[tuple[str, Path]] = []
     history: set[str] = set()  # the trees whose history is measured
     if not args.no_synthetic:
-        import tree as treegen
-
         where = args.cache / f"tree-{args.files}-{args.mb:g}"
         done = where.with_name(where.name + ".done")
         if not done.exists():
@@ -193,12 +178,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.history:
             history.add(str(where))
     for name in args.corpus if args.corpus is not None else ["django"]:
-        import quality
-
-        found = [c for c in quality.CORPORA if c.name == name]
-        if not found:
-            parser.error(f"no corpus {name!r} in bench/questions/corpora.toml")
-        trees.append((name, quality.fetch(found[0])))
+        try:
+            trees.append((name, fetch(harness.corpus_named(name))))
+        except KeyError as exc:
+            parser.error(exc.args[0])
     trees += [(str(p), p) for p in args.paths]
     if args.history:
         history |= {str(p) for p in args.paths if (p / ".git").exists()}
@@ -206,11 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     for label, root in trees:
         rows += bench_tree(label, root, args.runs, str(root) in history)
     titles = ("tree", "step", "size", "cpu s", "")
-    widths = [max(len(r[i]) for r in [titles, *rows]) for i in range(5)]
-    print("  ".join(t.ljust(w) for t, w in zip(titles, widths, strict=True)).rstrip())
-    print("  ".join("-" * w for w in widths[:4]))
-    for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    print("\n".join(text_table([titles, *rows], left=5)))
     return 0
 
 

@@ -1,6 +1,6 @@
 """Push and pull throughput against a local SeaweedFS S3 server, beside restic on the same tree.
 
-    .venv/bin/python bench/remote_bench.py [--files N] [--mib M] [--jobs J] [--repeat R]
+    .venv/bin/python -m bench.remote_bench [--files N] [--mib M] [--jobs J] [--repeat R]
                                            [--json FILE] [--keep DIR]
 
 Generates a tree (default 2,000 files, 50 MiB: source-like text with some incompressible
@@ -20,7 +20,6 @@ MiB/s is the tree's logical size over that time. ``restic/cas`` is restic's time
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -35,21 +34,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench import harness
+from bench.harness import MIB, BenchError, find_restic, text_table, timed
+from cas import Digest, Store
+from cas import manifest as mf
+from tests.s3server import SeaweedS3, find_weed
 
-from cas import Digest, Store  # noqa: E402
-from cas import manifest as mf  # noqa: E402
-from tests.s3server import SeaweedS3, find_weed  # noqa: E402
-
-MIB = 1 << 20
 SEED = 20240607
 RANDOM_SHARE = 0.15  # of files: incompressible, like images or archives in a repository
 PASSWORD = "cas-bench-not-a-secret"
-
-
-class BenchError(Exception):
-    """A measured command failed."""
 
 
 # --- the tree -----------------------------------------------------------------------------------
@@ -119,22 +112,6 @@ class Row:
         return int(statistics.median(counts)) if counts else None
 
 
-def timed(
-    argv: Sequence[str | os.PathLike[str]], cwd: Path, env: dict[str, str]
-) -> tuple[float, str]:
-    start = time.perf_counter()
-    done = subprocess.run(
-        [os.fspath(a) for a in argv], cwd=cwd, env=env, capture_output=True, check=False
-    )
-    seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise BenchError(
-            f"{' '.join(map(str, argv))} exited {done.returncode}: "
-            f"{done.stderr.decode(errors='replace').strip()[-400:]}"
-        )
-    return seconds, done.stdout.decode(errors="replace")
-
-
 def cas_argv(*args: str | os.PathLike[str]) -> list[str | os.PathLike[str]]:
     return [sys.executable, "-P", "-m", "cas", *args]
 
@@ -168,29 +145,6 @@ def build_project(where: Path, tree: Path, env: dict[str, str]) -> None:
 
 # --- restic ---------------------------------------------------------------------------------------
 
-RESTIC_CACHE = ROOT / "bench" / ".cache" / "restic"
-
-
-def find_restic() -> str | None:
-    """restic from PATH, else Debian's package unpacked under bench/.cache (fetched once)."""
-    found = shutil.which("restic")
-    if found is not None:
-        return found
-    unpacked = RESTIC_CACHE / "usr" / "bin" / "restic"
-    if unpacked.is_file():
-        return str(unpacked)
-    RESTIC_CACHE.mkdir(parents=True, exist_ok=True)
-    try:
-        subprocess.run(["apt-get", "download", "restic"], cwd=RESTIC_CACHE, check=True,
-                       capture_output=True, timeout=300)  # fmt: skip
-        deb = sorted(RESTIC_CACHE.glob("restic_*.deb"))[-1]
-        subprocess.run(["dpkg-deb", "-x", str(deb), str(RESTIC_CACHE)], check=True,
-                       capture_output=True, timeout=300)  # fmt: skip
-    except (OSError, subprocess.SubprocessError, IndexError):
-        return None
-    return str(unpacked) if unpacked.is_file() else None
-
-
 # --- the run ------------------------------------------------------------------------------------
 
 
@@ -207,17 +161,10 @@ def run(
     (work / "seaweedfs").mkdir()
     home = work / "home"
     home.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "CAS_", "RESTIC_"))}
+    env = harness.clean_env(home, strip=("AWS_", "CAS_", "RESTIC_"))
     env.update(server.env(home))
-    env.update(
-        {
-            "PYTHONPATH": str(ROOT),
-            "CAS_NO_PROGRESS": "1",
-            "HOME": str(home),
-            "RESTIC_PASSWORD": PASSWORD,
-            "RESTIC_CACHE_DIR": str(home / "restic-cache"),
-        }
-    )
+    env["RESTIC_PASSWORD"] = PASSWORD
+    env["RESTIC_CACHE_DIR"] = str(home / "restic-cache")
     started = time.perf_counter()
     server.start()
     facts: dict[str, Any] = {
@@ -321,10 +268,9 @@ def render(rows: list[Row], facts: dict[str, Any]) -> str:
         if r.skipped or not r.runs:
             cells.append([r.name, "-", "-", "-", "-", r.skipped or "-"])
             continue
-        ratio = "-"
         other = by_name.get(RATIOS.get(r.name, ""))
-        if other is not None and other.runs:
-            ratio = f"{other.seconds / r.seconds:.2f}"
+        peer = other.seconds if other is not None and other.runs else None
+        ratio = harness.num(harness.ratio(peer, r.seconds), 2)
         cells.append(
             [
                 r.name,
@@ -335,23 +281,12 @@ def render(rows: list[Row], facts: dict[str, Any]) -> str:
                 ratio,
             ]
         )
-    widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
-    for n, line in enumerate(cells):
-        out.append(
-            "  ".join(
-                [
-                    line[0].ljust(widths[0]),
-                    *(c.rjust(w) for c, w in zip(line[1:], widths[1:], strict=True)),
-                ]
-            )
-        )
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths))
+    out += text_table(cells)
     return "\n".join(out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--files", type=int, default=2000, help="files in the tree (2,000)")
     parser.add_argument("--mib", type=int, default=50, help="size of the tree in MiB (50)")
     parser.add_argument("--jobs", type=int, default=8, help="cas transfers in parallel (8)")

@@ -1,6 +1,6 @@
 """Search and index costs on the generated bench tree, with grep as the peer in the same run.
 
-    .venv/bin/python bench/search_bench.py [--files 20000] [--mb 300] [--queries 20]
+    .venv/bin/python -m bench.search_bench [--files 20000] [--mb 300] [--queries 20]
 
 On a fresh tree (`bench/tree.py`, the same one `pack_bench.py` uses):
 
@@ -16,43 +16,25 @@ On a fresh tree (`bench/tree.py`, the same one `pack_bench.py` uses):
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import random
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(HERE))
+from bench import harness
+from bench import tree as treegen
 
-import tree as treegen  # noqa: E402
-
-CAS = [sys.executable, "-m", "cas"]
-
-
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CAS_")}
-    env["CAS_NO_PROGRESS"] = "1"
-    env["PYTHONPATH"] = str(ROOT)
-    return env
+CAS = harness.CAS
 
 
 def _timed(argv: list[str], cwd: Path) -> tuple[float, str]:
-    started = time.perf_counter()
-    out = subprocess.run(argv, cwd=cwd, env=_env(), capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - started
-    if out.returncode not in (0, 1):
-        raise SystemExit(f"bench: {' '.join(argv)} failed: {out.stderr.strip()}")
-    return seconds, out.stdout
+    # grep exits 1 when nothing matches, cas search when it finds nothing: both are answers.
+    return harness.timed(argv, cwd, harness.clean_env(), ok=(0, 1))
 
 
 def _queries(root: Path, n: int) -> list[str]:
@@ -69,7 +51,7 @@ async def _server_times(root: Path, queries: list[str]) -> list[float]:
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "cas", "mcp"], cwd=str(root), env=_env()
+        command=sys.executable, args=["-m", "cas", "mcp"], cwd=str(root), env=harness.clean_env()
     )
     times = []
     async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
@@ -80,7 +62,7 @@ async def _server_times(root: Path, queries: list[str]) -> list[float]:
             res = await s.call_tool("search", {"query": q, "k": 10})
             times.append(time.perf_counter() - started)
             if res.is_error:
-                raise SystemExit(f"bench: search {q!r} failed: {res.content}")
+                raise harness.BenchError(f"search {q!r} failed: {res.content}")
     return times
 
 
@@ -89,7 +71,7 @@ def _size(path: Path) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--mb", type=int, default=300)
     parser.add_argument("--queries", type=int, default=20)
@@ -112,6 +94,9 @@ def main() -> int:
         fresh = [_timed([*CAS, "search", q, "-k", "10"], root)[0] for q in queries]
         grep = [_timed(["grep", "-rlw", "--exclude-dir=.cas", q, "."], root)[0] for q in queries]
         served = anyio.run(_server_times, root, queries)
+    except harness.BenchError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 1
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

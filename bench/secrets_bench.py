@@ -1,6 +1,6 @@
 """The secret scan: recall on planted secrets, false positives on ordinary code, and cost.
 
-    .venv/bin/python bench/secrets_bench.py [--out DIR] [--no-download] [--mb 300]
+    .venv/bin/python -m bench.secrets_bench [--out DIR] [--no-download] [--mb 300]
                                             [--skip-recall] [--skip-tree] [--skip-adversarial]
 
 Three scanners run side by side, loaded from git: *old* (BASELINE, the scanner before issue 9),
@@ -28,7 +28,6 @@ Three scanners run side by side, loaded from git: *old* (BASELINE, the scanner b
 
 from __future__ import annotations
 
-import argparse
 import base64
 import binascii
 import os
@@ -36,7 +35,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 import types
@@ -45,18 +43,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from packer import secrets as current  # noqa: E402
-from tests.secret_corpus import ADVERSARIAL, CORPORA, exposed, leaks, pieces, plant  # noqa: E402
+from bench import harness
+from bench.harness import ROOT
+from packer import secrets as current
+from tests.secret_corpus import ADVERSARIAL, CORPORA, exposed, leaks, pieces, plant
 
 BASELINE = "caef5e5"  # the last commit with the scanner issue 9 replaced
 PREVIOUS = "df12659"  # the first version of the new scan, before its precision and cost work
 SDISTS = ("Django==5.1.4", "botocore==1.35.90", "httpx==0.28.1", "requests==2.32.3",
           "SQLAlchemy==2.0.36")  # fmt: skip
 NPM = ("typescript@5.7.2", "lodash@4.17.21", "express@4.21.2", "axios@1.7.9", "react-dom@19.0.0")
-CACHE = ROOT / "bench" / ".cache" / "secrets-corpus"
+CACHE = harness.CACHE / "secrets-corpus"
 LARGE = 8 << 20
 SEEDS = {"tuned": 1, "held-out": 7, "held-out-2": 23}
 
@@ -90,8 +87,7 @@ def scanner_at(label: str, commit: str, modules: tuple[str, ...]) -> Scanner | N
 
 
 def cas_runner(root: Path) -> Callable[..., tuple[int, bytes, bytes]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CAS_")}
-    env.update({"PYTHONPATH": str(ROOT), "CAS_NO_PROGRESS": "1"})
+    env = harness.clean_env()
 
     def cas(*args: str) -> tuple[int, bytes, bytes]:
         r = subprocess.run(
@@ -169,23 +165,22 @@ def fetch_ordinary(download: bool) -> dict[str, Path]:
         missing = [
             s for s in SDISTS if not any(n.startswith(s.split("==")[0].lower()) for n in have)
         ]
-        if missing:
-            subprocess.run(
-                [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary",
-                 ":all:", "-d", str(archives), *missing], check=False,
-            )  # fmt: skip
+        wanted = [("pypi", s) for s in missing]
         if shutil.which("npm"):
             for spec in NPM:
                 name = spec.rsplit("@", 1)[0].replace("/", "-")
                 if not any(archives.glob(f"{name}-*.tgz")):
-                    subprocess.run(["npm", "pack", "-q", spec], cwd=archives, check=False,
-                                   capture_output=True)  # fmt: skip
+                    wanted.append(("npm", spec))
+        for source, spec in wanted:
+            try:
+                harness.download(source, spec, archives)
+            except harness.BenchError as exc:
+                harness.note(str(exc))  # that project is left out of the false positives
     for archive in sorted(archives.iterdir()):
         name = archive.name.split(".tar")[0].removesuffix(".tgz")
         target = CACHE / "unpacked" / name
         if not target.exists():
-            with tarfile.open(archive) as tar:
-                tar.extractall(target, filter="data")
+            harness.unpack(archive, target)
         out[name] = target
     return out
 
@@ -320,7 +315,7 @@ def cpu(scan: Callable[[bytes], object], datas: list[bytes]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--out", type=Path, help="work here (default: a temporary folder)")
     parser.add_argument("--no-download", action="store_true", help="use only the cached corpora")
     parser.add_argument("--mb", type=float, default=300.0, help="size of the synthetic tree")
@@ -382,9 +377,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_tree:
         tree = work / "tree"
         if not tree.exists():
-            make = [sys.executable, str(ROOT / "bench" / "tree.py"), str(tree)]
+            make = [sys.executable, "-m", "bench.tree", str(tree)]
             make += ["--mb", str(args.mb), "--files", str(args.files)]
-            subprocess.run(make, check=True, capture_output=True)
+            subprocess.run(make, check=True, capture_output=True, cwd=ROOT)
         sets.insert(0, ("bench tree", [d for _p, d in files_of(tree)]))
     head = f"{'data':16} {'MiB':>5}"
     for s in [*scanners, Scanner("after", current.scan_secrets, current)]:

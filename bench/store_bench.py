@@ -1,6 +1,6 @@
 """Throughput and peak memory of the store, next to git and to the hashing/compression limits.
 
-    .venv/bin/python bench/store_bench.py [--quick] [--files N] [--big-mib M] [--repeat R]
+    .venv/bin/python -m bench.store_bench [--quick] [--files N] [--big-mib M] [--repeat R]
                                           [--out DIR]
 
 Generates a tree of small text-like files and one big semi-compressible file, then measures, each
@@ -19,7 +19,6 @@ import os
 import platform
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,8 +28,21 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-MIB = 1 << 20
+from bench import harness
+from bench.harness import (
+    MIB,
+    BenchError,
+    Proc,
+    clean_env,
+    cpu_model,
+    measure,
+    median_of,
+    note,
+    text_table,
+    version,
+)
+from bench.harness import num as _num
+
 SMALL_FILE_SIZE = 4096
 FILES_PER_DIR = 50
 DIRS_PER_PACKAGE = 20
@@ -42,10 +54,6 @@ TARGET_RSS_MIB = 150
 BIG_PIECE = 64 << 10
 BIG_RANDOM_SHARE = 0.25
 TEXT_POOL_BYTES = 8 * MIB
-
-
-class BenchError(Exception):
-    """A measured command failed; the benchmark cannot report a number for it."""
 
 
 # --- content ------------------------------------------------------------------------------------
@@ -229,105 +237,7 @@ def run_child(argv: list[str]) -> None:
     print(json.dumps(result))
 
 
-# --- measuring one process ------------------------------------------------------------------------
-
-
-@dataclass
-class Proc:
-    seconds: float
-    cpu_seconds: float
-    peak_rss: int
-    peak_anon: int | None
-    stdout: bytes
-
-
-# Each measured command is started by this small launcher, not by the bench. Linux starts a
-# process's ru_maxrss at the resident size of whoever forked it (a vfork/posix_spawn child even
-# takes its parent's high-water mark), so a bench holding tens of MiB would inflate every row.
-# The launcher forks (a fork child starts from the launcher's few MiB of anonymous memory), execs
-# the command, polls its RssAnon, and writes the command's own rusage to a file.
-_LAUNCHER = r"""
-import os, sys, time
-report, argv = sys.argv[1], sys.argv[2:]
-start = time.perf_counter()
-pid = os.fork()
-if pid == 0:
-    try:
-        os.execvp(argv[0], argv)
-    except OSError as exc:
-        sys.stderr.write("cannot run %s: %s\n" % (argv[0], exc))
-    finally:
-        os._exit(127)
-import threading
-peak = [-1]
-done = threading.Event()
-def poll():
-    while not done.wait(0.005):
-        try:
-            with open("/proc/%d/status" % pid) as status:
-                for line in status:
-                    if line.startswith("RssAnon:"):
-                        peak[0] = max(peak[0], int(line.split()[1]))
-        except OSError:
-            return
-poller = threading.Thread(target=poll, daemon=True)
-poller.start()
-_, status, usage = os.wait4(pid, 0)
-seconds = time.perf_counter() - start
-done.set()
-poller.join()
-code = os.waitstatus_to_exitcode(status)
-with open(report, "w") as out:
-    out.write("%r %r %d %d %d" % (seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss,
-                                  peak[0], code))
-sys.exit(0 if code == 0 else 1)
-"""
-
-
-def measure(argv: Sequence[str | os.PathLike[str]], env: dict[str, str], cwd: Path) -> Proc:
-    """Run ``argv`` to completion in a new process (through `_LAUNCHER`): wall time from fork to
-    reap, CPU time and peak RSS (ru_maxrss) from os.wait4 of that process, peak RssAnon polled
-    every 5 ms."""
-    with (
-        tempfile.TemporaryFile() as out,
-        tempfile.TemporaryFile() as err,
-        tempfile.NamedTemporaryFile("r", encoding="ascii", suffix=".rusage") as report,
-    ):
-        launcher = [sys.executable, "-S", "-I", "-c", _LAUNCHER, report.name]
-        done = subprocess.run(
-            [*launcher, *(os.fspath(a) for a in argv)],
-            stdout=out,
-            stderr=err,
-            env=env,
-            cwd=cwd,
-            check=False,
-        )
-        fields = report.read().split()
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read(), err.read()
-    if done.returncode != 0 or len(fields) != 5 or fields[4] != "0":
-        shown = " ".join(os.fspath(a) for a in argv)
-        code = fields[4] if len(fields) == 5 else f"launcher {done.returncode}"
-        message = stderr.decode("utf-8", "replace").strip()[-2000:]
-        raise BenchError(f"{shown} exited {code}: {message}")
-    seconds, cpu, maxrss_kib, anon_kib = float(fields[0]), float(fields[1]), *map(int, fields[2:4])
-    return Proc(
-        seconds=seconds,
-        cpu_seconds=cpu,
-        peak_rss=maxrss_kib * 1024,  # Linux reports KiB
-        peak_anon=anon_kib * 1024 if anon_kib >= 0 else None,
-        stdout=stdout,
-    )
-
-
 # --- rows and the table -------------------------------------------------------------------------
-
-
-def median_of(runs: Sequence[float]) -> int:
-    """Index of the median run (the lower middle one for an even count)."""
-    order = sorted(range(len(runs)), key=lambda i: runs[i])
-    return order[(len(order) - 1) // 2]
 
 
 @dataclass
@@ -404,10 +314,6 @@ class Report:
         }
 
 
-def _num(value: float | None, digits: int = 1) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
-
-
 def _mib(value: int | None) -> str:
     return "-" if value is None else f"{value / MIB:,.1f}"
 
@@ -431,19 +337,6 @@ COLUMNS = (
     ("cas/b3", lambda r: _num(r.cas_over_blake3, 2)),
     ("cas/zstd", lambda r: _num(r.cas_over_zstd, 2)),
 )
-
-
-def table_lines(rows: Sequence[Row]) -> list[str]:
-    cells = [[title for title, _ in COLUMNS]]
-    cells += [[show(r) for _, show in COLUMNS] for r in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
-    lines = []
-    for line in cells:
-        text = [line[0].ljust(widths[0]), line[1].ljust(widths[1])]
-        text += [c.rjust(w) for c, w in zip(line[2:], widths[2:], strict=True)]
-        lines.append("  ".join(text))
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return lines
 
 
 def render(report: Report) -> str:
@@ -474,7 +367,10 @@ def render(report: Report) -> str:
         "  git: git add -A into an empty repository with git's defaults (GIT_CONFIG_NOSYSTEM=1 and "
         "an empty HOME, so no system or user config).",
         "",
-        *table_lines(report.rows),
+        *text_table(
+            [[t for t, _ in COLUMNS], *([show(r) for _, show in COLUMNS] for r in report.rows)],
+            left=2,
+        ),
         "",
     ]
     for t in report.targets:
@@ -483,40 +379,6 @@ def render(report: Report) -> str:
 
 
 # --- the run ------------------------------------------------------------------------------------
-
-
-def _quiet_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CAS_", "GIT_"))}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    env["CAS_NO_PROGRESS"] = "1"
-    env["HOME"] = str(home)
-    env["XDG_CONFIG_HOME"] = str(home / ".config")
-    env["GIT_CONFIG_NOSYSTEM"] = "1"
-    env["LC_ALL"] = "C"
-    return env
-
-
-def _note(message: str) -> None:
-    print(f"bench: {message}", file=sys.stderr, flush=True)
-
-
-def _version(argv: list[str], env: dict[str, str]) -> str:
-    try:
-        done = subprocess.run(argv, capture_output=True, env=env, check=False)
-    except OSError:
-        return "unknown"
-    return done.stdout.decode().strip() if done.returncode == 0 else "unknown"
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown cpu"
 
 
 def machine_facts(env: dict[str, str]) -> dict[str, Any]:
@@ -528,14 +390,14 @@ def machine_facts(env: dict[str, str]) -> dict[str, Any]:
 
     return {
         "cores": os.cpu_count(),
-        "cpu": _cpu_model(),
+        "cpu": cpu_model(),
         "python": platform.python_version(),
         "platform": f"{platform.system()} {platform.release()}",
         "cas": cas.__version__,
         "blake3": blake3.__version__,
         "zstandard": zstandard.__version__,
         "lmdb": lmdb.__version__,
-        "git": _version(["git", "--version"], env),
+        "git": version(["git", "--version"], env) or "unknown",
     }
 
 
@@ -561,7 +423,7 @@ def make_workload(work: Path, files: int, big_mib: int) -> Workload:
     big.parent.mkdir()
     rng = random.Random(SEED)
     lines = code_lines(rng, 50_000)
-    _note(f"writing {files:,} files of 4 KiB and a {big_mib} MiB file under {work}")
+    note(f"writing {files:,} files of 4 KiB and a {big_mib} MiB file under {work}")
     tree_bytes = write_tree(tree, files, rng, lines)
     write_big(big, big_mib * MIB, rng, lines)
     return Workload(tree, big, files, tree_bytes, big_mib * MIB)
@@ -575,9 +437,9 @@ class Bench:
         self.repeat = repeat
         home = work / "home"
         home.mkdir()
-        self.env = _quiet_env(home)
+        self.env = clean_env(home, strip=("CAS_", "GIT_"))
         self.cas = [sys.executable, "-m", "cas"]
-        self.me = [sys.executable, str(Path(__file__).resolve())]
+        self.me = [sys.executable, "-m", "bench.store_bench"]
 
     def once(self, argv: Sequence[str | os.PathLike[str]]) -> Proc:
         return measure(argv, self.env, self.work)
@@ -587,7 +449,7 @@ class Bench:
         generated data, an earlier store) does not land in the measured process."""
         done: list[Proc] = []
         for i in range(self.repeat):
-            _note(f"{label} ({i + 1}/{self.repeat})")
+            note(f"{label} ({i + 1}/{self.repeat})")
             os.sync()
             done.append(one(i))
         return done
@@ -696,7 +558,7 @@ def limit_rows(
         size = (nbytes, count)
         hashes, zstds = [], []
         for i in range(b.repeat):
-            _note(f"limits on {data} ({i + 1}/{b.repeat})")
+            note(f"limits on {data} ({i + 1}/{b.repeat})")
             os.sync()
             hashes.append(b.child("blake3", path))
             zstds.append(b.child("zstd", path, str(level), str(chunk_size)))
@@ -787,7 +649,7 @@ def run(files: int, big_mib: int, repeat: int, out_dir: Path | None) -> Report:
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--quick", action="store_true", help="2,000 files and a 64 MiB big file")
     parser.add_argument("--files", type=int, help="small files in the tree (default 20,000)")
     parser.add_argument("--big-mib", type=int, help="size of the big file in MiB (default 1024)")
@@ -809,8 +671,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_child(args_in[1:])
         return 0
     args = parse_args(args_in)
-    # Read facts from the same cas the child processes run (PYTHONPATH=ROOT), not an install.
-    sys.path.insert(0, str(ROOT))
     try:
         report = run(args.files, args.big_mib, args.repeat, args.out)
     except BenchError as exc:

@@ -1,6 +1,6 @@
 """A deterministic synthetic source tree, shaped like a real repository, for benchmarks.
 
-    .venv/bin/python bench/tree.py DIR [--files N] [--mb M] [--seed S]
+    .venv/bin/python -m bench.tree DIR [--files N] [--mb M] [--seed S]
 
 `generate` writes about ``files`` files and ``total_bytes`` bytes below a root: Markdown docs,
 Python packages and tests, TypeScript and JavaScript, Go, Rust, JSON and YAML config, shell, CSS
@@ -19,7 +19,6 @@ Secrets are assembled from pieces at run time, so no scanner flags this source f
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
@@ -30,6 +29,8 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from bench import harness
 
 SEED = 20250601
 MIB = 1 << 20
@@ -671,7 +672,7 @@ def edit_files(root: Path, rels: Sequence[str], tag: str) -> Edits:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("dir", type=Path, help="where to write the tree (must not exist)")
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--mb", type=float, default=300.0, help="total size in MiB")

@@ -7,9 +7,11 @@ reaches under the contract through this module, and only such a test does.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
-from cas import Store
+from cas import Digest, Store
+from cas.records import META
 
 
 def get(store: Store, table: str, key: bytes) -> bytes | None:
@@ -46,3 +48,15 @@ def entries(store: Store, table: str) -> int:
     with store._read() as txn:
         count: int = txn.stat(store._dbs[table])["entries"]
     return count
+
+
+def age(store: Store, digests: set[Digest], seconds: float) -> None:
+    """Make blobs look last referenced ``seconds`` ago."""
+    then = time.time_ns() - int(seconds * 1e9)
+
+    def backdate(record: bytes) -> bytes:
+        size, stored, first, _last = META.unpack(record)
+        return META.pack(size, stored, first, then)
+
+    for d in digests:
+        change(store, "meta", d, backdate)

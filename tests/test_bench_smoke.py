@@ -41,9 +41,10 @@ def _table(stdout: str) -> dict[tuple[str, str], dict[str, str]]:
 
 @pytest.mark.slow
 def test_bench_reports_numbers_for_cas_and_git(tmp_path: Path) -> None:
-    script = ROOT / "bench" / "store_bench.py"
+    argv = [sys.executable, "-m", "bench.store_bench", "--files", "200", "--big-mib", "8"]
     done = subprocess.run(
-        [sys.executable, script, "--files", "200", "--big-mib", "8", "--out", tmp_path],
+        [*argv, "--out", tmp_path],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=300,

@@ -28,10 +28,9 @@ from cas.cli.maint_cmds import parse_duration
 from cas.errors import LeaseHeld, LeaseLost, StoreBusy, StoreInconsistent, UsageError
 from cas.gc import collect
 from cas.lease import HOST, PIDNS, Lease, LeaseRecord, leases
-from cas.records import META
 from cas.verify import verify
-from tests import rawstore
 from tests.conftest import cas_env, run_cas
+from tests.rawstore import age
 from tests.stress.crash_loop import write_pack
 
 V1 = {
@@ -65,18 +64,6 @@ def v1_only(project: Path) -> set[Digest]:
         Digest.of(b"def old() -> int"),
         Digest.parse((project / "v1.digest").read_text()),
     }
-
-
-def age(store: Store, digests: set[Digest], seconds: float) -> None:
-    """Make blobs look last referenced ``seconds`` ago."""
-    then = time.time_ns() - int(seconds * 1e9)
-
-    def backdate(record: bytes) -> bytes:
-        size, stored, first, _last = META.unpack(record)
-        return META.pack(size, stored, first, then)
-
-    for d in digests:
-        rawstore.change(store, "meta", d, backdate)
 
 
 def blobs(store: Store) -> set[Digest]:

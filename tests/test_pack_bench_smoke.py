@@ -46,10 +46,14 @@ def _number(cell: str) -> float:
 
 @pytest.mark.slow
 def test_pack_bench_reports_every_cas_row(tmp_path: Path) -> None:
-    script = ROOT / "bench" / "pack_bench.py"
-    argv = [sys.executable, script, "--files", "300", "--mb", "4", "--runs", "1", "--no-peers"]
+    argv = [sys.executable, "-m", "bench.pack_bench", "--files", "300", "--mb", "4", "--runs", "1"]
     done = subprocess.run(
-        [*argv, "--out", tmp_path], capture_output=True, text=True, timeout=300, check=False
+        [*argv, "--no-peers", "--out", tmp_path],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     rows = _table(done.stdout)

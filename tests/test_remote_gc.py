@@ -1,4 +1,4 @@
-"""Remote gc and lock objects (cas/remote/gc.py, cas/remote/lock.py) on the real S3 server.
+"""Remote gc (cas/remote/gc.py) on the real S3 server; its lock objects: test_remote_lock.py.
 
 What a gc may delete is judged by what the remote's manifests reference; every test ends by
 pulling what the remaining manifests need into an empty store and re-hashing it, and by a deep
@@ -13,16 +13,10 @@ import signal
 import time
 from pathlib import Path
 
-import pytest
-
 from cas import Digest, Store, frame
 from cas import manifest as mf
-from cas.remote.config import make_remote
-from cas.remote.lock import GC, USE, RemoteLock
-from cas.remote.s3 import Bucket
-from tests.s3server import SeaweedS3, s3server
-from tests.test_remote import (
-    aws_env,
+from tests.remotefixture import (
+    add_small,
     cas,
     empty_project,
     env,
@@ -33,20 +27,11 @@ from tests.test_remote import (
     random_bodies,
     read_all,
     text_bodies,
+    under,
 )
+from tests.s3server import SeaweedS3, s3server
 
 __all__ = ["env", "prefix", "s3server"]  # fixtures, imported so pytest finds them here
-
-
-def add_small(server: SeaweedS3, root: Path, prefix: str) -> None:
-    """The remote with small packs, so a few hundred KiB make many of them."""
-    r = cas("remote", "add", "origin", f"s3://{server.bucket}/{prefix}", "--endpoint",
-            server.endpoint, "--pack-size", "64KiB", cwd=root)  # fmt: skip
-    assert r.code == 0, r.err
-
-
-def under(server: SeaweedS3, prefix: str, folder: str) -> list[str]:
-    return sorted(k for k in keys(server, prefix) if k.startswith(f"{prefix}/{folder}/"))
 
 
 def drop_manifest(server: SeaweedS3, prefix: str, name: str) -> None:
@@ -158,79 +143,6 @@ def test_gc_migrates_a_remote_of_loose_objects(
     assert not under(s3server, prefix, "blobs") and not under(s3server, prefix, "chunks")
     assert under(s3server, prefix, "packs") and len(under(s3server, prefix, "index")) == 1
     assert set(a.contents) <= pulled_whole(s3server, prefix, tmp_path / "c", env)
-
-
-def test_locks_keep_gc_and_pushes_apart(
-    s3server: SeaweedS3, env: dict[str, str], prefix: str, tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
-    a = make_project(tmp_path / "a", {"p": text_bodies(5, "p")})
-    add_small(s3server, a.root, prefix)
-    aws_env(monkeypatch, s3server, tmp_path)
-    bucket = Bucket(
-        make_remote("o", f"s3://{s3server.bucket}/{prefix}", endpoint=s3server.endpoint)
-    )
-    try:
-        # A gc holds the lock: pushes and pulls step back, nothing written.
-        with RemoteLock(bucket, GC, "gc"):
-            r = cas("push", cwd=a.root, env=env)
-            assert r.code == 1 and "is busy: a gc holds its lock" in r.err, r.err
-            assert not under(s3server, prefix, "packs")
-            r = cas("pull", "--all", cwd=a.root, env=env)
-            assert r.code == 1 and "busy" in r.err
-            assert len(under(s3server, prefix, "locks")) == 1  # theirs were taken back
-        # A push (or two) holds it: a gc steps back, another push goes ahead.
-        with RemoteLock(bucket, USE, "push"):
-            assert cas("push", cwd=a.root, env=env).code == 0
-            r = cas("gc", "--remote", "origin", "--grace", "0", cwd=a.root, env=env)
-            assert r.code == 1 and "is busy: a push, pull or verify holds its lock" in r.err
-        # A lock whose holder died goes stale; a gc removes it.
-        with RemoteLock(bucket, USE, "push") as held:
-            held._stop.set()  # as if killed: never refreshed again
-            with pytest.raises(Exception, match="busy"):
-                RemoteLock(bucket, GC, "gc").acquire()
-            late = RemoteLock(bucket, GC, "gc", stale_s=0.0)
-            time.sleep(1.1)
-            late.acquire()
-            assert late.stale == [held.name]
-            late.release()
-        assert not under(s3server, prefix, "locks")
-        assert cas("remote", "unlock", cwd=a.root, env=env).code == 0
-    finally:
-        bucket.close()
-
-
-def test_a_push_with_a_lock_wait_goes_ahead_once_the_gc_lets_go(
-    s3server: SeaweedS3, env: dict[str, str], prefix: str, tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
-    """Without a wait a push meeting a gc's lock exits 1 at once; with CAS_REMOTE_LOCK_WAIT it
-    tries again until the gc's lock is gone, then pushes; a wait too short still exits 1."""
-    a = make_project(tmp_path / "a", {"p": text_bodies(5, "p")})
-    add_small(s3server, a.root, prefix)
-    aws_env(monkeypatch, s3server, tmp_path)
-    bucket = Bucket(
-        make_remote("o", f"s3://{s3server.bucket}/{prefix}", endpoint=s3server.endpoint)
-    )
-    try:
-        held = RemoteLock(bucket, GC, "gc")
-        held.acquire()
-        short = cas("push", cwd=a.root, env={**env, "CAS_REMOTE_LOCK_WAIT": "1500ms"})
-        assert short.code == 1 and "a gc holds its lock" in short.err, short.err
-        assert "CAS_REMOTE_LOCK_WAIT" in short.err
-        waiting = popen_cas("push", "--json", cwd=a.root, env={**env, "CAS_REMOTE_LOCK_WAIT": "2m"})
-        # Still waiting (its own lock written and taken back at each try), nothing written.
-        time.sleep(4)
-        assert waiting.poll() is None
-        assert not under(s3server, prefix, "packs")  # nothing written while it waits
-        held.release()
-        out, err = waiting.communicate(timeout=60)
-        assert waiting.returncode == 0, err.decode()
-        assert json.loads(out)["manifests"][0]["status"] == "uploaded"
-        assert under(s3server, prefix, "packs")
-        assert not under(s3server, prefix, "locks")
-    finally:
-        bucket.close()
 
 
 def crash_project(tmp_path: Path, server: SeaweedS3, prefix: str, env: dict[str, str]) -> Path:

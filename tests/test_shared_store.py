@@ -16,8 +16,8 @@ from pathlib import Path
 from cas import Store, roots
 from cas.gc import collect
 from tests.conftest import Result, run_cas
+from tests.rawstore import age
 from tests.stress.crash_loop import write_pack
-from tests.test_gc import age
 
 
 def _ok(result: Result) -> None:

@@ -6,19 +6,21 @@ import io
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import blake3
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 
 import cas.store as store_mod
-from cas import Digest, Store
+from cas import Digest, Store, frame
 from cas.errors import BlobNotFound, CorruptBlob, StoreExists, StoreVersionError
 from tests import rawstore
 
 CHUNK = 4096
+SMALL_CHUNK = 4096  # the chunk size of the small_store fixture
 Factory = Callable[[Path], Store]
 
 
@@ -272,3 +274,112 @@ class StoreMachine(RuleBasedStateMachine):
 
 TestStoreMachine = StoreMachine.TestCase
 TestStoreMachine.settings = settings(max_examples=30, stateful_step_count=25, deadline=None)
+
+
+# --- frames from elsewhere (no server) ---------------------------------------------------------
+
+
+def copy_frames(src: Store, dst: Store, digest: Digest) -> None:
+    value = src.raw_value(digest)
+    assert value is not None
+    chunks = []
+    if frame.header(value).codec == frame.INDEX:
+        for chunk in frame.decode_index(value)[2]:
+            piece = src.raw_chunk(chunk)
+            assert piece is not None
+            chunks.append((chunk, piece))
+    dst.put_frames([(digest, value)], chunks=chunks)
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    sizes=st.lists(st.integers(0, 5 * 1024), min_size=1, max_size=6),
+    src_chunk=st.sampled_from([512, 1024, 4096]),
+    dst_chunk=st.sampled_from([256, 1024, 1 << 20]),
+)
+def test_put_frames_copies_between_chunk_sizes(
+    tmp_path_factory: pytest.TempPathFactory, sizes: list[int], src_chunk: int, dst_chunk: int
+) -> None:
+    where = tmp_path_factory.mktemp("frames")
+    with (
+        Store.create(where / "a", chunk_size=src_chunk) as src,
+        Store.create(where / "b", chunk_size=dst_chunk) as dst,
+    ):
+        bodies = [os.urandom(n // 2) * 2 for n in sizes]
+        digests = src.put_many(bodies)
+        for d in digests:
+            copy_frames(src, dst, d)
+            copy_frames(src, dst, d)  # again: nothing new
+        for d, body in zip(digests, bodies, strict=True):
+            assert dst.get(d) == body
+            assert dst.stat(d).raw_size == len(body)
+        assert dst.stats().blobs == len(set(digests))
+        assert dst.stats().raw_bytes == sum(len(b) for b in {bytes(b) for b in bodies})
+
+
+def test_put_frames_refuses_what_does_not_match(small_store: Store, tmp_path: Path) -> None:
+    with Store.create(tmp_path / "src", chunk_size=SMALL_CHUNK) as src:
+        small = src.put(b"small content " * 10)
+        large_body = os.urandom(3 * SMALL_CHUNK + 5)
+        large = src.put(large_body)
+        index = src.raw_value(large)
+        assert index is not None
+        chunks = frame.decode_index(index)[2]
+        chunk_frames = [(c, src.raw_chunk(c) or b"") for c in chunks]
+    other = frame.encode(b"other content", 3)
+    lying_size = bytearray(frame.encode(b"x" * 100, 0))
+    lying_size[4:12] = (1 << 40).to_bytes(8, "big")
+    cases: list[tuple[list[tuple[Digest, bytes]], list[tuple[Digest, bytes]], str]] = [
+        ([(small, other)], [], "does not match"),
+        ([(small, b"CF\x01\x01garbage!")], [], "corrupt"),
+        ([(small, bytes(lying_size))], [], "over the limit"),
+        ([(large, index)], [], "missing"),  # chunks never sent
+        ([], [(chunks[0], chunk_frames[1][1])], "does not match"),
+        ([], [(chunks[0], index)], "chunk index where a chunk"),
+    ]
+    # Chunks that each match but sit in the wrong order: the whole blob does not hash.
+    swapped = frame.encode_index(len(large_body), SMALL_CHUNK, [chunks[1], chunks[0], *chunks[2:]])
+    cases.append(([(large, swapped)], chunk_frames, "does not match its digest"))
+    for blobs, chunk_items, message in cases:
+        with pytest.raises(CorruptBlob, match=message) as info:
+            small_store.put_frames(blobs, chunks=chunk_items)
+        named = blobs[0][0] if blobs else chunk_items[0][0]
+        assert str(named) in str(info.value)
+        assert not small_store.has(small) and not small_store.has(large)
+    assert small_store.stats().blobs == 0
+    small_store.put_frames([(large, index)], chunks=chunk_frames)
+    assert small_store.get(large) == large_body
+
+
+# --- chunked reads: each chunk hashed once, each of the size its place needs ------------------
+
+
+def test_a_chunk_listed_again_is_hashed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Store.create(tmp_path / "s", chunk_size=4096) as store:
+        piece = os.urandom(4096)
+        body = piece * 50 + b"end"
+        digest = store.put(body)
+        assert store.stat(digest).chunks == 51
+        hashed: list[int] = []
+        real_of = Digest.of.__func__  # type: ignore[attr-defined]
+
+        def counting(cls: type[Digest], data: Any) -> Digest:
+            hashed.append(len(data))
+            return real_of(cls, data)  # type: ignore[no-any-return]
+
+        monkeypatch.setattr(Digest, "of", classmethod(counting))
+        assert store.get(digest, verify=True) == body
+        # The repeated chunk once, the last one once; the whole blob is hashed as it streams.
+        assert sorted(hashed) == [3, 4096]
+
+
+def test_a_chunk_that_does_not_fit_its_place_is_refused(small_store: Store) -> None:
+    inner = os.urandom(70_000)
+    chunk = Digest.of(inner)
+    index = frame.encode_index(48, 16, [chunk, chunk, chunk])
+    forged = Digest.of(b"whatever")
+    with pytest.raises(CorruptBlob, match="holds 70000 bytes where the index implies 16"):
+        small_store.put_frames([(forged, index)], chunks=[(chunk, frame.encode(inner, 3))])
+    assert not small_store.has(forged)

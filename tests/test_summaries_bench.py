@@ -15,12 +15,14 @@ def test_outline_bench_reports_each_language() -> None:
     done = subprocess.run(
         [
             sys.executable,
-            ROOT / "bench" / "outline_bench.py",
+            "-m",
+            "bench.outline_bench",
             "--corpus",
             "anyhow",
             "--repeat",
             "1",
         ],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=300,

@@ -19,7 +19,7 @@ from packer.tiers import (
     demote,
     rules_for_scope,
 )
-from tests.test_wildmatch import Git
+from tests.gitoracle import Git
 
 
 def rule(globs: str | tuple[str, ...], tier: str, reason: str = "") -> Rule:

@@ -1,0 +1,1 @@
+"""Benchmarks, run from the repository root as modules: ``python -m bench.NAME``."""

@@ -1,0 +1,430 @@
+"""What the benchmark scripts share: paths, the environment a measured `cas` runs in, running and
+timing processes (with their peak memory), tables with ratios against peers, the real projects
+fetched from package registries, and installing or finding the peer tools.
+
+Every script runs from the repository root as a module (``python -m bench.NAME``), so `cas`,
+`packer`, `tests` and `bench` import from this checkout with no change to ``sys.path``; the
+processes a script measures get ``PYTHONPATH`` set to the root (`clean_env`) for the same reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+CACHE = HERE / ".cache"  # downloads and peers, kept between runs (ignored by git)
+QUESTIONS = HERE / "questions"
+MIB = 1 << 20
+REPOMIX = "repomix@1.18.1"
+REPOMIX_DIR = CACHE / REPOMIX.replace("@", "-")
+RESTIC_CACHE = CACHE / "restic"
+
+T = TypeVar("T")
+
+
+class BenchError(Exception):
+    """A measured or set-up command failed; the benchmark cannot report a number for it."""
+
+
+def note(message: str, who: str = "bench") -> None:
+    """Progress on stderr, so stdout holds the table alone."""
+    print(f"{who}: {message}", file=sys.stderr, flush=True)
+
+
+def parser(doc: str | None) -> argparse.ArgumentParser:
+    """The argument parser of a script: its description is the first paragraph of ``doc``."""
+    return argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+
+
+# --- running processes --------------------------------------------------------------------------
+
+CAS = [sys.executable, "-m", "cas"]
+
+
+def clean_env(home: Path | None = None, strip: tuple[str, ...] = ("CAS_",)) -> dict[str, str]:
+    """The environment of a measured process: this checkout's `cas` (``PYTHONPATH``), no
+    progress output, none of the caller's variables starting with ``strip``. With ``home``: an
+    empty home and no system git config, so no user setting changes what is measured."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(strip)}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env["CAS_NO_PROGRESS"] = "1"
+    if home is not None:
+        env["HOME"] = str(home)
+        env["XDG_CONFIG_HOME"] = str(home / ".config")
+        env["XDG_CACHE_HOME"] = str(home / ".cache")
+        env["GIT_CONFIG_NOSYSTEM"] = "1"
+        env["LC_ALL"] = "C"
+    return env
+
+
+def _shown(argv: Sequence[str | os.PathLike[str]]) -> str:
+    return " ".join(os.fspath(a) for a in argv)
+
+
+def run(
+    argv: Sequence[str | os.PathLike[str]],
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    stdin: int | None = None,
+    timeout: float | None = None,
+) -> str:
+    """Run a set-up step (not measured) to completion; its stdout, or `BenchError` with the end
+    of its stderr."""
+    proc = subprocess.run(
+        [os.fspath(a) for a in argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        stdin=stdin,
+        timeout=timeout,
+    )
+    if proc.returncode != 0:
+        raise BenchError(f"{_shown(argv)} failed ({proc.returncode}): {proc.stderr.strip()[-800:]}")
+    return proc.stdout
+
+
+def timed(
+    argv: Sequence[str | os.PathLike[str]],
+    cwd: Path,
+    env: dict[str, str],
+    ok: tuple[int, ...] = (0,),
+) -> tuple[float, str]:
+    """Wall seconds of one whole process (start-up included) and its stdout; `BenchError` when
+    it exits with a code not in ``ok``."""
+    start = time.perf_counter()
+    done = subprocess.run(
+        [os.fspath(a) for a in argv], cwd=cwd, env=env, capture_output=True, check=False
+    )
+    seconds = time.perf_counter() - start
+    if done.returncode not in ok:
+        raise BenchError(
+            f"{_shown(argv)} exited {done.returncode}: "
+            f"{done.stderr.decode(errors='replace').strip()[-400:]}"
+        )
+    return seconds, done.stdout.decode(errors="replace")
+
+
+def best_of(
+    runs: int, work: Callable[[], T], clock: Callable[[], float] = time.process_time
+) -> tuple[float, T]:
+    """The fastest of ``runs`` calls of ``work`` (CPU seconds by default) and the last result."""
+    times: list[float] = []
+    for _ in range(max(runs, 1)):
+        start = clock()
+        result = work()
+        times.append(clock() - start)
+    return min(times), result
+
+
+def median_of(runs: Sequence[float]) -> int:
+    """Index of the median run (the lower middle one for an even count)."""
+    order = sorted(range(len(runs)), key=lambda i: runs[i])
+    return order[(len(order) - 1) // 2]
+
+
+# --- one measured process: time, CPU and peak memory -------------------------------------------
+
+
+@dataclass
+class Proc:
+    seconds: float
+    cpu_seconds: float
+    peak_rss: int
+    peak_anon: int | None
+    stdout: bytes
+
+
+# Each measured command is started by this small launcher, not by the bench. Linux starts a
+# process's ru_maxrss at the resident size of whoever forked it (a vfork/posix_spawn child even
+# takes its parent's high-water mark), so a bench holding tens of MiB would inflate every row.
+# The launcher forks (a fork child starts from the launcher's few MiB of anonymous memory), execs
+# the command, polls its RssAnon, and writes the command's own rusage to a file.
+_LAUNCHER = r"""
+import os, sys, time
+report, argv = sys.argv[1], sys.argv[2:]
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        sys.stderr.write("cannot run %s: %s\n" % (argv[0], exc))
+    finally:
+        os._exit(127)
+import threading
+peak = [-1]
+done = threading.Event()
+def poll():
+    while not done.wait(0.005):
+        try:
+            with open("/proc/%d/status" % pid) as status:
+                for line in status:
+                    if line.startswith("RssAnon:"):
+                        peak[0] = max(peak[0], int(line.split()[1]))
+        except OSError:
+            return
+poller = threading.Thread(target=poll, daemon=True)
+poller.start()
+_, status, usage = os.wait4(pid, 0)
+seconds = time.perf_counter() - start
+done.set()
+poller.join()
+code = os.waitstatus_to_exitcode(status)
+with open(report, "w") as out:
+    out.write("%r %r %d %d %d" % (seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss,
+                                  peak[0], code))
+sys.exit(0 if code == 0 else 1)
+"""
+
+
+def measure(argv: Sequence[str | os.PathLike[str]], env: dict[str, str], cwd: Path) -> Proc:
+    """Run ``argv`` to completion in a new process (through `_LAUNCHER`): wall time from fork to
+    reap, CPU time and peak RSS (ru_maxrss) from os.wait4 of that process, peak RssAnon polled
+    every 5 ms."""
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.NamedTemporaryFile("r", encoding="ascii", suffix=".rusage") as report,
+    ):
+        launcher = [sys.executable, "-S", "-I", "-c", _LAUNCHER, report.name]
+        done = subprocess.run(
+            [*launcher, *(os.fspath(a) for a in argv)],
+            stdout=out,
+            stderr=err,
+            env=env,
+            cwd=cwd,
+            check=False,
+        )
+        fields = report.read().split()
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if done.returncode != 0 or len(fields) != 5 or fields[4] != "0":
+        code = fields[4] if len(fields) == 5 else f"launcher {done.returncode}"
+        message = stderr.decode("utf-8", "replace").strip()[-2000:]
+        raise BenchError(f"{_shown(argv)} exited {code}: {message}")
+    seconds, cpu, maxrss_kib, anon_kib = float(fields[0]), float(fields[1]), *map(int, fields[2:4])
+    return Proc(
+        seconds=seconds,
+        cpu_seconds=cpu,
+        peak_rss=maxrss_kib * 1024,  # Linux reports KiB
+        peak_anon=anon_kib * 1024 if anon_kib >= 0 else None,
+        stdout=stdout,
+    )
+
+
+# --- tables -------------------------------------------------------------------------------------
+
+
+def num(value: float | None, digits: int = 1) -> str:
+    """A number with thousands separators, or ``-`` when there is none."""
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def ratio(peer_seconds: float | None, cas_seconds: float | None) -> float | None:
+    """The peer's time over cas's (above 1: cas is faster), when both were measured."""
+    if not peer_seconds or not cas_seconds:
+        return None
+    return peer_seconds / cas_seconds
+
+
+def text_table(cells: Sequence[Sequence[str]], *, left: int = 1, note: bool = False) -> list[str]:
+    """The lines of a table whose first row is its header: columns two spaces apart and a rule of
+    dashes under the header; the first ``left`` columns aligned left, the others (numbers) right.
+    With ``note``, the last column is free text, written as it is. Trailing columns without a
+    title get no rule."""
+    widths = [max(len(line[i]) for line in cells) for i in range(len(cells[0]))]
+    last = len(widths) - 1 if note else len(widths)
+    lines = []
+    for line in cells:
+        text = [c.ljust(w) for c, w in zip(line[:left], widths[:left], strict=True)]
+        text += [c.rjust(w) for c, w in zip(line[left:last], widths[left:last], strict=True)]
+        text += line[last:]
+        lines.append("  ".join(text).rstrip())
+    titled = len(cells[0])
+    while titled and not cells[0][titled - 1]:
+        titled -= 1
+    lines.insert(1, "  ".join("-" * w for w in widths[:titled]))
+    return lines
+
+
+def markdown_table(rows: Sequence[Sequence[str]], head: Sequence[str]) -> str:
+    """A Markdown table, columns padded to their widest cell."""
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + " |"
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    body = [
+        "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows
+    ]
+    return "\n".join([line, rule, *body])
+
+
+# --- the machine --------------------------------------------------------------------------------
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown cpu"
+
+
+def version(argv: list[str], env: dict[str, str]) -> str | None:
+    """The first line a tool prints for its version, or None when it cannot run."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    except OSError:
+        return None
+    if done.returncode != 0 or not done.stdout.strip():
+        return None
+    return done.stdout.strip().splitlines()[0]
+
+
+# --- real projects from the package registries --------------------------------------------------
+
+
+def download(source: str, spec: str, folder: Path) -> Path:
+    """Fetch one archive into ``folder`` the way a fresh machine can: a PyPI sdist (``pip
+    download --no-binary``), an npm tarball (``npm pack``) or a Debian package (``apt-get
+    download``); the archive's path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    before = set(folder.iterdir())
+    if source == "pypi":
+        run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+             spec, "-d", folder])  # fmt: skip
+    elif source == "npm":
+        run(["npm", "pack", "--silent", "--pack-destination", folder, spec], cwd=folder)
+    elif source == "deb":
+        run(["apt-get", "download", "-q", spec], cwd=folder)
+    else:
+        raise BenchError(f"unknown source {source!r}")
+    new = sorted(set(folder.iterdir()) - before)
+    if len(new) != 1:
+        raise BenchError(f"fetching {spec} ({source}) left {len(new)} new files in {folder}")
+    return new[0]
+
+
+def unpack(archive: Path, into: Path) -> None:
+    """A tarball (sdist, npm) or a Debian package, unpacked under ``into``."""
+    if archive.suffix == ".deb":
+        run(["dpkg-deb", "-x", archive, into])
+    else:
+        with tarfile.open(archive) as tar:
+            tar.extractall(into, filter="data")
+
+
+@dataclass(frozen=True)
+class Corpus:
+    name: str
+    source: str  # "pypi" | "npm" | "deb"
+    spec: str  # NAME==VER, NAME@VER, or a Debian package name (=VER)
+    lang: str  # python | go | typescript | rust
+    inner: str = ""  # the folder inside the unpacked archive that is the project
+    api: tuple[str, ...] = ()  # where the public API is declared (see `quality.public_api`)
+    set: str = "dev"
+
+
+def load_corpora() -> tuple[Corpus, ...]:
+    data = tomllib.loads((QUESTIONS / "corpora.toml").read_text())
+    return tuple(
+        Corpus(
+            name,
+            spec["source"],
+            spec["spec"],
+            spec["lang"],
+            spec.get("inner", ""),
+            tuple(spec.get("api", ())),
+            spec.get("set", "dev"),
+        )
+        for name, spec in sorted(data["corpus"].items())
+    )
+
+
+CORPORA = load_corpora()
+CORPUS_CACHE = CACHE / "quality"
+
+
+def fetch(corpus: Corpus) -> Path:
+    """The unpacked project, fetched once into the cache."""
+    where = CORPUS_CACHE / corpus.name
+    done = where / ".fetched"
+    tree = where / "tree"
+    if done.is_file() and done.read_text() == corpus.spec:
+        return tree / corpus.inner if corpus.inner else _single_child(tree)
+    shutil.rmtree(where, ignore_errors=True)
+    tree.mkdir(parents=True)
+    note(f"fetching {corpus.spec} ({corpus.source})", "quality")
+    unpack(download(corpus.source, corpus.spec, where / "download"), tree)
+    done.write_text(corpus.spec)
+    return tree / corpus.inner if corpus.inner else _single_child(tree)
+
+
+def corpus_named(name: str) -> Corpus:
+    for c in CORPORA:
+        if c.name == name:
+            return c
+    raise KeyError(f"no corpus {name!r} in bench/questions/corpora.toml")
+
+
+def _single_child(tree: Path) -> Path:
+    children = [p for p in tree.iterdir() if p.is_dir()]
+    return children[0] if len(children) == 1 else tree
+
+
+# --- peers --------------------------------------------------------------------------------------
+
+
+def ensure_repomix() -> tuple[list[str] | None, str]:
+    """The repomix command, installed once into bench/.cache with npm, or None and why not."""
+    script = REPOMIX_DIR / "node_modules" / "repomix" / "bin" / "repomix.cjs"
+    node = shutil.which("node")
+    if node is None:
+        return None, "repomix missing: install Node.js and npm"
+    if not script.is_file():
+        npm = shutil.which("npm")
+        if npm is None:
+            return None, "repomix missing: install npm"
+        note(f"installing {REPOMIX} into {REPOMIX_DIR} (once)")
+        try:
+            run([npm, "install", "--prefix", REPOMIX_DIR, "--no-audit", "--no-fund", REPOMIX])
+        except BenchError as exc:
+            return None, f"repomix missing: {exc}"
+        if not script.is_file():
+            return None, f"repomix missing: npm install {REPOMIX} left no {script}"
+    return [node, str(script)], ""
+
+
+def find_restic() -> str | None:
+    """restic from PATH, else Debian's package unpacked under bench/.cache (fetched once)."""
+    found = shutil.which("restic")
+    if found is not None:
+        return found
+    unpacked = RESTIC_CACHE / "usr" / "bin" / "restic"
+    if unpacked.is_file():
+        return str(unpacked)
+    shutil.rmtree(RESTIC_CACHE / "download", ignore_errors=True)
+    try:
+        unpack(download("deb", "restic", RESTIC_CACHE / "download"), RESTIC_CACHE)
+    except (OSError, BenchError):
+        return None
+    return str(unpacked) if unpacked.is_file() else None
