@@ -27,7 +27,7 @@ from types import TracebackType
 from typing import Final
 
 from cas.errors import RemoteBusy
-from cas.remote.s3 import Bucket, ObjectInfo
+from cas.remote.storage import ObjectInfo, ObjectStorage
 
 LOCKS: Final = "locks/"
 GC: Final = "gc"
@@ -39,7 +39,7 @@ REFRESH_S: Final = 120.0
 class RemoteLock:
     """A held lock object: ``with RemoteLock(bucket, "use", "push"):``."""
 
-    def __init__(self, bucket: Bucket, kind: str, command: str, *, stale_s: float = STALE_S):
+    def __init__(self, bucket: ObjectStorage, kind: str, command: str, *, stale_s: float = STALE_S):
         if kind not in (GC, USE):
             raise ValueError(kind)
         self.bucket = bucket
@@ -114,7 +114,7 @@ class RemoteLock:
             self.bucket.delete([LOCKS + self.name])
 
 
-def remove_all(bucket: Bucket) -> int:
+def remove_all(bucket: ObjectStorage) -> int:
     """Delete every lock object (``cas remote unlock``); the number removed."""
     names = [LOCKS + o.name for o in bucket.list_all(LOCKS)]
     bucket.delete(names)

@@ -41,7 +41,7 @@ from cas.remote.packfile import (
     decode_index,
     encode_index,
 )
-from cas.remote.s3 import Bucket, ObjectInfo, ObjectTooLarge
+from cas.remote.storage import ObjectInfo, ObjectStorage, ObjectTooLarge
 from cas.remote.transfer import parallel
 
 PACKS: Final = "packs/"
@@ -86,7 +86,7 @@ class _Range:
 class RemoteObjects:
     """The frames of one remote: where each lies, and fetching them in bulk."""
 
-    def __init__(self, bucket: Bucket, *, jobs: int) -> None:
+    def __init__(self, bucket: ObjectStorage, *, jobs: int) -> None:
         self.bucket = bucket
         self.jobs = jobs
         self.places: dict[tuple[int, Digest], Place] = {}
@@ -285,7 +285,12 @@ class PackUploader:
     once they are up: one every `CHECKPOINT_PACKS` packs and one at the end."""
 
     def __init__(
-        self, bucket: Bucket, *, jobs: int, target: int = PACK_TARGET, write_index: bool = True
+        self,
+        bucket: ObjectStorage,
+        *,
+        jobs: int,
+        target: int = PACK_TARGET,
+        write_index: bool = True,
     ) -> None:
         """``write_index`` off: no index object is written; ``packs`` and ``entries`` (numbered
         by position in ``packs``) are left for the caller to name in its own."""

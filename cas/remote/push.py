@@ -25,7 +25,8 @@ from cas.remote.layout import MANIFESTS, PACK_SUFFIX, LocalManifest, index_chunk
 from cas.remote.lock import USE, RemoteLock
 from cas.remote.objects import PackUploader, RemoteObjects
 from cas.remote.packfile import BLOB, CHUNK
-from cas.remote.s3 import Bucket, session
+from cas.remote.s3 import session
+from cas.remote.storage import ObjectStorage
 from cas.remote.transfer import DEFAULT_JOBS, Meter, ordered
 from cas.store import Store
 
@@ -87,7 +88,7 @@ def push(
 
 class _Push:
     def __init__(
-        self, store: Store, bucket: Bucket, jobs: int, meter: Meter, report: PushReport
+        self, store: Store, bucket: ObjectStorage, jobs: int, meter: Meter, report: PushReport
     ) -> None:
         self.store = store
         self.bucket = bucket

@@ -41,7 +41,8 @@ from cas.remote.layout import (
 from cas.remote.lock import USE, RemoteLock
 from cas.remote.objects import Place, RemoteObjects, fetch_one, pack_problems
 from cas.remote.packfile import BLOB, CHUNK
-from cas.remote.s3 import Bucket, ObjectInfo, session
+from cas.remote.s3 import session
+from cas.remote.storage import ObjectInfo, ObjectStorage
 from cas.remote.transfer import DEFAULT_JOBS, Meter
 from cas.store import Store
 
@@ -124,7 +125,12 @@ def verify_remote(
 
 class _Verify:
     def __init__(
-        self, store: Store, bucket: Bucket, jobs: int, meter: Meter, report: RemoteVerifyReport
+        self,
+        store: Store,
+        bucket: ObjectStorage,
+        jobs: int,
+        meter: Meter,
+        report: RemoteVerifyReport,
     ) -> None:
         self.store = store
         self.bucket = bucket
