@@ -102,7 +102,9 @@ class BlobStore(Protocol):
         ...
 
     def raw_value(self, digest: Digest) -> bytes | None:
-        """The blob's stored frame as it is kept (raw, zstd or chunk index); None if absent."""
+        """The blob's stored frame as it is kept (raw, zstd or chunk index), unchecked; None
+        if absent. A store that knows the frame is unreadable (a remote's index names a pack
+        that is gone or cut short) raises `CorruptBlob`."""
         ...
 
     def raw_chunk(self, digest: Digest) -> bytes | None:

@@ -127,14 +127,18 @@ class RemoteBlobStore:
         return held | self._objects.present(BLOB, wanted - held)
 
     def _fetch(self, kind: int, digest: Digest) -> bytes | None:
-        """A frame held here or on the remote; None if absent; `CorruptBlob` when the remote
-        says where it is but it cannot be read there (over the size limit, a pack cut short)."""
+        """A frame held here or on the remote; None if absent; `CorruptBlob` when an index
+        object says where it is but it cannot be read there (over the size limit, its pack cut
+        short or gone)."""
         held = (self._blobs if kind == BLOB else self._chunks).get(digest)
         if held is not None:
             return held
         found = fetch_one(self._objects, kind, digest, max_size=self._max_object)
         if isinstance(found, str):
             raise CorruptBlob(str(digest), found)
+        if found is None and self._indexed(kind, digest):
+            place = self._objects.places[kind, digest]
+            raise CorruptBlob(str(digest), f"its pack {place.pack.hex()[:16]} is missing")
         return found
 
     def raw_value(self, digest: Digest) -> bytes | None:
