@@ -12,10 +12,11 @@ each of them:
 **Content and digests.** A blob is named by its `Digest`, the BLAKE3 of its uncompressed
 content. ``put(data)`` returns that digest and is idempotent: the same content is kept once.
 
-**Frames.** Every store keeps each blob as a frame (`cas.frame`) made exactly as `frames_of`
-makes it: content up to `chunk_size` bytes in one raw or zstd frame; larger content as chunk
-frames plus a chunk index frame listing their digests. So the frames of a blob are the same
-bytes in every store of the same chunk size and level, and they move between stores unchanged:
+**Frames.** Every store keeps each blob as frames (`cas.frame`), and frames what is put
+exactly as `frames_of` does: content up to `chunk_size` bytes in one raw or zstd frame; larger
+content as chunk frames plus a chunk index frame listing their digests. So the frames of a blob
+are the same bytes in every store of the same chunk size and level, and they move between stores
+unchanged (a store takes frames of other chunk sizes too):
 ``raw_value``/``raw_chunk`` give them out, ``put_frames`` takes them in (`copy_frames` moves a
 blob with its chunks). A store trusts no frame it is given: `check_frame` holds each one to its
 digest (and to a size limit, checked before anything is decompressed), a chunk index is taken

@@ -50,7 +50,8 @@ _INDEX_FIXED = frame.HEADER_SIZE + 8
 
 class RemoteBlobStore:
     """The blobs of one remote (see the module notes). Use as a context manager, or call
-    `flush`; it does not own ``bucket`` (the caller closes it)."""
+    `flush`; it does not own ``bucket`` (the caller closes it). One thread at a time: its own
+    reads and flushes run their transfers in ``jobs`` threads."""
 
     def __init__(
         self,
