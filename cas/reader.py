@@ -5,18 +5,25 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from cas import frame
 from cas.digest import Digest, hasher
 from cas.errors import CorruptBlob
 
-if TYPE_CHECKING:
-    from cas.store import Store
-
 # Chunks of a large blob read, decompressed and checked ahead of the one being returned, in
 # worker threads (zstd and BLAKE3 release the GIL): memory stays at a few chunks.
 READ_AHEAD: Final = 4
+
+
+class ChunkSource(Protocol):
+    """Where a reader gets the chunks of a chunked blob: a `cas.store.Store`, or any store of
+    the blob-store contract (`cas.blobstore`). Safe to call from the reader's worker threads."""
+
+    def read_chunk(self, blob: Digest, chunk: Digest, *, verify: bool) -> bytes:
+        """The content of ``chunk`` of ``blob``, hashed against ``chunk`` with ``verify``;
+        `CorruptBlob` naming ``blob`` when it is missing or does not decode or match."""
+        ...
 
 
 class BlobReader:
@@ -30,7 +37,7 @@ class BlobReader:
     time in worker threads; close the reader (or use it as a context manager) to stop them early.
     """
 
-    def __init__(self, store: Store, digest: Digest, value: bytes, *, verify: bool) -> None:
+    def __init__(self, store: ChunkSource, digest: Digest, value: bytes, *, verify: bool) -> None:
         self._store = store
         self.digest = digest
         self._verify = verify

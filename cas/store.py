@@ -6,7 +6,9 @@ The store owns LMDB: its tables and the layout of their records are private to i
 times, pins, recorded root folders, leases, a batch's commit, frames from remotes, and two tables
 of caller-chosen keys (the cache and the remotes). Work that must be atomic across concerns (gc:
 leases, roots and the deletion in one write transaction) runs in `Store.update`, which hands it
-an `Update`: a view of one write transaction offering named operations only.
+an `Update`: a view of one write transaction offering named operations only. As a store of
+blobs it keeps the contract it shares with the in-memory and the remote stores
+(`cas.blobstore.BlobStore`).
 
 Writes go through a `Batch`: values are hashed and compressed outside the write transaction
 (in worker threads for many files), then committed together, so ingesting 20,000 files is a
@@ -41,7 +43,7 @@ from typing import Any, BinaryIO, Final, Literal, TypeVar
 import lmdb
 import msgpack
 
-from cas import datafile, frame, space
+from cas import blobstore, datafile, frame, space
 from cas.batch import Batch
 from cas.digest import Digest
 from cas.errors import (
@@ -67,8 +69,8 @@ from cas.store_tables import KEY_SIZES, KV_TABLES, NAMES, TOTAL_KEYS, Tables
 
 FORMAT_VERSION: Final = 1
 STORE_DIRNAME: Final = ".cas"
-DEFAULT_CHUNK_SIZE: Final = 1 << 20
-DEFAULT_LEVEL: Final = 3
+DEFAULT_CHUNK_SIZE: Final = blobstore.DEFAULT_CHUNK_SIZE
+DEFAULT_LEVEL: Final = blobstore.DEFAULT_LEVEL
 # Every opener holds this file shared; `Store.compact` swaps the data file only while holding it
 # exclusively, so no process can be left reading or writing an unlinked copy.
 COMPACT_LOCK: Final = "compact.lock"
@@ -79,7 +81,7 @@ _UNCHANGED: Final = (
     "the store is as it was (a compaction needs room for a copy: run 'cas gc' first)"
 )
 # The least content a frame received from elsewhere may hold: see `Store.foreign_frame_limit`.
-_FOREIGN_FRAME_MIN_LIMIT: Final = 64 << 20
+_FOREIGN_FRAME_MIN_LIMIT: Final = blobstore.FOREIGN_FRAME_MIN_LIMIT
 # The tables whose keys callers choose (`Store.kv_get` and friends).
 KvTable = Literal["cache", "remotes"]
 _T = TypeVar("_T")
@@ -619,6 +621,21 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # --- capabilities of the blob-store contract (`cas.blobstore.BlobStore`) ------------------
+
+    @property
+    def persistent(self) -> bool:
+        """True: blobs live in the data file, for whoever opens it next."""
+        return True
+
+    @property
+    def buffered(self) -> bool:
+        """False: each put is committed (one write transaction) before it returns."""
+        return False
+
+    def flush(self) -> None:
+        """Nothing to do: every put is committed when it returns (see `buffered`)."""
+
     # --- transactions (private: other modules call the named operations below) -----------------
 
     @contextlib.contextmanager
@@ -954,16 +971,8 @@ class Store:
     def read_chunk(self, blob: Digest, chunk: Digest, *, verify: bool) -> bytes:
         with self._tables() as t:
             value = t.chunk_frame(chunk)
-        if value is None:
-            raise CorruptBlob(str(blob), f"chunk {chunk} is missing from the store")
-        self.residency.note(len(value))
-        try:
-            data = frame.decode(value)
-        except frame.FrameError as exc:
-            raise CorruptBlob(str(blob), f"chunk {chunk}: {exc}") from None
-        if verify and Digest.of(data) != chunk:
-            raise CorruptBlob(str(blob), f"chunk {chunk} does not match its digest")
-        return data
+        self.residency.note(len(value or b""))
+        return blobstore.chunk_content(blob, chunk, value, verify=verify)
 
     def iterate(self, *, start: Digest | None = None, page: int = 10_000) -> Iterator[Digest]:
         """Every blob digest in key order, read in pages of short transactions.
@@ -1090,36 +1099,12 @@ class Store:
     # --- frames made elsewhere (remotes) ---------------------------------------------------------
 
     def check_frame(self, digest: Digest, value: bytes, *, chunk: bool = False) -> frame.Header:
-        """Check a frame received from outside the store before it may be stored under ``digest``.
-
-        A raw or zstd frame must decode to content that hashes to ``digest``; a chunk index
-        (blobs only) must be well formed (its chunks are checked by `put_frames`). Content above
-        `foreign_frame_limit` is refused before anything is decompressed, so a hostile header
-        cannot make the reader allocate what it claims. Raises `CorruptBlob` naming ``digest``.
+        """Check a frame received from outside the store before it may be stored under ``digest``
+        (`cas.blobstore.check_frame`, within `foreign_frame_limit`): a raw or zstd frame must
+        decode to content that hashes to ``digest``; a chunk index (blobs only) must be well
+        formed (its chunks are checked by `put_frames`). Raises `CorruptBlob` naming ``digest``.
         """
-        try:
-            head = frame.header(value)
-            if head.codec == frame.INDEX:
-                if chunk:
-                    raise frame.FrameError("a chunk index where a chunk was expected")
-                _raw_size, chunk_size, _chunks = frame.decode_index(value)
-                if chunk_size > self.foreign_frame_limit:
-                    raise frame.FrameError(
-                        f"chunks of {chunk_size} bytes are over the limit of "
-                        f"{self.foreign_frame_limit}"
-                    )
-                return head
-            if head.raw_size > self.foreign_frame_limit:
-                raise frame.FrameError(
-                    f"content of {head.raw_size} bytes is over the limit of "
-                    f"{self.foreign_frame_limit} for one frame"
-                )
-            data = frame.decode(value)
-        except frame.FrameError as exc:
-            raise CorruptBlob(str(digest), str(exc)) from None
-        if Digest.of(data) != digest:
-            raise CorruptBlob(str(digest), "content does not match its digest")
-        return head
+        return blobstore.check_frame(digest, value, limit=self.foreign_frame_limit, chunk=chunk)[0]
 
     def has_chunks(self, digests: Iterable[Digest]) -> set[Digest]:
         """The subset of ``digests`` present in the chunks table."""

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cas.digest import Digest
-from cas.remote.objects import MERGE_GAP, RANGE_MAX, Place, plan_ranges
+from cas.remote.objects import MERGE_GAP, RANGE_MAX, Place, chunks_in_use_order, plan_ranges
 
 PACKS = [Digest.of(bytes([i])) for i in range(3)]
 
@@ -62,3 +62,18 @@ def test_neighbours_merge_and_gaps_split() -> None:
     # A frame before the range's start is never read by extending it backwards.
     back = plan_ranges([(d[0], Place(p, 1000, 10)), (d[1], Place(p, 0, 10))])
     assert len(back) == 2
+
+
+digests = st.integers(0, 30).map(lambda i: Digest.of(i.to_bytes(2, "big")))
+
+
+@given(st.lists(st.lists(digests, max_size=8), max_size=6), st.sets(digests, max_size=20))
+def test_chunks_go_in_order_of_first_use_then_by_digest(
+    lists: list[list[Digest]], send: set[Digest]
+) -> None:
+    order = chunks_in_use_order(lists, send)
+    assert sorted(order) == sorted(send)  # each chunk to send once, nothing else
+    used = [c for listed in lists for c in listed if c in send]
+    first_use = list(dict.fromkeys(used))
+    assert order[: len(first_use)] == first_use
+    assert order[len(first_use) :] == sorted(send - set(used))

@@ -1,8 +1,10 @@
 """Remotes: push a store's packs to S3-compatible object storage and pull them elsewhere.
 
-`config` keeps remote records in the store (never credentials), `s3` talks to a bucket through
-boto3, `sync` pushes, pulls and verifies. `sync` is loaded on first use: importing boto3 costs
-start-up time that commands which never touch a remote should not pay.
+`config` keeps remote records in the store (never credentials), `storage` says what the remote
+code needs of a bucket, `s3` is such a bucket through boto3 and `memory_bucket` one in memory,
+`blobs` offers a remote as a store of blobs (`cas.blobstore`), `sync` pushes, pulls and
+verifies. `sync` is loaded on first use: importing boto3 costs start-up time that commands which
+never touch a remote should not pay.
 """
 
 from __future__ import annotations

@@ -55,7 +55,8 @@ from cas.remote.objects import (
     is_hex,
 )
 from cas.remote.packfile import BLOB, CHUNK, KIND_NAMES, Entry, encode_index
-from cas.remote.s3 import Bucket, ObjectInfo, session
+from cas.remote.s3 import session
+from cas.remote.storage import ObjectInfo, ObjectStorage
 from cas.remote.transfer import DEFAULT_JOBS, Meter
 from cas.store import Store
 
@@ -152,7 +153,7 @@ class _Gc:
     def __init__(
         self,
         store: Store,
-        bucket: Bucket,
+        bucket: ObjectStorage,
         jobs: int,
         meter: Meter,
         report: RemoteGcReport,

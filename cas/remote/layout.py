@@ -34,7 +34,7 @@ from cas.digest import Digest
 from cas.errors import BlobNotFound, InputError, NotFound, UsageError
 from cas.progress import human_bytes
 from cas.remote.config import setting_hint
-from cas.remote.s3 import LIST_PAGE, Bucket, ObjectInfo, ObjectTooLarge
+from cas.remote.storage import LIST_PAGE, ObjectInfo, ObjectStorage, ObjectTooLarge
 from cas.store import Store
 
 BLOBS: Final = "blobs/"
@@ -143,7 +143,7 @@ def _local_manifest(store: Store, folder: Path, spec: str) -> LocalManifest:
 
 
 def seek_listing(
-    bucket: Bucket, folder: str, names: Iterable[str], *, page: int = LIST_PAGE
+    bucket: ObjectStorage, folder: str, names: Iterable[str], *, page: int = LIST_PAGE
 ) -> dict[str, ObjectInfo]:
     """Which of ``names`` (hex keys) exist under ``folder``, with their listing.
 
@@ -172,7 +172,7 @@ def seek_listing(
     return found
 
 
-def remote_packs(bucket: Bucket) -> tuple[dict[str, ObjectInfo], list[tuple[str, str]]]:
+def remote_packs(bucket: ObjectStorage) -> tuple[dict[str, ObjectInfo], list[tuple[str, str]]]:
     """(usable packs under ``manifests/`` by name, in name order; problems with the unusable
     ones). Only the listing: no manifest is read."""
     found: dict[str, ObjectInfo] = {}
@@ -279,7 +279,7 @@ def chunk_sizes(value: bytes) -> tuple[list[Digest], dict[Digest, int]] | str:
     return chunks, sizes
 
 
-def fetch_manifest(bucket: Bucket, name: str) -> bytes | str | None:
+def fetch_manifest(bucket: ObjectStorage, name: str) -> bytes | str | None:
     """The remote's pack ``name``: its bytes, None if absent, or why it was refused unread."""
     try:
         return bucket.get(MANIFESTS + name + PACK_SUFFIX, max_size=mf.MAX_BYTES)

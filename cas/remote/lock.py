@@ -32,7 +32,7 @@ from types import TracebackType
 from typing import Final
 
 from cas.errors import RemoteBusy
-from cas.remote.s3 import Bucket, ObjectInfo
+from cas.remote.storage import ObjectInfo, ObjectStorage
 
 LOCKS: Final = "locks/"
 GC: Final = "gc"
@@ -48,7 +48,7 @@ class RemoteLock:
 
     def __init__(
         self,
-        bucket: Bucket,
+        bucket: ObjectStorage,
         kind: str,
         command: str,
         *,
@@ -155,7 +155,7 @@ class RemoteLock:
             self.bucket.delete([LOCKS + self.name])
 
 
-def remove_all(bucket: Bucket) -> int:
+def remove_all(bucket: ObjectStorage) -> int:
     """Delete every lock object (``cas remote unlock``); the number removed."""
     names = [LOCKS + o.name for o in bucket.list_all(LOCKS)]
     bucket.delete(names)

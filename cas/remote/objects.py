@@ -41,7 +41,7 @@ from cas.remote.packfile import (
     decode_index,
     encode_index,
 )
-from cas.remote.s3 import Bucket, ObjectInfo, ObjectTooLarge
+from cas.remote.storage import ObjectInfo, ObjectStorage, ObjectTooLarge
 from cas.remote.transfer import parallel
 
 PACKS: Final = "packs/"
@@ -86,7 +86,7 @@ class Range:
 class RemoteObjects:
     """The frames of one remote: where each lies, and fetching them in bulk."""
 
-    def __init__(self, bucket: Bucket, *, jobs: int) -> None:
+    def __init__(self, bucket: ObjectStorage, *, jobs: int) -> None:
         self.bucket = bucket
         self.jobs = jobs
         self.places: dict[tuple[int, Digest], Place] = {}
@@ -298,12 +298,30 @@ def pack_problems(objects: RemoteObjects, places: Iterable[Place]) -> dict[Diges
     return out
 
 
+def chunks_in_use_order(lists: Iterable[Iterable[Digest]], send: Iterable[Digest]) -> list[Digest]:
+    """The chunks of ``send`` in the order packs take them: as the chunk ``lists`` (of the blobs
+    sent, in their order) use them first, then any ``send`` no list names, in digest order. A
+    blob's chunks so lie side by side in a pack, and one ranged GET reads a run of them."""
+    wanted = set(send)
+    order: dict[Digest, None] = {}
+    for listed in lists:
+        for chunk in listed:
+            if chunk in wanted:
+                order.setdefault(chunk, None)
+    return [*order, *sorted(wanted - order.keys())]
+
+
 class PackUploader:
     """Frames in, pack objects up (in parallel, while more fill), and index objects naming them
     once they are up: one every `CHECKPOINT_PACKS` packs and one at the end."""
 
     def __init__(
-        self, bucket: Bucket, *, jobs: int, target: int = PACK_TARGET, write_index: bool = True
+        self,
+        bucket: ObjectStorage,
+        *,
+        jobs: int,
+        target: int = PACK_TARGET,
+        write_index: bool = True,
     ) -> None:
         """``write_index`` off: no index object is written; ``packs`` and ``entries`` (numbered
         by position in ``packs``) are left for the caller to name in its own."""

@@ -47,7 +47,8 @@ from cas.remote.layout import (
 from cas.remote.lock import USE, RemoteLock
 from cas.remote.objects import RemoteObjects
 from cas.remote.packfile import BLOB, CHUNK
-from cas.remote.s3 import Bucket, session
+from cas.remote.s3 import session
+from cas.remote.storage import ObjectStorage
 from cas.remote.transfer import DEFAULT_JOBS, Meter
 from cas.store import Store
 
@@ -171,7 +172,7 @@ class _Pull:
     def __init__(
         self,
         store: Store,
-        bucket: Bucket,
+        bucket: ObjectStorage,
         jobs: int,
         meter: Meter,
         report: PullReport,

@@ -23,9 +23,10 @@ from cas.progress import Progress
 from cas.remote.config import Remote, resolve_remote
 from cas.remote.layout import MANIFESTS, PACK_SUFFIX, LocalManifest, index_chunks
 from cas.remote.lock import USE, RemoteLock
-from cas.remote.objects import PackUploader, RemoteObjects
+from cas.remote.objects import PackUploader, RemoteObjects, chunks_in_use_order
 from cas.remote.packfile import BLOB, CHUNK
-from cas.remote.s3 import Bucket, session
+from cas.remote.s3 import session
+from cas.remote.storage import ObjectStorage
 from cas.remote.transfer import DEFAULT_JOBS, Meter, ordered
 from cas.store import Store
 
@@ -87,7 +88,7 @@ def push(
 
 class _Push:
     def __init__(
-        self, store: Store, bucket: Bucket, jobs: int, meter: Meter, report: PushReport
+        self, store: Store, bucket: ObjectStorage, jobs: int, meter: Meter, report: PushReport
     ) -> None:
         self.store = store
         self.bucket = bucket
@@ -131,6 +132,7 @@ class _Push:
         top_blobs = sorted(tops - present - content)
         # Chunks of the blobs about to go up; those of blobs already there went up before them.
         chunk_owner: dict[Digest, Digest] = {}
+        lists: list[list[Digest]] = []
         for digest in [*blobs, *top_blobs]:
             value = store.raw_value(digest)
             if value is None:
@@ -141,10 +143,9 @@ class _Push:
                 raise CorruptBlob(str(digest), str(exc)) from None
             for chunk in listed or ():
                 chunk_owner.setdefault(chunk, digest)
+            lists.append(listed or [])
         on_remote = objects.present(CHUNK, chunk_owner)
-        # In order of first use (blobs in digest order, each one's chunks in their order): a
-        # blob's chunks lie side by side in a pack, so one ranged GET reads a run of them.
-        chunks = [c for c in chunk_owner if c not in on_remote]
+        chunks = chunks_in_use_order(lists, chunk_owner.keys() - on_remote)
         self.meter.expect(len(chunks) + len(blobs) + len(top_blobs))
 
         def read_chunk(chunk: Digest) -> bytes:

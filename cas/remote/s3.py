@@ -24,7 +24,6 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 import boto3
@@ -41,13 +40,13 @@ from cas.errors import (
     RemoteUnreachable,
 )
 from cas.remote.config import Remote, check_endpoint, setting_hint, settings, shown_url
-
-# Objects above this size go up as multipart uploads, in parts of this size. With the default
-# 1 MiB chunks every blob and chunk frame is far below it; it matters for stores created with
-# large chunks and for very large manifests.
-MULTIPART_THRESHOLD: Final = 8 << 20
-PART_SIZE: Final = 8 << 20
-LIST_PAGE: Final = 1000
+from cas.remote.storage import (
+    LIST_PAGE,
+    MULTIPART_THRESHOLD,
+    PART_SIZE,
+    ObjectInfo,
+    ObjectTooLarge,
+)
 
 _AUTH_CODES: Final = frozenset(
     {
@@ -68,19 +67,9 @@ _MISSING_KEY_CODES: Final = frozenset({"NoSuchKey", "404", "NotFound"})
 _ENDPOINT_VARIABLES: Final = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectInfo:
-    """One listed object: its key relative to the folder that was listed, size, ETag and the
-    server's time of its last write (seconds since the epoch; 0.0 when the server gave none)."""
-
-    name: str
-    size: int
-    etag: str
-    modified: float = 0.0
-
-
 class Bucket:
-    """The objects of one remote (its bucket, under its prefix). Thread-safe."""
+    """The objects of one remote (its bucket, under its prefix), through boto3: the S3
+    implementation of `cas.remote.storage.ObjectStorage`. Thread-safe."""
 
     def __init__(self, remote: Remote, *, connections: int = 16) -> None:
         self.remote = remote
@@ -376,16 +365,6 @@ def _check_endpoint_variables() -> None:
         value = os.environ.get(variable, "")
         if value:
             check_endpoint(value, f"the endpoint in {variable}")
-
-
-class ObjectTooLarge(Exception):
-    """An object larger than anything cas writes at that place; the caller reports it as a
-    problem with that object (a `str` of it is the problem's description)."""
-
-    def __init__(self, size: int, limit: int) -> None:
-        super().__init__(f"object of {size} bytes is over the limit of {limit} for its kind")
-        self.size = size
-        self.limit = limit
 
 
 class _MissingObject(CasError):

@@ -48,7 +48,8 @@ from cas.remote.objects import (
     plan_ranges,
 )
 from cas.remote.packfile import BLOB, CHUNK
-from cas.remote.s3 import Bucket, ObjectInfo, session
+from cas.remote.s3 import session
+from cas.remote.storage import ObjectInfo, ObjectStorage
 from cas.remote.transfer import DEFAULT_JOBS, Meter, ordered
 from cas.store import Store
 
@@ -131,7 +132,12 @@ def verify_remote(
 
 class _Verify:
     def __init__(
-        self, store: Store, bucket: Bucket, jobs: int, meter: Meter, report: RemoteVerifyReport
+        self,
+        store: Store,
+        bucket: ObjectStorage,
+        jobs: int,
+        meter: Meter,
+        report: RemoteVerifyReport,
     ) -> None:
         self.store = store
         self.bucket = bucket
