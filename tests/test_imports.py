@@ -291,3 +291,71 @@ def test_only_the_store_touches_lmdb_its_tables_and_its_records() -> None:
     assert not offenders, (
         "only " + ", ".join(sorted(STORE_MODULES)) + " may:\n" + "\n".join(offenders)
     )
+
+
+# The layers of ARCHITECTURE.md and what each may import. The engine knows nothing of remotes,
+# packing policy or commands; remotes and the packer build on the engine and know nothing of each
+# other or of commands; only the surfaces (the CLI and the MCP server) put them together.
+LAYERS: dict[str, tuple[str, ...]] = {
+    "engine": ("cas",),
+    "remote": ("cas.remote",),
+    "packer": ("packer",),
+    "surface": ("cas.cli", "cas.mcpserver", "cas.__main__"),
+}
+MAY_IMPORT: dict[str, frozenset[str]] = {
+    "engine": frozenset({"engine"}),
+    "remote": frozenset({"engine", "remote"}),
+    "packer": frozenset({"engine", "packer"}),
+    "surface": frozenset(LAYERS),
+}
+
+
+def layer_of(module: str) -> str:
+    """The layer of ``module``: the one whose longest prefix names it."""
+    best, length = "", -1
+    for layer, prefixes in LAYERS.items():
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > length:
+                best, length = layer, len(prefix)
+    return best
+
+
+def layer_violations(graph: Mapping[str, Iterable[str]]) -> list[tuple[str, str]]:
+    """The edges (importer, imported) that reach a layer the importer may not import."""
+    return sorted(
+        (module, target)
+        for module, targets in graph.items()
+        for target in targets
+        if layer_of(target) not in MAY_IMPORT[layer_of(module)]
+    )
+
+
+def test_layer_rules_catch_an_upward_or_sideways_import() -> None:
+    assert layer_of("cas.store") == "engine" and layer_of("cas") == "engine"
+    assert layer_of("cas.remote.pull") == "remote" and layer_of("cas.remote") == "remote"
+    assert layer_of("cas.cli.pack_cmds") == "surface" and layer_of("packer.build") == "packer"
+    graph = {
+        "cas.store": {"cas.digest"},  # down: fine
+        "cas.remote.pull": {"cas.store"},  # down: fine
+        "cas.cli.remote_cmds": {"cas.remote.pull", "packer.build"},  # a surface: fine
+        "cas.verify": {"cas.remote.objects"},  # up
+        "packer.build": {"cas.remote.push"},  # sideways
+        "cas.remote.push": {"packer.config"},  # sideways
+        "packer.scan": {"cas.cli._common"},  # up
+    }
+    assert layer_violations(graph) == [
+        ("cas.remote.push", "packer.config"),
+        ("cas.verify", "cas.remote.objects"),
+        ("packer.build", "cas.remote.push"),
+        ("packer.scan", "cas.cli._common"),
+    ]
+
+
+def test_imports_follow_the_layers() -> None:
+    modules = project_modules()
+    graph, lines = import_graph(modules)
+    bad = layer_violations(graph)
+    assert not bad, "imports against the layers of ARCHITECTURE.md:\n" + "\n".join(
+        f"{modules[a].relative_to(ROOT)}:{lines[a, b]} ({layer_of(a)}) imports {b} ({layer_of(b)})"
+        for a, b in bad
+    )
