@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from cas import frame
+from cas import frame, locate
 from cas import roots as roots_mod
 from cas.digest import Digest
 from cas.errors import CorruptBlob, NotFound, StoreDamaged, UsageError
@@ -237,12 +237,12 @@ def _resolve(
     path = Path(spec)
     if path.is_file():
         return roots_mod.read_manifest(spec, path)
-    name = spec if spec.endswith(roots_mod.PACK_SUFFIX) else spec + roots_mod.PACK_SUFFIX
-    # The project's own packs first: `cas verify repo` in a project means that project's pack.
+    # The project's own packs first: `cas verify repo` in a project means that project's pack;
+    # then the other root folders (a store's own, recorded ones), as gc would find it.
     for folder in sorted(dirs, key=lambda d: d.kind != "project"):
-        candidate = folder.path / name
+        candidate = locate.pack_path(folder.path, spec)
         if candidate.is_file():
-            label = name if folder.kind == "default" else str(candidate)
+            label = candidate.name if folder.kind == "default" else str(candidate)
             return roots_mod.read_manifest(label, candidate)
     raise NotFound("pack", spec, "name a manifest file, a pack under manifests/, or a digest")
 

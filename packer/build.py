@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 import blake3
 import msgpack
 
+from cas import locate, roots
 from cas import manifest as mf
-from cas import roots
 from cas.digest import Digest
-from cas.errors import BudgetError, CasError, OutputError, UnknownName
+from cas.errors import BudgetError, CasError, UnknownName
 from cas.fsutil import atomic_write
 from cas.lease import Lease
 from cas.residency import trim_heap
@@ -60,7 +60,6 @@ from packer.tokens import TokenCounter
 if TYPE_CHECKING:
     from packer.rating import Ratings
 
-MANIFEST_DIR = "manifests"
 MEMO_NS = "memo"
 # Bump when the way a manifest is derived from its inputs changes (tiering, fitting, layout).
 MEMO_VERSION = "3"
@@ -108,7 +107,7 @@ class PackReport:
 
 
 def manifest_name(scope: str, target: str | None) -> str:
-    return f"{scope}.{target}" if target else scope
+    return mf.pack_name(scope, target)
 
 
 class _Stopwatch:
@@ -196,7 +195,7 @@ class Packer:
         report = PackReport(self.root)
         watch = _Stopwatch(report.timings)
         store_rel = _relative_inside(self.store.path, self.root)
-        excluded = [MANIFEST_DIR, *([store_rel] if store_rel else [])]
+        excluded = [locate.MANIFEST_DIRNAME, *([store_rel] if store_rel else [])]
         progress = self.progress
         scanned = scan(
             self.root,
@@ -274,16 +273,11 @@ class Packer:
                 raise UnknownName("target", n, named, self._source(), hint)
 
     def _folder(self) -> Path:
-        return self.root / MANIFEST_DIR
+        return locate.manifest_dir(self.root)
 
     def _check_folder(self) -> None:
         """Refuse early, before any work, when the manifests folder cannot be one."""
-        folder = self._folder()
-        problem = roots.RootDir(folder, "project").missing_problem()
-        if problem is not None:
-            raise OutputError(
-                str(folder), f"it {problem}; cas pack writes its packs in that folder: move it away"
-            )
+        roots.check_manifest_dir(self._folder())
 
     def _prepare_folder(self) -> None:
         """Create the manifests folder and make it a gc root, before the first manifest file in
@@ -291,13 +285,7 @@ class Packer:
         reads the recorded folder in its deleting transaction."""
         if self._folder_ready:
             return
-        self._check_folder()
-        folder = self._folder()
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise OutputError(str(folder), exc.strerror or str(exc)) from None
-        roots.keep_manifest_dir(self.store, folder)
+        roots.prepare_manifest_dir(self.store, self._folder())
         self._folder_ready = True
 
     @staticmethod
@@ -586,7 +574,7 @@ class Packer:
         trim_heap()  # fitting's trial renders and counts are freed: keep the peak down
         data = data if data is not None else mf.encode(m)
         digest = Digest.of(data)
-        path = self._folder() / f"{name}.pack"
+        path = locate.pack_path(self._folder(), name)
         result_target = target.name or None
         if check:
             current = path.read_bytes() if path.is_file() else None

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
+from cas import locate
 from cas import manifest as mf
 from cas.digest import Digest
 from cas.errors import BudgetError, NotFound, UsageError
@@ -46,7 +47,6 @@ from packer.cache import Cache
 from packer.config import Budget, LoadConfig
 from packer.fitting import HIGH, LOW, TIER_NAMES, Choice, Offer, SymbolOffer, fit
 from packer.ingest import Fact
-from packer.locate import load_pack
 from packer.pricing import Candidate, Pricer, head_share
 from packer.render import FORMATS, GROUP_LINES, group_depth, lite_layout, renderer
 from packer.scan import decode_text
@@ -160,8 +160,8 @@ class Loader:
     def _pack(self, name: str) -> tuple[mf.Manifest, Digest]:
         known = self._manifests.get(name)
         if known is None:
-            m, digest, _ = load_pack(name, self.root, self.store)
-            known = self._manifests[name] = (m, digest)
+            found = locate.load_pack(name, locate.manifest_dir(self.root), self.store)
+            known = self._manifests[name] = (found.manifest, found.digest)
         return known
 
     def _source(self, names: Sequence[str]) -> Source:

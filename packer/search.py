@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from cas import locate
 from cas import manifest as mf
 from cas.digest import Digest
 from cas.errors import BlobNotFound, CorruptBlob, NotFound, UsageError
 from cas.store import Store
 from cas.textindex import QueryName, TextIndex, query_names, split_name, text_of
-from packer.locate import MANIFEST_DIR, load_pack
 from packer.wildmatch import GlobList
 
 WHOLE_CODE: Final = 6
@@ -164,10 +164,7 @@ class Source:
 
 def pack_names(root: Path) -> list[str]:
     """Every pack of the project, by name, sorted (loads are packs too, and searched)."""
-    folder = root / MANIFEST_DIR
-    if not folder.is_dir():
-        return []
-    return sorted(p.name[: -len(".pack")] for p in folder.glob("*.pack") if p.is_file())
+    return locate.pack_names(locate.manifest_dir(root))
 
 
 def source(root: Path, store: Store, packs: Sequence[str] | None) -> Source:
@@ -176,7 +173,7 @@ def source(root: Path, store: Store, packs: Sequence[str] | None) -> Source:
         raise NotFound("pack", "", "this project has no packs: run 'cas pack' first")
     out = Source()
     for name in names:
-        m = load_pack(name, root, store)[0]
+        m = locate.load_pack(name, locate.manifest_dir(root), store).manifest
         out.add(name, m)
     return out
 

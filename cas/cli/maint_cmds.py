@@ -9,12 +9,20 @@ from typing import Any
 import click
 
 from cas import roots as roots_mod
-from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
-from cas.cli.pack_cmds import project_manifests
+from cas.cli._common import (
+    Ctx,
+    emit_json,
+    json_option,
+    pass_ctx,
+    project_packs,
+    quiet_option,
+    warn,
+)
 from cas.digest import Digest
 from cas.display import one_line, shown
-from cas.errors import NotFound, StoreAccessError, StoreDamaged, UsageError, VerifyFailed
+from cas.errors import StoreAccessError, StoreDamaged, UsageError, VerifyFailed
 from cas.gc import DEFAULT_LEASE_WAIT_S, GcReport, collect
+from cas.locate import pack_digest
 from cas.progress import Progress, human_bytes
 from cas.store import Store
 from cas.verify import VerifyReport, verify
@@ -126,7 +134,7 @@ def verify_cmd(
                 targets,
                 all_blobs=all_blobs,
                 extra_dirs=extra_dirs,
-                project_dir=project_manifests(),
+                project_dir=project_packs(),
                 subset=subset,
                 max_duration_s=max_duration,
                 progress=tick if ctx.progress else None,
@@ -236,7 +244,7 @@ def gc_cmd(
         report = collect(
             store,
             extra_dirs=extra_dirs,
-            project_dir=project_manifests(),
+            project_dir=project_packs(),
             grace_ns=round(grace * 1e9),
             dry_run=dry_run,
             keep=kept,
@@ -302,17 +310,9 @@ def _gc_json(report: GcReport, compacted: tuple[int, int] | None) -> dict[str, A
     }
 
 
-def _digest_of_target(store: Store, target: str) -> Digest:
-    """A digest, or the digest of a manifest file or of a pack under manifests/."""
-    if target.startswith("blake3:"):
-        return Digest.parse(target)
-    path = Path(target)
-    if not path.is_file():
-        name = target if target.endswith(".pack") else f"{target}.pack"
-        path = roots_mod.default_dir(store) / name
-    if not path.is_file():
-        raise NotFound("pack", target, "give a digest, a manifest file or a pack name")
-    return Digest.of(path.read_bytes())
+def _digest_of_target(target: str) -> Digest:
+    """A digest, or the digest of a manifest file or of a pack of the project (`cas.locate`)."""
+    return pack_digest(target, project_packs())
 
 
 @click.command(name="pin")
@@ -336,7 +336,7 @@ def pin_cmd(ctx: Ctx, name: str | None, target: str | None, folder: Path | None)
             return
         if not name or not target:
             raise UsageError("usage: cas pin NAME DIGEST (or cas pin --dir DIR)")
-        digest = _digest_of_target(store, target)
+        digest = _digest_of_target(target)
         old = roots_mod.pin(store, name, digest)
     was = f" (was {old})" if old is not None and old != digest else ""
     click.echo(f"pinned {shown(name)} {digest}{was}")

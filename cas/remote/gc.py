@@ -37,9 +37,8 @@ from cas.errors import CorruptBlob, ManifestError, RemoteGcRefused
 from cas.progress import Progress
 from cas.remote.config import Remote, resolve_remote
 from cas.remote.layout import (
-    MANIFESTS,
-    PACK_SUFFIX,
     fetch_manifest,
+    manifest_key,
     max_object,
     maybe_index,
     remote_packs,
@@ -182,7 +181,7 @@ class _Gc:
             raise self.refuse(f"{key}: {why} (rename or delete it)")
         live: set[Digest] = set()
         for name in listed:
-            key = MANIFESTS + name + PACK_SUFFIX
+            key = manifest_key(name)
             data = fetch_manifest(self.bucket, name)
             if data is None:
                 raise self.refuse(f"{key} vanished while gc read it")

@@ -14,6 +14,7 @@ of bounded size. What one object may cost is bounded before any work on it: see
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,19 +26,17 @@ from cas.digest import Digest
 from cas.errors import CorruptBlob, InputError, ManifestError, NotFound, RemoteRefused, UsageError
 from cas.fsutil import atomic_write
 from cas.lease import Lease
+from cas.locate import PACK_SUFFIX, check_pack_name, pack_path
 from cas.progress import Progress
 from cas.remote.config import Remote, resolve_remote
 from cas.remote.layout import (
-    MANIFESTS,
-    PACK_SUFFIX,
     LocalManifest,
-    check_pack_name,
     chunk_sizes,
     claimed_sizes,
     fetch_manifest,
     index_problem,
     local_manifests,
-    manifests_dir,
+    manifest_key,
     max_object,
     misnamed,
     remote_packs,
@@ -48,6 +47,7 @@ from cas.remote.objects import RemoteObjects
 from cas.remote.packfile import BLOB, CHUNK
 from cas.remote.s3 import Bucket, session
 from cas.remote.transfer import DEFAULT_JOBS, Meter
+from cas.roots import prepare_manifest_dir
 from cas.store import Store
 
 # Pulled frames are committed in batches of this many bytes or frames, whichever comes first:
@@ -100,6 +100,7 @@ def pull(
     remote: Remote | str,
     specs: Sequence[str] = (),
     *,
+    folder: str | os.PathLike[str],
     everything: bool = False,
     force: bool = False,
     jobs: int = DEFAULT_JOBS,
@@ -109,11 +110,12 @@ def pull(
 
     ``specs`` name packs on the remote (``repo.claude``), manifest files on this machine (a path
     to an existing file: only its blobs are fetched) or manifest digests (fetched from blobs/).
-    With no specs: the manifests in the local manifests folder; with ``everything``: every
-    manifest on the remote. A pulled manifest is written to the manifests folder (atomically,
-    after its blobs are committed) unless a different local file of that name exists and
-    ``force`` is off. Objects that are missing or fail their checks raise `RemoteRefused`
-    naming them, after everything that passed has been committed.
+    With no specs: the manifests in ``folder``, the manifests folder of the project pulled for
+    (`cas.locate`); with ``everything``: every manifest on the remote. A pulled manifest is
+    written to ``folder`` (atomically, after its blobs are committed; the folder made a gc root
+    first) unless a different local file of that name exists and ``force`` is off. Objects
+    that are missing or fail their checks raise `RemoteRefused` naming them, after everything
+    that passed has been committed.
     """
     if everything and specs:
         raise UsageError("name MANIFESTs or pass --all, not both")
@@ -125,7 +127,9 @@ def pull(
         session(target, jobs, report) as bucket,
         Lease(store, "pull") as lease,
     ):
-        _Pull(store, bucket, jobs, Meter(progress), report, force, lease).run(specs, everything)
+        _Pull(store, bucket, jobs, Meter(progress), report, force, lease, Path(folder)).run(
+            specs, everything
+        )
     return report
 
 
@@ -138,9 +142,11 @@ class _Pull:
         meter: Meter,
         report: PullReport,
         force: bool,
-        lease: Lease | None = None,
+        lease: Lease | None,
+        folder: Path,
     ) -> None:
         self.store = store
+        self.folder = folder
         self.lease = lease
         self.bucket = bucket
         self.jobs = jobs
@@ -197,7 +203,9 @@ class _Pull:
         """One loader per manifest to pull, in order. Names and digests that are not on the
         remote are refused here, before any work; manifests are read only by their loader."""
         if not specs and not everything:
-            found = local_manifests(self.store, [], hint="name a MANIFEST, or pass --all")
+            found = local_manifests(
+                self.store, [], folder=self.folder, hint="name a MANIFEST, or pass --all"
+            )
             return [_loaded(_Target(m, write=False)) for m in found]
         names: list[str] = []
         files: list[str] = []
@@ -212,7 +220,8 @@ class _Pull:
         loaders: list[Callable[[], _Target | None]] = []
         if files:
             loaders += [
-                _loaded(_Target(m, write=False)) for m in local_manifests(self.store, files)
+                _loaded(_Target(m, write=False))
+                for m in local_manifests(self.store, files, folder=self.folder)
             ]
         if everything or names:
             listed, bad = remote_packs(self.bucket)
@@ -234,7 +243,7 @@ class _Pull:
 
     def _remote_loader(self, name: str) -> Callable[[], _Target | None]:
         def load() -> _Target | None:
-            key = MANIFESTS + name + PACK_SUFFIX
+            key = manifest_key(name)
             self.meter.expect(1)
             data = fetch_manifest(self.bucket, name)
             self.meter.moved(len(data) if isinstance(data, bytes) else 0)
@@ -428,7 +437,7 @@ class _Pull:
         )
 
     def _write(self, item: LocalManifest) -> str:
-        path = manifests_dir(self.store) / f"{item.name}{PACK_SUFFIX}"
+        path = pack_path(self.folder, item.name)
         try:
             existing = path.read_bytes() if path.is_file() else None
         except OSError:
@@ -437,6 +446,7 @@ class _Pull:
             return "unchanged"
         if existing is not None and not self.force:
             return "kept-local"
+        prepare_manifest_dir(self.store, self.folder)
         if self.lease is not None:
             self.lease.check()
         try:

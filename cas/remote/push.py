@@ -19,9 +19,10 @@ from typing import Any
 from cas import frame
 from cas.digest import Digest
 from cas.errors import BlobNotFound, CorruptBlob, NotFound
+from cas.locate import file_name
 from cas.progress import Progress
 from cas.remote.config import Remote, resolve_remote
-from cas.remote.layout import MANIFESTS, PACK_SUFFIX, LocalManifest, index_chunks
+from cas.remote.layout import MANIFESTS, LocalManifest, index_chunks
 from cas.remote.lock import USE, RemoteLock
 from cas.remote.objects import PackUploader, RemoteObjects
 from cas.remote.packfile import BLOB, CHUNK
@@ -183,7 +184,7 @@ class _Push:
     def _send_manifests(self, manifests: Sequence[LocalManifest]) -> None:
         listed = {o.name: o for o in self.bucket.list_all(MANIFESTS)}
         for item in manifests:
-            key = item.name + PACK_SUFFIX
+            key = file_name(item.name)
             there = listed.get(key)
             # S3 gives a single-part object's MD5 as its ETag; when it matches, the remote
             # already holds these bytes. Any other ETag form just means one more upload.

@@ -26,12 +26,11 @@ from cas.errors import CorruptBlob, ManifestError
 from cas.progress import Progress
 from cas.remote.config import Remote, resolve_remote
 from cas.remote.layout import (
-    MANIFESTS,
-    PACK_SUFFIX,
     chunk_sizes,
     claimed_sizes,
     fetch_manifest,
     index_problem,
+    manifest_key,
     max_object,
     maybe_index,
     misnamed,
@@ -173,7 +172,7 @@ class _Verify:
         reading one manifest at a time."""
         claims: dict[Digest, int | None] = {}
         for name in names:
-            key = MANIFESTS + name + PACK_SUFFIX
+            key = manifest_key(name)
             data = fetch_manifest(self.bucket, name)
             if data is None:
                 self.problem("missing", key, "listed but gone")
