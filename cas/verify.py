@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +35,7 @@ from cas import frame, locate
 from cas import roots as roots_mod
 from cas.digest import Digest
 from cas.errors import CorruptBlob, NotFound, StoreDamaged, UsageError
+from cas.events import ProgressSink, emit
 from cas.reader import BlobReader
 from cas.store import BlobRecord, Store
 
@@ -43,8 +44,6 @@ _RECORD_EVERY: Final = 512
 _RECORD_SECONDS: Final = 2.0
 _GROUP_BLOBS: Final = 64
 _GROUP_BYTES: Final = 4 << 20
-
-Progress = Callable[[int, int, int], None]  # (blobs done, blobs to do, bytes re-hashed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +127,7 @@ def verify(
     max_duration_s: float | None = None,
     workers: int = 1,
     record: bool = True,
-    progress: Progress | None = None,
+    progress: ProgressSink | None = None,
 ) -> VerifyReport:
     """Check ``targets`` (manifest files, pack names, digests), or with none every root; with
     ``all_blobs`` every blob in the store as well. ``project_dir`` is the manifests folder of
@@ -170,7 +169,7 @@ def _verify(
     deadline: float | None,
     workers: int,
     record: bool,
-    progress: Progress | None,
+    progress: ProgressSink | None,
 ) -> VerifyReport:
     report = VerifyReport(subset=subset, recorded=record)
     plan = _Plan()
@@ -351,7 +350,7 @@ def _check_all(
     deadline: float | None,
     workers: int,
     record: bool,
-    progress: Progress | None,
+    progress: ProgressSink | None,
 ) -> None:
     passed: list[Digest] = []
     last_record = time.monotonic()
@@ -378,8 +377,7 @@ def _check_all(
             for outcome in inflight.popleft().result():
                 done += 1
                 _tally(outcome, plan, report, passed)
-            if progress is not None:
-                progress(done, total, report.bytes_checked)
+            emit(progress, "verify", done, total, report.bytes_checked)
     report.not_reached = sum(len(group) for group in todo)
     if record:
         _record(store, passed)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +25,7 @@ from cas import locate, roots
 from cas import manifest as mf
 from cas.digest import Digest
 from cas.errors import BudgetError, CasError, UnknownName
+from cas.events import ProgressSink, emit
 from cas.fsutil import atomic_write
 from cas.lease import Lease
 from cas.residency import trim_heap
@@ -71,8 +72,6 @@ _CODE_LANGUAGES = frozenset(
         *("c", "cpp", "csharp", "ruby", "php", "swift", "lua", "bash"),
     }
 )
-
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass(slots=True)
@@ -129,7 +128,7 @@ class Packer:
         config: Config,
         *,
         allow_secrets: Sequence[str] = (),
-        progress: Progress | None = None,
+        progress: ProgressSink | None = None,
     ) -> None:
         self.root = root
         self.store = store
@@ -200,7 +199,7 @@ class Packer:
         scanned = scan(
             self.root,
             exclude_dirs=excluded,
-            progress=(lambda n: progress("scan", n, 0)) if progress else None,
+            progress=(lambda n: emit(progress, "scan", n)) if progress else None,
         )
         # A note names a path the walk could not use; a secret in that path is cut out of it.
         report.notes.extend(ScanNote(redact_path(n.path), n.reason) for n in scanned.notes)
@@ -215,8 +214,15 @@ class Packer:
         report.files = len(todo)
         with self.store.batch() as batch:
             ingest = Ingest(batch, self.cache, self.counter, allow_secrets=self.allow_secrets)
-            tick = (lambda i, _n: progress("store", i, len(todo))) if progress else None
-            ingested: IngestReport = ingest.run([by_path[p] for p in todo], tick)
+            read = [0]  # bytes of the files taken in so far (their sizes)
+
+            def tick(done: int, nbytes: int) -> None:
+                read[0] += nbytes
+                emit(progress, "store", done, len(todo), read[0])
+
+            ingested: IngestReport = ingest.run(
+                [by_path[p] for p in todo], tick if progress else None
+            )
         # The bodies are committed: commit the stat and secret-scan facts now too, and drop the
         # walk's records and the batch's index of what it wrote, rather than carry them
         # through tiering (a large tree's biggest tables).

@@ -40,6 +40,7 @@ from cas import locate
 from cas import manifest as mf
 from cas.digest import Digest
 from cas.errors import BudgetError, NotFound, UsageError
+from cas.events import ProgressSink
 from cas.store import Store
 from cas.textindex import TextIndex, query_names, split_name
 from packer import outline as outline_mod
@@ -143,7 +144,7 @@ class Loader:
         config: LoadConfig,
         tokenizer: str,
         *,
-        progress: Callable[[int, int], None] | None = None,
+        progress: ProgressSink | None = None,
     ) -> None:
         self.root = root
         self.store = store

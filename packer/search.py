@@ -29,6 +29,7 @@ from cas import locate
 from cas import manifest as mf
 from cas.digest import Digest
 from cas.errors import BlobNotFound, CorruptBlob, NotFound, UsageError
+from cas.events import ProgressSink, emit
 from cas.store import Store
 from cas.textindex import QueryName, TextIndex, query_names, split_name, text_of
 from packer.wildmatch import GlobList
@@ -178,11 +179,11 @@ def source(root: Path, store: Store, packs: Sequence[str] | None) -> Source:
     return out
 
 
-Progress = Callable[[int, int], None]  # (bodies indexed, bodies to index)
-
-
 def ensure_indexed(
-    index: TextIndex, store: Store, digests: Iterable[Digest], progress: Progress | None = None
+    index: TextIndex,
+    store: Store,
+    digests: Iterable[Digest],
+    progress: ProgressSink | None = None,
 ) -> int:
     """Index the bodies among ``digests`` not indexed yet; returns how many were read."""
     wanted = set(digests)
@@ -196,7 +197,7 @@ def ensure_indexed(
         except (BlobNotFound, CorruptBlob):
             return None  # verify reports it; search goes on without it
 
-    tick = (lambda done: progress(done, len(todo))) if progress is not None else None
+    tick = (lambda done: emit(progress, "index", done, len(todo))) if progress is not None else None
     return index.add(todo, read, tick)
 
 
@@ -401,7 +402,7 @@ def search(
     packs: Sequence[str] | None = None,
     k: int = 10,
     path_glob: Sequence[str] = (),
-    progress: Progress | None = None,
+    progress: ProgressSink | None = None,
 ) -> list[Hit]:
     """Search the bodies of the project's packs (or of ``packs``) for ``query``."""
     if k < 1:

@@ -759,7 +759,10 @@ def test_pull_refuses_objects_larger_than_any_frame(
         Progress("pushing", enabled=True, stream=shown, interval=0) as bar,
     ):
         report = push(
-            store, remote, local_manifests(store, [], folder=a.root / "manifests"), progress=bar
+            store,
+            remote,
+            local_manifests(store, [], folder=a.root / "manifests"),
+            progress=bar.sink,
         )
     assert report.blobs_uploaded == len(a.contents) + 1
     # On a terminal: objects done of the total, bytes and a rate.

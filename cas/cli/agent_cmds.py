@@ -50,13 +50,8 @@ def search(
         _index(store.path) as index,
         Progress("indexing", enabled=ctx.progress) as bar,
     ):
-
-        def tick(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done)
-
         found = run_search(
-            store, index, root, query, packs=packs or None, k=k, path_glob=paths, progress=tick
+            store, index, root, query, packs=packs or None, k=k, path_glob=paths, progress=bar.sink
         )
     if as_json:
         emit_json(
@@ -119,12 +114,7 @@ def load(
     config = load_config(root)
     with ctx.open_store() as store, _index(store.path) as index:
         with Progress("indexing", enabled=ctx.progress) as bar:
-
-            def tick(done: int, total: int) -> None:
-                bar.total = total
-                bar.update(done)
-
-            loader = Loader(root, store, index, config.load, config.tokenizer, progress=tick)
+            loader = Loader(root, store, index, config.load, config.tokenizer, progress=bar.sink)
             limit = Budget(budget, budget) if budget is not None else None
             result = loader.load(query, limit, name=name)
         path = pack_path(manifest_dir(root), name)

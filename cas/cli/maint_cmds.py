@@ -124,11 +124,6 @@ def verify_cmd(
         raise UsageError("--deep goes with --remote NAME (a local verify always re-hashes)")
     try:
         with _open_for_verify(ctx) as store, Progress("verifying", enabled=ctx.progress) as bar:
-
-            def tick(done: int, total: int, nbytes: int) -> None:
-                bar.total = total
-                bar.update(done, nbytes)
-
             report = verify(
                 store,
                 targets,
@@ -137,7 +132,7 @@ def verify_cmd(
                 project_dir=project_packs(),
                 subset=subset,
                 max_duration_s=max_duration,
-                progress=tick if ctx.progress else None,
+                progress=bar.sink,
             )
     except StoreDamaged as exc:
         # Every problem the walk of the data file found, then the one-line error (exit 2).
@@ -234,13 +229,7 @@ def gc_cmd(
         remote_gc(ctx, remote, grace=grace, dry_run=dry_run, keep=kept, as_json=as_json)
         return
     compacted: tuple[int, int] | None = None
-    with ctx.open_store() as store, Progress("gc", enabled=ctx.progress) as bar:
-
-        def tick(stage: str, done: int, total: int) -> None:
-            bar.label = f"gc: {stage}"
-            bar.total = total or None
-            bar.update(done)
-
+    with ctx.open_store() as store, Progress("gc", enabled=ctx.progress, stages=True) as bar:
         report = collect(
             store,
             extra_dirs=extra_dirs,
@@ -249,7 +238,7 @@ def gc_cmd(
             dry_run=dry_run,
             keep=kept,
             lease_wait_s=lease_wait,
-            progress=tick if ctx.progress else None,
+            progress=bar.sink,
         )
         bar.close()
         _print_gc(report, as_json=as_json, quiet=ctx.quiet)

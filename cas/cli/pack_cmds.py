@@ -80,16 +80,8 @@ def pack(
     config = load_config(root)
     with _store_for_pack(ctx, root) as store:
         parent = load_pack(baseline, manifest_dir(root), store).digest if baseline else None
-        with Progress("packing", enabled=ctx.progress) as bar:
-
-            def tick(stage: str, done: int, total: int) -> None:
-                bar.label = stage
-                bar.total = total or None
-                bar.update(done)
-
-            packer = Packer(
-                root, store, config, allow_secrets=allow, progress=tick if ctx.progress else None
-            )
+        with Progress("packing", enabled=ctx.progress, stages=True) as bar:
+            packer = Packer(root, store, config, allow_secrets=allow, progress=bar.sink)
             report = packer.run(
                 scopes=scopes, targets=targets, baseline=parent, check=check, explain=explain
             )
@@ -125,12 +117,7 @@ def _index_packs(ctx: Ctx, store: Store, report: PackReport) -> None:
     index = TextIndex.open(store.path)
     assert index is not None  # open creates one
     with index, Progress("indexing", enabled=ctx.progress) as bar:
-
-        def tick(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done)
-
-        ensure_indexed(index, store, digests, tick)
+        ensure_indexed(index, store, digests, bar.sink)
 
 
 def _print_explained(report: PackReport, path: str, *, as_json: bool) -> None:

@@ -202,7 +202,7 @@ def remote_verify(ctx: Ctx, name: str | None, deep: bool, jobs: int, as_json: bo
     with ctx.open_store(readonly=True) as store:
         remote = choose_remote(store, name)
         with Progress("verifying", enabled=ctx.progress) as bar:
-            report = verify_remote(store, remote, deep, jobs=jobs, progress=bar)
+            report = verify_remote(store, remote, deep, jobs=jobs, progress=bar.sink)
     if as_json:
         emit_json(report.as_json())
     else:
@@ -236,7 +236,13 @@ def remote_gc(
         remote = choose_remote(store, name)
         with Progress("gc: copying", enabled=ctx.progress) as bar:
             report = collect_remote(
-                store, remote, grace_s=grace, dry_run=dry_run, keep=keep, jobs=jobs, progress=bar
+                store,
+                remote,
+                grace_s=grace,
+                dry_run=dry_run,
+                keep=keep,
+                jobs=jobs,
+                progress=bar.sink,
             )
     if as_json:
         emit_json(report.as_json())
@@ -273,7 +279,7 @@ def push(ctx: Ctx, args: tuple[str, ...], jobs: int, as_json: bool) -> None:
         remote, specs = _split(store, args)
         manifests = local_manifests(store, specs, folder=project_packs())
         with Progress("pushing", enabled=ctx.progress) as bar:
-            report = push_packs(store, remote, manifests, jobs=jobs, progress=bar)
+            report = push_packs(store, remote, manifests, jobs=jobs, progress=bar.sink)
     if as_json:
         emit_json(report.as_json())
         return
@@ -319,7 +325,7 @@ def pull(
                 everything=everything,
                 force=force,
                 jobs=jobs,
-                progress=bar,
+                progress=bar.sink,
             )
     if as_json:
         emit_json(report.as_json())

@@ -34,7 +34,7 @@ from cas import frame
 from cas import manifest as mf
 from cas.digest import Digest
 from cas.errors import CorruptBlob, ManifestError, RemoteGcRefused
-from cas.progress import Progress
+from cas.events import ProgressSink
 from cas.remote.config import Remote, resolve_remote
 from cas.remote.layout import (
     fetch_manifest,
@@ -126,7 +126,7 @@ def collect_remote(
     dry_run: bool = False,
     keep: Sequence[Digest] = (),
     jobs: int = DEFAULT_JOBS,
-    progress: Progress | None = None,
+    progress: ProgressSink | None = None,
 ) -> RemoteGcReport:
     """Remove from the remote what none of its manifests (nor ``keep``) references, once older
     than ``grace_s``; repack packs mostly dead. ``store`` supplies the remote's record and the
@@ -137,7 +137,7 @@ def collect_remote(
         bucket.check()
         with RemoteLock(bucket, GC, "gc") as lock:
             report.stale_locks = len(lock.stale)
-            _Gc(store, bucket, jobs, Meter(progress), report, lock.server_now).run(keep)
+            _Gc(store, bucket, jobs, Meter("gc", progress), report, lock.server_now).run(keep)
     return report
 
 

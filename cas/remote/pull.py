@@ -24,10 +24,10 @@ from cas import frame
 from cas import manifest as mf
 from cas.digest import Digest
 from cas.errors import CorruptBlob, InputError, ManifestError, NotFound, RemoteRefused, UsageError
+from cas.events import ProgressSink
 from cas.fsutil import atomic_write
 from cas.lease import Lease
 from cas.locate import PACK_SUFFIX, check_pack_name, pack_path
-from cas.progress import Progress
 from cas.remote.config import Remote, resolve_remote
 from cas.remote.layout import (
     LocalManifest,
@@ -104,7 +104,7 @@ def pull(
     everything: bool = False,
     force: bool = False,
     jobs: int = DEFAULT_JOBS,
-    progress: Progress | None = None,
+    progress: ProgressSink | None = None,
 ) -> PullReport:
     """Download what the local store lacks for some manifests, checking every byte.
 
@@ -127,7 +127,7 @@ def pull(
         session(target, jobs, report) as bucket,
         Lease(store, "pull") as lease,
     ):
-        _Pull(store, bucket, jobs, Meter(progress), report, force, lease, Path(folder)).run(
+        _Pull(store, bucket, jobs, Meter("pull", progress), report, force, lease, Path(folder)).run(
             specs, everything
         )
     return report

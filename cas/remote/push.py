@@ -19,8 +19,8 @@ from typing import Any
 from cas import frame
 from cas.digest import Digest
 from cas.errors import BlobNotFound, CorruptBlob, NotFound
+from cas.events import ProgressSink
 from cas.locate import file_name
-from cas.progress import Progress
 from cas.remote.config import Remote, resolve_remote
 from cas.remote.layout import MANIFESTS, LocalManifest, index_chunks
 from cas.remote.lock import USE, RemoteLock
@@ -76,13 +76,13 @@ def push(
     manifests: Sequence[LocalManifest],
     *,
     jobs: int = DEFAULT_JOBS,
-    progress: Progress | None = None,
+    progress: ProgressSink | None = None,
 ) -> PushReport:
     """Upload ``manifests`` and every blob and chunk they reach that the remote lacks."""
     target = resolve_remote(store, remote)
     report = PushReport(target.name, target.url)
     with session(target, jobs, report) as bucket:
-        _Push(store, bucket, jobs, Meter(progress), report).run(manifests)
+        _Push(store, bucket, jobs, Meter("push", progress), report).run(manifests)
     return report
 
 

@@ -23,7 +23,7 @@ from cas import frame
 from cas import manifest as mf
 from cas.digest import Digest, hasher
 from cas.errors import CorruptBlob, ManifestError
-from cas.progress import Progress
+from cas.events import ProgressSink
 from cas.remote.config import Remote, resolve_remote
 from cas.remote.layout import (
     chunk_sizes,
@@ -103,7 +103,7 @@ def verify_remote(
     deep: bool = False,
     *,
     jobs: int = DEFAULT_JOBS,
-    progress: Progress | None = None,
+    progress: ProgressSink | None = None,
 ) -> RemoteVerifyReport:
     """Check that every blob the remote's manifests reference is on the remote.
 
@@ -116,7 +116,7 @@ def verify_remote(
     target = resolve_remote(store, remote)
     report = RemoteVerifyReport(target.name, target.url, deep)
     with session(target, jobs, report) as bucket:
-        _Verify(store, bucket, jobs, Meter(progress), report).run()
+        _Verify(store, bucket, jobs, Meter("verify", progress), report).run()
     report.problems.sort(key=lambda p: (p.what, p.kind, p.detail))
     return report
 
