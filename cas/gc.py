@@ -34,6 +34,7 @@ from cas import textindex
 from cas.digest import Digest
 from cas.errors import CasError, CorruptBlob, LeaseHeld, StoreInconsistent, UsageError
 from cas.events import ProgressSink, emit
+from cas.report import json_rule
 from cas.store import Store, Update
 
 DEFAULT_GRACE_NS: Final = 3600 * 10**9
@@ -42,8 +43,10 @@ DEFAULT_LEASE_WAIT_S: Final = 60.0
 
 @dataclass(slots=True)
 class GcReport:
+    """What a gc kept and pruned; `cas.report.report_json` gives its JSON."""
+
     dry_run: bool
-    grace_ns: int
+    grace_ns: int = field(metadata=json_rule(key="grace_s", convert=lambda ns: ns / 1e9))
     manifests: int = 0
     pins: int = 0
     reachable: int = 0
@@ -54,7 +57,7 @@ class GcReport:
     kept_by_grace: int = 0
     # Candidates spared by the re-check: referenced or put again after the snapshot.
     spared_late: int = 0
-    stale_leases: int = 0
+    stale_leases: int = field(default=0, metadata=json_rule(key="stale_leases_cleared"))
     live_leases: int = 0
     # Disk blocks of free pages given back to the file system in place (see cas/space.py).
     bytes_given_back: int = 0

@@ -25,6 +25,7 @@ from typing import Any, Final, TypeVar
 from cas.display import one_line
 from cas.errors import CasError, UsageError
 from cas.locate import load_pack, manifest_dir, pack_entry
+from cas.report import report_json
 from cas.store import Store
 
 INSTRUCTIONS: Final = (
@@ -142,7 +143,7 @@ class Service:
                     self.store, index, self.root, query,
                     packs=[_pack_name(pack)] if pack else None, k=k,
                 )  # fmt: skip
-            return [h.as_dict() for h in hits]
+            return [report_json(h) for h in hits]
 
         return self._run(run)
 
@@ -182,7 +183,7 @@ class Service:
 
         def run() -> dict[str, Any]:
             report = verify(self.store, project_dir=manifest_dir(self.root), record=False)
-            return report.as_dict()
+            return report_json(report)
 
         return self._run(run)
 

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import ClassVar, Final
 
 from cas import frame, locate
 from cas import roots as roots_mod
@@ -37,6 +37,7 @@ from cas.digest import Digest
 from cas.errors import CorruptBlob, NotFound, StoreDamaged, UsageError
 from cas.events import ProgressSink, emit
 from cas.reader import BlobReader
+from cas.report import json_rule
 from cas.store import BlobRecord, Store
 
 # Verified times are written after this many passes or seconds, with no read in flight.
@@ -48,7 +49,8 @@ _GROUP_BYTES: Final = 4 << 20
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    digest: str  # "blake3:..." or "" when there is none (an unreadable file, a missing folder)
+    # "blake3:..." or "" when there is none (an unreadable file, a missing folder): JSON null
+    digest: str = field(metadata=json_rule(convert=lambda d: d or None))
     what: str
     manifests: tuple[str, ...] = ()
 
@@ -56,12 +58,12 @@ class Problem:
         by = f"  (referenced by: {', '.join(self.manifests)})" if self.manifests else ""
         return f"{self.digest or '-'}  {self.what}{by}"
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"digest": self.digest or None, "what": self.what, "manifests": list(self.manifests)}
-
 
 @dataclass(slots=True)
 class VerifyReport:
+    """What a verify checked and found; `cas.report.report_json` gives its JSON."""
+
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("ok",)
     problems: list[Problem] = field(default_factory=list)
     manifests: int = 0
     pins: int = 0
@@ -72,28 +74,14 @@ class VerifyReport:
     # Blobs only --all listed, removed by a concurrent gc before their turn: not a problem.
     vanished: int = 0
     seconds: float = 0.0
-    subset: tuple[int, int] | None = None
+    subset: tuple[int, int] | None = field(
+        default=None, metadata=json_rule(convert=lambda s: f"{s[0]}/{s[1]}" if s else None)
+    )
     recorded: bool = False
 
     @property
     def ok(self) -> bool:
         return not self.problems
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "problems": [p.as_dict() for p in self.problems],
-            "manifests": self.manifests,
-            "pins": self.pins,
-            "checked": self.checked,
-            "bytes_checked": self.bytes_checked,
-            "not_reached": self.not_reached,
-            "outside_subset": self.outside_subset,
-            "vanished": self.vanished,
-            "seconds": round(self.seconds, 3),
-            "subset": f"{self.subset[0]}/{self.subset[1]}" if self.subset else None,
-            "recorded": self.recorded,
-        }
 
 
 @dataclass(slots=True)

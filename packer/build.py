@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import blake3
 import msgpack
@@ -28,6 +28,7 @@ from cas.errors import BudgetError, CasError, UnknownName
 from cas.events import ProgressSink, emit
 from cas.fsutil import atomic_write
 from cas.lease import Lease
+from cas.report import json_rule, pairs, rounded
 from cas.residency import trim_heap
 from cas.store import Store
 from packer.cache import Cache
@@ -76,30 +77,52 @@ _CODE_LANGUAGES = frozenset(
 
 @dataclass(slots=True)
 class PackResult:
+    """One pack made (or checked); in JSON its file is ``manifest``, with the manifest's budget
+    and totals (`cas.report.report_json`)."""
+
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("budget", "totals")
+
     scope: str
     target: str | None
     name: str
-    path: Path
+    path: Path = field(metadata=json_rule(omit=True))
     digest: Digest
-    manifest: mf.Manifest
+    manifest: mf.Manifest = field(metadata=json_rule(omit=True))
     written: bool
     tokens: dict[str, int]
+    # The manifest file relative to the project root, as POSIX text.
+    file: str = field(default="", metadata=json_rule(key="manifest"))
+
+    @property
+    def budget(self) -> dict[str, int]:
+        return {"target": self.manifest.budget_target, "max": self.manifest.budget_max}
+
+    @property
+    def totals(self) -> dict[str, Any]:
+        return self.manifest.totals
 
 
 @dataclass(slots=True)
 class PackReport:
+    """What `cas pack` did; `cas.report.report_json` gives its JSON."""
+
     root: Path
-    results: list[PackResult] = field(default_factory=list)
+    results: list[PackResult] = field(default_factory=list, metadata=json_rule(key="packs"))
     notes: list[ScanNote] = field(default_factory=list)
-    withheld: list[tuple[str, str]] = field(default_factory=list)
-    redacted: list[tuple[str, str]] = field(default_factory=list)  # stored with secrets cut out
+    withheld: list[tuple[str, str]] = field(
+        default_factory=list, metadata=json_rule(convert=pairs("path", "kind"))
+    )
+    # Stored with the secrets cut out.
+    redacted: list[tuple[str, str]] = field(
+        default_factory=list, metadata=json_rule(convert=pairs("path", "kind"))
+    )
     stale: list[str] = field(default_factory=list)
-    timings: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict, metadata=json_rule(convert=rounded(4)))
     # Where the ingest workers and tiering spent their time (see `PackReport.work`'s keys):
     # worker seconds overlap, so these do not add up to the stages.
-    work: dict[str, float] = field(default_factory=dict)
+    work: dict[str, float] = field(default_factory=dict, metadata=json_rule(convert=rounded(4)))
     ingest_mode: str = "threads"
-    explained: list[Explanation] = field(default_factory=list)
+    explained: list[Explanation] = field(default_factory=list, metadata=json_rule(omit=True))
     files: int = 0
     bytes_read: int = 0
     stat_hits: int = 0
@@ -581,11 +604,12 @@ class Packer:
         data = data if data is not None else mf.encode(m)
         digest = Digest.of(data)
         path = locate.pack_path(self._folder(), name)
+        file = path.relative_to(self.root).as_posix()
         result_target = target.name or None
         if check:
             current = path.read_bytes() if path.is_file() else None
             return PackResult(
-                scope.name, result_target, name, path, digest, m, current != data, tokens
+                scope.name, result_target, name, path, digest, m, current != data, tokens, file
             )
         # Bodies were committed with the ingest batch; the summaries this manifest references and
         # the manifest itself are committed together, before its file is written, so a file
@@ -602,7 +626,7 @@ class Packer:
         if self._lease is not None:
             self._lease.check()  # a gc that found the lease stale may have pruned our blobs
         written = atomic_write(path, data)
-        return PackResult(scope.name, result_target, name, path, digest, m, written, tokens)
+        return PackResult(scope.name, result_target, name, path, digest, m, written, tokens, file)
 
     # --- the memo: an unchanged input gives the manifest already made ---------------------------
 

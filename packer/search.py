@@ -23,13 +23,14 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import ClassVar, Final
 
 from cas import locate
 from cas import manifest as mf
 from cas.digest import Digest
 from cas.errors import BlobNotFound, CorruptBlob, NotFound, UsageError
 from cas.events import ProgressSink, emit
+from cas.report import json_rule, pairs
 from cas.store import Store
 from cas.textindex import QueryName, TextIndex, query_names, split_name, text_of
 from packer.wildmatch import GlobList
@@ -203,24 +204,24 @@ def ensure_indexed(
 
 @dataclass(frozen=True, slots=True)
 class Hit:
+    """One file found; `cas.report.report_json` gives it as `cas search --json` and the MCP
+    `search` tool show it (``lines`` for ``first`` and ``last``)."""
+
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("lines",)
+
     path: str
     packs: tuple[str, ...]
     digest: Digest
-    first: int  # line range of the best matching lines
-    last: int
+    # The line range of the best matching lines.
+    first: int = field(metadata=json_rule(omit=True))
+    last: int = field(metadata=json_rule(omit=True))
     score: int
-    snippet: tuple[tuple[int, str], ...]  # (line number, text)
+    # (line number, text)
+    snippet: tuple[tuple[int, str], ...] = field(metadata=json_rule(convert=pairs("line", "text")))
 
-    def as_dict(self) -> dict[str, object]:
-        """The hit as `cas search --json` and the MCP `search` tool give it."""
-        return {
-            "path": self.path,
-            "packs": list(self.packs),
-            "lines": [self.first, self.last],
-            "score": self.score,
-            "digest": str(self.digest),
-            "snippet": [{"line": n, "text": t} for n, t in self.snippet],
-        }
+    @property
+    def lines(self) -> list[int]:
+        return [self.first, self.last]
 
 
 @dataclass(slots=True)

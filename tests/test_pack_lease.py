@@ -40,11 +40,11 @@ def test_lost_lease_publishes_no_manifest(tmp_path: Path) -> None:
     with Store.at(root / ".cas") as store:
         packer = Packer(root, store, load_config(root))
 
-        def tick(stage: str, _done: int, _total: int) -> None:
+        def tick(event: ProgressEvent) -> None:
             # What a gc does to a lease it judged stale: deletes it. The next heartbeat notices.
             lease = packer._lease
             assert lease is not None
-            if stage == "store" and not lease.lost:
+            if event.stage == "store" and not lease.lost:
                 store.delete_leases([lease.id])
                 lease.beat()
 

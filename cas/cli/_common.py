@@ -14,6 +14,7 @@ from cas.display import json_safe, one_line, shown
 from cas.errors import StoreNotFound
 from cas.locate import manifest_dir
 from cas.progress import wanted
+from cas.report import report_json
 from cas.store import Store, find_store
 
 
@@ -88,6 +89,12 @@ def project_packs() -> Path:
     """The manifests folder of the project the command runs in: where packs are written, where
     a pack name is looked up, what push sends and where pull writes (`cas.locate`)."""
     return manifest_dir(project_root())
+
+
+def emit_report(report: Any, **extra: Any) -> None:
+    """Print a report as JSON by the one convention (`cas.report.report_json`), with any keys
+    the command adds to it."""
+    emit_json({**report_json(report), **extra})
 
 
 def warn(message: str) -> None:

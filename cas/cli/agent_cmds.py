@@ -20,6 +20,7 @@ from cas.display import shown
 from cas.errors import UsageError
 from cas.locate import manifest_dir, pack_path
 from cas.progress import Progress
+from cas.report import report_json
 
 if TYPE_CHECKING:
     from cas.textindex import TextIndex
@@ -57,7 +58,7 @@ def search(
         emit_json(
             {
                 "query": query,
-                "hits": [h.as_dict() for h in found],
+                "hits": [report_json(h) for h in found],
             }
         )
         return

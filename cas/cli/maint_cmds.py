@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -12,6 +11,7 @@ from cas import roots as roots_mod
 from cas.cli._common import (
     Ctx,
     emit_json,
+    emit_report,
     json_option,
     pass_ctx,
     project_packs,
@@ -143,7 +143,7 @@ def verify_cmd(
                 click.echo(f"-  damaged store: {one_line(line)}")
         raise
     if as_json:
-        emit_json(report.as_dict())
+        emit_report(report)
     else:
         for problem in report.problems:
             click.echo(one_line(problem.line()))
@@ -248,7 +248,8 @@ def gc_cmd(
         before, after = compacted
         click.echo(f"compacted: {human_bytes(before)} -> {human_bytes(after)}")
     if as_json:
-        emit_json(_gc_json(report, compacted))
+        size = None if compacted is None else {"before": compacted[0], "after": compacted[1]}
+        emit_report(report, compacted=size)
 
 
 def _print_gc(report: GcReport, *, as_json: bool, quiet: bool) -> None:
@@ -274,29 +275,6 @@ def _print_gc(report: GcReport, *, as_json: bool, quiet: bool) -> None:
         warn(f"note: cleared {report.stale_leases} stale leases of packs that died")
     if report.live_leases:
         warn(f"note: {report.live_leases} packs in progress: a real run would wait for them")
-
-
-def _gc_json(report: GcReport, compacted: tuple[int, int] | None) -> dict[str, Any]:
-    return {
-        "dry_run": report.dry_run,
-        "grace_s": report.grace_ns / 1e9,
-        "manifests": report.manifests,
-        "pins": report.pins,
-        "reachable": report.reachable,
-        "pruned": report.pruned,
-        "bytes_freed": report.bytes_freed,
-        "chunks_pruned": report.chunks_pruned,
-        "chunk_bytes_freed": report.chunk_bytes_freed,
-        "kept_by_grace": report.kept_by_grace,
-        "spared_late": report.spared_late,
-        "stale_leases_cleared": report.stale_leases,
-        "live_leases": report.live_leases,
-        "waited_s": round(report.waited_s, 3),
-        "bytes_given_back": report.bytes_given_back,
-        "index_dropped": report.index_dropped,
-        "digests": [str(d) for d in report.digests],
-        "compacted": None if compacted is None else {"before": compacted[0], "after": compacted[1]},
-    }
 
 
 def _digest_of_target(target: str) -> Digest:

@@ -14,6 +14,7 @@ import click
 from cas.cli._common import (
     Ctx,
     emit_json,
+    emit_report,
     json_option,
     pass_ctx,
     project_root,
@@ -98,7 +99,7 @@ def pack(
         return
 
     if as_json:
-        emit_json(_report_json(report, root))
+        emit_report(report)
     else:
         _print_report(report, root, quiet=ctx.quiet, check=check)
     if check and report.stale:
@@ -134,36 +135,6 @@ def _print_explained(report: PackReport, path: str, *, as_json: bool) -> None:
         emit_json({"explained": [describe(x) for x in report.explained]})
         return
     click.echo("\n".join(describe(x) for x in report.explained), nl=False)
-
-
-def _report_json(report: PackReport, root: Path) -> dict[str, object]:
-    return {
-        "root": str(root),
-        "files": report.files,
-        "stat_hits": report.stat_hits,
-        "bytes_read": report.bytes_read,
-        "packs": [
-            {
-                "name": r.name,
-                "scope": r.scope,
-                "target": r.target,
-                "digest": str(r.digest),
-                "manifest": str(r.path.relative_to(root)),
-                "written": r.written,
-                "tokens": r.tokens,
-                "budget": {"target": r.manifest.budget_target, "max": r.manifest.budget_max},
-                "totals": r.manifest.totals,
-            }
-            for r in report.results
-        ],
-        "withheld": [{"path": p, "kind": k} for p, k in report.withheld],
-        "redacted": [{"path": p, "kind": k} for p, k in report.redacted],
-        "notes": [{"path": n.path, "reason": n.reason} for n in report.notes],
-        "stale": report.stale,
-        "timings": {k: round(v, 4) for k, v in report.timings.items()},
-        "work": {k: round(v, 4) for k, v in report.work.items()},
-        "ingest_mode": report.ingest_mode,
-    }
 
 
 def _print_report(report: PackReport, root: Path, *, quiet: bool, check: bool) -> None:

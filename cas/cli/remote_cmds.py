@@ -11,6 +11,7 @@ import click
 from cas.cli._common import (
     Ctx,
     emit_json,
+    emit_report,
     json_option,
     pass_ctx,
     project_packs,
@@ -204,7 +205,7 @@ def remote_verify(ctx: Ctx, name: str | None, deep: bool, jobs: int, as_json: bo
         with Progress("verifying", enabled=ctx.progress) as bar:
             report = verify_remote(store, remote, deep, jobs=jobs, progress=bar.sink)
     if as_json:
-        emit_json(report.as_json())
+        emit_report(report)
     else:
         for p in report.problems:
             click.echo(one_line(f"{p.kind:<8} {p.what}: {p.detail}"))
@@ -245,7 +246,7 @@ def remote_gc(
                 progress=bar.sink,
             )
     if as_json:
-        emit_json(report.as_json())
+        emit_report(report)
         return
     verb = "would free" if dry_run else "freed"
     click.echo(
@@ -281,7 +282,7 @@ def push(ctx: Ctx, args: tuple[str, ...], jobs: int, as_json: bool) -> None:
         with Progress("pushing", enabled=ctx.progress) as bar:
             report = push_packs(store, remote, manifests, jobs=jobs, progress=bar.sink)
     if as_json:
-        emit_json(report.as_json())
+        emit_report(report)
         return
     for m in report.manifests:
         click.echo(f"{m['digest']}  {shown(m['name'])} ({m['status']})")
@@ -328,7 +329,7 @@ def pull(
                 progress=bar.sink,
             )
     if as_json:
-        emit_json(report.as_json())
+        emit_report(report)
         return
     for m in report.manifests:
         click.echo(f"{m['digest']}  {shown(m['name'])} ({m['status']})")

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from cas import frame
 from cas import manifest as mf
@@ -54,6 +54,7 @@ from cas.remote.objects import (
     is_hex,
 )
 from cas.remote.packfile import BLOB, CHUNK, KIND_NAMES, Entry, encode_index
+from cas.remote.report import RemoteReport
 from cas.remote.s3 import Bucket, ObjectInfo, session
 from cas.remote.transfer import DEFAULT_JOBS, Meter
 from cas.store import Store
@@ -66,9 +67,7 @@ Key = tuple[int, Digest]
 
 
 @dataclass
-class RemoteGcReport:
-    remote: str
-    url: str
+class RemoteGcReport(RemoteReport):
     dry_run: bool
     grace_s: float
     manifests: int = 0
@@ -87,35 +86,6 @@ class RemoteGcReport:
     bytes_before: int = 0
     bytes_freed: int = 0
     stale_locks: int = 0
-    requests: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "remote": self.remote,
-            "url": self.url,
-            "dry_run": self.dry_run,
-            "grace_s": self.grace_s,
-            "manifests": self.manifests,
-            "live_blobs": self.live_blobs,
-            "live_chunks": self.live_chunks,
-            "packs_before": self.packs_before,
-            "packs_after": self.packs_after,
-            "packs_deleted": self.packs_deleted,
-            "packs_repacked": self.packs_repacked,
-            "packs_written": self.packs_written,
-            "frames_copied": self.frames_copied,
-            "loose_packed": self.loose_packed,
-            "loose_deleted": self.loose_deleted,
-            "indexes_replaced": self.indexes_replaced,
-            "kept_by_grace": self.kept_by_grace,
-            "bytes_before": self.bytes_before,
-            "bytes_freed": self.bytes_freed,
-            "stale_locks": self.stale_locks,
-            "requests": self.requests,
-            "request_count": sum(self.requests.values()),
-            "seconds": round(self.seconds, 3),
-        }
 
 
 def collect_remote(

@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from cas import frame
 from cas import manifest as mf
@@ -45,6 +45,7 @@ from cas.remote.layout import (
 from cas.remote.lock import USE, RemoteLock
 from cas.remote.objects import RemoteObjects
 from cas.remote.packfile import BLOB, CHUNK
+from cas.remote.report import RemoteReport
 from cas.remote.s3 import Bucket, session
 from cas.remote.transfer import DEFAULT_JOBS, Meter
 from cas.roots import prepare_manifest_dir
@@ -61,32 +62,13 @@ KEPT_PROBLEMS: Final = 1000
 
 
 @dataclass
-class PullReport:
-    remote: str
-    url: str
+class PullReport(RemoteReport):
     manifests: list[dict[str, str]] = field(default_factory=list)
     blobs_referenced: int = 0
     blobs_present: int = 0
     blobs_downloaded: int = 0
     chunks_downloaded: int = 0
     bytes_downloaded: int = 0
-    requests: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "remote": self.remote,
-            "url": self.url,
-            "manifests": self.manifests,
-            "blobs_referenced": self.blobs_referenced,
-            "blobs_present": self.blobs_present,
-            "blobs_downloaded": self.blobs_downloaded,
-            "chunks_downloaded": self.chunks_downloaded,
-            "bytes_downloaded": self.bytes_downloaded,
-            "requests": self.requests,
-            "request_count": sum(self.requests.values()),
-            "seconds": round(self.seconds, 3),
-        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from cas import frame
 from cas.digest import Digest
@@ -26,15 +25,14 @@ from cas.remote.layout import MANIFESTS, LocalManifest, index_chunks
 from cas.remote.lock import USE, RemoteLock
 from cas.remote.objects import PackUploader, RemoteObjects
 from cas.remote.packfile import BLOB, CHUNK
+from cas.remote.report import RemoteReport
 from cas.remote.s3 import Bucket, session
 from cas.remote.transfer import DEFAULT_JOBS, Meter, ordered
 from cas.store import Store
 
 
 @dataclass
-class PushReport:
-    remote: str
-    url: str
+class PushReport(RemoteReport):
     manifests: list[dict[str, str]] = field(default_factory=list)
     blobs_referenced: int = 0
     blobs_present: int = 0
@@ -43,31 +41,12 @@ class PushReport:
     packs_uploaded: int = 0
     indexes_uploaded: int = 0
     bytes_uploaded: int = 0
-    requests: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
 
     @property
     def uploads(self) -> int:
         """Objects uploaded: packs, the index object and manifests."""
         sent = sum(1 for m in self.manifests if m["status"] == "uploaded")
         return self.packs_uploaded + self.indexes_uploaded + sent
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "remote": self.remote,
-            "url": self.url,
-            "manifests": self.manifests,
-            "blobs_referenced": self.blobs_referenced,
-            "blobs_present": self.blobs_present,
-            "blobs_uploaded": self.blobs_uploaded,
-            "chunks_uploaded": self.chunks_uploaded,
-            "packs_uploaded": self.packs_uploaded,
-            "indexes_uploaded": self.indexes_uploaded,
-            "bytes_uploaded": self.bytes_uploaded,
-            "requests": self.requests,
-            "request_count": sum(self.requests.values()),
-            "seconds": round(self.seconds, 3),
-        }
 
 
 def push(

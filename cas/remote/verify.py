@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import ClassVar, Final
 
 from cas import frame
 from cas import manifest as mf
@@ -40,6 +40,7 @@ from cas.remote.layout import (
 from cas.remote.lock import USE, RemoteLock
 from cas.remote.objects import Place, RemoteObjects, fetch_one, pack_problems
 from cas.remote.packfile import BLOB, CHUNK
+from cas.remote.report import RemoteReport
 from cas.remote.s3 import Bucket, ObjectInfo, session
 from cas.remote.transfer import DEFAULT_JOBS, Meter
 from cas.store import Store
@@ -59,42 +60,21 @@ class RemoteProblem:
     what: str  # a digest, or an object key
     detail: str
 
-    def as_json(self) -> dict[str, str]:
-        return {"kind": self.kind, "what": self.what, "detail": self.detail}
-
 
 @dataclass
-class RemoteVerifyReport:
-    remote: str
-    url: str
+class RemoteVerifyReport(RemoteReport):
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("ok",)
+
     deep: bool
     manifests: int = 0
     blobs: int = 0
     chunks: int = 0
     bytes_downloaded: int = 0
     problems: list[RemoteProblem] = field(default_factory=list)
-    requests: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
         return not self.problems
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "remote": self.remote,
-            "url": self.url,
-            "deep": self.deep,
-            "ok": self.ok,
-            "manifests": self.manifests,
-            "blobs": self.blobs,
-            "chunks": self.chunks,
-            "bytes_downloaded": self.bytes_downloaded,
-            "problems": [p.as_json() for p in self.problems],
-            "requests": self.requests,
-            "request_count": sum(self.requests.values()),
-            "seconds": round(self.seconds, 3),
-        }
 
 
 def verify_remote(
