@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -33,18 +33,20 @@ from cas import roots as roots_mod
 from cas import textindex
 from cas.digest import Digest
 from cas.errors import CasError, CorruptBlob, LeaseHeld, StoreInconsistent, UsageError
+from cas.events import ProgressSink, emit
+from cas.report import json_rule
 from cas.store import Store, Update
 
 DEFAULT_GRACE_NS: Final = 3600 * 10**9
 DEFAULT_LEASE_WAIT_S: Final = 60.0
 
-Progress = Callable[[str, int, int], None]
-
 
 @dataclass(slots=True)
 class GcReport:
+    """What a gc kept and pruned; `cas.report.report_json` gives its JSON."""
+
     dry_run: bool
-    grace_ns: int
+    grace_ns: int = field(metadata=json_rule(key="grace_s", convert=lambda ns: ns / 1e9))
     manifests: int = 0
     pins: int = 0
     reachable: int = 0
@@ -55,7 +57,7 @@ class GcReport:
     kept_by_grace: int = 0
     # Candidates spared by the re-check: referenced or put again after the snapshot.
     spared_late: int = 0
-    stale_leases: int = 0
+    stale_leases: int = field(default=0, metadata=json_rule(key="stale_leases_cleared"))
     live_leases: int = 0
     # Disk blocks of free pages given back to the file system in place (see cas/space.py).
     bytes_given_back: int = 0
@@ -88,7 +90,7 @@ def collect(
     lease_wait_s: float = DEFAULT_LEASE_WAIT_S,
     lease_ttl_ns: int = leases.LEASE_TTL_NS,
     require_roots: bool = True,
-    progress: Progress | None = None,
+    progress: ProgressSink | None = None,
 ) -> GcReport:
     """Mark from the roots, then sweep unreachable blobs older than the grace period.
 
@@ -100,13 +102,12 @@ def collect(
     """
     if grace_ns < 0:
         raise UsageError("the grace period cannot be negative")
-    tick = progress or (lambda _stage, _done, _total: None)
     cutoff = time.time_ns() - grace_ns
     project = None if project_dir is None else os.fspath(project_dir)
     extra = [os.fspath(e) for e in extra_dirs]
     sweep = _Sweep(store, extra, project, grace_ns, cutoff, dry_run)
 
-    tick("roots", 0, 0)
+    emit(progress, "roots", 0)
     roots = roots_mod.load(
         store, extra_dirs=extra, project_dir=project, keep=keep, known=sweep.known
     )
@@ -119,14 +120,14 @@ def collect(
                 "every blob; create that folder (or pin, or --keep) first"
             )
     sweep.reachable = roots.reachable()
-    kept_by_grace = sweep.find_candidates(tick)
+    kept_by_grace = sweep.find_candidates(progress)
 
     if not dry_run and sweep.candidates:
-        tick("index", 0, len(sweep.candidates))
+        emit(progress, "index", 0, len(sweep.candidates))
         report_index = _forget_indexed(store, sweep.candidates)
     else:
         report_index = 0
-    tick("sweep", 0, len(sweep.candidates))
+    emit(progress, "sweep", 0, len(sweep.candidates))
     report = sweep.run(lease_wait_s, lease_ttl_ns)
     report.index_dropped = report_index
     report.manifests = sum(1 for m in roots.manifests if m.path is not None)
@@ -162,7 +163,7 @@ class _Sweep:
         self.reachable: set[Digest] = set()
         self.candidates: list[Digest] = []
 
-    def find_candidates(self, tick: Progress) -> int:
+    def find_candidates(self, progress: ProgressSink | None) -> int:
         """Collect unreachable blobs last referenced before the cutoff; returns how many
         unreachable ones the grace period keeps."""
         kept = seen = 0
@@ -172,7 +173,7 @@ class _Sweep:
         for digest, _raw, _stored, _first, last in self.store.iter_meta(damaged=damaged):
             seen += 1
             if seen % 4096 == 0:
-                tick("mark", seen, 0)
+                emit(progress, "mark", seen)
             if digest in self.reachable:
                 continue
             if last >= self.cutoff:

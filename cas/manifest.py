@@ -62,6 +62,11 @@ _ENTRY_KEYS: Final = _ENTRY_KEYS_V1 | {"rating", "listed"}
 MAX_RATING: Final = (1 << 62) - 1
 
 
+def pack_name(scope: str, target: str | None) -> str:
+    """The name of the pack of ``scope`` and ``target``: ``scope`` or ``scope.target``."""
+    return f"{scope}.{target}" if target else scope
+
+
 @dataclass(frozen=True, slots=True)
 class Entry:
     path: str
@@ -97,8 +102,8 @@ class Manifest:
 
     @property
     def name(self) -> str:
-        """The file name stem: ``scope`` or ``scope.target``."""
-        return f"{self.scope}.{self.target}" if self.target else self.scope
+        """The pack's name (`pack_name`), its file's name without ``.pack`` (`cas.locate`)."""
+        return pack_name(self.scope, self.target)
 
     def digests(self) -> set[Digest]:
         """Every blob the manifest references (contents and summaries)."""

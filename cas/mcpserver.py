@@ -24,6 +24,8 @@ from typing import Any, Final, TypeVar
 
 from cas.display import one_line
 from cas.errors import CasError, UsageError
+from cas.locate import load_pack, manifest_dir, pack_entry
+from cas.report import report_json
 from cas.store import Store
 
 INSTRUCTIONS: Final = (
@@ -56,13 +58,13 @@ class Service:
     # --- the tools ----------------------------------------------------------------------------
 
     def list_packs(self) -> list[dict[str, Any]]:
-        from packer.locate import load_pack
         from packer.search import pack_names
 
         def run() -> list[dict[str, Any]]:
             out = []
             for name in pack_names(self.root):
-                m, digest, _ = load_pack(name, self.root, self.store)
+                found = load_pack(name, manifest_dir(self.root), self.store)
+                m, digest = found.manifest, found.digest
                 tiers = {
                     t: sum(1 for e in m.entries if e.tier == t) for t in ("high", "medium", "low")
                 }
@@ -82,7 +84,6 @@ class Service:
         return self._run(run)
 
     def render_pack(self, pack: str, mode: str = "lite", fmt: str = "markdown") -> str:
-        from packer.locate import load_pack
         from packer.render import FORMATS, MODES, render_full, render_lite
         from packer.scan import decode_text
 
@@ -92,7 +93,7 @@ class Service:
             raise ToolFailure(f"format {fmt!r}: use one of {', '.join(FORMATS)}")
 
         def run() -> str:
-            m = load_pack(_pack_name(pack), self.root, self.store)[0]
+            m = load_pack(_pack_name(pack), manifest_dir(self.root), self.store).manifest
 
             def fetch(d: Any) -> str:
                 return decode_text(self.store.get(d))
@@ -104,7 +105,6 @@ class Service:
     def read_file(
         self, pack: str, path: str, first: int | None = None, last: int | None = None
     ) -> str:
-        from packer.locate import load_pack, pack_entry
         from packer.scan import decode_text
 
         if first is not None and first < 1:
@@ -114,7 +114,7 @@ class Service:
 
         def run() -> str:
             name = _pack_name(pack)
-            m = load_pack(name, self.root, self.store)[0]
+            m = load_pack(name, manifest_dir(self.root), self.store).manifest
             digest = pack_entry(m, name, path)
             text = decode_text(self.store.get(digest))
             if first is None and last is None:
@@ -143,7 +143,7 @@ class Service:
                     self.store, index, self.root, query,
                     packs=[_pack_name(pack)] if pack else None, k=k,
                 )  # fmt: skip
-            return [h.as_dict() for h in hits]
+            return [report_json(h) for h in hits]
 
         return self._run(run)
 
@@ -180,11 +180,10 @@ class Service:
 
     def verify(self) -> dict[str, Any]:
         from cas.verify import verify
-        from packer.locate import MANIFEST_DIR
 
         def run() -> dict[str, Any]:
-            report = verify(self.store, project_dir=self.root / MANIFEST_DIR, record=False)
-            return report.as_dict()
+            report = verify(self.store, project_dir=manifest_dir(self.root), record=False)
+            return report_json(report)
 
         return self._run(run)
 

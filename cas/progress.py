@@ -1,7 +1,8 @@
 """Progress on a terminal: one line on stderr, redrawn at most a few times a second.
 
 Silent when stderr is not a terminal, when ``CI`` is set, or when the caller asks for quiet, so
-logs in CI hold only results.
+logs in CI hold only results. Only the CLI draws: library code sends progress events
+(`cas.events`), and the CLI passes `Progress.sink` as their sink.
 """
 
 from __future__ import annotations
@@ -9,7 +10,11 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from cas.events import ProgressEvent
 
 
 def wanted(quiet: bool, stream: TextIO | None = None) -> bool:
@@ -31,7 +36,9 @@ def human_bytes(n: float) -> str:
 
 
 class Progress:
-    """``with Progress("storing", total=n, enabled=...) as p: p.update(done, bytes_done)``."""
+    """``with Progress("storing", total=n, enabled=...) as p: p.update(done, bytes_done)``, or
+    ``run(progress=p.sink)`` for a library call that sends events. With ``stages`` the label
+    names each event's stage (``gc: sweep``)."""
 
     def __init__(
         self,
@@ -41,7 +48,10 @@ class Progress:
         enabled: bool = True,
         stream: TextIO | None = None,
         interval: float = 0.2,
+        stages: bool = False,
     ) -> None:
+        self.base = label
+        self.stages = stages
         self.label = label
         self.total = total
         self.enabled = enabled
@@ -83,6 +93,18 @@ class Progress:
         self._width = len(line)
         self._stream.write("\r" + line + " " * pad)
         self._stream.flush()
+
+    @property
+    def sink(self) -> Callable[[ProgressEvent], None] | None:
+        """`show`, or None when nothing is drawn (a library call then builds no events)."""
+        return self.show if self.enabled else None
+
+    def show(self, event: ProgressEvent) -> None:
+        """Draw a progress event (a `cas.events.ProgressSink`)."""
+        if self.stages:
+            self.label = f"{self.base}: {event.stage}"
+        self.total = event.total or None
+        self.update(event.done, event.nbytes)
 
     def advance(self, count: int = 1, nbytes: int = 0) -> None:
         self.update(self.count + count, self.nbytes + nbytes)

@@ -1,11 +1,12 @@
 """The roots gc keeps and verify checks: manifest files, pins, and digests named for one run.
 
-* every ``*.pack`` below the default manifests folder, recursively: ``manifests/`` beside the
-  store directory (cas never imports the packer to find it);
-* every ``*.pack`` below the folders recorded in the store (`Store.recorded_dirs`): ``cas pack``
-  records its project's manifests folder when that is not the default one (a store shared
-  through ``CAS_STORE``, or found above a nested repository), and ``cas pin --dir DIR`` records
-  any folder;
+* every ``*.pack`` below the default manifests folder, recursively: that of the project the
+  store sits in (`cas.locate.store_manifest_dir`: ``manifests/`` beside the store directory);
+* every ``*.pack`` below the folders recorded in the store (`Store.recorded_dirs`): a writer of
+  packs (``cas pack``, ``cas load``, ``cas pull``) records the folder it writes to when that is
+  not a root already (`prepare_manifest_dir`: a store shared through ``CAS_STORE`` or
+  ``--store``, or found above a nested repository), and ``cas pin --dir DIR`` records any
+  folder;
 * every ``*.pack`` below the folders given for one run: ``--roots DIR``, and the manifests folder
   of the project the command runs in (the CLI finds it; a store may serve many projects);
 * every pin (`Store.pins`: name -> digest). A pinned blob that is a manifest keeps what it
@@ -26,11 +27,17 @@ from typing import Final
 
 from cas import manifest as mf
 from cas.digest import Digest
-from cas.errors import BlobNotFound, CorruptBlob, ManifestError, NotFound, UsageError
+from cas.errors import (
+    BlobNotFound,
+    CorruptBlob,
+    ManifestError,
+    NotFound,
+    OutputError,
+    UsageError,
+)
+from cas.locate import is_pack_file, store_manifest_dir
 from cas.store import Store, Update
 
-MANIFEST_DIRNAME: Final = "manifests"
-PACK_SUFFIX: Final = ".pack"
 # Every canonical manifest starts with a msgpack map of its nine keys.
 _MANIFEST_FIRST_BYTE: Final = 0x89
 _MAX_PIN_NAME: Final = 200
@@ -123,7 +130,8 @@ class Roots:
 
 
 def default_dir(store: Store) -> Path:
-    return store.path.parent / MANIFEST_DIRNAME
+    """The manifests folder of the project the store sits in: always a root."""
+    return store_manifest_dir(store.path)
 
 
 def recorded_dirs(source: Store | Update) -> list[Path]:
@@ -153,6 +161,30 @@ def keep_manifest_dir(store: Store, folder: str | os.PathLike[str]) -> Path | No
     if os.path.realpath(default_dir(store)) == str(where) or where in recorded_dirs(store):
         return None
     add_root_dir(store, where)
+    return where
+
+
+def check_manifest_dir(folder: str | os.PathLike[str]) -> None:
+    """Refuse a manifests folder that cannot be one (a file, a dangling symlink) before any
+    work is done for it."""
+    problem = RootDir(Path(folder), "project").missing_problem()
+    if problem is not None:
+        raise OutputError(
+            str(folder), f"it {problem}; cas writes its packs in that folder: move it away"
+        )
+
+
+def prepare_manifest_dir(store: Store, folder: str | os.PathLike[str]) -> Path:
+    """Create the manifests folder a writer is about to put a pack in, and make it a gc root
+    (`keep_manifest_dir`). The writer calls it while it holds its lease, before its first
+    manifest file there names any blob."""
+    check_manifest_dir(folder)
+    where = Path(folder)
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(str(where), exc.strerror or str(exc)) from None
+    keep_manifest_dir(store, where)
     return where
 
 
@@ -216,7 +248,7 @@ def manifest_files(
             continue
         found: list[Path] = []
         for here, _subdirs, names in os.walk(folder.path, onerror=unreadable):
-            found += [Path(here, n) for n in names if n.endswith(PACK_SUFFIX)]
+            found += [Path(here, n) for n in names if is_pack_file(n)]
         for path in sorted((p for p in found if p.is_file()), key=os.fsencode):
             real = os.path.realpath(path)
             if real in seen:

@@ -25,17 +25,19 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import ClassVar, Final
 
-from cas import frame
+from cas import frame, locate
 from cas import roots as roots_mod
 from cas.digest import Digest
 from cas.errors import CorruptBlob, NotFound, StoreDamaged, UsageError
+from cas.events import ProgressSink, emit
 from cas.reader import BlobReader
+from cas.report import json_rule
 from cas.store import BlobRecord, Store
 
 # Verified times are written after this many passes or seconds, with no read in flight.
@@ -44,12 +46,11 @@ _RECORD_SECONDS: Final = 2.0
 _GROUP_BLOBS: Final = 64
 _GROUP_BYTES: Final = 4 << 20
 
-Progress = Callable[[int, int, int], None]  # (blobs done, blobs to do, bytes re-hashed)
-
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    digest: str  # "blake3:..." or "" when there is none (an unreadable file, a missing folder)
+    # "blake3:..." or "" when there is none (an unreadable file, a missing folder): JSON null
+    digest: str = field(metadata=json_rule(convert=lambda d: d or None))
     what: str
     manifests: tuple[str, ...] = ()
 
@@ -57,12 +58,12 @@ class Problem:
         by = f"  (referenced by: {', '.join(self.manifests)})" if self.manifests else ""
         return f"{self.digest or '-'}  {self.what}{by}"
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"digest": self.digest or None, "what": self.what, "manifests": list(self.manifests)}
-
 
 @dataclass(slots=True)
 class VerifyReport:
+    """What a verify checked and found; `cas.report.report_json` gives its JSON."""
+
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("ok",)
     problems: list[Problem] = field(default_factory=list)
     manifests: int = 0
     pins: int = 0
@@ -73,28 +74,14 @@ class VerifyReport:
     # Blobs only --all listed, removed by a concurrent gc before their turn: not a problem.
     vanished: int = 0
     seconds: float = 0.0
-    subset: tuple[int, int] | None = None
+    subset: tuple[int, int] | None = field(
+        default=None, metadata=json_rule(convert=lambda s: f"{s[0]}/{s[1]}" if s else None)
+    )
     recorded: bool = False
 
     @property
     def ok(self) -> bool:
         return not self.problems
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "problems": [p.as_dict() for p in self.problems],
-            "manifests": self.manifests,
-            "pins": self.pins,
-            "checked": self.checked,
-            "bytes_checked": self.bytes_checked,
-            "not_reached": self.not_reached,
-            "outside_subset": self.outside_subset,
-            "vanished": self.vanished,
-            "seconds": round(self.seconds, 3),
-            "subset": f"{self.subset[0]}/{self.subset[1]}" if self.subset else None,
-            "recorded": self.recorded,
-        }
 
 
 @dataclass(slots=True)
@@ -128,7 +115,7 @@ def verify(
     max_duration_s: float | None = None,
     workers: int = 1,
     record: bool = True,
-    progress: Progress | None = None,
+    progress: ProgressSink | None = None,
 ) -> VerifyReport:
     """Check ``targets`` (manifest files, pack names, digests), or with none every root; with
     ``all_blobs`` every blob in the store as well. ``project_dir`` is the manifests folder of
@@ -170,7 +157,7 @@ def _verify(
     deadline: float | None,
     workers: int,
     record: bool,
-    progress: Progress | None,
+    progress: ProgressSink | None,
 ) -> VerifyReport:
     report = VerifyReport(subset=subset, recorded=record)
     plan = _Plan()
@@ -237,12 +224,12 @@ def _resolve(
     path = Path(spec)
     if path.is_file():
         return roots_mod.read_manifest(spec, path)
-    name = spec if spec.endswith(roots_mod.PACK_SUFFIX) else spec + roots_mod.PACK_SUFFIX
-    # The project's own packs first: `cas verify repo` in a project means that project's pack.
+    # The project's own packs first: `cas verify repo` in a project means that project's pack;
+    # then the other root folders (a store's own, recorded ones), as gc would find it.
     for folder in sorted(dirs, key=lambda d: d.kind != "project"):
-        candidate = folder.path / name
+        candidate = locate.pack_path(folder.path, spec)
         if candidate.is_file():
-            label = name if folder.kind == "default" else str(candidate)
+            label = candidate.name if folder.kind == "default" else str(candidate)
             return roots_mod.read_manifest(label, candidate)
     raise NotFound("pack", spec, "name a manifest file, a pack under manifests/, or a digest")
 
@@ -351,7 +338,7 @@ def _check_all(
     deadline: float | None,
     workers: int,
     record: bool,
-    progress: Progress | None,
+    progress: ProgressSink | None,
 ) -> None:
     passed: list[Digest] = []
     last_record = time.monotonic()
@@ -378,8 +365,7 @@ def _check_all(
             for outcome in inflight.popleft().result():
                 done += 1
                 _tally(outcome, plan, report, passed)
-            if progress is not None:
-                progress(done, total, report.bytes_checked)
+            emit(progress, "verify", done, total, report.bytes_checked)
     report.not_reached = sum(len(group) for group in todo)
     if record:
         _record(store, passed)

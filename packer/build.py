@@ -13,20 +13,22 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import blake3
 import msgpack
 
+from cas import locate, roots
 from cas import manifest as mf
-from cas import roots
 from cas.digest import Digest
-from cas.errors import BudgetError, CasError, OutputError, UnknownName
+from cas.errors import BudgetError, CasError, UnknownName
+from cas.events import ProgressSink, emit
 from cas.fsutil import atomic_write
 from cas.lease import Lease
+from cas.report import json_rule, pairs, rounded
 from cas.residency import trim_heap
 from cas.store import Store
 from packer.cache import Cache
@@ -60,7 +62,6 @@ from packer.tokens import TokenCounter
 if TYPE_CHECKING:
     from packer.rating import Ratings
 
-MANIFEST_DIR = "manifests"
 MEMO_NS = "memo"
 # Bump when the way a manifest is derived from its inputs changes (tiering, fitting, layout).
 MEMO_VERSION = "3"
@@ -73,42 +74,62 @@ _CODE_LANGUAGES = frozenset(
     }
 )
 
-Progress = Callable[[str, int, int], None]
-
 
 @dataclass(slots=True)
 class PackResult:
+    """One pack made (or checked); in JSON its file is ``manifest``, with the manifest's budget
+    and totals (`cas.report.report_json`)."""
+
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("budget", "totals")
+
     scope: str
     target: str | None
     name: str
-    path: Path
+    path: Path = field(metadata=json_rule(omit=True))
     digest: Digest
-    manifest: mf.Manifest
+    manifest: mf.Manifest = field(metadata=json_rule(omit=True))
     written: bool
     tokens: dict[str, int]
+    # The manifest file relative to the project root, as POSIX text.
+    file: str = field(default="", metadata=json_rule(key="manifest"))
+
+    @property
+    def budget(self) -> dict[str, int]:
+        return {"target": self.manifest.budget_target, "max": self.manifest.budget_max}
+
+    @property
+    def totals(self) -> dict[str, Any]:
+        return self.manifest.totals
 
 
 @dataclass(slots=True)
 class PackReport:
+    """What `cas pack` did; `cas.report.report_json` gives its JSON."""
+
     root: Path
-    results: list[PackResult] = field(default_factory=list)
+    results: list[PackResult] = field(default_factory=list, metadata=json_rule(key="packs"))
     notes: list[ScanNote] = field(default_factory=list)
-    withheld: list[tuple[str, str]] = field(default_factory=list)
-    redacted: list[tuple[str, str]] = field(default_factory=list)  # stored with secrets cut out
+    withheld: list[tuple[str, str]] = field(
+        default_factory=list, metadata=json_rule(convert=pairs("path", "kind"))
+    )
+    # Stored with the secrets cut out.
+    redacted: list[tuple[str, str]] = field(
+        default_factory=list, metadata=json_rule(convert=pairs("path", "kind"))
+    )
     stale: list[str] = field(default_factory=list)
-    timings: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict, metadata=json_rule(convert=rounded(4)))
     # Where the ingest workers and tiering spent their time (see `PackReport.work`'s keys):
     # worker seconds overlap, so these do not add up to the stages.
-    work: dict[str, float] = field(default_factory=dict)
+    work: dict[str, float] = field(default_factory=dict, metadata=json_rule(convert=rounded(4)))
     ingest_mode: str = "threads"
-    explained: list[Explanation] = field(default_factory=list)
+    explained: list[Explanation] = field(default_factory=list, metadata=json_rule(omit=True))
     files: int = 0
     bytes_read: int = 0
     stat_hits: int = 0
 
 
 def manifest_name(scope: str, target: str | None) -> str:
-    return f"{scope}.{target}" if target else scope
+    return mf.pack_name(scope, target)
 
 
 class _Stopwatch:
@@ -130,7 +151,7 @@ class Packer:
         config: Config,
         *,
         allow_secrets: Sequence[str] = (),
-        progress: Progress | None = None,
+        progress: ProgressSink | None = None,
     ) -> None:
         self.root = root
         self.store = store
@@ -196,12 +217,12 @@ class Packer:
         report = PackReport(self.root)
         watch = _Stopwatch(report.timings)
         store_rel = _relative_inside(self.store.path, self.root)
-        excluded = [MANIFEST_DIR, *([store_rel] if store_rel else [])]
+        excluded = [locate.MANIFEST_DIRNAME, *([store_rel] if store_rel else [])]
         progress = self.progress
         scanned = scan(
             self.root,
             exclude_dirs=excluded,
-            progress=(lambda n: progress("scan", n, 0)) if progress else None,
+            progress=(lambda n: emit(progress, "scan", n)) if progress else None,
         )
         # A note names a path the walk could not use; a secret in that path is cut out of it.
         report.notes.extend(ScanNote(redact_path(n.path), n.reason) for n in scanned.notes)
@@ -216,8 +237,15 @@ class Packer:
         report.files = len(todo)
         with self.store.batch() as batch:
             ingest = Ingest(batch, self.cache, self.counter, allow_secrets=self.allow_secrets)
-            tick = (lambda i, _n: progress("store", i, len(todo))) if progress else None
-            ingested: IngestReport = ingest.run([by_path[p] for p in todo], tick)
+            read = [0]  # bytes of the files taken in so far (their sizes)
+
+            def tick(done: int, nbytes: int) -> None:
+                read[0] += nbytes
+                emit(progress, "store", done, len(todo), read[0])
+
+            ingested: IngestReport = ingest.run(
+                [by_path[p] for p in todo], tick if progress else None
+            )
         # The bodies are committed: commit the stat and secret-scan facts now too, and drop the
         # walk's records and the batch's index of what it wrote, rather than carry them
         # through tiering (a large tree's biggest tables).
@@ -274,16 +302,11 @@ class Packer:
                 raise UnknownName("target", n, named, self._source(), hint)
 
     def _folder(self) -> Path:
-        return self.root / MANIFEST_DIR
+        return locate.manifest_dir(self.root)
 
     def _check_folder(self) -> None:
         """Refuse early, before any work, when the manifests folder cannot be one."""
-        folder = self._folder()
-        problem = roots.RootDir(folder, "project").missing_problem()
-        if problem is not None:
-            raise OutputError(
-                str(folder), f"it {problem}; cas pack writes its packs in that folder: move it away"
-            )
+        roots.check_manifest_dir(self._folder())
 
     def _prepare_folder(self) -> None:
         """Create the manifests folder and make it a gc root, before the first manifest file in
@@ -291,13 +314,7 @@ class Packer:
         reads the recorded folder in its deleting transaction."""
         if self._folder_ready:
             return
-        self._check_folder()
-        folder = self._folder()
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise OutputError(str(folder), exc.strerror or str(exc)) from None
-        roots.keep_manifest_dir(self.store, folder)
+        roots.prepare_manifest_dir(self.store, self._folder())
         self._folder_ready = True
 
     @staticmethod
@@ -586,12 +603,13 @@ class Packer:
         trim_heap()  # fitting's trial renders and counts are freed: keep the peak down
         data = data if data is not None else mf.encode(m)
         digest = Digest.of(data)
-        path = self._folder() / f"{name}.pack"
+        path = locate.pack_path(self._folder(), name)
+        file = path.relative_to(self.root).as_posix()
         result_target = target.name or None
         if check:
             current = path.read_bytes() if path.is_file() else None
             return PackResult(
-                scope.name, result_target, name, path, digest, m, current != data, tokens
+                scope.name, result_target, name, path, digest, m, current != data, tokens, file
             )
         # Bodies were committed with the ingest batch; the summaries this manifest references and
         # the manifest itself are committed together, before its file is written, so a file
@@ -608,7 +626,7 @@ class Packer:
         if self._lease is not None:
             self._lease.check()  # a gc that found the lease stale may have pruned our blobs
         written = atomic_write(path, data)
-        return PackResult(scope.name, result_target, name, path, digest, m, written, tokens)
+        return PackResult(scope.name, result_target, name, path, digest, m, written, tokens, file)
 
     # --- the memo: an unchanged input gives the manifest already made ---------------------------
 

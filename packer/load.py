@@ -36,9 +36,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
+from cas import locate
 from cas import manifest as mf
 from cas.digest import Digest
 from cas.errors import BudgetError, NotFound, UsageError
+from cas.events import ProgressSink
 from cas.store import Store
 from cas.textindex import TextIndex, query_names, split_name
 from packer import outline as outline_mod
@@ -46,7 +48,6 @@ from packer.cache import Cache
 from packer.config import Budget, LoadConfig
 from packer.fitting import HIGH, LOW, TIER_NAMES, Choice, Offer, SymbolOffer, fit
 from packer.ingest import Fact
-from packer.locate import load_pack
 from packer.pricing import Candidate, Pricer, head_share
 from packer.render import FORMATS, GROUP_LINES, group_depth, lite_layout, renderer
 from packer.scan import decode_text
@@ -143,7 +144,7 @@ class Loader:
         config: LoadConfig,
         tokenizer: str,
         *,
-        progress: Callable[[int, int], None] | None = None,
+        progress: ProgressSink | None = None,
     ) -> None:
         self.root = root
         self.store = store
@@ -160,8 +161,8 @@ class Loader:
     def _pack(self, name: str) -> tuple[mf.Manifest, Digest]:
         known = self._manifests.get(name)
         if known is None:
-            m, digest, _ = load_pack(name, self.root, self.store)
-            known = self._manifests[name] = (m, digest)
+            found = locate.load_pack(name, locate.manifest_dir(self.root), self.store)
+            known = self._manifests[name] = (found.manifest, found.digest)
         return known
 
     def _source(self, names: Sequence[str]) -> Source:

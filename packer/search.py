@@ -23,14 +23,16 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import ClassVar, Final
 
+from cas import locate
 from cas import manifest as mf
 from cas.digest import Digest
 from cas.errors import BlobNotFound, CorruptBlob, NotFound, UsageError
+from cas.events import ProgressSink, emit
+from cas.report import json_rule, pairs
 from cas.store import Store
 from cas.textindex import QueryName, TextIndex, query_names, split_name, text_of
-from packer.locate import MANIFEST_DIR, load_pack
 from packer.wildmatch import GlobList
 
 WHOLE_CODE: Final = 6
@@ -164,10 +166,7 @@ class Source:
 
 def pack_names(root: Path) -> list[str]:
     """Every pack of the project, by name, sorted (loads are packs too, and searched)."""
-    folder = root / MANIFEST_DIR
-    if not folder.is_dir():
-        return []
-    return sorted(p.name[: -len(".pack")] for p in folder.glob("*.pack") if p.is_file())
+    return locate.pack_names(locate.manifest_dir(root))
 
 
 def source(root: Path, store: Store, packs: Sequence[str] | None) -> Source:
@@ -176,16 +175,16 @@ def source(root: Path, store: Store, packs: Sequence[str] | None) -> Source:
         raise NotFound("pack", "", "this project has no packs: run 'cas pack' first")
     out = Source()
     for name in names:
-        m = load_pack(name, root, store)[0]
+        m = locate.load_pack(name, locate.manifest_dir(root), store).manifest
         out.add(name, m)
     return out
 
 
-Progress = Callable[[int, int], None]  # (bodies indexed, bodies to index)
-
-
 def ensure_indexed(
-    index: TextIndex, store: Store, digests: Iterable[Digest], progress: Progress | None = None
+    index: TextIndex,
+    store: Store,
+    digests: Iterable[Digest],
+    progress: ProgressSink | None = None,
 ) -> int:
     """Index the bodies among ``digests`` not indexed yet; returns how many were read."""
     wanted = set(digests)
@@ -199,30 +198,30 @@ def ensure_indexed(
         except (BlobNotFound, CorruptBlob):
             return None  # verify reports it; search goes on without it
 
-    tick = (lambda done: progress(done, len(todo))) if progress is not None else None
+    tick = (lambda done: emit(progress, "index", done, len(todo))) if progress is not None else None
     return index.add(todo, read, tick)
 
 
 @dataclass(frozen=True, slots=True)
 class Hit:
+    """One file found; `cas.report.report_json` gives it as `cas search --json` and the MCP
+    `search` tool show it (``lines`` for ``first`` and ``last``)."""
+
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("lines",)
+
     path: str
     packs: tuple[str, ...]
     digest: Digest
-    first: int  # line range of the best matching lines
-    last: int
+    # The line range of the best matching lines.
+    first: int = field(metadata=json_rule(omit=True))
+    last: int = field(metadata=json_rule(omit=True))
     score: int
-    snippet: tuple[tuple[int, str], ...]  # (line number, text)
+    # (line number, text)
+    snippet: tuple[tuple[int, str], ...] = field(metadata=json_rule(convert=pairs("line", "text")))
 
-    def as_dict(self) -> dict[str, object]:
-        """The hit as `cas search --json` and the MCP `search` tool give it."""
-        return {
-            "path": self.path,
-            "packs": list(self.packs),
-            "lines": [self.first, self.last],
-            "score": self.score,
-            "digest": str(self.digest),
-            "snippet": [{"line": n, "text": t} for n, t in self.snippet],
-        }
+    @property
+    def lines(self) -> list[int]:
+        return [self.first, self.last]
 
 
 @dataclass(slots=True)
@@ -404,7 +403,7 @@ def search(
     packs: Sequence[str] | None = None,
     k: int = 10,
     path_glob: Sequence[str] = (),
-    progress: Progress | None = None,
+    progress: ProgressSink | None = None,
 ) -> list[Hit]:
     """Search the bodies of the project's packs (or of ``packs``) for ``query``."""
     if k < 1:

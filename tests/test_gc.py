@@ -17,6 +17,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ from hypothesis import strategies as st
 from cas import Digest, Store, frame, roots
 from cas.cli.maint_cmds import parse_duration
 from cas.errors import LeaseHeld, LeaseLost, StoreBusy, StoreInconsistent, UsageError
+from cas.events import ProgressEvent, ProgressSink
 from cas.gc import collect
 from cas.lease import HOST, PIDNS, Lease, LeaseRecord, leases
 from cas.verify import verify
@@ -246,10 +248,10 @@ def test_refuses_to_run_with_no_roots_at_all(tmp_path: Path) -> None:
 # --- what changes while gc runs: injected between the snapshot and the deleting txn ----------
 
 
-def _hook(action: object) -> object:
-    def progress(stage: str, _done: int, _total: int) -> None:
-        if stage == "sweep":
-            action()  # type: ignore[operator]
+def _hook(action: Callable[[], object]) -> ProgressSink:
+    def progress(event: ProgressEvent) -> None:
+        if event.stage == "sweep":
+            action()
 
     return progress
 
@@ -264,7 +266,7 @@ def test_a_manifest_written_after_the_snapshot_is_honoured(project: Path) -> Non
             write_pack(store, project, "late", {"src/lib.py": V1["src/lib.py"]})
             age(store, {Digest.of(V1["src/lib.py"])}, 7200)
 
-        report = collect(store, grace_ns=0, progress=_hook(late_pack))  # type: ignore[arg-type]
+        report = collect(store, grace_ns=0, progress=_hook(late_pack))
         assert Digest.of(V1["src/lib.py"]) not in report.digests
         assert report.spared_late >= 1
         assert verify(store).ok
@@ -276,7 +278,7 @@ def test_a_put_that_dedupes_onto_a_candidate_saves_it(project: Path) -> None:
         report = collect(
             store,
             grace_ns=0,
-            progress=_hook(lambda: store.put(V1["data/big.bin"])),  # type: ignore[arg-type]
+            progress=_hook(lambda: store.put(V1["data/big.bin"])),
         )
         assert Digest.of(V1["data/big.bin"]) not in report.digests
         assert report.spared_late == 1
@@ -291,7 +293,7 @@ def test_a_pin_made_after_the_snapshot_is_honoured(project: Path) -> None:
         report = collect(
             store,
             grace_ns=0,
-            progress=_hook(lambda: roots.pin(store, "late", lib)),  # type: ignore[arg-type]
+            progress=_hook(lambda: roots.pin(store, "late", lib)),
         )
         assert lib not in report.digests and store.has(lib)
 
@@ -304,7 +306,7 @@ def test_a_late_manifest_naming_a_missing_blob_aborts_the_deletion(project: Path
             write_pack(other, project, "broken", {"x": b"only in the other store"})
 
         with pytest.raises(StoreInconsistent, match=r"broken\.pack"):
-            collect(store, grace_ns=0, progress=_hook(broken))  # type: ignore[arg-type]
+            collect(store, grace_ns=0, progress=_hook(broken))
         assert blobs(store) == before
 
 

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from cas import Store, frame
 from cas import manifest as mf
 from cas.digest import Digest
+from cas.events import ProgressEvent
 from cas.verify import verify
 from packer import ingest as ingest_mod
 from packer.build import Packer, PackReport
@@ -53,9 +54,9 @@ def _pack(root: Path, after_walk: Callable[[], None] | None = None) -> PackRepor
     before any file is read: the progress callback's last scan report is that moment."""
     fired = False
 
-    def progress(stage: str, _done: int, _total: int) -> None:
+    def progress(event: ProgressEvent) -> None:
         nonlocal fired
-        if stage == "scan" and after_walk is not None and not fired:
+        if event.stage == "scan" and after_walk is not None and not fired:
             fired = True
             after_walk()
 

@@ -9,6 +9,7 @@ import pytest
 
 from cas import Store
 from cas.errors import LeaseLost
+from cas.events import ProgressEvent
 from cas.lease import leases
 from packer.build import Packer
 from packer.config import load_config
@@ -21,8 +22,8 @@ def test_lease_is_held_while_packing_and_released_after(tmp_path: Path) -> None:
     seen: dict[str, set[str]] = {}
     with Store.at(root / ".cas") as store:
 
-        def tick(stage: str, _done: int, _total: int) -> None:
-            seen.setdefault(stage, set()).update(f"{r.kind}:{r.pid}" for r in leases(store))
+        def tick(event: ProgressEvent) -> None:
+            seen.setdefault(event.stage, set()).update(f"{r.kind}:{r.pid}" for r in leases(store))
 
         report = Packer(root, store, load_config(root), progress=tick).run()
         assert report.results and all(r.path.is_file() for r in report.results)
@@ -39,11 +40,11 @@ def test_lost_lease_publishes_no_manifest(tmp_path: Path) -> None:
     with Store.at(root / ".cas") as store:
         packer = Packer(root, store, load_config(root))
 
-        def tick(stage: str, _done: int, _total: int) -> None:
+        def tick(event: ProgressEvent) -> None:
             # What a gc does to a lease it judged stale: deletes it. The next heartbeat notices.
             lease = packer._lease
             assert lease is not None
-            if stage == "store" and not lease.lost:
+            if event.stage == "store" and not lease.lost:
                 store.delete_leases([lease.id])
                 lease.beat()
 

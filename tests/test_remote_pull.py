@@ -162,7 +162,12 @@ def test_pull_refuses_objects_larger_than_any_frame(
         Store.at(a.store_path) as store,
         Progress("pushing", enabled=True, stream=shown, interval=0) as bar,
     ):
-        report = push(store, remote, local_manifests(store, []), progress=bar)
+        report = push(
+            store,
+            remote,
+            local_manifests(store, [], folder=a.root / "manifests"),
+            progress=bar.sink,
+        )
     assert report.blobs_uploaded == len(a.contents) + 1
     # On a terminal: objects done of the total, bytes and a rate.
     last = [line for line in shown.getvalue().split("\r") if line.strip()][-1]
@@ -185,7 +190,7 @@ def test_pull_refuses_objects_larger_than_any_frame(
     monkeypatch.setattr("cas.store._FOREIGN_FRAME_MIN_LIMIT", 8192)
     with Store.create(tmp_path / "b" / ".cas", chunk_size=SMALL_CHUNK) as store:
         with pytest.raises(RemoteRefused) as info:
-            pull(store, remote, ["p"])
+            pull(store, remote, ["p"], folder=tmp_path / "b" / "manifests")
         assert info.value.problems == [(str(victim), "its frame of 10000 bytes is over the "
                                         f"limit of {8192 + 20}")]  # fmt: skip
         assert not store.has(victim)

@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 from cas import Store, roots
+from cas.events import ProgressEvent
 from cas.gc import collect
 from tests.conftest import Result, run_cas
 from tests.rawstore import age
@@ -179,8 +180,8 @@ def test_a_folder_recorded_while_gc_runs_is_read_by_its_deleting_transaction(
             write_pack(store, elsewhere, "late", {"kept.py": body})
             age(store, {digest}, 7200)
 
-        def progress(stage: str, _done: int, _total: int) -> None:
-            if stage == "sweep":
+        def progress(event: ProgressEvent) -> None:
+            if event.stage == "sweep":
                 late_pack()
 
         report = collect(store, grace_ns=0, progress=progress)

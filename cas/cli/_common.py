@@ -12,7 +12,9 @@ import click
 from cas.digest import Digest
 from cas.display import json_safe, one_line, shown
 from cas.errors import StoreNotFound
+from cas.locate import manifest_dir
 from cas.progress import wanted
+from cas.report import report_json
 from cas.store import Store, find_store
 
 
@@ -72,6 +74,27 @@ quiet_option = click.option(
 def emit_json(obj: Any) -> None:
     # JSON keeps every name as it is; json_safe writes what a terminal could act on as \u escapes
     click.echo(json_safe(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False)))
+
+
+def project_root() -> Path:
+    """The project the command runs in: the nearest folder at or above the working directory
+    holding cas.toml, a pyproject.toml with [tool.cas], or .git (the working directory when
+    there is none). Its packs are where `cas.locate` says, whatever store is used."""
+    from packer.config import find_project_root
+
+    return find_project_root(Path.cwd())
+
+
+def project_packs() -> Path:
+    """The manifests folder of the project the command runs in: where packs are written, where
+    a pack name is looked up, what push sends and where pull writes (`cas.locate`)."""
+    return manifest_dir(project_root())
+
+
+def emit_report(report: Any, **extra: Any) -> None:
+    """Print a report as JSON by the one convention (`cas.report.report_json`), with any keys
+    the command adds to it."""
+    emit_json({**report_json(report), **extra})
 
 
 def warn(message: str) -> None:

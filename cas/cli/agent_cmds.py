@@ -7,10 +7,20 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
+from cas.cli._common import (
+    Ctx,
+    emit_json,
+    json_option,
+    pass_ctx,
+    project_root,
+    quiet_option,
+    warn,
+)
 from cas.display import shown
 from cas.errors import UsageError
+from cas.locate import manifest_dir, pack_path
 from cas.progress import Progress
+from cas.report import report_json
 
 if TYPE_CHECKING:
     from cas.textindex import TextIndex
@@ -18,12 +28,6 @@ if TYPE_CHECKING:
 
 # These mirror packer.render.FORMATS (a test checks).
 FORMATS = ("markdown", "xml", "plain")
-
-
-def _root() -> Path:
-    from packer.config import find_project_root
-
-    return find_project_root(Path.cwd())
 
 
 @click.command()
@@ -41,25 +45,20 @@ def search(
     os.path.join are found whole and by their words)."""
     from packer.search import search as run_search
 
-    root = _root()
+    root = project_root()
     with (
         ctx.open_store() as store,
         _index(store.path) as index,
         Progress("indexing", enabled=ctx.progress) as bar,
     ):
-
-        def tick(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done)
-
         found = run_search(
-            store, index, root, query, packs=packs or None, k=k, path_glob=paths, progress=tick
+            store, index, root, query, packs=packs or None, k=k, path_glob=paths, progress=bar.sink
         )
     if as_json:
         emit_json(
             {
                 "query": query,
-                "hits": [h.as_dict() for h in found],
+                "hits": [report_json(h) for h in found],
             }
         )
         return
@@ -104,30 +103,25 @@ def load(
     """Fit the packs to one question: the packs its words trigger, what it is about in full
     or with the matching symbols' source, the rest summarized or listed, within the budget."""
     from cas.fsutil import atomic_write
+    from cas.roots import prepare_manifest_dir
     from packer.config import Budget, load_config
     from packer.load import Loader, store_result
-    from packer.locate import MANIFEST_DIR
     from packer.render import render_lite
 
     _check_name(name)
     if budget is not None and budget < 1:
         raise UsageError(f"--budget must be a positive number of tokens, not {budget}")
-    root = _root()
+    root = project_root()
     config = load_config(root)
     with ctx.open_store() as store, _index(store.path) as index:
         with Progress("indexing", enabled=ctx.progress) as bar:
-
-            def tick(done: int, total: int) -> None:
-                bar.total = total
-                bar.update(done)
-
-            loader = Loader(root, store, index, config.load, config.tokenizer, progress=tick)
+            loader = Loader(root, store, index, config.load, config.tokenizer, progress=bar.sink)
             limit = Budget(budget, budget) if budget is not None else None
             result = loader.load(query, limit, name=name)
-        path = root / MANIFEST_DIR / f"{name}.pack"
+        path = pack_path(manifest_dir(root), name)
         if not dry_run:
             store_result(store, result)
-            path.parent.mkdir(exist_ok=True)
+            prepare_manifest_dir(store, path.parent)
             atomic_write(path, result.data)
         text = render_lite(result.manifest, result.fetch(store), fmt) if show else ""
     if show:
@@ -215,7 +209,7 @@ def mcp(ctx: Ctx, port: int | None, project: Path | None) -> None:
     from cas.mcpserver import serve
     from packer.config import find_project_root
 
-    root = find_project_root(project) if project is not None else _root()
+    root = find_project_root(project) if project is not None else project_root()
     if project is not None and not ctx.store_opt:
         ctx.store_opt = str(root / ".cas")
     with ctx.open_store() as store:

@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import click
 
 from cas import roots as roots_mod
-from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
-from cas.cli.pack_cmds import project_manifests
+from cas.cli._common import (
+    Ctx,
+    emit_json,
+    emit_report,
+    json_option,
+    pass_ctx,
+    project_packs,
+    quiet_option,
+    warn,
+)
 from cas.digest import Digest
 from cas.display import one_line, shown
-from cas.errors import NotFound, StoreAccessError, StoreDamaged, UsageError, VerifyFailed
+from cas.errors import StoreAccessError, StoreDamaged, UsageError, VerifyFailed
 from cas.gc import DEFAULT_LEASE_WAIT_S, GcReport, collect
+from cas.locate import pack_digest
 from cas.progress import Progress, human_bytes
 from cas.store import Store
 from cas.verify import VerifyReport, verify
@@ -116,20 +124,15 @@ def verify_cmd(
         raise UsageError("--deep goes with --remote NAME (a local verify always re-hashes)")
     try:
         with _open_for_verify(ctx) as store, Progress("verifying", enabled=ctx.progress) as bar:
-
-            def tick(done: int, total: int, nbytes: int) -> None:
-                bar.total = total
-                bar.update(done, nbytes)
-
             report = verify(
                 store,
                 targets,
                 all_blobs=all_blobs,
                 extra_dirs=extra_dirs,
-                project_dir=project_manifests(),
+                project_dir=project_packs(),
                 subset=subset,
                 max_duration_s=max_duration,
-                progress=tick if ctx.progress else None,
+                progress=bar.sink,
             )
     except StoreDamaged as exc:
         # Every problem the walk of the data file found, then the one-line error (exit 2).
@@ -140,7 +143,7 @@ def verify_cmd(
                 click.echo(f"-  damaged store: {one_line(line)}")
         raise
     if as_json:
-        emit_json(report.as_dict())
+        emit_report(report)
     else:
         for problem in report.problems:
             click.echo(one_line(problem.line()))
@@ -226,22 +229,16 @@ def gc_cmd(
         remote_gc(ctx, remote, grace=grace, dry_run=dry_run, keep=kept, as_json=as_json)
         return
     compacted: tuple[int, int] | None = None
-    with ctx.open_store() as store, Progress("gc", enabled=ctx.progress) as bar:
-
-        def tick(stage: str, done: int, total: int) -> None:
-            bar.label = f"gc: {stage}"
-            bar.total = total or None
-            bar.update(done)
-
+    with ctx.open_store() as store, Progress("gc", enabled=ctx.progress, stages=True) as bar:
         report = collect(
             store,
             extra_dirs=extra_dirs,
-            project_dir=project_manifests(),
+            project_dir=project_packs(),
             grace_ns=round(grace * 1e9),
             dry_run=dry_run,
             keep=kept,
             lease_wait_s=lease_wait,
-            progress=tick if ctx.progress else None,
+            progress=bar.sink,
         )
         bar.close()
         _print_gc(report, as_json=as_json, quiet=ctx.quiet)
@@ -251,7 +248,8 @@ def gc_cmd(
         before, after = compacted
         click.echo(f"compacted: {human_bytes(before)} -> {human_bytes(after)}")
     if as_json:
-        emit_json(_gc_json(report, compacted))
+        size = None if compacted is None else {"before": compacted[0], "after": compacted[1]}
+        emit_report(report, compacted=size)
 
 
 def _print_gc(report: GcReport, *, as_json: bool, quiet: bool) -> None:
@@ -279,40 +277,9 @@ def _print_gc(report: GcReport, *, as_json: bool, quiet: bool) -> None:
         warn(f"note: {report.live_leases} packs in progress: a real run would wait for them")
 
 
-def _gc_json(report: GcReport, compacted: tuple[int, int] | None) -> dict[str, Any]:
-    return {
-        "dry_run": report.dry_run,
-        "grace_s": report.grace_ns / 1e9,
-        "manifests": report.manifests,
-        "pins": report.pins,
-        "reachable": report.reachable,
-        "pruned": report.pruned,
-        "bytes_freed": report.bytes_freed,
-        "chunks_pruned": report.chunks_pruned,
-        "chunk_bytes_freed": report.chunk_bytes_freed,
-        "kept_by_grace": report.kept_by_grace,
-        "spared_late": report.spared_late,
-        "stale_leases_cleared": report.stale_leases,
-        "live_leases": report.live_leases,
-        "waited_s": round(report.waited_s, 3),
-        "bytes_given_back": report.bytes_given_back,
-        "index_dropped": report.index_dropped,
-        "digests": [str(d) for d in report.digests],
-        "compacted": None if compacted is None else {"before": compacted[0], "after": compacted[1]},
-    }
-
-
-def _digest_of_target(store: Store, target: str) -> Digest:
-    """A digest, or the digest of a manifest file or of a pack under manifests/."""
-    if target.startswith("blake3:"):
-        return Digest.parse(target)
-    path = Path(target)
-    if not path.is_file():
-        name = target if target.endswith(".pack") else f"{target}.pack"
-        path = roots_mod.default_dir(store) / name
-    if not path.is_file():
-        raise NotFound("pack", target, "give a digest, a manifest file or a pack name")
-    return Digest.of(path.read_bytes())
+def _digest_of_target(target: str) -> Digest:
+    """A digest, or the digest of a manifest file or of a pack of the project (`cas.locate`)."""
+    return pack_digest(target, project_packs())
 
 
 @click.command(name="pin")
@@ -336,7 +303,7 @@ def pin_cmd(ctx: Ctx, name: str | None, target: str | None, folder: Path | None)
             return
         if not name or not target:
             raise UsageError("usage: cas pin NAME DIGEST (or cas pin --dir DIR)")
-        digest = _digest_of_target(store, target)
+        digest = _digest_of_target(target)
         old = roots_mod.pin(store, name, digest)
     was = f" (was {old})" if old is not None and old != digest else ""
     click.echo(f"pinned {shown(name)} {digest}{was}")

@@ -11,10 +11,20 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
+from cas.cli._common import (
+    Ctx,
+    emit_json,
+    emit_report,
+    json_option,
+    pass_ctx,
+    project_root,
+    quiet_option,
+    warn,
+)
 from cas.display import one_line, shown
 from cas.errors import EXIT_PROBLEM, CasError, NotFound, OutputError, StoreNotFound, UsageError
 from cas.fsutil import write_output
+from cas.locate import load_pack, manifest_dir, pack_entry, pack_path
 from cas.progress import Progress
 from cas.store import Store
 
@@ -25,20 +35,6 @@ if TYPE_CHECKING:
 # the blob commands should not pay. These mirror packer.render.FORMATS and MODES (a test checks).
 FORMATS = ("markdown", "xml", "plain")
 MODES = ("lite", "full", "split")
-
-
-def _root() -> Path:
-    from packer.config import find_project_root
-
-    return find_project_root(Path.cwd())
-
-
-def project_manifests() -> Path:
-    """The manifests folder of the project the command runs in, where `cas pack` writes: verify
-    and gc take its packs as roots, whichever store they serve."""
-    from packer.locate import MANIFEST_DIR
-
-    return _root() / MANIFEST_DIR
 
 
 def _store_for_pack(ctx: Ctx, root: Path) -> Store:
@@ -80,22 +76,13 @@ def pack(
     """Build the context packs of this repository (all scopes, or SCOPE...)."""
     from packer.build import Packer
     from packer.config import load_config
-    from packer.locate import load_pack
 
-    root = _root()
+    root = project_root()
     config = load_config(root)
     with _store_for_pack(ctx, root) as store:
-        parent = load_pack(baseline, root, store)[1] if baseline else None
-        with Progress("packing", enabled=ctx.progress) as bar:
-
-            def tick(stage: str, done: int, total: int) -> None:
-                bar.label = stage
-                bar.total = total or None
-                bar.update(done)
-
-            packer = Packer(
-                root, store, config, allow_secrets=allow, progress=tick if ctx.progress else None
-            )
+        parent = load_pack(baseline, manifest_dir(root), store).digest if baseline else None
+        with Progress("packing", enabled=ctx.progress, stages=True) as bar:
+            packer = Packer(root, store, config, allow_secrets=allow, progress=bar.sink)
             report = packer.run(
                 scopes=scopes, targets=targets, baseline=parent, check=check, explain=explain
             )
@@ -112,7 +99,7 @@ def pack(
         return
 
     if as_json:
-        emit_json(_report_json(report, root))
+        emit_report(report)
     else:
         _print_report(report, root, quiet=ctx.quiet, check=check)
     if check and report.stale:
@@ -131,12 +118,7 @@ def _index_packs(ctx: Ctx, store: Store, report: PackReport) -> None:
     index = TextIndex.open(store.path)
     assert index is not None  # open creates one
     with index, Progress("indexing", enabled=ctx.progress) as bar:
-
-        def tick(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done)
-
-        ensure_indexed(index, store, digests, tick)
+        ensure_indexed(index, store, digests, bar.sink)
 
 
 def _print_explained(report: PackReport, path: str, *, as_json: bool) -> None:
@@ -153,36 +135,6 @@ def _print_explained(report: PackReport, path: str, *, as_json: bool) -> None:
         emit_json({"explained": [describe(x) for x in report.explained]})
         return
     click.echo("\n".join(describe(x) for x in report.explained), nl=False)
-
-
-def _report_json(report: PackReport, root: Path) -> dict[str, object]:
-    return {
-        "root": str(root),
-        "files": report.files,
-        "stat_hits": report.stat_hits,
-        "bytes_read": report.bytes_read,
-        "packs": [
-            {
-                "name": r.name,
-                "scope": r.scope,
-                "target": r.target,
-                "digest": str(r.digest),
-                "manifest": str(r.path.relative_to(root)),
-                "written": r.written,
-                "tokens": r.tokens,
-                "budget": {"target": r.manifest.budget_target, "max": r.manifest.budget_max},
-                "totals": r.manifest.totals,
-            }
-            for r in report.results
-        ],
-        "withheld": [{"path": p, "kind": k} for p, k in report.withheld],
-        "redacted": [{"path": p, "kind": k} for p, k in report.redacted],
-        "notes": [{"path": n.path, "reason": n.reason} for n in report.notes],
-        "stale": report.stale,
-        "timings": {k: round(v, 4) for k, v in report.timings.items()},
-        "work": {k: round(v, 4) for k, v in report.work.items()},
-        "ingest_mode": report.ingest_mode,
-    }
 
 
 def _print_report(report: PackReport, root: Path, *, quiet: bool, check: bool) -> None:
@@ -221,7 +173,8 @@ def _print_report(report: PackReport, root: Path, *, quiet: bool, check: bool) -
             warn(f"note: {shown(note.path)}: {note.reason}")
     if check and report.stale:
         for name in report.stale:
-            warn(f"error: {shown(f'manifests/{name}.pack')} is stale: run 'cas pack' and commit it")
+            rel = pack_path(manifest_dir(root), name).relative_to(root)
+            warn(f"error: {shown(str(rel))} is stale: run 'cas pack' and commit it")
 
 
 def _open_store_optional(ctx: Ctx) -> Store | None:
@@ -244,14 +197,13 @@ def _open_store_optional(ctx: Ctx) -> Store | None:
 @pass_ctx
 def render(ctx: Ctx, manifest: str, mode: str, fmt: str, output: Path | None) -> None:
     """Render a pack as text for an agent, reading bodies from the store only."""
-    from packer.locate import load_pack
     from packer.render import render_full, render_lite, render_split
     from packer.scan import decode_text
 
-    root = _root()
+    root = project_root()
     store = ctx.open_store(readonly=True)
     with store:
-        m, _digest, _src = load_pack(manifest, root, store)
+        m = load_pack(manifest, manifest_dir(root), store).manifest
 
         def fetch(d: object) -> str:
             return decode_text(store.get(d))  # type: ignore[arg-type]
@@ -296,15 +248,15 @@ def _check_split_folder(output: Path) -> None:
 @pass_ctx
 def show(ctx: Ctx, manifest: str, as_json: bool) -> None:
     """List a pack's entries: tier, tokens, rating, size, path, reason, digest."""
-    from packer.locate import load_pack
 
-    root = _root()
+    root = project_root()
     store = _open_store_optional(ctx)
     try:
-        m, digest, src = load_pack(manifest, root, store)
+        found = load_pack(manifest, manifest_dir(root), store)
     finally:
         if store is not None:
             store.close()
+    m, digest, src = found.manifest, found.digest, found.source
     if as_json:
         emit_json(
             {
@@ -354,11 +306,10 @@ def show(ctx: Ctx, manifest: str, as_json: bool) -> None:
 @pass_ctx
 def cat(ctx: Ctx, manifest: str, path: str, summary: bool, output: Path | None) -> None:
     """Print one file of a pack by its path, from the store (re-hashed as it is read)."""
-    from packer.locate import load_pack, pack_entry
 
-    root = _root()
+    root = project_root()
     with ctx.open_store(readonly=True) as store:
-        m, _digest, _src = load_pack(manifest, root, store)
+        m = load_pack(manifest, manifest_dir(root), store).manifest
         # The hint names the pack as the user did (`cas show repo`), not by its file's path.
         digest = pack_entry(m, manifest, path, summary=summary)
         with store.open(digest) as reader:
@@ -379,13 +330,12 @@ def cat(ctx: Ctx, manifest: str, path: str, summary: bool, output: Path | None) 
 def diff_cmd(ctx: Ctx, old: str, new: str, as_json: bool) -> None:
     """What changed between two packs: added, removed, changed, re-tiered, token deltas."""
     from packer.diff import diff as diff_packs
-    from packer.locate import load_pack
 
-    root = _root()
+    root = project_root()
     store = _open_store_optional(ctx)
     try:
-        a = load_pack(old, root, store)[0]
-        b = load_pack(new, root, store)[0]
+        a = load_pack(old, manifest_dir(root), store).manifest
+        b = load_pack(new, manifest_dir(root), store).manifest
     finally:
         if store is not None:
             store.close()

@@ -8,10 +8,20 @@ from __future__ import annotations
 
 import click
 
-from cas.cli._common import Ctx, emit_json, json_option, pass_ctx, quiet_option, warn
+from cas.cli._common import (
+    Ctx,
+    emit_json,
+    emit_report,
+    json_option,
+    pass_ctx,
+    project_packs,
+    quiet_option,
+    warn,
+)
 from cas.digest import Digest
 from cas.display import one_line, shown
 from cas.errors import VerifyFailed
+from cas.locate import pack_path
 from cas.progress import Progress, human_bytes
 from cas.remote.config import (
     OPTION,
@@ -202,9 +212,9 @@ def remote_verify(ctx: Ctx, name: str | None, deep: bool, jobs: int, as_json: bo
     with ctx.open_store(readonly=True) as store:
         remote = choose_remote(store, name)
         with Progress("verifying", enabled=ctx.progress) as bar:
-            report = verify_remote(store, remote, deep, jobs=jobs, progress=bar)
+            report = verify_remote(store, remote, deep, jobs=jobs, progress=bar.sink)
     if as_json:
-        emit_json(report.as_json())
+        emit_report(report)
     else:
         for p in report.problems:
             click.echo(one_line(f"{p.kind:<8} {p.what}: {p.detail}"))
@@ -236,10 +246,16 @@ def remote_gc(
         remote = choose_remote(store, name)
         with Progress("gc: copying", enabled=ctx.progress) as bar:
             report = collect_remote(
-                store, remote, grace_s=grace, dry_run=dry_run, keep=keep, jobs=jobs, progress=bar
+                store,
+                remote,
+                grace_s=grace,
+                dry_run=dry_run,
+                keep=keep,
+                jobs=jobs,
+                progress=bar.sink,
             )
     if as_json:
-        emit_json(report.as_json())
+        emit_report(report)
         return
     verb = "would free" if dry_run else "freed"
     click.echo(
@@ -265,17 +281,17 @@ def push(ctx: Ctx, args: tuple[str, ...], jobs: int, as_json: bool) -> None:
     """Upload packs and every blob they reach that the remote lacks.
 
     NAME is a configured remote (default: the only one). MANIFEST is a manifest file, a pack
-    name under manifests/ or a digest (default: every pack in manifests/)."""
+    name under manifests/ of this project or a digest (default: every pack there)."""
     from cas.remote.sync import local_manifests
     from cas.remote.sync import push as push_packs
 
     with ctx.open_store() as store:
         remote, specs = _split(store, args)
-        manifests = local_manifests(store, specs)
+        manifests = local_manifests(store, specs, folder=project_packs())
         with Progress("pushing", enabled=ctx.progress) as bar:
-            report = push_packs(store, remote, manifests, jobs=jobs, progress=bar)
+            report = push_packs(store, remote, manifests, jobs=jobs, progress=bar.sink)
     if as_json:
-        emit_json(report.as_json())
+        emit_report(report)
         return
     for m in report.manifests:
         click.echo(f"{m['digest']}  {shown(m['name'])} ({m['status']})")
@@ -304,9 +320,10 @@ def pull(
 
     NAME is a configured remote (default: the only one). MANIFEST is a pack name on the remote,
     a digest, or a local manifest file (its blobs only). Default: the blobs of every pack in
-    manifests/; --all: every pack on the remote, written to manifests/."""
+    manifests/ of this project; --all: every pack on the remote, written there."""
     from cas.remote.sync import pull as pull_packs
 
+    folder = project_packs()
     with ctx.open_store() as store:
         remote, specs = _split(store, args)
         with Progress("pulling", enabled=ctx.progress) as bar:
@@ -314,18 +331,19 @@ def pull(
                 store,
                 remote,
                 specs,
+                folder=folder,
                 everything=everything,
                 force=force,
                 jobs=jobs,
-                progress=bar,
+                progress=bar.sink,
             )
     if as_json:
-        emit_json(report.as_json())
+        emit_report(report)
         return
     for m in report.manifests:
         click.echo(f"{m['digest']}  {shown(m['name'])} ({m['status']})")
         if m["status"] == "kept-local":
-            kept = shown(f"manifests/{m['name']}.pack")
+            kept = shown(str(pack_path(folder, m["name"])))
             warn(f"{kept} differs from the remote's: kept (--force replaces)")
     if not ctx.quiet:
         click.echo(

@@ -28,18 +28,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from cas import frame
 from cas import manifest as mf
 from cas.digest import Digest
 from cas.errors import CorruptBlob, ManifestError, RemoteGcRefused
-from cas.progress import Progress
+from cas.events import ProgressSink
 from cas.remote.config import Remote, resolve_remote
 from cas.remote.layout import (
-    MANIFESTS,
-    PACK_SUFFIX,
     fetch_manifest,
+    manifest_key,
     max_object,
     maybe_index,
     remote_packs,
@@ -55,6 +54,7 @@ from cas.remote.objects import (
     is_hex,
 )
 from cas.remote.packfile import BLOB, CHUNK, KIND_NAMES, Entry, encode_index
+from cas.remote.report import RemoteReport
 from cas.remote.s3 import session
 from cas.remote.storage import ObjectInfo, ObjectStorage
 from cas.remote.transfer import DEFAULT_JOBS, Meter
@@ -68,9 +68,7 @@ Key = tuple[int, Digest]
 
 
 @dataclass
-class RemoteGcReport:
-    remote: str
-    url: str
+class RemoteGcReport(RemoteReport):
     dry_run: bool
     grace_s: float
     manifests: int = 0
@@ -89,35 +87,6 @@ class RemoteGcReport:
     bytes_before: int = 0
     bytes_freed: int = 0
     stale_locks: int = 0
-    requests: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "remote": self.remote,
-            "url": self.url,
-            "dry_run": self.dry_run,
-            "grace_s": self.grace_s,
-            "manifests": self.manifests,
-            "live_blobs": self.live_blobs,
-            "live_chunks": self.live_chunks,
-            "packs_before": self.packs_before,
-            "packs_after": self.packs_after,
-            "packs_deleted": self.packs_deleted,
-            "packs_repacked": self.packs_repacked,
-            "packs_written": self.packs_written,
-            "frames_copied": self.frames_copied,
-            "loose_packed": self.loose_packed,
-            "loose_deleted": self.loose_deleted,
-            "indexes_replaced": self.indexes_replaced,
-            "kept_by_grace": self.kept_by_grace,
-            "bytes_before": self.bytes_before,
-            "bytes_freed": self.bytes_freed,
-            "stale_locks": self.stale_locks,
-            "requests": self.requests,
-            "request_count": sum(self.requests.values()),
-            "seconds": round(self.seconds, 3),
-        }
 
 
 def collect_remote(
@@ -128,7 +97,7 @@ def collect_remote(
     dry_run: bool = False,
     keep: Sequence[Digest] = (),
     jobs: int = DEFAULT_JOBS,
-    progress: Progress | None = None,
+    progress: ProgressSink | None = None,
 ) -> RemoteGcReport:
     """Remove from the remote what none of its manifests (nor ``keep``) references, once older
     than ``grace_s``; repack packs mostly dead. ``store`` supplies the remote's record and the
@@ -139,7 +108,7 @@ def collect_remote(
         bucket.check()
         with RemoteLock(bucket, GC, "gc") as lock:
             report.stale_locks = len(lock.stale)
-            _Gc(store, bucket, jobs, Meter(progress), report, lock.server_now).run(keep)
+            _Gc(store, bucket, jobs, Meter("gc", progress), report, lock.server_now).run(keep)
     return report
 
 
@@ -183,7 +152,7 @@ class _Gc:
             raise self.refuse(f"{key}: {why} (rename or delete it)")
         live: set[Digest] = set()
         for name in listed:
-            key = MANIFESTS + name + PACK_SUFFIX
+            key = manifest_key(name)
             data = fetch_manifest(self.bucket, name)
             if data is None:
                 raise self.refuse(f"{key} vanished while gc read it")

@@ -22,16 +22,25 @@ limit, list no more chunks than that limit allows, and place each chunk where it
 
 from __future__ import annotations
 
-import re
+import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Final
 
 from cas import frame
 from cas import manifest as mf
 from cas.digest import Digest
-from cas.errors import BlobNotFound, InputError, NotFound, UsageError
+from cas.errors import UsageError
+from cas.locate import (
+    MANIFEST_DIRNAME,
+    LocatedPack,
+    check_pack_name,
+    file_name,
+    is_pack_file,
+    load_pack,
+    name_of,
+    pack_files,
+    usable_pack_name,
+)
 from cas.progress import human_bytes
 from cas.remote.config import setting_hint
 from cas.remote.storage import LIST_PAGE, ObjectInfo, ObjectStorage, ObjectTooLarge
@@ -39,11 +48,8 @@ from cas.store import Store
 
 BLOBS: Final = "blobs/"
 CHUNKS: Final = "chunks/"
-MANIFESTS: Final = "manifests/"
-PACK_SUFFIX: Final = ".pack"
-MANIFEST_DIRNAME: Final = "manifests"
-# A pack name becomes a local file name: no separators, no leading dot, nothing to escape.
-_PACK_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
+# The remote keeps packs as a project does (`cas.locate`): manifests/<name>.pack
+MANIFESTS: Final = MANIFEST_DIRNAME + "/"
 # A chunk index frame: the frame header, then chunk size and count (u32 each), then digests.
 _INDEX_FIXED: Final = frame.HEADER_SIZE + 8
 # Reading a chunked blob costs per byte and per chunk (a lookup, a decode, a hand-off between
@@ -54,30 +60,8 @@ CHUNK_COST: Final = 64 << 10
 
 # --- manifests on this machine ------------------------------------------------------------------
 
-
-@dataclass(frozen=True, slots=True)
-class LocalManifest:
-    """A manifest to push or pull for: its pack name, bytes, digest and where it came from."""
-
-    name: str
-    data: bytes
-    digest: Digest
-    manifest: mf.Manifest
-    source: str
-
-
-def manifests_dir(store: Store) -> Path:
-    """The project's manifests folder: beside the store, as ``cas pack`` writes it."""
-    return store.path.parent / MANIFEST_DIRNAME
-
-
-def check_pack_name(name: str, source: str) -> str:
-    if not _PACK_NAME.fullmatch(name) or name.endswith("."):
-        raise UsageError(
-            f"{source}: pack name {name!r} is not usable as a file name (letters, digits and "
-            "._- only, not starting with a dot)"
-        )
-    return name
+# A pack to push or pull for, as `cas.locate` finds it on this machine.
+LocalManifest = LocatedPack
 
 
 def misnamed(manifest: mf.Manifest, name: str) -> str | None:
@@ -89,54 +73,34 @@ def misnamed(manifest: mf.Manifest, name: str) -> str | None:
 
 
 def local_manifests(
-    store: Store, specs: Sequence[str], *, hint: str = "run 'cas pack' or name a MANIFEST"
+    store: Store,
+    specs: Sequence[str],
+    *,
+    folder: str | os.PathLike[str],
+    hint: str = "run 'cas pack' or name a MANIFEST",
 ) -> list[LocalManifest]:
-    """The manifests named by ``specs`` (a file, a pack name under the manifests folder, or a
-    digest in the store), or every ``*.pack`` in the manifests folder when ``specs`` is empty
-    (none there is a `UsageError` ending with ``hint``)."""
-    folder = manifests_dir(store)
+    """The manifests named by ``specs`` (a file, a pack name in the manifests folder
+    ``folder``, or a digest in the store), or every pack in ``folder`` when ``specs`` is empty
+    (none there is a `UsageError` ending with ``hint``). Each must carry a usable pack name,
+    and a file must be named after the pack it holds."""
     if not specs:
-        files = sorted(folder.glob(f"*{PACK_SUFFIX}"), key=lambda p: p.name.encode())
+        files = pack_files(folder)
         if not files:
             raise UsageError(f"no manifests in {folder}: {hint}")
         specs = [str(p) for p in files]
     found: dict[str, LocalManifest] = {}
     for spec in specs:
-        item = _local_manifest(store, folder, spec)
+        item = load_pack(spec, folder, store)
+        check_pack_name(item.name, item.source)
+        wrong = misnamed(item.manifest, item.name)
+        if wrong is not None:
+            proper = file_name(item.manifest.name)
+            raise UsageError(f"{item.source}: {wrong}; name the file {proper}")
         other = found.get(item.name)
         if other is not None and other.digest != item.digest:
             raise UsageError(f"{other.source} and {item.source} are both named {item.name!r}")
         found[item.name] = item
     return [found[name] for name in sorted(found, key=str.encode)]
-
-
-def _local_manifest(store: Store, folder: Path, spec: str) -> LocalManifest:
-    if spec.startswith("blake3:"):
-        digest = Digest.parse(spec)
-        try:
-            data = store.get(digest)
-        except BlobNotFound:
-            raise NotFound("pack", spec, "no blob with that digest in the store") from None
-        manifest = mf.decode(data, spec)
-        return LocalManifest(check_pack_name(manifest.name, spec), data, digest, manifest, spec)
-    path = Path(spec)
-    if not path.is_file():
-        candidate = folder / f"{spec.removesuffix(PACK_SUFFIX)}{PACK_SUFFIX}"
-        if not candidate.is_file():
-            known = sorted(p.stem for p in folder.glob(f"*{PACK_SUFFIX}"))
-            hint = f"packs in {folder}: {', '.join(known)}" if known else "run 'cas pack' first"
-            raise NotFound("pack", spec, hint)
-        path = candidate
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(str(path), exc.strerror or str(exc)) from None
-    manifest = mf.decode(data, str(path))
-    name = check_pack_name(path.name.removesuffix(PACK_SUFFIX), str(path))
-    wrong = misnamed(manifest, name)
-    if wrong is not None:
-        raise UsageError(f"{path}: {wrong}; name the file {manifest.name}{PACK_SUFFIX}")
-    return LocalManifest(name, data, Digest.of(data), manifest, str(path))
 
 
 # --- listing ------------------------------------------------------------------------------------
@@ -178,10 +142,10 @@ def remote_packs(bucket: ObjectStorage) -> tuple[dict[str, ObjectInfo], list[tup
     found: dict[str, ObjectInfo] = {}
     problems: list[tuple[str, str]] = []
     for obj in bucket.list_all(MANIFESTS):
-        if not obj.name.endswith(PACK_SUFFIX):
+        if not is_pack_file(obj.name):
             continue
-        name = obj.name.removesuffix(PACK_SUFFIX)
-        if "/" in name or not _PACK_NAME.fullmatch(name) or name.endswith("."):
+        name = name_of(obj.name)
+        if "/" in obj.name or not usable_pack_name(name):
             problems.append((MANIFESTS + obj.name, "not a usable pack name"))
             continue
         found[name] = obj
@@ -279,9 +243,14 @@ def chunk_sizes(value: bytes) -> tuple[list[Digest], dict[Digest, int]] | str:
     return chunks, sizes
 
 
+def manifest_key(name: str) -> str:
+    """The remote key of pack ``name``: ``manifests/<name>.pack``, as in a project."""
+    return MANIFESTS + file_name(name)
+
+
 def fetch_manifest(bucket: ObjectStorage, name: str) -> bytes | str | None:
     """The remote's pack ``name``: its bytes, None if absent, or why it was refused unread."""
     try:
-        return bucket.get(MANIFESTS + name + PACK_SUFFIX, max_size=mf.MAX_BYTES)
+        return bucket.get(manifest_key(name), max_size=mf.MAX_BYTES)
     except ObjectTooLarge as exc:
         return str(exc)

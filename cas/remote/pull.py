@@ -14,31 +14,30 @@ of bounded size. What one object may cost is bounded before any work on it: see
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from cas import frame
 from cas import manifest as mf
 from cas.digest import Digest
 from cas.errors import CorruptBlob, InputError, ManifestError, NotFound, RemoteRefused, UsageError
+from cas.events import ProgressSink
 from cas.fsutil import atomic_write
 from cas.lease import Lease
-from cas.progress import Progress
+from cas.locate import PACK_SUFFIX, check_pack_name, pack_path
 from cas.remote.config import Remote, resolve_remote
 from cas.remote.layout import (
-    MANIFESTS,
-    PACK_SUFFIX,
     LocalManifest,
-    check_pack_name,
     chunk_sizes,
     claimed_sizes,
     fetch_manifest,
     index_problem,
     local_manifests,
-    manifests_dir,
+    manifest_key,
     max_object,
     misnamed,
     remote_packs,
@@ -47,9 +46,11 @@ from cas.remote.layout import (
 from cas.remote.lock import USE, RemoteLock
 from cas.remote.objects import RemoteObjects
 from cas.remote.packfile import BLOB, CHUNK
+from cas.remote.report import RemoteReport
 from cas.remote.s3 import session
 from cas.remote.storage import ObjectStorage
 from cas.remote.transfer import DEFAULT_JOBS, Meter
+from cas.roots import prepare_manifest_dir
 from cas.store import Store
 
 # Pulled frames are committed in batches of this many bytes or frames, whichever comes first:
@@ -63,32 +64,13 @@ KEPT_PROBLEMS: Final = 1000
 
 
 @dataclass
-class PullReport:
-    remote: str
-    url: str
+class PullReport(RemoteReport):
     manifests: list[dict[str, str]] = field(default_factory=list)
     blobs_referenced: int = 0
     blobs_present: int = 0
     blobs_downloaded: int = 0
     chunks_downloaded: int = 0
     bytes_downloaded: int = 0
-    requests: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "remote": self.remote,
-            "url": self.url,
-            "manifests": self.manifests,
-            "blobs_referenced": self.blobs_referenced,
-            "blobs_present": self.blobs_present,
-            "blobs_downloaded": self.blobs_downloaded,
-            "chunks_downloaded": self.chunks_downloaded,
-            "bytes_downloaded": self.bytes_downloaded,
-            "requests": self.requests,
-            "request_count": sum(self.requests.values()),
-            "seconds": round(self.seconds, 3),
-        }
 
 
 class _Committer:
@@ -139,20 +121,22 @@ def pull(
     remote: Remote | str,
     specs: Sequence[str] = (),
     *,
+    folder: str | os.PathLike[str],
     everything: bool = False,
     force: bool = False,
     jobs: int = DEFAULT_JOBS,
-    progress: Progress | None = None,
+    progress: ProgressSink | None = None,
 ) -> PullReport:
     """Download what the local store lacks for some manifests, checking every byte.
 
     ``specs`` name packs on the remote (``repo.claude``), manifest files on this machine (a path
     to an existing file: only its blobs are fetched) or manifest digests (fetched from blobs/).
-    With no specs: the manifests in the local manifests folder; with ``everything``: every
-    manifest on the remote. A pulled manifest is written to the manifests folder (atomically,
-    after its blobs are committed) unless a different local file of that name exists and
-    ``force`` is off. Objects that are missing or fail their checks raise `RemoteRefused`
-    naming them, after everything that passed has been committed.
+    With no specs: the manifests in ``folder``, the manifests folder of the project pulled for
+    (`cas.locate`); with ``everything``: every manifest on the remote. A pulled manifest is
+    written to ``folder`` (atomically, after its blobs are committed; the folder made a gc root
+    first) unless a different local file of that name exists and ``force`` is off. Objects
+    that are missing or fail their checks raise `RemoteRefused` naming them, after everything
+    that passed has been committed.
     """
     if everything and specs:
         raise UsageError("name MANIFESTs or pass --all, not both")
@@ -164,7 +148,9 @@ def pull(
         session(target, jobs, report) as bucket,
         Lease(store, "pull") as lease,
     ):
-        _Pull(store, bucket, jobs, Meter(progress), report, force, lease).run(specs, everything)
+        _Pull(store, bucket, jobs, Meter("pull", progress), report, force, lease, Path(folder)).run(
+            specs, everything
+        )
     return report
 
 
@@ -177,9 +163,11 @@ class _Pull:
         meter: Meter,
         report: PullReport,
         force: bool,
-        lease: Lease | None = None,
+        lease: Lease | None,
+        folder: Path,
     ) -> None:
         self.store = store
+        self.folder = folder
         self.lease = lease
         self.bucket = bucket
         self.jobs = jobs
@@ -240,7 +228,9 @@ class _Pull:
         """One loader per manifest to pull, in order. Names and digests that are not on the
         remote are refused here, before any work; manifests are read only by their loader."""
         if not specs and not everything:
-            found = local_manifests(self.store, [], hint="name a MANIFEST, or pass --all")
+            found = local_manifests(
+                self.store, [], folder=self.folder, hint="name a MANIFEST, or pass --all"
+            )
             return [_loaded(_Target(m, write=False)) for m in found]
         names: list[str] = []
         files: list[str] = []
@@ -255,7 +245,8 @@ class _Pull:
         loaders: list[Callable[[], _Target | None]] = []
         if files:
             loaders += [
-                _loaded(_Target(m, write=False)) for m in local_manifests(self.store, files)
+                _loaded(_Target(m, write=False))
+                for m in local_manifests(self.store, files, folder=self.folder)
             ]
         if everything or names:
             listed, bad = remote_packs(self.bucket)
@@ -277,7 +268,7 @@ class _Pull:
 
     def _remote_loader(self, name: str) -> Callable[[], _Target | None]:
         def load() -> _Target | None:
-            key = MANIFESTS + name + PACK_SUFFIX
+            key = manifest_key(name)
             self.meter.expect(1)
             data = fetch_manifest(self.bucket, name)
             self.meter.moved(len(data) if isinstance(data, bytes) else 0)
@@ -472,7 +463,7 @@ class _Pull:
         )
 
     def _write(self, item: LocalManifest) -> str:
-        path = manifests_dir(self.store) / f"{item.name}{PACK_SUFFIX}"
+        path = pack_path(self.folder, item.name)
         try:
             existing = path.read_bytes() if path.is_file() else None
         except OSError:
@@ -481,6 +472,7 @@ class _Pull:
             return "unchanged"
         if existing is not None and not self.force:
             return "kept-local"
+        prepare_manifest_dir(self.store, self.folder)
         if self.lease is not None:
             self.lease.check()
         try:

@@ -14,17 +14,18 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from cas import frame
 from cas.digest import Digest
 from cas.errors import BlobNotFound, CorruptBlob, NotFound
-from cas.progress import Progress
+from cas.events import ProgressSink
+from cas.locate import file_name
 from cas.remote.config import Remote, resolve_remote
-from cas.remote.layout import MANIFESTS, PACK_SUFFIX, LocalManifest, index_chunks
+from cas.remote.layout import MANIFESTS, LocalManifest, index_chunks
 from cas.remote.lock import USE, RemoteLock
 from cas.remote.objects import PackUploader, RemoteObjects, chunks_in_use_order
 from cas.remote.packfile import BLOB, CHUNK
+from cas.remote.report import RemoteReport
 from cas.remote.s3 import session
 from cas.remote.storage import ObjectStorage
 from cas.remote.transfer import DEFAULT_JOBS, Meter, ordered
@@ -32,9 +33,7 @@ from cas.store import Store
 
 
 @dataclass
-class PushReport:
-    remote: str
-    url: str
+class PushReport(RemoteReport):
     manifests: list[dict[str, str]] = field(default_factory=list)
     blobs_referenced: int = 0
     blobs_present: int = 0
@@ -43,31 +42,12 @@ class PushReport:
     packs_uploaded: int = 0
     indexes_uploaded: int = 0
     bytes_uploaded: int = 0
-    requests: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
 
     @property
     def uploads(self) -> int:
         """Objects uploaded: packs, the index object and manifests."""
         sent = sum(1 for m in self.manifests if m["status"] == "uploaded")
         return self.packs_uploaded + self.indexes_uploaded + sent
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "remote": self.remote,
-            "url": self.url,
-            "manifests": self.manifests,
-            "blobs_referenced": self.blobs_referenced,
-            "blobs_present": self.blobs_present,
-            "blobs_uploaded": self.blobs_uploaded,
-            "chunks_uploaded": self.chunks_uploaded,
-            "packs_uploaded": self.packs_uploaded,
-            "indexes_uploaded": self.indexes_uploaded,
-            "bytes_uploaded": self.bytes_uploaded,
-            "requests": self.requests,
-            "request_count": sum(self.requests.values()),
-            "seconds": round(self.seconds, 3),
-        }
 
 
 def push(
@@ -76,13 +56,13 @@ def push(
     manifests: Sequence[LocalManifest],
     *,
     jobs: int = DEFAULT_JOBS,
-    progress: Progress | None = None,
+    progress: ProgressSink | None = None,
 ) -> PushReport:
     """Upload ``manifests`` and every blob and chunk they reach that the remote lacks."""
     target = resolve_remote(store, remote)
     report = PushReport(target.name, target.url)
     with session(target, jobs, report) as bucket:
-        _Push(store, bucket, jobs, Meter(progress), report).run(manifests)
+        _Push(store, bucket, jobs, Meter("push", progress), report).run(manifests)
     return report
 
 
@@ -186,7 +166,7 @@ class _Push:
     def _send_manifests(self, manifests: Sequence[LocalManifest]) -> None:
         listed = {o.name: o for o in self.bucket.list_all(MANIFESTS)}
         for item in manifests:
-            key = item.name + PACK_SUFFIX
+            key = file_name(item.name)
             there = listed.get(key)
             # S3 gives a single-part object's MD5 as its ETag; when it matches, the remote
             # already holds these bytes. Any other ETag form just means one more upload.

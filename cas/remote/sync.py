@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from cas.remote.config import Remote
 from cas.remote.gc import RemoteGcReport, collect_remote
-from cas.remote.layout import LocalManifest, local_manifests, manifests_dir
+from cas.remote.layout import LocalManifest, local_manifests
 from cas.remote.lock import remove_all
 from cas.remote.pull import PullReport, pull
 from cas.remote.push import PushReport, push
@@ -27,7 +27,6 @@ __all__ = [
     "RemoteVerifyReport",
     "collect_remote",
     "local_manifests",
-    "manifests_dir",
     "pull",
     "push",
     "unlock",

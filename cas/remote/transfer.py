@@ -12,7 +12,7 @@ from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Final, TypeVar
 
-from cas.progress import Progress
+from cas.events import ProgressSink, emit
 
 DEFAULT_JOBS: Final = 8
 
@@ -83,19 +83,24 @@ def ordered(
 
 
 class Meter:
-    """Progress and counts shared by one push, pull or verify."""
+    """Progress and counts shared by one push, pull, verify or gc: objects moved of those
+    expected so far, and their bytes, sent to ``progress`` as events of ``stage``."""
 
-    def __init__(self, progress: Progress | None) -> None:
+    def __init__(self, stage: str, progress: ProgressSink | None) -> None:
+        self.stage = stage
         self.progress = progress
+        self.expected = 0
         self.objects = 0
         self.nbytes = 0
 
     def expect(self, more: int) -> None:
-        if self.progress is not None:
-            self.progress.total = (self.progress.total or 0) + more
+        self.expected += more
+        self._emit()
 
     def moved(self, nbytes: int) -> None:
         self.objects += 1
         self.nbytes += nbytes
-        if self.progress is not None:
-            self.progress.advance(1, nbytes)
+        self._emit()
+
+    def _emit(self) -> None:
+        emit(self.progress, self.stage, self.objects, self.expected, self.nbytes)

@@ -16,21 +16,20 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import ClassVar, Final
 
 from cas import frame
 from cas import manifest as mf
 from cas.digest import Digest, hasher
 from cas.errors import CorruptBlob, ManifestError
-from cas.progress import Progress
+from cas.events import ProgressSink
 from cas.remote.config import Remote, resolve_remote
 from cas.remote.layout import (
-    MANIFESTS,
-    PACK_SUFFIX,
     chunk_sizes,
     claimed_sizes,
     fetch_manifest,
     index_problem,
+    manifest_key,
     max_object,
     maybe_index,
     misnamed,
@@ -48,6 +47,7 @@ from cas.remote.objects import (
     plan_ranges,
 )
 from cas.remote.packfile import BLOB, CHUNK
+from cas.remote.report import RemoteReport
 from cas.remote.s3 import session
 from cas.remote.storage import ObjectInfo, ObjectStorage
 from cas.remote.transfer import DEFAULT_JOBS, Meter, ordered
@@ -68,42 +68,21 @@ class RemoteProblem:
     what: str  # a digest, or an object key
     detail: str
 
-    def as_json(self) -> dict[str, str]:
-        return {"kind": self.kind, "what": self.what, "detail": self.detail}
-
 
 @dataclass
-class RemoteVerifyReport:
-    remote: str
-    url: str
+class RemoteVerifyReport(RemoteReport):
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("ok",)
+
     deep: bool
     manifests: int = 0
     blobs: int = 0
     chunks: int = 0
     bytes_downloaded: int = 0
     problems: list[RemoteProblem] = field(default_factory=list)
-    requests: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
         return not self.problems
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "remote": self.remote,
-            "url": self.url,
-            "deep": self.deep,
-            "ok": self.ok,
-            "manifests": self.manifests,
-            "blobs": self.blobs,
-            "chunks": self.chunks,
-            "bytes_downloaded": self.bytes_downloaded,
-            "problems": [p.as_json() for p in self.problems],
-            "requests": self.requests,
-            "request_count": sum(self.requests.values()),
-            "seconds": round(self.seconds, 3),
-        }
 
 
 def verify_remote(
@@ -112,7 +91,7 @@ def verify_remote(
     deep: bool = False,
     *,
     jobs: int = DEFAULT_JOBS,
-    progress: Progress | None = None,
+    progress: ProgressSink | None = None,
 ) -> RemoteVerifyReport:
     """Check that every blob the remote's manifests reference is on the remote.
 
@@ -125,7 +104,7 @@ def verify_remote(
     target = resolve_remote(store, remote)
     report = RemoteVerifyReport(target.name, target.url, deep)
     with session(target, jobs, report) as bucket:
-        _Verify(store, bucket, jobs, Meter(progress), report).run()
+        _Verify(store, bucket, jobs, Meter("verify", progress), report).run()
     report.problems.sort(key=lambda p: (p.what, p.kind, p.detail))
     return report
 
@@ -186,7 +165,7 @@ class _Verify:
         reading one manifest at a time."""
         claims: dict[Digest, int | None] = {}
         for name in names:
-            key = MANIFESTS + name + PACK_SUFFIX
+            key = manifest_key(name)
             data = fetch_manifest(self.bucket, name)
             if data is None:
                 self.problem("missing", key, "listed but gone")

@@ -1,0 +1,208 @@
+"""Where packs live and how one is named: the one module that knows.
+
+A pack is a manifest file ``<project>/manifests/<name>.pack``; ``<name>`` is the manifest's
+own name (`Manifest.name`: ``scope`` or ``scope.target``), usable as a file name
+(`check_pack_name`).
+
+**The anchor is the project, never the store.** ``<project>`` is the project a command runs in:
+the CLI finds it from the working directory (the nearest folder at or above it holding
+``cas.toml``, a ``pyproject.toml`` with ``[tool.cas]``, or ``.git``; `cas.cli._common`) and
+hands its `manifest_dir` to the library. Where the store is (``.cas`` found above, ``--store``,
+``CAS_STORE``) never moves a project's packs: ``cas pack`` and ``cas load`` write there,
+``show``, ``render``, ``cat``, ``diff``, ``pin`` and ``verify`` look a pack name up there, ``cas
+push`` sends what is there and ``cas pull`` writes there, whichever store they use.
+
+A store may serve many projects, so what gc keeps (`cas.roots`) is more than one folder: the
+manifests folder of the project the command runs in, every folder recorded in the store (a
+writer records the folder it writes packs to before its first file there, unless it is a root
+already: `cas.roots.prepare_manifest_dir`), and `store_manifest_dir`, the manifests folder of
+the project the store itself sits in (``<project>/.cas``), which is a root whatever project a
+command runs in.
+
+Loading a pack named on the command line (`load_pack`) takes a path to a manifest file, a pack
+name looked up in a manifests folder, or a digest of a manifest blob in the store.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from cas import manifest as mf
+from cas.digest import Digest
+from cas.display import shown
+from cas.errors import BlobNotFound, InputError, NotFound, ProblemError, UsageError
+from cas.store import Store
+
+MANIFEST_DIRNAME: Final = "manifests"
+PACK_SUFFIX: Final = ".pack"
+DIGEST_PREFIX: Final = "blake3:"
+# A pack name becomes a file name: no separators, no leading dot, nothing to escape.
+_PACK_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
+
+
+# --- names --------------------------------------------------------------------------------------
+
+
+def usable_pack_name(name: str) -> bool:
+    """Whether ``name`` can be a pack's file name (letters, digits and ``._-``, not starting
+    with a dot nor ending with one, at most 200 characters)."""
+    return bool(_PACK_NAME.fullmatch(name)) and not name.endswith(".")
+
+
+def check_pack_name(name: str, source: str) -> str:
+    """``name``, or a `UsageError` naming ``source`` when it cannot be a pack's file name."""
+    if not usable_pack_name(name):
+        raise UsageError(
+            f"{source}: pack name {name!r} is not usable as a file name (letters, digits and "
+            "._- only, not starting with a dot)"
+        )
+    return name
+
+
+def file_name(name: str) -> str:
+    """The file name of pack ``name`` (given with or without its suffix)."""
+    return name.removesuffix(PACK_SUFFIX) + PACK_SUFFIX
+
+
+def name_of(path: str | os.PathLike[str]) -> str:
+    """The pack name a manifest file's name gives: ``repo.claude.pack`` -> ``repo.claude``."""
+    return Path(path).name.removesuffix(PACK_SUFFIX)
+
+
+def is_pack_file(name: str) -> bool:
+    return name.endswith(PACK_SUFFIX)
+
+
+# --- folders ------------------------------------------------------------------------------------
+
+
+def manifest_dir(project: str | os.PathLike[str]) -> Path:
+    """The folder of a project's packs: ``<project>/manifests``."""
+    return Path(project) / MANIFEST_DIRNAME
+
+
+def store_manifest_dir(store_path: str | os.PathLike[str]) -> Path:
+    """The manifests folder of the project a store sits in (``<project>/.cas``): a gc root
+    whatever project a command runs in."""
+    return manifest_dir(Path(store_path).parent)
+
+
+def pack_path(folder: str | os.PathLike[str], name: str) -> Path:
+    """Where pack ``name`` lives in the manifests folder ``folder``."""
+    return Path(folder) / file_name(name)
+
+
+def pack_files(folder: str | os.PathLike[str]) -> list[Path]:
+    """The pack files directly in ``folder``, by the bytes of their names; none when the
+    folder does not exist."""
+    where = Path(folder)
+    if not where.is_dir():
+        return []
+    found = [p for p in where.iterdir() if is_pack_file(p.name) and p.is_file()]
+    return sorted(found, key=lambda p: os.fsencode(p.name))
+
+
+def pack_names(folder: str | os.PathLike[str]) -> list[str]:
+    """The names of the packs directly in ``folder``, in the order of `pack_files`."""
+    return [name_of(p) for p in pack_files(folder)]
+
+
+def find_pack_file(spec: str, folder: str | os.PathLike[str]) -> Path:
+    """The manifest file ``spec`` names: an existing file, else the pack of that name (with or
+    without its suffix) in ``folder``; `NotFound` with a hint when there is neither."""
+    path = Path(spec)
+    if path.is_file():
+        return path
+    candidate = pack_path(folder, spec)
+    if candidate.is_file():
+        return candidate
+    raise NotFound("pack", spec, _hint(Path(folder)))
+
+
+def _hint(folder: Path) -> str:
+    if os.path.lexists(folder) and not folder.is_dir():
+        kind = "a dangling symlink" if folder.is_symlink() and not folder.exists() else "a file"
+        return f"{folder} is {kind}, not the folder 'cas pack' writes packs to"
+    known = pack_names(folder)
+    return f"packs in {folder}: {', '.join(known)}" if known else "run 'cas pack' first"
+
+
+# --- loading ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LocatedPack:
+    """A pack named on the command line: its name, bytes, digest, decoded manifest, how it was
+    named (a path, or the digest as given), and its file (None for a digest)."""
+
+    name: str
+    data: bytes
+    digest: Digest
+    manifest: mf.Manifest
+    source: str
+    path: Path | None = None
+
+
+def load_pack(spec: str, folder: str | os.PathLike[str], store: Store | None) -> LocatedPack:
+    """The pack ``spec`` names: a digest (read from ``store``), a path to a manifest file, or a
+    pack name in the manifests folder ``folder``. A file's pack name is its file name's."""
+    if spec.startswith(DIGEST_PREFIX):
+        digest = Digest.parse(spec)
+        if store is None:
+            raise NotFound("store", "", "a digest names a pack in the store: run 'cas init'")
+        try:
+            data = store.get(digest)
+        except BlobNotFound:
+            raise NotFound("pack", spec, "no blob with that digest in the store") from None
+        manifest = mf.decode(data, spec)
+        return LocatedPack(manifest.name, data, digest, manifest, spec)
+    path = find_pack_file(spec, folder)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(str(path), exc.strerror or str(exc)) from None
+    manifest = mf.decode(data, str(path))
+    return LocatedPack(name_of(path), data, Digest.of(data), manifest, str(path), path)
+
+
+def pack_digest(spec: str, folder: str | os.PathLike[str]) -> Digest:
+    """The digest ``spec`` names: itself when it is one, else that of the manifest file or
+    pack in ``folder`` it names (its bytes are not decoded)."""
+    if spec.startswith(DIGEST_PREFIX):
+        return Digest.parse(spec)
+    path = find_pack_file(spec, folder)
+    try:
+        return Digest.of(path.read_bytes())
+    except OSError as exc:
+        raise InputError(str(path), exc.strerror or str(exc)) from None
+
+
+def pack_entry(m: mf.Manifest, source: str, path: str, *, summary: bool = False) -> Digest:
+    """The digest of ``path``'s body in a pack (or of its summary): NotFound for a path the pack
+    does not hold (with the nearest paths it does), an error for a withheld secret."""
+    wanted = path.removeprefix("./")
+    entry = m.entry(wanted)
+    if entry is None:
+        near = sorted(
+            e.path for e in m.entries if e.path.rsplit("/", 1)[-1] == wanted.rsplit("/", 1)[-1]
+        )
+        hint = (
+            f"did you mean {', '.join(shown(p) for p in near[:3])}?"
+            if near
+            else (f"'cas show {source}' lists every path")
+        )
+        raise NotFound("path", wanted, hint)
+    if entry.digest is None:
+        raise ProblemError(
+            f"{shown(wanted)} was withheld as a secret ({entry.reason or 'secret'}): its body is "
+            "stored nowhere; read it from the working tree if you may"
+        )
+    if summary:
+        if entry.summary is None:
+            raise NotFound("summary of", wanted, f"the pack shows it {entry.tier}, not summarized")
+        return entry.summary
+    return entry.digest
