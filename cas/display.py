@@ -81,3 +81,12 @@ def json_safe(text: str) -> str:
     other format characters, line separators, lone surrogates) written as ``\\uXXXX`` escapes:
     the same JSON value, printable on any terminal and encodable as UTF-8."""
     return _NOT_ASCII_PRINTABLE.sub(_json_escape, text)
+
+
+def human_bytes(n: float) -> str:
+    """A byte count as people read it: ``512 B``, ``1.5 KiB``, ``3.2 GiB``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")

@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
+from cas.display import human_bytes
+
 if TYPE_CHECKING:
     from cas.events import ProgressEvent
 
@@ -25,14 +27,6 @@ def wanted(quiet: bool, stream: TextIO | None = None) -> bool:
         return out.isatty()
     except (AttributeError, ValueError):
         return False
-
-
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")
 
 
 class Progress:

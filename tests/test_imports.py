@@ -308,6 +308,9 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "packer": frozenset({"engine", "packer"}),
     "surface": frozenset(LAYERS),
 }
+# Modules of a lower layer that only the surfaces may import: the terminal display (library
+# code sends progress events, `cas.events`, and never draws).
+SURFACE_ONLY = frozenset({"cas.progress"})
 
 
 def layer_of(module: str) -> str:
@@ -327,6 +330,7 @@ def layer_violations(graph: Mapping[str, Iterable[str]]) -> list[tuple[str, str]
         for module, targets in graph.items()
         for target in targets
         if layer_of(target) not in MAY_IMPORT[layer_of(module)]
+        or (target in SURFACE_ONLY and layer_of(module) != "surface")
     )
 
 
@@ -342,9 +346,12 @@ def test_layer_rules_catch_an_upward_or_sideways_import() -> None:
         "packer.build": {"cas.remote.push"},  # sideways
         "cas.remote.push": {"packer.config"},  # sideways
         "packer.scan": {"cas.cli._common"},  # up
+        "cas.remote.transfer": {"cas.progress"},  # the terminal display, below a surface
+        "cas.cli.maint_cmds": {"cas.progress"},  # fine
     }
     assert layer_violations(graph) == [
         ("cas.remote.push", "packer.config"),
+        ("cas.remote.transfer", "cas.progress"),
         ("cas.verify", "cas.remote.objects"),
         ("packer.build", "cas.remote.push"),
         ("packer.scan", "cas.cli._common"),

@@ -48,7 +48,6 @@ EXEMPT: dict[str, str] = {
     # cas/remote
     "cas/remote/storage.py": "the ObjectStorage protocol: tests/test_remote_memory_bucket.py runs "
     "one suite against both implementations",
-    "cas/remote/sync.py": "the entry points of the commands: tests/test_cli_remote.py",
     "cas/remote/transfer.py": "no direct tests yet: the threads of every push and pull "
     "(tests/test_remote_push.py, tests/test_remote_pull.py)",
     # packer

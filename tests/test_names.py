@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cas.display import json_safe, one_line, shown
+from cas.display import human_bytes, json_safe, one_line, shown
 from tests.conftest import Result, run_cas
 
 # each name's second line would start a line of its own if printed raw
@@ -163,3 +163,10 @@ def test_any_text_is_shown_on_one_line_and_reads_back(text: str) -> None:
     assert _unshown(shown(text)) == text
     back = json.loads(json_safe(json.dumps(text, ensure_ascii=False)))
     assert back == text
+
+
+def test_byte_counts_read_as_people_read_them() -> None:
+    assert human_bytes(0) == "0 B" and human_bytes(1023) == "1023 B"
+    assert human_bytes(1024) == "1.0 KiB" and human_bytes(1536) == "1.5 KiB"
+    assert human_bytes(300 << 20) == "300.0 MiB" and human_bytes(5 << 40) == "5.0 TiB"
+    assert human_bytes(1 << 60) == f"{(1 << 60) / (1 << 40):.1f} TiB"  # no unit past TiB

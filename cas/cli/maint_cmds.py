@@ -19,11 +19,11 @@ from cas.cli._common import (
     warn,
 )
 from cas.digest import Digest
-from cas.display import one_line, shown
+from cas.display import human_bytes, one_line, shown
 from cas.errors import StoreAccessError, StoreDamaged, UsageError, VerifyFailed
 from cas.gc import DEFAULT_LEASE_WAIT_S, GcReport, collect
 from cas.locate import pack_digest
-from cas.progress import Progress, human_bytes
+from cas.progress import Progress
 from cas.store import Store
 from cas.verify import VerifyReport, verify
 

@@ -19,10 +19,10 @@ from cas.cli._common import (
     warn,
 )
 from cas.digest import Digest
-from cas.display import one_line, shown
+from cas.display import human_bytes, one_line, shown
 from cas.errors import VerifyFailed
 from cas.locate import pack_path
-from cas.progress import Progress, human_bytes
+from cas.progress import Progress
 from cas.remote.config import (
     OPTION,
     Remote,

@@ -18,10 +18,10 @@ from cas.cli._common import (
     warn,
 )
 from cas.digest import Digest
-from cas.display import shown
+from cas.display import human_bytes, shown
 from cas.errors import EXIT_PROBLEM, EXIT_USAGE, CorruptBlob, InputError, OutputError
 from cas.fsutil import write_output
-from cas.progress import Progress, human_bytes
+from cas.progress import Progress
 from cas.store import DEFAULT_LEVEL, Store
 from cas.tree import Skipped, regular_files
 

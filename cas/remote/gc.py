@@ -98,13 +98,14 @@ def collect_remote(
     keep: Sequence[Digest] = (),
     jobs: int = DEFAULT_JOBS,
     progress: ProgressSink | None = None,
+    storage: ObjectStorage | None = None,
 ) -> RemoteGcReport:
     """Remove from the remote what none of its manifests (nor ``keep``) references, once older
     than ``grace_s``; repack packs mostly dead. ``store`` supplies the remote's record and the
     frame checks; nothing is written to it."""
     target = resolve_remote(store, remote)
     report = RemoteGcReport(target.name, target.url, dry_run, grace_s)
-    with session(target, jobs, report) as bucket:
+    with session(target, jobs, report, storage) as bucket:
         bucket.check()
         with RemoteLock(bucket, GC, "gc") as lock:
             report.stale_locks = len(lock.stale)

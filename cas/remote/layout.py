@@ -29,6 +29,7 @@ from typing import Final
 from cas import frame
 from cas import manifest as mf
 from cas.digest import Digest
+from cas.display import human_bytes
 from cas.errors import UsageError
 from cas.locate import (
     MANIFEST_DIRNAME,
@@ -41,7 +42,6 @@ from cas.locate import (
     pack_files,
     usable_pack_name,
 )
-from cas.progress import human_bytes
 from cas.remote.config import setting_hint
 from cas.remote.storage import LIST_PAGE, ObjectInfo, ObjectStorage, ObjectTooLarge
 from cas.store import Store

@@ -126,6 +126,7 @@ def pull(
     force: bool = False,
     jobs: int = DEFAULT_JOBS,
     progress: ProgressSink | None = None,
+    storage: ObjectStorage | None = None,
 ) -> PullReport:
     """Download what the local store lacks for some manifests, checking every byte.
 
@@ -145,7 +146,7 @@ def pull(
     # Under a lease, like a pack: blobs found present are not fetched again, so a gc must keep
     # off until the manifests that reference them are written.
     with (
-        session(target, jobs, report) as bucket,
+        session(target, jobs, report, storage) as bucket,
         Lease(store, "pull") as lease,
     ):
         _Pull(store, bucket, jobs, Meter("pull", progress), report, force, lease, Path(folder)).run(

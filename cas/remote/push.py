@@ -57,11 +57,12 @@ def push(
     *,
     jobs: int = DEFAULT_JOBS,
     progress: ProgressSink | None = None,
+    storage: ObjectStorage | None = None,
 ) -> PushReport:
     """Upload ``manifests`` and every blob and chunk they reach that the remote lacks."""
     target = resolve_remote(store, remote)
     report = PushReport(target.name, target.url)
-    with session(target, jobs, report) as bucket:
+    with session(target, jobs, report, storage) as bucket:
         _Push(store, bucket, jobs, Meter("push", progress), report).run(manifests)
     return report
 

@@ -45,6 +45,7 @@ from cas.remote.storage import (
     MULTIPART_THRESHOLD,
     PART_SIZE,
     ObjectInfo,
+    ObjectStorage,
     ObjectTooLarge,
 )
 
@@ -389,14 +390,21 @@ class Timed(Protocol):
 
 
 @contextmanager
-def session(remote: Remote, jobs: int, report: Timed) -> Iterator[Bucket]:
-    """A `Bucket` for one push, pull or verify with ``jobs`` transfers in flight; on the way out,
-    whatever happened, ``report`` gets the requests sent and the seconds taken."""
+def session(
+    remote: Remote, jobs: int, report: Timed, storage: ObjectStorage | None = None
+) -> Iterator[ObjectStorage]:
+    """The objects of ``remote`` for one push, pull, verify or gc, with ``jobs`` transfers in
+    flight: a `Bucket`, or ``storage`` when given (the caller's, an in-memory bucket in tests;
+    left open). On the way out, whatever happened, ``report`` gets the requests sent and the
+    seconds taken."""
     started = time.monotonic()
-    bucket = Bucket(remote, connections=jobs + 4)
+    before = storage.requests() if storage is not None else {}
+    objects = storage if storage is not None else Bucket(remote, connections=jobs + 4)
     try:
-        yield bucket
+        yield objects
     finally:
-        report.requests = bucket.requests()
+        sent = {k: n - before.get(k, 0) for k, n in objects.requests().items()}
+        report.requests = {k: n for k, n in sent.items() if n > 0}
         report.seconds = time.monotonic() - started
-        bucket.close()
+        if storage is None:
+            objects.close()

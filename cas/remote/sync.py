@@ -3,6 +3,8 @@
 ``cas push``, ``cas pull``, ``cas remote verify`` (and ``cas verify --remote``) and
 ``cas gc --remote`` call these.
 Each returns a report whose ``requests`` counts every HTTP request sent, per S3 operation.
+Each takes ``storage=``: an `ObjectStorage` to use instead of connecting to the remote's bucket
+(`cas.remote.memory_bucket.MemoryBucket` runs them without a server; tests/test_remote_sync.py).
 The work lives in `cas.remote.push`, `cas.remote.pull` and `cas.remote.verify`; the remote
 layout and the listing strategy are described in `cas.remote.layout`.
 """

@@ -92,6 +92,7 @@ def verify_remote(
     *,
     jobs: int = DEFAULT_JOBS,
     progress: ProgressSink | None = None,
+    storage: ObjectStorage | None = None,
 ) -> RemoteVerifyReport:
     """Check that every blob the remote's manifests reference is on the remote.
 
@@ -103,7 +104,7 @@ def verify_remote(
     """
     target = resolve_remote(store, remote)
     report = RemoteVerifyReport(target.name, target.url, deep)
-    with session(target, jobs, report) as bucket:
+    with session(target, jobs, report, storage) as bucket:
         _Verify(store, bucket, jobs, Meter("verify", progress), report).run()
     report.problems.sort(key=lambda p: (p.what, p.kind, p.detail))
     return report
