@@ -359,3 +359,25 @@ def test_ctrl_c_at_any_moment_exits_130_in_one_line(tmp_path: Path) -> None:
             time.sleep(0.05)
         assert not _workers_in(root), i
     assert interrupted >= runs // 2, f"only {interrupted} of {runs} runs were interrupted"
+
+
+def test_ctrl_c_during_a_class_definition_counts_as_ctrl_c() -> None:
+    """A KeyboardInterrupt that arrives while an import creates a class may reach the CLI
+    wrapped (Python 3.11 wraps what a descriptor's ``__set_name__`` raises in a RuntimeError):
+    it is still an interrupt (exit 130, one line), never an internal error."""
+    from cas.cli import interrupted_inside
+
+    class Interrupting:
+        def __set_name__(self, owner: type, name: str) -> None:
+            raise KeyboardInterrupt
+
+    try:
+        type("Victim", (), {"field": Interrupting()})
+    except BaseException as exc:  # RuntimeError on 3.11, KeyboardInterrupt itself later
+        caught: BaseException = exc
+    assert interrupted_inside(caught)
+    assert not interrupted_inside(RuntimeError("can't start new thread"))
+    looped = ValueError("a")
+    looped.__context__ = ValueError("b")
+    looped.__context__.__context__ = looped  # a cycle ends the walk
+    assert not interrupted_inside(looped)

@@ -102,6 +102,20 @@ def _exit_interrupted() -> NoReturn:
     os._exit(EXIT_INTERRUPTED)
 
 
+def interrupted_inside(exc: BaseException) -> bool:
+    """Whether Ctrl-C is what ``exc`` carries: Python 3.11 wraps an exception raised while a
+    class is created (a KeyboardInterrupt arriving during an import, in a descriptor's
+    ``__set_name__``) in a RuntimeError whose cause it is."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def _note_fallback(state: Ctx) -> None:
     reason = procpool.failure()
     if reason is not None and not state.quiet:
@@ -121,8 +135,10 @@ def main(argv: list[str] | None = None) -> None:
             cli.main(args=args, prog_name="cas", standalone_mode=False, obj=state)
         except (click.exceptions.Abort, KeyboardInterrupt):
             raise
-        except BaseException:
+        except BaseException as exc:
             _note_fallback(state)
+            if interrupted_inside(exc):
+                raise KeyboardInterrupt from None
             raise
         _note_fallback(state)
     except CasError as exc:
