@@ -441,3 +441,14 @@ class Interrupted(CasError):
 
     def __init__(self) -> None:
         super().__init__("interrupted: the last batch was rolled back; the store is consistent")
+
+
+class MemoryConflict(ProblemError):
+    """Other writers kept changing a memory while a change to it was being made."""
+
+    def __init__(self, scope: str, tries: int) -> None:
+        super().__init__(
+            f"memory {scope!r} kept changing under this change ({tries} tries); nothing was "
+            "lost: retry"
+        )
+        self.scope = scope

@@ -311,9 +311,8 @@ def _late_roots(
         out |= root.references()
     for name, digest in roots_mod.pins(update).items():
         out.add(digest)
-        pinned = roots_mod.manifest_blob(store, digest, f"pin:{name}", known)
-        if pinned is not None:
-            out |= pinned.references()
+        for kept in roots_mod.pinned(store, name, digest, known):
+            out |= kept.references()
     for root in fresh:
         for digest in sorted(root.references() | {d for d in [root.digest] if d is not None}):
             if not update.has(digest):

@@ -3,7 +3,7 @@
 Format 2, a map with these keys (any other key, a missing key or a wrong type is an error)::
 
     format     2
-    kind       "lite" | "full"
+    kind       "lite" | "full" | "load" | "memory"
     scope      str
     target     str | nil
     tokenizer  str
@@ -19,6 +19,11 @@ Format 2, a map with these keys (any other key, a missing key or a wrong type is
 A ``load`` manifest (`cas load`, a pack fitted to one query from other packs) has two more
 keys: ``query`` (str, the question as asked) and ``sources`` ([[pack name, manifest digest
 (32 bytes)], ...], the packs it drew on, in the order they were drawn on).
+
+A ``memory`` manifest is one state of an agent's memory (the ``memory`` package): ``scope`` is
+the memory's scope (``global``, ``user:ID``, ``session:ID``), ``parent`` the state it was made
+from. Unlike a pack's baseline, a memory's parent is part of it: its history, kept by whatever
+keeps the memory (`Manifest.references`).
 
 ``digest`` is nil only for a withheld secret, whose body is stored nowhere. ``summary`` is set
 only for a MEDIUM entry. ``rating`` is how much an agent needs the file (packer.rating; render
@@ -44,7 +49,7 @@ from cas.errors import ManifestError
 
 FORMAT: Final = 2
 READABLE: Final = (1, 2)  # format versions this cas decodes
-KINDS: Final = ("lite", "full", "load")
+KINDS: Final = ("lite", "full", "load", "memory")
 TIERS: Final = ("high", "medium", "low")
 ENTRY_KINDS: Final = ("file", "symlink")
 MAX_BYTES: Final = 256 << 20
@@ -113,6 +118,14 @@ class Manifest:
                 out.add(e.digest)
             if e.summary is not None:
                 out.add(e.summary)
+        return out
+
+    def references(self) -> set[Digest]:
+        """What keeping this manifest keeps: its blobs, and for a memory state its parent (the
+        state it was made from, whose own references its keeper follows in turn)."""
+        out = self.digests()
+        if self.kind == "memory" and self.parent is not None:
+            out.add(self.parent)
         return out
 
     def entry(self, path: str) -> Entry | None:

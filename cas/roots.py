@@ -13,7 +13,8 @@
   references too, so ``cas pin release-1 <manifest digest>`` keeps a whole pack;
 * ``--keep`` digests.
 
-A manifest's ``parent`` is not a reference: pin or ``--keep`` a baseline to keep it.
+A pack's ``parent`` (its baseline) is not a reference: pin or ``--keep`` a baseline to keep it.
+A memory state's is: a pinned memory keeps its whole history (`pinned`).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class RootManifest:
     problem: str | None = None
 
     def references(self) -> set[Digest]:
-        return self.manifest.digests() if self.manifest is not None else set()
+        return self.manifest.references() if self.manifest is not None else set()
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,6 +315,30 @@ def manifest_blob(
 # --- pins ---------------------------------------------------------------------------------------
 
 
+def pinned(
+    store: Store, name: str, digest: Digest, known: dict[Digest, mf.Manifest] | None = None
+) -> list[RootManifest]:
+    """The manifests pin ``name`` keeps: the pinned blob when it is a manifest and, when that is
+    a memory state, every state before it (``pin:NAME~1`` its parent, ``~2`` the one before,
+    ...), down to the first or to one that cannot be read (reported as the root's problem)."""
+    out: list[RootManifest] = []
+    label = f"pin:{name}"
+    seen: set[Digest] = set()
+    current: Digest | None = digest
+    while current is not None and current not in seen:
+        seen.add(current)
+        root = manifest_blob(store, current, label, known)
+        if root is None:
+            break
+        out.append(root)
+        m = root.manifest
+        if m is None or m.kind != "memory":
+            break
+        current = m.parent
+        label = f"pin:{name}~{len(out)}"
+    return out
+
+
 def pins(source: Store | Update) -> dict[str, Digest]:
     """Every pin, as the store or one of its transactions (gc's deleting one) sees them."""
     return source.pins()
@@ -364,7 +389,5 @@ def load(
     roots.manifests = [read_manifest(label, path, known) for label, path in files]
     roots.pins = pins(store)
     for name in sorted(roots.pins, key=str.encode):
-        as_manifest = manifest_blob(store, roots.pins[name], f"pin:{name}", known)
-        if as_manifest is not None:
-            roots.manifests.append(as_manifest)
+        roots.manifests += pinned(store, name, roots.pins[name], known)
     return roots

@@ -1176,6 +1176,14 @@ class Store:
         cannot slip in between."""
         return self._change(lambda t: t.pin(name, digest))
 
+    def swap_pin(self, name: str, expected: Digest | None, digest: Digest) -> bool:
+        """Move pin ``name`` to ``digest`` only if it holds ``expected`` now (None: no such pin),
+        in one transaction: two writers that read the same pin cannot both move it, so neither
+        loses the other's change. False (nothing changed) when it holds anything else; the blob
+        must be present (`BlobNotFound`)."""
+        swapped: bool = self._change(lambda t: t.swap_pin(name, expected, digest))
+        return swapped
+
     def unpin(self, name: str) -> Digest | None:
         """Remove a pin; returns the digest it held, or None if there was no such pin."""
         old = self._change(lambda t: t.unpin(name))

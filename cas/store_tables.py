@@ -496,6 +496,18 @@ class Tables:
         self._txn.put(name.encode(), bytes(digest), db=self._dbs["pins"])
         return Digest(old) if old is not None and len(old) == 32 else None
 
+    def swap_pin(self, name: str, expected: Digest | None, digest: Digest) -> bool:
+        """Pin ``digest`` under ``name`` only if the pin holds ``expected`` now (None: no such
+        pin); False, changing nothing, when it holds anything else."""
+        if self._txn.get(digest, db=self._dbs["blobs"]) is None:
+            raise BlobNotFound(str(digest))
+        raw = self._txn.get(name.encode(), db=self._dbs["pins"])
+        current = Digest(bytes(raw)) if raw is not None and len(raw) == 32 else None
+        if current != expected:
+            return False
+        self._txn.put(name.encode(), bytes(digest), db=self._dbs["pins"])
+        return True
+
     def unpin(self, name: str) -> bytes | None:
         old: bytes | None = self._txn.get(name.encode(), db=self._dbs["pins"])
         if old is not None:

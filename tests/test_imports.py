@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import ROOT
 
-PACKAGES = ("cas", "packer")
+PACKAGES = ("cas", "packer", "memory")
 # The store's own modules: the only ones that may see LMDB, its tables and its records.
 STORE_MODULES = frozenset({"cas.store", "cas.store_tables", "cas.records"})
 # What only the store's own modules may import: LMDB itself, the module that names the tables
@@ -300,12 +300,14 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "engine": ("cas",),
     "remote": ("cas.remote",),
     "packer": ("packer",),
+    "memory": ("memory",),
     "surface": ("cas.cli", "cas.mcpserver", "cas.__main__"),
 }
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "engine": frozenset({"engine"}),
     "remote": frozenset({"engine", "remote"}),
     "packer": frozenset({"engine", "packer"}),
+    "memory": frozenset({"engine", "packer", "memory"}),
     "surface": frozenset(LAYERS),
 }
 # Modules of a lower layer that only the surfaces may import: the terminal display (library

@@ -2,7 +2,8 @@
 
 The rule (tests/README.md): ``cas/x.py`` and ``packer/x.py`` -> ``tests/test_x.py``;
 ``cas/remote/x.py`` -> ``tests/test_remote_x.py``; ``cas/cli/x_cmds.py`` -> ``tests/test_cli_x.py``;
-``packer/summaries/x.py`` -> ``tests/test_summaries_x.py``. A module without such a file is listed
+``packer/summaries/x.py`` -> ``tests/test_summaries_x.py``; ``memory/x.py`` ->
+``tests/test_memory_x.py``. A module without such a file is listed
 in `EXEMPT` with the reason; a reason that names test files names ones that exist. A new module
 must come with its test file or with an entry here, so this file is where a missing test shows.
 """
@@ -18,6 +19,7 @@ PACKAGES = {  # folder -> the prefix of its test files
     "cas/cli": "test_cli_",
     "cas/remote": "test_remote_",
     "packer": "test_",
+    "memory": "test_memory_",
     "packer/summaries": "test_summaries_",
 }
 NOT_MODULES = {

@@ -25,6 +25,7 @@ from cas import procpool
 from cas.cli._common import Ctx, warn
 from cas.cli.agent_cmds import COMMANDS as AGENT_COMMANDS
 from cas.cli.maint_cmds import COMMANDS as MAINT_COMMANDS
+from cas.cli.mem_cmds import COMMANDS as MEM_COMMANDS
 from cas.cli.pack_cmds import COMMANDS as PACK_COMMANDS
 from cas.cli.remote_cmds import COMMANDS as REMOTE_COMMANDS
 from cas.cli.store_cmds import COMMANDS as STORE_COMMANDS
@@ -61,6 +62,7 @@ for _command in [
     *AGENT_COMMANDS,
     *REMOTE_COMMANDS,
     *MAINT_COMMANDS,
+    *MEM_COMMANDS,
 ]:
     cli.add_command(_command)
 

@@ -1,0 +1,285 @@
+"""Commands on agent memory: cas mem add, show, log, search, fact, curate, rollback.
+
+The memory package (and the secret scan it runs) is imported when a memory command runs, not
+when cas starts."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+
+import click
+
+from cas.cli._common import Ctx, emit_json, emit_report, json_option, pass_ctx
+from cas.digest import Digest
+from cas.display import shown
+from cas.errors import NotFound, UsageError
+
+scope_option = click.option(
+    "--scope",
+    default="global",
+    show_default=True,
+    metavar="SCOPE",
+    help="Whose memory: global, user:ID or session:ID.",
+)
+date_option = click.option(
+    "--date",
+    metavar="YYYY-MM-DD",
+    help="The day this happens on [default: today, by the clock].",
+)
+
+
+def _date(text: str | None) -> str:
+    from memory.entries import check_date
+
+    return check_date(text) if text is not None else dt.date.today().isoformat()
+
+
+def _text(words: tuple[str, ...]) -> str:
+    """TEXT from the arguments, or from stdin when it is ``-``."""
+    if words == ("-",):
+        data = sys.stdin.buffer.read()
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UsageError("the text on stdin is not UTF-8") from None
+    if not words:
+        raise UsageError("nothing to remember: give TEXT, or - to read it from stdin")
+    return " ".join(words)
+
+
+@click.group(name="mem")
+def mem_group() -> None:
+    """Agent memory: daily logs, curated memory and facts, kept in the store by scope.
+
+    Every change makes a new state of the scope's memory (a manifest in the store); 'cas mem
+    log' lists them and 'cas mem rollback DIGEST' brings an earlier one back. Secrets are cut
+    out of every text before it is stored."""
+
+
+@mem_group.command(name="add")
+@click.argument("words", nargs=-1, metavar="TEXT|-")
+@scope_option
+@date_option
+@json_option
+@pass_ctx
+def mem_add(ctx: Ctx, words: tuple[str, ...], scope: str, date: str | None, as_json: bool) -> None:
+    """Append TEXT (or stdin, with -) to today's log of SCOPE."""
+    from memory import ops
+
+    text = _text(words)
+    with ctx.open_store() as store:
+        done = ops.remember(store, scope, text, date=_date(date))
+    if as_json:
+        emit_report(done)
+        return
+    note = f" (secret cut out: {', '.join(done.secrets)})" if done.secrets else ""
+    if not ctx.quiet:
+        click.echo(f"remembered in {done.scope} {done.path}{note}")
+
+
+@mem_group.command(name="curate")
+@click.argument("words", nargs=-1, metavar="TEXT|-")
+@scope_option
+@date_option
+@pass_ctx
+def mem_curate(ctx: Ctx, words: tuple[str, ...], scope: str, date: str | None) -> None:
+    """Add TEXT to the curated memory (MEMORY.md) of SCOPE."""
+    from memory import ops
+
+    text = _text(words)
+    with ctx.open_store() as store:
+        ops.curate(store, scope, text, date=_date(date))
+    if not ctx.quiet:
+        click.echo(f"curated in {scope} MEMORY.md")
+
+
+@mem_group.command(name="show")
+@click.argument("path", required=False)
+@scope_option
+@click.option("--at", "at", metavar="DIGEST", help="An earlier state ('cas mem log').")
+@json_option
+@pass_ctx
+def mem_show(ctx: Ctx, path: str | None, scope: str, at: str | None, as_json: bool) -> None:
+    """List the files of SCOPE's memory, or print one (PATH, e.g. logs/2026-11-24.md)."""
+    from memory.state import head, read_file, read_state
+
+    with ctx.open_store(readonly=True) as store:
+        state = read_state(store, scope, Digest.parse(at)) if at is not None else head(store, scope)
+        if path is None:
+            files = state.manifest.entries if state.manifest is not None else ()
+            if as_json:
+                emit_json(
+                    {
+                        "scope": state.scope,
+                        "state": str(state.digest) if state.digest else None,
+                        "files": [{"path": e.path, "size": e.size} for e in files],
+                    }
+                )
+                return
+            for e in files:
+                click.echo(f"{e.size:>8}  {shown(e.path)}")
+            return
+        body = read_file(store, state, path)
+    if body is None:
+        raise NotFound("memory file", path, f"memory {scope!r} has no such file ('cas mem show')")
+    click.echo(body.decode("utf-8", "replace"), nl=False)
+
+
+@mem_group.command(name="log")
+@scope_option
+@click.option("-n", "limit", type=click.IntRange(min=1), help="Only the newest N states.")
+@json_option
+@pass_ctx
+def mem_log(ctx: Ctx, scope: str, limit: int | None, as_json: bool) -> None:
+    """The states of SCOPE's memory, newest first, with what each changed."""
+    from memory.state import changes, history
+
+    with ctx.open_store(readonly=True) as store:
+        rows = [(state, changes(store, state)) for state in history(store, scope, limit)]
+    if as_json:
+        emit_json(
+            {
+                "scope": scope,
+                "states": [
+                    {
+                        "state": str(state.digest),
+                        "parent": str(state.parent) if state.parent else None,
+                        "files": len(state.files),
+                        "changes": done,
+                    }
+                    for state, done in rows
+                ],
+            }
+        )
+        return
+    for state, done in rows:
+        click.echo(f"{state.digest}  {len(state.files)} files")
+        for line in done:
+            click.echo(f"    {shown(line)}")
+
+
+@mem_group.command(name="search")
+@click.argument("query", nargs=-1, required=True)
+@scope_option
+@click.option("-n", "limit", type=click.IntRange(min=1), default=20, show_default=True)
+@json_option
+@pass_ctx
+def mem_search(ctx: Ctx, query: tuple[str, ...], scope: str, limit: int, as_json: bool) -> None:
+    """Lines of SCOPE's memory holding every word of QUERY, newest logs first."""
+    from memory import ops
+
+    with ctx.open_store(readonly=True) as store:
+        hits = ops.search(store, scope, " ".join(query), limit=limit)
+    if as_json:
+        emit_json({"scope": scope, "hits": [{"path": h.path, "line": h.line, "text": h.text}
+                                             for h in hits]})  # fmt: skip
+        return
+    for h in hits:
+        click.echo(f"{shown(h.path)}:{h.line}: {shown(h.text)}")
+
+
+@mem_group.command(name="rollback")
+@click.argument("digest")
+@scope_option
+@date_option
+@pass_ctx
+def mem_rollback(ctx: Ctx, digest: str, scope: str, date: str | None) -> None:
+    """Make the files of the earlier state DIGEST the newest state of SCOPE (the journal says
+    so; nothing of the history is lost)."""
+    from memory.state import rollback
+
+    with ctx.open_store() as store:
+        state = rollback(store, scope, Digest.parse(digest), date=_date(date))
+    if not ctx.quiet:
+        click.echo(f"{scope}: rolled back to {digest} as {state.digest}")
+
+
+@mem_group.group(name="fact")
+def fact_group() -> None:
+    """Facts: one value per KEY, with every value it had."""
+
+
+@fact_group.command(name="set")
+@click.argument("key")
+@click.argument("words", nargs=-1, required=True, metavar="VALUE")
+@scope_option
+@date_option
+@pass_ctx
+def fact_set(ctx: Ctx, key: str, words: tuple[str, ...], scope: str, date: str | None) -> None:
+    """Set fact KEY of SCOPE to VALUE."""
+    from memory import ops
+
+    with ctx.open_store() as store:
+        fact = ops.put_fact(store, scope, key, " ".join(words), date=_date(date))
+    if not ctx.quiet:
+        click.echo(f"{key} = {shown(fact.value or '')}")
+
+
+@fact_group.command(name="delete")
+@click.argument("key")
+@scope_option
+@date_option
+@pass_ctx
+def fact_delete(ctx: Ctx, key: str, scope: str, date: str | None) -> None:
+    """Delete fact KEY of SCOPE (its history stays)."""
+    from memory import ops
+
+    with ctx.open_store() as store:
+        ops.put_fact(store, scope, key, None, date=_date(date))
+    if not ctx.quiet:
+        click.echo(f"{key} deleted")
+
+
+@fact_group.command(name="get")
+@click.argument("key")
+@scope_option
+@pass_ctx
+def fact_get(ctx: Ctx, key: str, scope: str) -> None:
+    """Print the value of fact KEY of SCOPE (exit 1 when it has none)."""
+    from memory import ops
+
+    with ctx.open_store(readonly=True) as store:
+        fact = ops.get_fact(store, scope, key)
+    if fact.value is None:
+        raise NotFound("fact", key, "it was deleted ('cas mem fact history' shows its values)")
+    click.echo(fact.value)
+
+
+@fact_group.command(name="history")
+@click.argument("key")
+@scope_option
+@json_option
+@pass_ctx
+def fact_history(ctx: Ctx, key: str, scope: str, as_json: bool) -> None:
+    """Every value fact KEY of SCOPE had, newest first."""
+    from memory import ops
+
+    with ctx.open_store(readonly=True) as store:
+        fact = ops.get_fact(store, scope, key)
+    if as_json:
+        emit_json({"key": key, "value": fact.value,
+                   "history": [{"date": d, "value": v} for d, v in fact.history]})  # fmt: skip
+        return
+    for date, value in fact.history:
+        click.echo(f"{date}  {shown(value)}")
+
+
+@fact_group.command(name="list")
+@scope_option
+@json_option
+@pass_ctx
+def fact_list(ctx: Ctx, scope: str, as_json: bool) -> None:
+    """Every fact of SCOPE that holds a value."""
+    from memory import ops
+
+    with ctx.open_store(readonly=True) as store:
+        found = ops.facts(store, scope)
+    if as_json:
+        emit_json({f.key: f.value for f in found})
+        return
+    for f in found:
+        click.echo(f"{f.key} = {shown(f.value or '')}")
+
+
+COMMANDS = [mem_group]

@@ -1,0 +1,175 @@
+"""What goes into a memory: daily log entries and facts, secrets cut out before anything is stored.
+
+A daily log, ``logs/YYYY-MM-DD.md``, is a heading and one list item per entry, in the order
+they were added; an entry of several lines continues indented by two spaces::
+
+    # 2026-11-24
+
+    - decided to keep the pack format at version 2
+    - the pull profile:
+      LMDB puts 0.5 s, commits 0.2 s
+
+A fact, ``facts/KEY.md``, holds its value and every value it had, newest first::
+
+    # KEY
+
+    value: the current value
+
+    ## History
+
+    - 2026-11-24: the current value
+    - 2026-11-02: an older value
+
+Text from outside is scanned for secrets (`packer.secrets`) before it is stored: a secret with
+an exact span is replaced by its marker (``[REDACTED: kind]``), and text whose secret has none
+is replaced whole by a line saying a secret was withheld. The raw text never reaches the store.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from cas.errors import UsageError
+from packer.secrets import marker, redact, scan_secrets
+
+LOGS: Final = "logs/"
+FACTS: Final = "facts/"
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+MAX_ENTRY_BYTES: Final = 64 << 10
+
+
+def check_date(text: str) -> str:
+    """``text`` when it is a calendar date written ``YYYY-MM-DD``; a `UsageError` otherwise."""
+    if _DATE.fullmatch(text):
+        try:
+            dt.date.fromisoformat(text)
+            return text
+        except ValueError:
+            pass
+    raise UsageError(f"date {text!r} is not a calendar date written YYYY-MM-DD")
+
+
+def check_key(text: str) -> str:
+    if not _KEY.fullmatch(text):
+        raise UsageError(
+            f"fact key {text!r} must be 1 to 64 letters, digits and ._- starting with a letter "
+            "or digit"
+        )
+    return text
+
+
+def log_path(date: str) -> str:
+    return f"{LOGS}{check_date(date)}.md"
+
+
+def date_of(path: str) -> str | None:
+    """The date of a daily log from its path; None for any other file."""
+    if path.startswith(LOGS) and path.endswith(".md"):
+        stem = path[len(LOGS) : -3]
+        if _DATE.fullmatch(stem):
+            return stem
+    return None
+
+
+def fact_path(key: str) -> str:
+    return f"{FACTS}{check_key(key)}.md"
+
+
+@dataclass(frozen=True, slots=True)
+class Cleaned:
+    text: str
+    secrets: tuple[str, ...]  # the kinds cut out (never the values)
+
+
+def clean(text: str) -> Cleaned:
+    """``text`` with every secret cut out (see the module's docstring), stripped, with line
+    ends normalized. Empty or oversized text is a `UsageError`."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    if not text:
+        raise UsageError("nothing to remember: the text is empty")
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) > MAX_ENTRY_BYTES:
+        raise UsageError(
+            f"an entry of {len(data)} bytes is over the limit of {MAX_ENTRY_BYTES}: "
+            "split it, or keep the document in the project and remember where it is"
+        )
+    findings = scan_secrets(data)
+    if not findings:
+        return Cleaned(text, ())
+    kinds = tuple(sorted({f.kind for f in findings}))
+    cut = redact(data, findings)
+    if cut is None:
+        shown = ", ".join(kinds)
+        return Cleaned(f"{marker(shown).decode()} (an entry withheld whole)", kinds)
+    return Cleaned(cut.decode("utf-8", "replace"), kinds)
+
+
+# --- daily logs ---------------------------------------------------------------------------------
+
+
+def append_entry(log: bytes | None, date: str, text: str) -> bytes:
+    """The daily log of ``date`` with ``text`` appended as its last entry."""
+    head = log if log is not None else f"# {date}\n\n".encode()
+    if not head.endswith(b"\n"):
+        head += b"\n"
+    first, *rest = text.split("\n")
+    item = "- " + first + "".join("\n  " + line if line else "\n" for line in rest) + "\n"
+    return head + item.encode()
+
+
+def entries(log: bytes) -> list[str]:
+    """The entries of a daily log, in order, each as its text (continuation lines joined back)."""
+    out: list[str] = []
+    for line in log.decode("utf-8", "replace").split("\n"):
+        if line.startswith("- "):
+            out.append(line[2:])
+        elif out and line.startswith("  "):
+            out[-1] += "\n" + line[2:]
+    return [e.rstrip("\n") for e in out]
+
+
+# --- facts ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    key: str
+    value: str | None  # None: deleted (its history remains)
+    history: tuple[tuple[str, str], ...]  # (date, value or "(deleted)"), newest first
+
+    def render(self) -> bytes:
+        value = self.value if self.value is not None else "(deleted)"
+        lines = [f"# {self.key}", "", f"value: {value}", "", "## History", ""]
+        lines += [f"- {date}: {was}" for date, was in self.history]
+        return ("\n".join(lines) + "\n").encode()
+
+
+_HISTORY_LINE = re.compile(r"- (\d{4}-\d{2}-\d{2}): (.*)")
+
+
+def parse_fact(key: str, data: bytes) -> Fact:
+    value: str | None = None
+    history: list[tuple[str, str]] = []
+    in_history = False
+    for line in data.decode("utf-8", "replace").split("\n"):
+        if line.startswith("value: ") and not in_history:
+            value = line[len("value: ") :]
+        elif line == "## History":
+            in_history = True
+        elif in_history and (m := _HISTORY_LINE.fullmatch(line)):
+            history.append((m.group(1), m.group(2)))
+    if value == "(deleted)":
+        value = None
+    return Fact(key, value, tuple(history))
+
+
+def set_fact(old: Fact | None, key: str, value: str | None, date: str) -> Fact:
+    """The fact after setting it to ``value`` (None: deleting it) on ``date``."""
+    if value is not None:
+        value = " ".join(value.split())  # one line
+    was = old.history if old is not None else ()
+    return Fact(key, value, ((date, value if value is not None else "(deleted)"), *was))

@@ -1,0 +1,134 @@
+"""What an agent or a person does with a memory: remember, set and read facts, show, search.
+
+Every function takes the scope it acts on and reads or writes that scope's memory only. Dates
+come from the caller (the CLI takes today's date from the clock, or ``--date``), never from files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cas.digest import Digest
+from cas.errors import NotFound
+from cas.store import Store
+from memory import entries
+from memory.entries import Fact, clean, fact_path, log_path, parse_fact, set_fact
+from memory.state import CURATED, Change, State, commit, head, read_file
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    scope: str
+    path: str  # the daily log the entry went to
+    state: Digest  # the memory's new state
+    secrets: tuple[str, ...]  # kinds of secret cut out of the entry
+
+
+def remember(store: Store, scope: str, text: str, *, date: str) -> Remembered:
+    """Append ``text`` (secrets cut out) to the daily log of ``date`` in ``scope``."""
+    cleaned = clean(text)
+    path = log_path(date)
+
+    def make(state: State) -> Change:
+        log = entries.append_entry(read_file(store, state, path), date, cleaned.text)
+        note = f"add {path}"
+        if cleaned.secrets:
+            note += f" (secret cut out: {', '.join(cleaned.secrets)})"
+        return Change({path: log}, (note,))
+
+    state = commit(store, scope, make, date=date)
+    assert state.digest is not None
+    return Remembered(state.scope, path, state.digest, cleaned.secrets)
+
+
+def get_fact(store: Store, scope: str, key: str, state: State | None = None) -> Fact:
+    """The fact ``key`` of ``scope`` (`NotFound` when it was never set)."""
+    state = state if state is not None else head(store, scope)
+    data = read_file(store, state, fact_path(key))
+    if data is None:
+        raise NotFound("fact", key, f"memory {scope!r} has no such fact ('cas mem fact list')")
+    return parse_fact(key, data)
+
+
+def facts(store: Store, scope: str) -> list[Fact]:
+    """Every fact of ``scope`` that holds a value, by key."""
+    state = head(store, scope)
+    out = []
+    for path in sorted(state.files):
+        if path.startswith(entries.FACTS) and path.endswith(".md"):
+            fact = get_fact(store, scope, path[len(entries.FACTS) : -3], state)
+            if fact.value is not None:
+                out.append(fact)
+    return out
+
+
+def put_fact(store: Store, scope: str, key: str, value: str | None, *, date: str) -> Fact:
+    """Set fact ``key`` to ``value`` (secrets cut out), or delete it (None); its history keeps
+    every value it had."""
+    path = fact_path(key)
+    cleaned = clean(value) if value is not None else None
+    result: list[Fact] = []
+
+    def make(state: State) -> Change | None:
+        data = read_file(store, state, path)
+        old = parse_fact(key, data) if data is not None else None
+        if value is None and (old is None or old.value is None):
+            raise NotFound("fact", key, f"memory {scope!r} holds no value for it")
+        new = set_fact(old, key, cleaned.text if cleaned is not None else None, date)
+        result[:] = [new]
+        if old is not None and old.value == new.value:
+            return None
+        verb = "delete" if value is None else "set"
+        return Change({path: new.render()}, (f"{verb} fact {key}",))
+
+    commit(store, scope, make, date=date)
+    return result[0]
+
+
+def curate(store: Store, scope: str, text: str, *, date: str) -> Digest:
+    """Append ``text`` (secrets cut out) to the curated memory, ``MEMORY.md``."""
+    cleaned = clean(text)
+
+    def make(state: State) -> Change:
+        old = read_file(store, state, CURATED) or b"# Memory\n\n"
+        if not old.endswith(b"\n"):
+            old += b"\n"
+        body = old + ("- " + cleaned.text.replace("\n", "\n  ") + "\n").encode()
+        return Change({CURATED: body}, ("curate MEMORY.md",))
+
+    state = commit(store, scope, make, date=date)
+    assert state.digest is not None
+    return state.digest
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    path: str
+    line: int  # 1-based
+    text: str
+
+
+def search(store: Store, scope: str, query: str, *, limit: int = 20) -> list[Hit]:
+    """Lines of ``scope``'s memory holding every word of ``query`` (case ignored): the daily
+    logs newest first, then the curated memory and the facts."""
+    words = [w.casefold() for w in query.split()]
+    if not words:
+        return []
+    state = head(store, scope)
+
+    def order(path: str) -> tuple[int, str]:
+        date = entries.date_of(path)
+        return (0, "".join(chr(0x10FFFF - ord(c)) for c in date)) if date else (1, path)
+
+    hits: list[Hit] = []
+    for path in sorted(state.files, key=order):
+        if path == "journal.md":
+            continue
+        body = read_file(store, state, path) or b""
+        for number, line in enumerate(body.decode("utf-8", "replace").split("\n"), 1):
+            folded = line.casefold()
+            if all(w in folded for w in words):
+                hits.append(Hit(path, number, line.strip()))
+                if len(hits) >= limit:
+                    return hits
+    return hits

@@ -1,0 +1,78 @@
+"""memory.entries: daily logs and facts as text, and secrets cut out before anything is kept."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cas.errors import UsageError
+from memory.entries import (
+    append_entry,
+    check_date,
+    clean,
+    date_of,
+    entries,
+    log_path,
+    parse_fact,
+    set_fact,
+)
+from tests.secret_corpus import Values
+
+lines = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40
+).filter(lambda t: t.strip() == t and t)
+
+
+@given(st.lists(st.lists(lines, min_size=1, max_size=3).map("\n".join), max_size=8))
+def test_a_log_gives_back_every_entry_in_order(texts: list[str]) -> None:
+    log = None
+    for text in texts:
+        log = append_entry(log, "2026-11-24", text)
+    assert entries(log or b"") == texts
+    if log is not None:
+        assert log.startswith(b"# 2026-11-24\n\n- ")
+
+
+def test_dates_are_calendar_dates_and_logs_are_found_by_theirs() -> None:
+    assert check_date("2024-02-29") == "2024-02-29"
+    for bad in ("2023-02-29", "2026-13-01", "26-11-24", "2026-11-24T10:00", "today"):
+        with pytest.raises(UsageError, match="YYYY-MM-DD"):
+            check_date(bad)
+    assert date_of(log_path("2026-11-24")) == "2026-11-24"
+    assert date_of("MEMORY.md") is None and date_of("logs/notes.md") is None
+
+
+@given(st.lists(st.tuples(st.dates().map(str), st.one_of(st.none(), lines)), max_size=6))
+def test_a_fact_keeps_every_value_it_had_newest_first(
+    changes: list[tuple[str, str | None]],
+) -> None:
+    fact = None
+    for date, value in changes:
+        fact = set_fact(fact, "k", value, date)
+        again = parse_fact("k", fact.render())
+        assert again == fact
+    if fact is not None:
+        assert [d for d, _ in fact.history] == [d for d, _ in reversed(changes)]
+        assert fact.value == (" ".join(changes[-1][1].split()) if changes[-1][1] else None)
+
+
+def test_planted_secrets_are_cut_out_and_named_by_kind_only() -> None:
+    vals = Values(random.Random(7))
+    token = "ghp_" + vals.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 36)
+    key_id = "AKIA" + vals.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+    text = f"deploy with {token}\nand the key {key_id} for the bucket"
+    cleaned = clean(text)
+    assert token not in cleaned.text and key_id not in cleaned.text
+    assert "[REDACTED: GitHub token]" in cleaned.text and "for the bucket" in cleaned.text
+    assert "GitHub token" in cleaned.secrets
+    assert clean("nothing secret here").secrets == ()
+
+
+def test_empty_or_oversized_text_is_refused() -> None:
+    with pytest.raises(UsageError, match="empty"):
+        clean("  \n ")
+    with pytest.raises(UsageError, match="over the limit"):
+        clean("x" * (65 << 10))
