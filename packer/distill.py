@@ -42,13 +42,13 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from cas.display import one_line, shown
-from cas.errors import DistillBudgetError, HistoryError, UsageError
+from cas.errors import DistillBudgetError, HistoryError, UnknownName, UsageError
 from cas.manifest import Manifest
 from cas.report import json_rule
 from packer.config import Config, Target
@@ -64,6 +64,7 @@ __all__ = [
     "Commit",
     "RecentChanges",
     "Window",
+    "choose_targets",
     "configured_targets",
     "distill",
     "distill_text",
@@ -569,6 +570,18 @@ def configured_targets(config: Config) -> list[Target]:
             if target.name and target.name not in seen:
                 seen[target.name] = target
     return list(seen.values()) or [Target("", config.budget)]
+
+
+def choose_targets(config: Config, names: Sequence[str] = ()) -> list[Target]:
+    """The targets ``names`` (each once, in the order given), or every configured target when
+    none is named; `UnknownName` for a name the configuration does not have."""
+    known = configured_targets(config)
+    by_name = {t.name: t for t in known}
+    for name in names:
+        if name not in by_name:
+            source = config.source or "the default configuration"
+            raise UnknownName("target", name, [t.name for t in known if t.name], source)
+    return [by_name[n] for n in dict.fromkeys(names)] if names else known
 
 
 def distill(

@@ -4,6 +4,7 @@ so the same script gives the same commits (and hashes) on every machine."""
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 from pathlib import Path
@@ -69,3 +70,34 @@ class Repo:
             timeout=60,
         )
         return self.git("rev-parse", "HEAD").strip()
+
+
+WORDS = [
+    *("store", "pack", "manifest", "budget", "token", "tier", "rating", "scope", "target"),
+    *("index", "remote", "chunk", "frame", "digest", "verify", "prune", "lease", "window"),
+    *("commit", "history", "render", "search", "load", "summary"),
+]
+
+
+def _words(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def scripted_history(repo: Repo, commits: int, seed: int = 7) -> list[str]:
+    """``commits`` commits, each with a subject, a body of two paragraphs and a trailer,
+    changing one to four files in several folders; their hashes, oldest first."""
+    rng = random.Random(seed)
+    folders = ["src", "docs", "tests", "tools/ci", "lib/core"]
+    hashes = []
+    for i in range(commits):
+        files = {
+            f"{rng.choice(folders)}/module_{rng.randrange(40)}.py": f"x = {i}\n"
+            for _ in range(rng.randrange(1, 5))
+        }
+        message = (
+            f"Change {i}: {_words(rng, 8)}\n\n{_words(rng, 30)}\n{_words(rng, 10)}\n\n"
+            f"Second paragraph {i} never shown {_words(rng, 10)}\n\n"
+            f"Signed-off-by: Dev {i} <dev{i}@example.com>\n"
+        )
+        hashes.append(repo.commit(message, files))
+    return hashes

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cas.errors import DistillBudgetError, HistoryError
+from cas.errors import DistillBudgetError, HistoryError, UnknownName
 from packer.config import load_config
 from packer.diff import Change, PackDiff
 from packer.distill import (
@@ -20,6 +20,7 @@ from packer.distill import (
     Commit,
     RecentChanges,
     Window,
+    choose_targets,
     configured_targets,
     distill,
     distill_text,
@@ -27,43 +28,16 @@ from packer.distill import (
 )
 from packer.tokens import TokenCounter
 from tests.conftest import ROOT
-from tests.gitrepo import Repo
+from tests.gitrepo import Repo, scripted_history
 
 COUNTER = TokenCounter("o200k_base")
-WORDS = [
-    *("store", "pack", "manifest", "budget", "token", "tier", "rating", "scope", "target"),
-    *("index", "remote", "chunk", "frame", "digest", "verify", "prune", "lease", "window"),
-    *("commit", "history", "render", "search", "load", "summary"),
-]
-
-
-def words(rng: random.Random, n: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(n))
-
-
-def long_history(root: Path, commits: int, seed: int = 7) -> Repo:
-    """A repository of ``commits`` commits, each with a subject, a body of two paragraphs and
-    a trailer, changing a few files in several folders."""
-    rng = random.Random(seed)
-    repo = Repo(root)
-    folders = ["src", "docs", "tests", "tools/ci", "lib/core"]
-    for i in range(commits):
-        files = {
-            f"{rng.choice(folders)}/module_{rng.randrange(40)}.py": f"x = {i}\n"
-            for _ in range(rng.randrange(1, 5))
-        }
-        message = (
-            f"Change {i}: {words(rng, 8)}\n\n{words(rng, 30)}\n{words(rng, 10)}\n\n"
-            f"Second paragraph {i} never shown {words(rng, 10)}\n\n"
-            f"Signed-off-by: Dev {i} <dev{i}@example.com>\n"
-        )
-        repo.commit(message, files)
-    return repo
 
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> Repo:
-    return long_history(tmp_path_factory.mktemp("long") / "repo", 150)
+    repo = Repo(tmp_path_factory.mktemp("long") / "repo")
+    scripted_history(repo, 150)
+    return repo
 
 
 def commit_lines(text: str) -> list[str]:
@@ -380,3 +354,24 @@ def test_any_budget_is_kept_and_shrinking_never_adds(
     a, b = commit_lines(small.text), commit_lines(big.text)
     assert a == b[: len(a)]  # the same newest commits, fewer of them
     assert small.bodies <= big.bodies
+
+
+def test_targets_come_from_the_configuration(tmp_path: Path) -> None:
+    (tmp_path / "cas.toml").write_text(
+        "[pack]\nbudget = { target = 700, max = 800 }\n"
+        '[scopes.a]\nroots = ["a"]\n[scopes.a.targets.small]\ntarget = 100\n'
+        "[scopes.a.targets.big]\ntarget = 900\nmax = 1000\n"
+        '[scopes.b]\nroots = ["b"]\n[scopes.b.targets.small]\ntarget = 300\n'
+        '[scopes.c]\nroots = ["c"]\n'
+    )
+    config = load_config(tmp_path)
+    assert [(t.name, t.budget.target) for t in configured_targets(config)] == [
+        ("small", 100),  # the first scope that names it gives the budget
+        ("big", 900),
+    ]
+    assert [t.name for t in choose_targets(config, ["big", "small", "big"])] == ["big", "small"]
+    with pytest.raises(UnknownName, match=r"target 'huge' is not configured.*small, big"):
+        choose_targets(config, ["huge"])
+    (tmp_path / "cas.toml").write_text("[pack]\nbudget = { target = 700, max = 800 }\n")
+    (only,) = configured_targets(load_config(tmp_path))
+    assert only.name == "" and only.budget.target == 700
