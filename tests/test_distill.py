@@ -9,7 +9,7 @@ import string
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cas.errors import DistillBudgetError, HistoryError, UnknownName
@@ -330,7 +330,6 @@ def fits(window: Window, budget: int, pack_diff: PackDiff | None) -> RecentChang
         return None
 
 
-@settings(max_examples=40, deadline=None)
 @given(
     window=windows(),
     budget=st.integers(20, 3000),
