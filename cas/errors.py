@@ -181,6 +181,15 @@ class UnknownName(UsageError):
         self.source = source
 
 
+class HistoryError(UsageError):
+    """The git history of a project cannot be read: not a git repository, an unknown revision."""
+
+    def __init__(self, root: str, problem: str) -> None:
+        super().__init__(f"{shown(root)}: {problem}")
+        self.root = root
+        self.problem = problem
+
+
 class ManifestError(UsageError):
     """Bytes that do not decode as a valid manifest of a supported format."""
 
@@ -332,6 +341,19 @@ class BudgetError(ProblemError):
         self.scope = scope
         self.budget_max = budget_max
         self.required = required
+
+
+class DistillBudgetError(ProblemError):
+    """A recent-changes document's least content (its summary and the newest commit) is over
+    the token budget on its own."""
+
+    def __init__(self, budget: int, needed: int) -> None:
+        super().__init__(
+            f"the recent-changes document needs {needed} tokens for its summary and the newest "
+            f"commit alone, over the budget of {budget}; raise the budget"
+        )
+        self.budget = budget
+        self.needed = needed
 
 
 class VerifyFailed(ProblemError):

@@ -88,7 +88,9 @@ class History:
         return f"changed in {count} of the last {self.window - bool(self.dirty)} {commits}{dirty}"
 
 
-def _environment() -> dict[str, str]:
+def git_environment() -> dict[str, str]:
+    """The environment every git command of the packer runs in: nothing that points git at
+    another repository or rewrites history, no optional locks, the C locale."""
     env = {k: v for k, v in os.environ.items() if k not in _DROP_ENV}
     env.update(
         {
@@ -101,13 +103,14 @@ def _environment() -> dict[str, str]:
     return env
 
 
-_GIT = ("git", "-c", "log.showSignature=false", "-c", "core.quotePath=false")
+# git with the configuration that could change its output fixed on the command line.
+GIT = ("git", "-c", "log.showSignature=false", "-c", "core.quotePath=false")
 
 
 def _run(root: Path, args: list[str], env: dict[str, str]) -> bytes | None:
     try:
         done = subprocess.run(
-            [*_GIT, "-C", str(root), *args],
+            [*GIT, "-C", str(root), *args],
             capture_output=True,
             env=env,
             check=False,
@@ -122,7 +125,7 @@ def _commits(root: Path, env: dict[str, str], whole: bool) -> Iterator[list[str]
     """The paths each commit of the first-parent chain changed, newest first, streamed.
     ``whole``: the root is the repository's top folder (no path limit needed)."""
     args = [
-        *_GIT,
+        *GIT,
         "-C",
         str(root),
         "log",
@@ -178,7 +181,7 @@ def _names(record: bytes) -> list[str]:
 def _start_status(root: Path, env: dict[str, str]) -> subprocess.Popen[bytes] | None:
     """`git status` for the working tree, started to run while the log is read."""
     args = [
-        *_GIT,
+        *GIT,
         "-C",
         str(root),
         "status",
@@ -221,7 +224,7 @@ def read_history(
     """The history of the files ``paths`` (relative to ``root``, POSIX), or None when ``root``
     is not in a git repository or git cannot be run."""
     root = Path(root)
-    env = _environment()
+    env = git_environment()
     head = _run(root, ["rev-parse", "--show-prefix", "--is-shallow-repository"], env)
     if head is None:
         return None

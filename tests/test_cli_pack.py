@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,7 +14,9 @@ import pytest
 
 from cas import Digest, Store
 from cas import manifest as mf
+from packer.tokens import TokenCounter
 from tests.conftest import ROOT, run_cas
+from tests.gitrepo import Repo, scripted_history
 from tests.packfixture import SECRETS, build_tree
 
 
@@ -384,3 +387,130 @@ def test_a_manifests_folder_that_is_not_one(small: Path, kind: str) -> None:
         assert r.code == 1
         assert f"{folder} is a" in one_line(r.err) and "not the folder" in r.err
     assert os.path.lexists(folder) and not folder.is_dir()  # left as it was
+
+
+# --- cas distill -------------------------------------------------------------------------------
+
+DISTILL_TOML = """[pack]
+tokenizer = "o200k_base"
+
+[[rules]]
+globs = ["docs/**"]
+tier = "{docs_tier}"
+
+[scopes.repo]
+roots = ["."]
+exclude = [".home/**"]
+
+[scopes.repo.targets.common]
+target = 2500
+max = 3000
+
+[scopes.repo.targets.chatgpt]
+target = 5000
+max = 6000
+
+[scopes.repo.targets.claude]
+target = 10000
+max = 12000
+"""
+
+
+def distill_project(root: Path, commits: int) -> Repo:
+    repo = Repo(root)
+    repo.commit("Configure the packs\n", {"cas.toml": DISTILL_TOML.format(docs_tier="high")})
+    scripted_history(repo, commits)
+    return repo
+
+
+def test_distill_writes_each_target_within_budget_same_bytes(tmp_path: Path) -> None:
+    repo = distill_project(tmp_path / "repo", 80)
+    token = "gh" + "p_" + "Zq8" * 12  # a GitHub token shape the scanner knows
+    newest = repo.commit(f"Newest: drop the leaked {token}\n", {f"backup/{token}.txt": "x\n"})
+    out = tmp_path / "out"
+    r = run_cas("distill", "--all-targets", "--commits", "100", "-o", out, cwd=repo.root)
+    assert r.code == 0, r.err
+    counter = TokenCounter("o200k_base")
+    for target, budget in (("common", 2500), ("chatgpt", 5000), ("claude", 10000)):
+        data = (out / target / "90_recent_changes.md").read_bytes()
+        assert f"{target}/90_recent_changes.md: " in r.out
+        text = data.decode("utf-8")
+        assert counter.count(text) <= budget, target
+        if target == "claude":  # the whole window fits, with every body (80 commits have one)
+            assert "not shown" not in text and text.count("\n  ") == 80
+        else:  # more history than fits: most of the budget used
+            assert counter.count(text) > 0.8 * budget, target
+        assert f"- {newest[:10]} " in text and "[REDACTED: GitHub token]" in text
+        assert token[4:20] not in text
+    assert not list(out.rglob("*.partial"))
+    # One target prints; the same bytes whatever the hash seed, and as written.
+    printed = [
+        run_cas(
+            "distill", "-t", "common", "--commits", "100", cwd=repo.root, env={"PYTHONHASHSEED": s}
+        )
+        for s in ("0", "4242")
+    ]
+    assert printed[0].code == printed[1].code == 0
+    assert printed[0].stdout_bytes == printed[1].stdout_bytes
+    assert printed[0].stdout_bytes == (out / "common" / "90_recent_changes.md").read_bytes()
+    # -o FILE for one target; --json says what each document holds
+    r = run_cas("distill", "-t", "claude", "--json", "-o", tmp_path / "one.md", cwd=repo.root)
+    assert r.code == 0, r.err
+    (doc,) = json.loads(r.out)["documents"]
+    assert doc["target"] == "claude" and doc["budget"] == 10000 and doc["commits"] == 20
+    assert doc["text"] == (tmp_path / "one.md").read_text(encoding="utf-8")
+    assert doc["tokens"] == counter.count(doc["text"]) and doc["redacted"] >= 2
+    # --budget for every target; --since REV for the window
+    r = run_cas("distill", "-t", "common", "--budget", "300", "--since", "HEAD~3", cwd=repo.root)
+    assert r.code == 0 and counter.count(r.out) <= 300 and "3 commits" in r.out
+
+
+def test_distill_shows_retiered_files_and_token_deltas_between_two_packs(tmp_path: Path) -> None:
+    repo = distill_project(tmp_path / "repo", 3)
+    repo.commit(
+        "Add the guide and the app\n",
+        {"docs/guide.md": "# Guide\n\nRead this first.\n", "src/app.py": "def main():\n    pass\n"},
+    )
+    assert run_cas("pack", "-t", "claude", cwd=repo.root, timeout=300).code == 0
+    old = tmp_path / "old.pack"
+    shutil.copy(repo.root / "manifests" / "repo.claude.pack", old)
+    body = "".join(f"def f{i}(x):\n    return x * {i} + {i}\n\n" for i in range(60))
+    repo.commit(
+        "Demote the docs and grow the app\n\nThe guide is a summary now.\n",
+        {"cas.toml": DISTILL_TOML.format(docs_tier="medium"), "src/app.py": body},
+    )
+    assert run_cas("pack", "-t", "claude", cwd=repo.root, timeout=300).code == 0
+    r = run_cas(
+        "distill", "-t", "claude", "--commits", "2", "--old", old, "--new", "repo.claude",
+        cwd=repo.root,
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    assert "## Re-tiered\n\n- docs/guide.md: high -> medium" in r.out
+    deltas = r.out.split("## Token deltas\n\n")[1]
+    assert re.search(r"^- src/app\.py \+\d+ \(changed\)$", deltas, re.M), deltas
+    assert re.search(r"; pack tokens \d+ -> \d+ \(\+\d+\)\.\n", r.out)
+    assert "  The guide is a summary now.\n" in r.out
+
+
+def test_distill_bad_input_is_one_line_and_its_exit_code(tmp_path: Path) -> None:
+    repo = distill_project(tmp_path / "repo", 2)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "cas.toml").write_text(DISTILL_TOML.format(docs_tier="high"))
+    (tmp_path / "junk.pack").write_bytes(b"not a manifest")
+    cases = [
+        (plain, ["-t", "common"], 2, "not in a git repository"),
+        (repo.root, ["-t", "nosuch"], 2, "target 'nosuch' is not configured"),
+        (repo.root, ["-t", "common", "--since", "nosuch"], 2, "unknown revision nosuch"),
+        (repo.root, ["-t", "common", "--since", "HEAD", "--commits", "3"], 2, "not both"),
+        (repo.root, [], 2, "3 targets (common, chatgpt, claude)"),
+        (repo.root, ["-t", "common", "--old", "nosuch", "--new", "nosuch"], 1, "not found"),
+        (repo.root, ["-t", "common", "--old", tmp_path / "junk.pack", "--new", "x"], 2, "manifest"),
+        (repo.root, ["-t", "common", "--old", "x"], 2, "--old and --new go together"),
+        (repo.root, ["-t", "common", "--budget", "5"], 1, "over the budget of 5"),
+    ]
+    for cwd, args, code, message in cases:
+        r = run_cas("distill", *args, cwd=cwd)
+        assert r.code == code, (args, r.err)
+        assert message in r.err and len(r.err.strip().splitlines()) == 1, (args, r.err)
+        assert "Traceback" not in r.err and r.out == ""

@@ -1,4 +1,4 @@
-"""Commands on packs: pack, render, show, diff. The only place cas imports packer."""
+"""Commands on packs: pack, render, show, cat, diff, distill. The only place cas imports packer."""
 
 from __future__ import annotations
 
@@ -22,7 +22,14 @@ from cas.cli._common import (
     warn,
 )
 from cas.display import one_line, shown
-from cas.errors import EXIT_PROBLEM, CasError, NotFound, OutputError, StoreNotFound, UsageError
+from cas.errors import (
+    EXIT_PROBLEM,
+    CasError,
+    NotFound,
+    OutputError,
+    StoreNotFound,
+    UsageError,
+)
 from cas.fsutil import write_output
 from cas.locate import load_pack, manifest_dir, pack_entry, pack_path
 from cas.progress import Progress
@@ -366,4 +373,114 @@ def diff_cmd(ctx: Ctx, old: str, new: str, as_json: bool) -> None:
     click.echo(f"tokens: {d.old_tokens} -> {d.new_tokens} ({d.new_tokens - d.old_tokens:+})")
 
 
-COMMANDS = [pack, render, show, cat, diff_cmd]
+@click.command(name="distill")
+@click.option(
+    "-t", "--target", "targets", multiple=True, help="Write for this target (repeatable)."
+)
+@click.option("--all-targets", is_flag=True, help="Write for every configured target.")
+@click.option(
+    "--commits",
+    type=click.IntRange(1, 10_000),
+    metavar="N",
+    help="The window: the newest N commits of the first-parent chain (default 20).",
+)
+@click.option("--since", metavar="REV", help="The window: the commits after REV, up to HEAD.")
+@click.option("--old", metavar="PACK", help="With --new: re-tiered files and token deltas.")
+@click.option("--new", metavar="PACK", help="The newer pack of the two (see --old).")
+@click.option(
+    "--budget",
+    type=click.IntRange(1, 10**9),
+    metavar="TOKENS",
+    help="Tokens for every target, instead of each target's configured budget.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="Write here: a file for one target, a folder (DIR/TARGET/90_recent_changes.md) for "
+    "several or --all-targets.",
+)
+@json_option
+@pass_ctx
+def distill_cmd(
+    ctx: Ctx,
+    targets: tuple[str, ...],
+    all_targets: bool,
+    commits: int | None,
+    since: str | None,
+    old: str | None,
+    new: str | None,
+    budget: int | None,
+    output: Path | None,
+    as_json: bool,
+) -> None:
+    """A recent-changes document from the git history, within each target's token budget."""
+    from cas.fsutil import atomic_write
+    from cas.report import report_json
+    from packer.config import load_config
+    from packer.distill import DEFAULT_COMMITS, DOCUMENT_NAME, choose_targets, distill
+
+    if commits is not None and since is not None:
+        raise UsageError("give the window as --commits N or as --since REV, not both")
+    if (old is None) != (new is None):
+        raise UsageError("--old and --new go together: the two packs to compare")
+    if all_targets and targets:
+        raise UsageError("--all-targets writes every target: drop --target, or drop it")
+    root = project_root()
+    config = load_config(root)
+    chosen = choose_targets(config, targets)
+    several = all_targets or len(chosen) > 1
+    if several and output is None and not as_json:
+        raise UsageError(
+            f"{len(chosen)} targets ({', '.join(t.name or '-' for t in chosen)}): name one with "
+            "--target, or write them all with -o DIR"
+        )
+    old_pack = new_pack = None
+    if old is not None and new is not None:
+        store = _open_store_optional(ctx)
+        try:
+            old_pack = load_pack(old, manifest_dir(root), store).manifest
+            new_pack = load_pack(new, manifest_dir(root), store).manifest
+        finally:
+            if store is not None:
+                store.close()
+    documents = []
+    for target in chosen:
+        made = distill(
+            root,
+            budget or target.budget.target,
+            tokenizer=config.tokenizer,
+            commits=commits or DEFAULT_COMMITS,
+            since=since,
+            old=old_pack,
+            new=new_pack,
+        )
+        path = None
+        if output is not None:
+            path = output / target.name / DOCUMENT_NAME if several else output
+            if several:
+                atomic_write(path, made.text.encode("utf-8"))
+            else:
+                write_output(path, [made.text.encode("utf-8")])
+        documents.append((target, made, path))
+    if as_json:
+        emit_json(
+            {
+                "documents": [
+                    {"target": t.name, "path": str(p) if p else None, "text": d.text}
+                    | report_json(d)
+                    for t, d, p in documents
+                ]
+            }
+        )
+    elif output is None:
+        click.echo(documents[0][1].text, nl=False)
+    elif not ctx.quiet:
+        for t, d, p in documents:
+            click.echo(
+                f"{shown(str(p))}: {d.tokens} of {d.budget} tokens, "
+                f"{d.shown} of {d.commits} commits{f' ({t.name})' if t.name else ''}"
+            )
+
+
+COMMANDS = [pack, render, show, cat, diff_cmd, distill_cmd]
