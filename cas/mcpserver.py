@@ -4,11 +4,18 @@ An edge like the CLI (it may import packer): each tool calls the same library fu
 command and owns no logic of its own. Built on the official ``mcp`` SDK (`MCPServer`), over
 stdio, or streamable HTTP on 127.0.0.1.
 
-Tools: ``list_packs``, ``render_pack``, ``read_file``, ``search``, ``load``, ``verify``.
+Tools: ``list_packs``, ``render_pack``, ``read_file``, ``search``, ``load``, ``verify``, and the
+memory tools ``remember``, ``recall`` and ``facts``.
 Resources: each pack's LITE markdown render, at ``cas://pack/NAME``.
 
-Read-only: no tool writes anything but the store's caches (the search index, cached outlines
-and token counts). ``load`` fits and renders without writing a manifest; ``verify`` does not
+Memory (the ``memory`` package): the server is started with the scopes it may use
+(``cas mcp --memory-scope session:42 --memory-scope user:ana``; the first is the default of
+every memory tool). A tool asked for any other scope fails: a session's memory is never seen
+from a server started for another session, whatever the agent asks.
+
+Read-only but for memory: no tool writes anything but the store's caches (the search index,
+cached outlines and token counts) and the granted memories (``remember``, ``facts`` with a
+value). ``load`` fits and renders without writing a manifest; ``verify`` does not
 record what it checked. Every path is a pack path, looked up in a pack's manifest, and every
 body comes from the store by digest: nothing outside the store can be read through the server.
 A tool that fails answers a tool error with the CLI's one-line message; the server goes on.
@@ -32,7 +39,8 @@ INSTRUCTIONS: Final = (
     "Context packs of this project, built by cas. Start with list_packs, then render_pack "
     "for an overview, or load with the question to get the files it is about within a token "
     "budget. An omitted file is expanded with read_file(pack, path). search finds files and "
-    "lines by words and identifiers (with_context, NewRouter, os.path.join)."
+    "lines by words and identifiers (with_context, NewRouter, os.path.join). When the server "
+    "has a memory: remember what is worth keeping, recall it later, and keep facts with facts."
 )
 MAX_K: Final = 100
 MAX_BUDGET: Final = 1_000_000
@@ -43,9 +51,10 @@ T = TypeVar("T")
 class Service:
     """The library calls behind the tools, one at a time, on one open store."""
 
-    def __init__(self, root: Path, store: Store) -> None:
+    def __init__(self, root: Path, store: Store, scopes: tuple[str, ...] = ()) -> None:
         self.root = root
         self.store = store
+        self.scopes = scopes  # the memories this server may use; the first is the default
         self._lock = threading.Lock()
 
     def _run(self, fn: Callable[[], T]) -> T:
@@ -187,6 +196,63 @@ class Service:
 
         return self._run(run)
 
+    # --- memory ---------------------------------------------------------------------------------
+
+    def _scope(self, scope: str | None) -> str:
+        if not self.scopes:
+            raise ToolFailure(
+                "this server was started without a memory: start it with "
+                "'cas mcp --memory-scope SCOPE'"
+            )
+        if scope is None:
+            return self.scopes[0]
+        if scope not in self.scopes:
+            raise ToolFailure(
+                f"scope {scope!r} is not one this server may use ({', '.join(self.scopes)})"
+            )
+        return scope
+
+    def remember(self, text: str, scope: str | None = None) -> dict[str, Any]:
+        from memory.ops import remember
+
+        chosen = self._scope(scope)
+        return self._run(lambda: report_json(remember(self.store, chosen, text, date=_today())))
+
+    def recall(self, query: str, scope: str | None = None, k: int = 10) -> list[dict[str, Any]]:
+        from memory.ops import search
+
+        chosen = self._scope(scope)
+        if not 1 <= k <= MAX_K:
+            raise ToolFailure(f"k={k}: ask for 1 to {MAX_K} results")
+        return self._run(
+            lambda: [report_json(h) for h in search(self.store, chosen, query, limit=k)]
+        )
+
+    def facts(
+        self, key: str | None = None, value: str | None = None, scope: str | None = None
+    ) -> dict[str, Any]:
+        from memory.ops import facts, get_fact, put_fact
+
+        chosen = self._scope(scope)
+
+        def run() -> dict[str, Any]:
+            if value is not None:
+                if key is None:
+                    raise ToolFailure("value given without a key: facts(key, value) sets one")
+                fact = put_fact(self.store, chosen, key, value, date=_today())
+                return {key: fact.value}
+            if key is not None:
+                return {key: get_fact(self.store, chosen, key).value}
+            return {f.key: f.value for f in facts(self.store, chosen)}
+
+        return self._run(run)
+
+
+def _today() -> str:
+    import datetime as dt
+
+    return dt.date.today().isoformat()
+
 
 class ToolFailure(Exception):
     """A tool's one-line error (wrapped into the SDK's ToolError by `build_server`)."""
@@ -268,6 +334,25 @@ def build_server(service: Service) -> Any:
         """Check that every pack is whole: each blob present and re-hashing to its digest."""
         return guarded(service.verify)
 
+    @server.tool()
+    def remember(text: str, scope: str | None = None) -> dict[str, Any]:
+        """Add an entry to today's log of a memory (default: this session's); secrets in it
+        are cut out before it is stored."""
+        return guarded(lambda: service.remember(text, scope))
+
+    @server.tool()
+    def recall(query: str, scope: str | None = None, k: int = 10) -> list[dict[str, Any]]:
+        """Lines of a memory (logs newest first, then curated memory and facts) holding every
+        word of the query."""
+        return guarded(lambda: service.recall(query, scope, k))
+
+    @server.tool()
+    def facts(
+        key: str | None = None, value: str | None = None, scope: str | None = None
+    ) -> dict[str, Any]:
+        """A memory's facts: all of them, the one named by key, or, given a value, set it."""
+        return guarded(lambda: service.facts(key, value, scope))
+
     from packer.search import pack_names
 
     for name in pack_names(service.root):
@@ -302,9 +387,12 @@ def _static(fn: Callable[..., str]) -> Callable[[], str]:
     return read
 
 
-def serve(root: Path, store: Store, http_port: int | None = None) -> None:
-    """Serve until the client goes away (stdio) or the process is stopped (HTTP)."""
-    server = build_server(Service(root, store))
+def serve(
+    root: Path, store: Store, http_port: int | None = None, scopes: tuple[str, ...] = ()
+) -> None:
+    """Serve until the client goes away (stdio) or the process is stopped (HTTP), with the
+    memories of ``scopes`` (the first the default)."""
+    server = build_server(Service(root, store, scopes))
     if http_port is None:
         server.run("stdio")
     else:

@@ -29,6 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.conftest import cas_env, run_cas
 
 TOOLS = {"list_packs", "render_pack", "read_file", "search", "load", "verify"}
+MEMORY_TOOLS = {"remember", "recall", "facts"}
 SESSION_TIMEOUT = 120.0
 
 CART_PY = '''"""Shopping carts."""
@@ -149,12 +150,16 @@ async def still_serving(s: ClientSession) -> None:
 Body = Callable[[ClientSession], Awaitable[None]]
 
 
-def run_stdio(project: Path, body: Body) -> str:
-    """Start `cas mcp` in PROJECT through the SDK's stdio client, run BODY on an initialized
-    session, and check nothing outside the store changed. Returns the server's stderr."""
+def run_stdio(project: Path, body: Body, *args: str) -> str:
+    """Start `cas mcp ARGS` in PROJECT through the SDK's stdio client, run BODY on an
+    initialized session, and check nothing outside the store changed. Returns the server's
+    stderr."""
     before = snapshot(project)
     params = StdioServerParameters(
-        command=sys.executable, args=["-P", "-m", "cas", "mcp"], cwd=str(project), env=cas_env()
+        command=sys.executable,
+        args=["-P", "-m", "cas", "mcp", *args],
+        cwd=str(project),
+        env=cas_env(),
     )
 
     async def main(errlog: Any) -> None:
@@ -193,8 +198,8 @@ def test_every_tool_answers_with_the_projects_content(project: Path) -> None:
     def_line = cart_lines.index(CART_TOTAL_DEF + "\n") + 1
 
     async def body(s: ClientSession) -> None:
-        assert {t.name for t in (await s.list_tools()).tools} == TOOLS
-        assert len((await s.list_tools()).tools) == len(TOOLS)
+        assert {t.name for t in (await s.list_tools()).tools} == TOOLS | MEMORY_TOOLS
+        assert len((await s.list_tools()).tools) == len(TOOLS | MEMORY_TOOLS)
 
         # list_packs: the one pack, as the manifest on disk has it
         packs = structured(await s.call_tool("list_packs", {}))
@@ -481,7 +486,7 @@ def test_http_mode_serves_the_same_tools(project: Path, http_server: int) -> Non
             url = f"http://127.0.0.1:{http_server}/mcp"
             async with streamable_http_client(url) as (r, w), ClientSession(r, w) as s:
                 await s.initialize()
-                assert {t.name for t in (await s.list_tools()).tools} == TOOLS
+                assert {t.name for t in (await s.list_tools()).tools} == TOOLS | MEMORY_TOOLS
                 await still_serving(s)
                 assert_tool_error(
                     await s.call_tool("read_file", {"pack": "repo", "path": "/etc/passwd"}),
@@ -495,3 +500,43 @@ def test_http_mode_serves_the_same_tools(project: Path, http_server: int) -> Non
 
     anyio.run(main)
     assert snapshot(project) == before
+
+
+def test_memory_is_remembered_across_sessions_of_a_scope_and_never_seen_from_another(
+    project: Path,
+) -> None:
+    """Session a remembers a fact and a note; a later server for session a recalls both; a
+    server for session b sees neither, and is refused session a's memory when it asks."""
+
+    async def first(s: ClientSession) -> None:
+        done = structured(await s.call_tool("remember", {"text": "the flaky test is test_gc"}))
+        assert done["scope"] == "session:a" and done["path"].startswith("logs/")
+        facts = structured(await s.call_tool("facts", {"key": "db", "value": "postgres 16"}))
+        assert facts == {"db": "postgres 16"}
+
+    async def later(s: ClientSession) -> None:
+        hits = structured(await s.call_tool("recall", {"query": "flaky"}))
+        assert [h["text"] for h in hits] == ["- the flaky test is test_gc"]
+        assert structured(await s.call_tool("facts", {})) == {"db": "postgres 16"}
+        assert structured(await s.call_tool("facts", {"key": "db"})) == {"db": "postgres 16"}
+
+    async def other(s: ClientSession) -> None:
+        assert structured(await s.call_tool("recall", {"query": "flaky"})) == []
+        assert structured(await s.call_tool("facts", {})) == {}
+        assert_tool_error(
+            await s.call_tool("recall", {"query": "flaky", "scope": "session:a"}),
+            "'session:a' is not one this server may use",
+        )
+        assert_tool_error(await s.call_tool("facts", {"key": "db"}), "no such fact")
+        await still_serving(s)
+
+    async def none(s: ClientSession) -> None:
+        assert_tool_error(await s.call_tool("remember", {"text": "x"}), "--memory-scope")
+        await still_serving(s)
+
+    run_stdio(project, first, "--memory-scope", "session:a")
+    run_stdio(project, later, "--memory-scope", "session:a", "--memory-scope", "global")
+    run_stdio(project, other, "--memory-scope", "session:b")
+    run_stdio(project, none)
+    r = run_cas("mcp", "--memory-scope", "team:x", cwd=project)
+    assert r.code == 2 and "is not one" in r.err

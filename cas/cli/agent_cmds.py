@@ -202,18 +202,29 @@ def _check_name(name: str) -> None:
     help="The project whose packs to serve (default: the one the working directory is in; "
     "its .cas unless --store says otherwise).",
 )
+@click.option(
+    "--memory-scope",
+    "scopes",
+    multiple=True,
+    metavar="SCOPE",
+    help="A memory the memory tools may use (repeatable; the first is their default): "
+    "global, user:ID or session:ID. None: no memory tools work.",
+)
 @pass_ctx
-def mcp(ctx: Ctx, port: int | None, project: Path | None) -> None:
+def mcp(ctx: Ctx, port: int | None, project: Path | None, scopes: tuple[str, ...]) -> None:
     """Serve this project's packs to agents over the Model Context Protocol (stdio, or HTTP on
-    127.0.0.1). Tools: list_packs, render_pack, read_file, search, load, verify. Read-only."""
+    127.0.0.1). Tools: list_packs, render_pack, read_file, search, load, verify (read-only),
+    and remember, recall, facts on the memories given with --memory-scope."""
     from cas.mcpserver import serve
+    from memory.scopes import check_scope
     from packer.config import find_project_root
 
+    scopes = tuple(dict.fromkeys(check_scope(s) for s in scopes))
     root = find_project_root(project) if project is not None else project_root()
     if project is not None and not ctx.store_opt:
         ctx.store_opt = str(root / ".cas")
     with ctx.open_store() as store:
-        serve(root, store, port)
+        serve(root, store, port, scopes)
 
 
 COMMANDS = [search, load, mcp]
