@@ -44,6 +44,14 @@ The format (every key is optional unless marked)::
     triggers = ["lmdb", "blob", "gc"]  # words or identifiers, matched whole, ignoring case
     packs = ["engine.claude"]
 
+    [memory]                  # agent memory (`cas mem pack`, `cas mem prune`; memory.ages)
+    full_days = 7             # a daily log this many days old or younger: in full
+    summary_days = 30         # older, up to this many days: a summary
+    keep_days = 90            # older, up to this many days: a pointer; older: pruned
+    [memory.targets.claude]   # a memory pack's budget per target (default: common 2500/3000,
+    target = 10000            # chatgpt 5000/6000, claude 10000/12000); given, they replace
+    max = 12000               # the defaults
+
 All globs are gitignore patterns (git's wildmatch, `packer.wildmatch`) matched against POSIX paths
 relative to the project root, whatever the scope's roots: ``*.py`` matches at any depth,
 ``docs/**`` only at the top, a ``!`` line re-includes what an earlier line of the same list
@@ -96,6 +104,7 @@ __all__ = [
     "TIERS",
     "Budget",
     "Config",
+    "MemoryConfig",
     "Rule",
     "Scope",
     "Target",
@@ -167,6 +176,26 @@ class LoadConfig:
     configured: bool = False  # a [load] table was given
 
 
+DEFAULT_MEMORY_TARGETS = (
+    Target("common", Budget(target=2_500, max=3_000)),
+    Target("chatgpt", Budget(target=5_000, max=6_000)),
+    Target("claude", Budget(target=10_000, max=12_000)),
+)
+# The most days a memory age setting may be: a century.
+MAX_MEMORY_DAYS = 36_500
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    """``[memory]``: the age tiers of daily logs and the retention (`memory.ages`), and the
+    memory packs' budgets. Ages are whole days from a log's date to the day asked about."""
+
+    full_days: int = 7
+    summary_days: int = 30
+    keep_days: int = 90
+    targets: tuple[Target, ...] = DEFAULT_MEMORY_TARGETS
+
+
 @dataclass(frozen=True)
 class Config:
     source: str | None  # the file read, None for the defaults
@@ -178,6 +207,7 @@ class Config:
     scopes: tuple[Scope, ...]  # in declaration order; never empty
     history: int = 0  # commits of git history the rating reads (0: none; packer.history)
     load: LoadConfig = field(default_factory=LoadConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
 
 
 DEFAULT_BUDGET = Budget(target=10_000, max=12_000)
@@ -396,7 +426,7 @@ class _Reader:
         )
 
     def config(self, doc: object, root: str) -> Config:
-        top = self.table(doc, (), ("pack", "rules", "scopes", "load"))
+        top = self.table(doc, (), ("pack", "rules", "scopes", "load", "memory"))
         pack = self.table(
             top.get("pack", {}),
             ("pack",),
@@ -431,7 +461,35 @@ class _Reader:
             scopes=scopes or _default_scopes(budget),
             history=history,
             load=self.load(top["load"]) if "load" in top else LoadConfig(),
+            memory=self.memory(top["memory"]) if "memory" in top else MemoryConfig(),
         )
+
+    def memory(self, value: object) -> MemoryConfig:
+        key: tuple[str | int, ...] = ("memory",)
+        table = self.table(value, key, ("full_days", "summary_days", "keep_days", "targets"))
+        base = MemoryConfig()
+        days: dict[str, int] = {}
+        for name in ("full_days", "summary_days", "keep_days"):
+            number = self.integer(table.get(name, getattr(base, name)), (*key, name))
+            if not 0 <= number <= MAX_MEMORY_DAYS:
+                self.fail((*key, name), f"must be from 0 to {MAX_MEMORY_DAYS} days, got {number}")
+            days[name] = number
+        for lower, upper in (("full_days", "summary_days"), ("summary_days", "keep_days")):
+            if days[upper] < days[lower]:
+                self.fail(
+                    (*key, upper),
+                    f"must be at least {lower} ({days[lower]}), got {days[upper]}",
+                )
+        targets = base.targets
+        if "targets" in table:
+            found = []
+            for tname, tvalue in self.table(table["targets"], (*key, "targets"), None).items():
+                tkey = (*key, "targets", tname)
+                found.append(Target(self.name(tname, tkey, "target"), self.budget(tvalue, tkey)))
+            if not found:
+                self.fail((*key, "targets"), "must name at least one target")
+            targets = tuple(found)
+        return MemoryConfig(days["full_days"], days["summary_days"], days["keep_days"], targets)
 
     def load(self, value: object) -> LoadConfig:
         key: tuple[str | int, ...] = ("load",)

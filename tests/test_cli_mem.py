@@ -119,3 +119,121 @@ def test_bad_input_is_one_line_and_its_exit_code(
 def test_without_a_store_it_says_how_to_make_one(tmp_path: Path) -> None:
     r = run_cas("mem", "add", "hello", cwd=tmp_path)
     assert r.code != 0 and "cas init" in one_line(r.err)
+
+
+def scripted_month(project: Path, days: int = 40, first: str = "2026-09-01") -> list[str]:
+    """``days`` daily logs written through the library into the project's store; their dates."""
+    import datetime as dt
+
+    from memory.ops import curate, put_fact, remember
+
+    start = dt.date.fromisoformat(first)
+    dates = [(start + dt.timedelta(days=n)).isoformat() for n in range(days)]
+    with Store.at(project / ".cas") as store:
+        for n, date in enumerate(dates):
+            remember(store, "global", f"decided to keep option {n}", date=date)
+            remember(store, "global", f"a plain note of day {n} " + "and more " * 10, date=date)
+        put_fact(store, "global", "db", "postgres 16", date=dates[0])
+        curate(store, "global", "Packs are judged by what agents answer", date=dates[0])
+    return dates
+
+
+def test_mem_pack_renders_age_tiers_within_budget_the_same_bytes_every_run(
+    project: Path,
+) -> None:
+    dates = scripted_month(project)
+    runs = []
+    for seed in ("1", "2"):
+        r = run_cas("mem", "pack", "--now", "2026-10-10", "-o", "out", "--json", cwd=project,
+                    env={"PYTHONHASHSEED": seed})  # fmt: skip
+        assert r.code == 0, r.err
+        files = {
+            p.relative_to(project).as_posix(): p.read_bytes()
+            for folder in ("out", "manifests")
+            for p in sorted((project / folder).rglob("*"))
+            if p.is_file()
+        }
+        runs.append((r.stdout_bytes, files))
+    assert runs[0] == runs[1]
+    out, files = runs[0]
+    assert sorted(files) == [
+        "manifests/mem.global.chatgpt.pack", "manifests/mem.global.claude.pack",
+        "manifests/mem.global.common.pack", "out/chatgpt/memory.md", "out/claude/memory.md",
+        "out/common/memory.md",
+    ]  # fmt: skip
+    packs = {p["target"]: p for p in json.loads(out)["packs"]}
+    budgets = {"common": (2500, 3000), "chatgpt": (5000, 6000), "claude": (10000, 12000)}
+    for target, (budget, most) in budgets.items():
+        p = packs[target]
+        assert (p["budget"], p["max"]) == (budget, most) and p["tokens"] <= most
+        assert files[f"out/{target}/memory.md"].decode() == p["text"]
+    tiers = packs["claude"]["tiers"]
+    # 2026-10-10 is day 39: days 32..39 in full (0-7 days old), 9..31 summarized, 0..8 pointers.
+    assert [tiers[f"logs/{d}.md"] for d in dates] == ["low"] * 9 + ["medium"] * 23 + ["high"] * 8
+    # The pack is a pack: verify checks it and render reads it.
+    r = run_cas("verify", "mem.global.claude", cwd=project)
+    assert r.code == 0, r.out + r.err
+    # One target without -o: the document is printed.
+    assert mem(project, "pack", "--now", "2026-10-10", "-t", "claude") == packs["claude"]["text"]
+
+
+def test_cas_toml_memory_settings_change_the_tiers_and_targets(project: Path) -> None:
+    dates = scripted_month(project, days=10)
+    (project / "cas.toml").write_text(
+        "[memory]\nfull_days = 1\nsummary_days = 3\nkeep_days = 5\n"
+        "[memory.targets.tiny]\ntarget = 4000\n"
+    )
+    packs = json.loads(mem(project, "pack", "--now", dates[-1], "--json"))["packs"]
+    assert [p["target"] for p in packs] == ["tiny"]
+    tiers = packs[0]["tiers"]
+    assert [tiers.get(f"logs/{d}.md") for d in dates] == (
+        [None] * 4 + ["low"] * 2 + ["medium"] * 2 + ["high"] * 2
+    )
+    out = mem(project, "prune", "--now", dates[-1], "--dry-run")
+    assert out.count("would prune") == 4 and "past the 5-day retention" in out
+
+
+def test_mem_prune_at_day_91_removes_exactly_the_logs_past_retention(project: Path) -> None:
+    dates = scripted_month(project)
+    before = json.loads(mem(project, "log", "--json"))["states"][0]["state"]
+    # 2026-12-01 is 91 days after 2026-09-01: only the first log is past the 90 days.
+    dry = json.loads(mem(project, "prune", "--now", "2026-12-01", "--dry-run", "--json"))
+    assert dry["removed"] == [{"path": f"logs/{dates[0]}.md", "age": 91}] and dry["dry_run"]
+    assert json.loads(mem(project, "log", "--json"))["states"][0]["state"] == before
+    out = mem(project, "prune", "--now", "2026-12-02")
+    assert out.splitlines() == [
+        f"prune logs/{dates[0]}.md: 92 days old, past the 90-day retention",
+        f"prune logs/{dates[1]}.md: 91 days old, past the 90-day retention",
+    ]
+    log = json.loads(mem(project, "log", "--json"))["states"]
+    assert log[0]["changes"] == [
+        f"2026-12-02 prune logs/{dates[0]}.md: 92 days old, past the 90-day retention",
+        f"2026-12-02 prune logs/{dates[1]}.md: 91 days old, past the 90-day retention",
+    ]
+    listed = [f["path"] for f in json.loads(mem(project, "show", "--json"))["files"]]
+    assert [p for p in listed if p.startswith("logs/")] == [f"logs/{d}.md" for d in dates[2:]]
+    assert "nothing past the 90-day retention" in mem(project, "prune", "--now", "2026-12-02")
+    mem(project, "rollback", "--date", "2026-12-02", before)
+    listed = [f["path"] for f in json.loads(mem(project, "show", "--json"))["files"]]
+    assert [p for p in listed if p.startswith("logs/")] == [f"logs/{d}.md" for d in dates]
+
+
+@pytest.mark.parametrize(
+    ("args", "toml", "says"),
+    [
+        (("pack", "--now", "2026-13-01"), "", "not a calendar date"),
+        (("pack", "--now", "2026-10-01", "-t", "gpt9"), "", "'gpt9' is not configured"),
+        (("pack", "--scope", "team:x", "--now", "2026-10-01"), "", "is not one"),
+        (("prune", "--now", "2026-10-01"), "[memory]\nkeep_days = -3\n", "memory.keep_days"),
+        (("pack", "--now", "2026-10-01"), "[memory]\nfull_days = 9\nsummary_days = 8\n",
+         "memory.summary_days"),
+    ],
+)  # fmt: skip
+def test_bad_pack_or_prune_input_is_one_line_exit_2(
+    project: Path, args: tuple[str, ...], toml: str, says: str
+) -> None:
+    if toml:
+        (project / "cas.toml").write_text(toml)
+    r = run_cas("mem", *args, cwd=project)
+    assert r.code == 2, (r.code, r.err)
+    assert says in one_line(r.err)

@@ -571,3 +571,36 @@ def test_a_huge_budget_through_the_cli_is_one_line_exit_2(tmp_path: Path) -> Non
     write(tmp_path, "a = " + "[" * 100_000 + "]" * 100_000 + "\n")
     r = run_cas("pack", cwd=tmp_path)
     assert r.code == 2 and "nested too deeply" in r.err and "internal error" not in r.err
+
+
+def test_memory_settings_load_with_the_source_designs_defaults(tmp_path: Path) -> None:
+    from packer.config import DEFAULT_MEMORY_TARGETS, MemoryConfig
+
+    assert default_config(tmp_path).memory == MemoryConfig(7, 30, 90, DEFAULT_MEMORY_TARGETS)
+    assert [(t.name, t.budget.target, t.budget.max) for t in DEFAULT_MEMORY_TARGETS] == [
+        ("common", 2500, 3000), ("chatgpt", 5000, 6000), ("claude", 10000, 12000),
+    ]  # fmt: skip
+    (tmp_path / "cas.toml").write_text(
+        "[memory]\nfull_days = 2\nkeep_days = 40\n[memory.targets.tiny]\ntarget = 500\n"
+    )
+    got = load_config(tmp_path).memory
+    assert (got.full_days, got.summary_days, got.keep_days) == (2, 30, 40)
+    assert got.targets == (Target("tiny", Budget(500, 500)),)
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "words"),
+    [
+        ("[memory]\nfull_days = -1\n", "memory.full_days", "from 0 to 36500"),
+        ("[memory]\nfull_days = 40\n", "memory.summary_days", "at least full_days (40)"),
+        ("[memory]\nkeep_days = 10\n", "memory.keep_days", "at least summary_days (30)"),
+        ("[memory]\nkeep = 10\n", "memory.keep", "unknown key"),
+        ('[memory]\nfull_days = "7"\n', "memory.full_days", "must be an integer"),
+        ("[memory.targets]\n", "memory.targets", "at least one target"),
+    ],
+)
+def test_bad_memory_settings_name_the_key(tmp_path: Path, text: str, key: str, words: str) -> None:
+    (tmp_path / "cas.toml").write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path)
+    assert key in str(err.value) and words in str(err.value)

@@ -1,4 +1,4 @@
-"""Commands on agent memory: cas mem add, show, log, search, fact, curate, rollback.
+"""Commands on agent memory: cas mem add, show, log, search, fact, curate, rollback, pack, prune.
 
 The memory package (and the secret scan it runs) is imported when a memory command runs, not
 when cas starts."""
@@ -10,7 +10,15 @@ import sys
 
 import click
 
-from cas.cli._common import Ctx, emit_json, emit_report, json_option, pass_ctx
+from cas.cli._common import (
+    Ctx,
+    emit_json,
+    emit_report,
+    json_option,
+    pass_ctx,
+    project_packs,
+    project_root,
+)
 from cas.digest import Digest
 from cas.display import shown
 from cas.errors import NotFound, UsageError
@@ -193,6 +201,135 @@ def mem_rollback(ctx: Ctx, digest: str, scope: str, date: str | None) -> None:
         state = rollback(store, scope, Digest.parse(digest), date=_date(date))
     if not ctx.quiet:
         click.echo(f"{scope}: rolled back to {digest} as {state.digest}")
+
+
+now_option = click.option(
+    "--now",
+    "now",
+    required=True,
+    metavar="YYYY-MM-DD",
+    help="The day ages are counted to (never the clock: the same day gives the same result).",
+)
+
+
+@mem_group.command(name="pack")
+@scope_option
+@click.option(
+    "-t",
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="TARGET",
+    help="A target of [memory.targets] (repeatable) [default: every one].",
+)
+@now_option
+@click.option(
+    "-o",
+    "out",
+    type=click.Path(file_okay=False, path_type=str),
+    metavar="DIR",
+    help="Write each target's document to DIR/<target>/memory.md.",
+)
+@json_option
+@pass_ctx
+def mem_pack(
+    ctx: Ctx, scope: str, targets: tuple[str, ...], now: str, out: str | None, as_json: bool
+) -> None:
+    """Build SCOPE's memory pack per target at --now: MEMORY.md and facts, then daily logs by
+    age (in full, summarized, a pointer), fitted to each target's budget. The manifests go to
+    the project's manifests folder; with one target and no -o the document is printed."""
+    from pathlib import Path
+
+    from cas.fsutil import atomic_write
+    from memory.ages import load_memory_config
+    from memory.entries import check_date
+    from memory.packs import build, describe, save
+    from memory.scopes import check_scope
+    from memory.state import head
+
+    check_scope(scope)
+    check_date(now)
+    config = load_memory_config(project_root())
+    known = {t.name: t for t in config.targets}
+    for name in targets:
+        if name not in known:
+            raise UsageError(
+                f"memory target {name!r} is not configured; targets: {', '.join(known)}"
+            )
+    chosen = [known[n] for n in dict.fromkeys(targets)] if targets else list(config.targets)
+    folder = project_packs()
+    with ctx.open_store() as store:
+        state = head(store, scope)
+        packs = [build(store, state, now, config, t) for t in chosen]
+        for p in packs:
+            save(store, p, folder)
+    if out is not None:
+        for p in packs:
+            atomic_write(Path(out) / p.target / "memory.md", p.text.encode())
+    if as_json:
+        emit_json(
+            {
+                "packs": [
+                    {
+                        "name": p.name,
+                        "scope": p.scope,
+                        "target": p.target,
+                        "now": p.now,
+                        "tokens": p.tokens,
+                        "budget": p.budget,
+                        "max": p.max,
+                        "tiers": p.tiers,
+                        "omitted": p.omitted,
+                        "text": p.text,
+                    }
+                    for p in packs
+                ]
+            }
+        )
+        return
+    if out is None and len(packs) == 1:
+        click.echo(packs[0].text, nl=False)
+        return
+    if not ctx.quiet:
+        for p in packs:
+            click.echo(describe(p))
+
+
+@mem_group.command(name="prune")
+@scope_option
+@now_option
+@click.option("--dry-run", is_flag=True, help="Only list the daily logs that would go.")
+@json_option
+@pass_ctx
+def mem_prune(ctx: Ctx, scope: str, now: str, dry_run: bool, as_json: bool) -> None:
+    """Remove SCOPE's daily logs past the retention ([memory] keep_days, default 90) at --now,
+    as one new state journalling each ('cas mem rollback' brings them back)."""
+    from memory.ages import load_memory_config, prune, prune_line
+    from memory.scopes import check_scope
+
+    check_scope(scope)
+    config = load_memory_config(project_root())
+    with ctx.open_store(readonly=dry_run) as store:
+        done = prune(store, scope, now, config, dry_run=dry_run)
+    if as_json:
+        emit_json(
+            {
+                "scope": done.scope,
+                "now": done.now,
+                "keep_days": done.keep_days,
+                "dry_run": done.dry_run,
+                "state": str(done.state) if done.state else None,
+                "removed": [{"path": p, "age": age} for p, age in done.removed],
+            }
+        )
+        return
+    if ctx.quiet:
+        return
+    verb = "would " if dry_run else ""
+    for path, age in done.removed:
+        click.echo(verb + shown(prune_line(path, age, done.keep_days)))
+    if not done.removed:
+        click.echo(f"{scope}: nothing past the {done.keep_days}-day retention at {now}")
 
 
 @mem_group.group(name="fact")

@@ -1,0 +1,367 @@
+"""Memory packs: what an agent reads of a scope's memory at the start of a session, one document
+per target within that target's budget.
+
+A memory pack holds, in this order:
+
+1. the curated memory (``MEMORY.md``) and the facts' current values, in full (high);
+2. the daily logs, newest first, each as its age tier says (`memory.ages`): in full (high), as
+   a summary (medium, `summarize`) or as a pointer, one line naming it (low); logs past the
+   retention or dated after ``now`` are left out;
+3. a last line counting the logs left out to fit, when any were.
+
+Fitting: while the document is over the target's budget, the oldest log still shown is shown
+one step less (full -> summary -> pointer -> left out), so the newest logs keep the most. When
+every log is left out and the document is still over the budget's max, the facts and then the
+curated memory lose lines from their end, with a line saying how many. Tokens are counted with
+the memory's tokenizer (`packer.tokens`), the finished document once more: it never passes max.
+
+The manifest of a memory pack (kind ``lite``, named `pack_scope` ``.`` target) lists each file
+shown with its tier and tokens (a summary stored in the store as its ``summary``); its parent
+is the memory state it was made from. Nothing comes from a clock or a file time: the same state
+and the same ``now`` give the same bytes on every machine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from cas import manifest as mf
+from cas.digest import Digest
+from cas.display import shown
+from cas.fsutil import atomic_write
+from cas.locate import check_pack_name, pack_path
+from cas.roots import prepare_manifest_dir
+from cas.store import Store
+from memory import entries
+from memory.ages import age_days, tier_of
+from memory.state import CURATED, TOKENIZER, State, read_file
+from packer.config import MemoryConfig, Target
+from packer.tokens import TokenCounter
+
+__all__ = ["MemoryPack", "build", "describe", "pack_scope", "save", "summarize"]
+
+# A summary keeps at most this many lines of a log, then counts the rest.
+SUMMARY_LINES: Final = 8
+# Without a decision or a fact-like line, a summary keeps the first few entries.
+SUMMARY_FIRST: Final = 3
+# A summary line is shortened to this many characters at a word.
+SUMMARY_WIDTH: Final = 160
+LEVELS: Final = ("high", "medium", "low", None)  # None: left out
+
+_DECISION = re.compile(r"\b(decided|decision|decide[sd]?|we will|we'll|chose|chosen)\b", re.I)
+# Fact-like: "name: value", "x = y", "x is now y", a version, a number with a unit.
+_FACT = re.compile(
+    r"^[\w .\-/`]{1,40}(:|=)\s*\S|\bis now\b|\bv?\d+\.\d+(\.\d+)?\b"
+    r"|\b\d+(\.\d+)?\s?(ms|s|KB|MB|GB|KiB|MiB|GiB|%|tokens)\b",
+    re.I,
+)
+
+
+def pack_scope(scope: str) -> str:
+    """The pack scope of ``scope``'s memory packs: ``mem.global``, ``mem.user-ID``; an ``@`` in
+    an ID becomes ``_at_`` (a pack name holds letters, digits and ``._-`` only)."""
+    name = "mem." + scope.replace(":", "-").replace("@", "_at_")
+    return check_pack_name(name, "memory scope")
+
+
+def _short(text: str) -> str:
+    line = " ".join(text.split())
+    if len(line) <= SUMMARY_WIDTH:
+        return line
+    cut = line[:SUMMARY_WIDTH].rsplit(" ", 1)[0] or line[:SUMMARY_WIDTH]
+    return cut + " ..."
+
+
+def summarize(log: bytes) -> str:
+    """A summary of a daily log, the same for the same bytes: the entries stating a decision
+    and the fact-like ones (first lines, shortened at a word), at most `SUMMARY_LINES`, in the
+    log's order; without any, the first `SUMMARY_FIRST` entries. A last line counts the entries
+    left out. Headings inside entries (``#`` lines) are kept as they are the log's outline."""
+    items = entries.entries(log)
+    headings = [line for item in items for line in item.split("\n") if line.startswith("#")]
+    picked = [
+        i
+        for i, item in enumerate(items)
+        if _DECISION.search(item) or _FACT.search(item.split("\n", 1)[0])
+    ]
+    if not picked:
+        picked = list(range(min(SUMMARY_FIRST, len(items))))
+    picked = picked[:SUMMARY_LINES]
+    lines = [f"- {_short(h)}" for h in headings[:SUMMARY_LINES]]
+    lines += [f"- {_short(items[i])}" for i in picked]
+    left = len(items) - len(picked)
+    if left:
+        lines.append(f"- ({left} more {'entry' if left == 1 else 'entries'} not shown)")
+    return "\n".join(lines) + "\n" if lines else "- (an empty log)\n"
+
+
+@dataclass(slots=True)
+class _Log:
+    path: str
+    date: str
+    age: int
+    digest: Digest
+    body: str  # the log without its heading
+    count: int  # entries
+    summary: str
+    level: str | None  # high, medium, low or None (left out)
+    cost: dict[str | None, int] = field(default_factory=dict)
+
+    def piece(self, level: str | None) -> str:
+        old = f"{self.age} {'day' if self.age == 1 else 'days'} old"
+        if level == "high":
+            return f"### {self.date} ({old})\n\n{self.body}"
+        if level == "medium":
+            return f"### {self.date} ({old}, summary)\n\n{self.summary}"
+        if level == "low":
+            entries_ = "entry" if self.count == 1 else "entries"
+            return f"- {self.path} ({old}, {self.count} {entries_})\n"
+        return ""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPack:
+    """One target's memory pack: the document, its manifest and how it was fitted."""
+
+    scope: str
+    target: str
+    now: str
+    text: str
+    tokens: int
+    budget: int
+    max: int
+    manifest: mf.Manifest
+    tiers: dict[str, str]  # log path -> the tier shown at (high, medium, low, omitted)
+    omitted: int  # logs left out to fit
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+
+def _body(log: bytes) -> str:
+    text = log.decode("utf-8", "replace")
+    if text.startswith("# "):
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+    return text.strip("\n") + "\n"
+
+
+def _lines_piece(title: str, lines: list[str], cut: int, hint: str) -> str:
+    if not lines and not cut:
+        return ""
+    shown_lines = lines[: len(lines) - cut] if cut else lines
+    out = f"## {title}\n\n" + "".join(line + "\n" for line in shown_lines)
+    if cut:
+        out += f"- ({cut} more lines not shown: {hint})\n"
+    return out + "\n"
+
+
+def build(
+    store: Store,
+    state: State,
+    now: str,
+    config: MemoryConfig,
+    target: Target,
+    *,
+    counter: TokenCounter | None = None,
+    put: Callable[[bytes], Digest] | None = None,
+) -> MemoryPack:
+    """The memory pack of ``state`` at ``now`` for ``target``. ``put`` stores a summary (default:
+    ``store.put``)."""
+    entries.check_date(now)
+    counter = counter or TokenCounter(TOKENIZER)
+    put = put or store.put
+    files = state.files
+    curated_body = read_file(store, state, CURATED)
+    curated = _body(curated_body).rstrip("\n").split("\n") if curated_body else []
+    curated = [line for line in curated if line.strip()]
+    fact_paths = sorted(p for p in files if p.startswith(entries.FACTS) and p.endswith(".md"))
+    facts: list[str] = []
+    fact_files: list[str] = []
+    for path in fact_paths:
+        fact = entries.parse_fact(
+            path[len(entries.FACTS) : -3], read_file(store, state, path) or b""
+        )
+        if fact.value is not None:
+            facts.append(f"- {fact.key}: {fact.value}")
+            fact_files.append(path)
+    logs: list[_Log] = []
+    for path in files:
+        date = entries.date_of(path)
+        if date is None:
+            continue
+        age = age_days(date, now)
+        tier = tier_of(age, config)
+        if tier is None:
+            continue
+        body = read_file(store, state, path) or b""
+        logs.append(
+            _Log(
+                path,
+                date,
+                age,
+                files[path],
+                _body(body),
+                len(entries.entries(body)),
+                summarize(body),
+                tier,
+            )
+        )
+    logs.sort(key=lambda log: log.date, reverse=True)  # newest first
+
+    head_piece = f"# Memory of {state.scope} ({target.name}, as of {now})\n\n"
+    cost: dict[str, int] = {}
+
+    def count(piece: str) -> int:
+        if piece not in cost:
+            cost[piece] = counter.count(piece)
+        return cost[piece]
+
+    def render(curated_cut: int, facts_cut: int) -> list[str]:
+        pieces = [head_piece]
+        pieces.append(_lines_piece("Curated", curated, curated_cut, f"'cas mem show {CURATED}'"))
+        pieces.append(_lines_piece("Facts", facts, facts_cut, "'cas mem fact list'"))
+        full = [log.piece(log.level) for log in logs if log.level in ("high", "medium")]
+        pointers = [log.piece(log.level) for log in logs if log.level == "low"]
+        if full:
+            pieces.append("## Daily logs\n\n" + "\n".join(full) + "\n")
+        if pointers:
+            pieces.append("## Older logs ('cas mem show PATH')\n\n" + "".join(pointers) + "\n")
+        omitted = sum(1 for log in logs if log.level is None)
+        if omitted:
+            pieces.append(
+                f"({omitted} older {'log' if omitted == 1 else 'logs'} not shown to fit the "
+                f"budget: 'cas mem show' lists them)\n"
+            )
+        return [p for p in pieces if p]
+
+    def total(pieces: list[str]) -> int:
+        return counter.count("".join(pieces))
+
+    curated_cut = facts_cut = 0
+    budget = target.budget
+    pieces = render(0, 0)
+    # Demote the oldest log still shown, one step at a time, until within the target.
+    order = sorted(logs, key=lambda log: log.date)  # oldest first
+    while total(pieces) > budget.target:
+        log = next((x for x in order if x.level is not None), None)
+        if log is None:
+            break
+        log.level = LEVELS[LEVELS.index(log.level) + 1]
+        pieces = render(0, 0)
+    # Still over max: the facts, then the curated memory, lose lines from their end.
+    while total(pieces) > budget.max and (facts_cut < len(facts) or curated_cut < len(curated)):
+        if facts_cut < len(facts):
+            facts_cut += 1
+        else:
+            curated_cut += 1
+        pieces = render(curated_cut, facts_cut)
+    text = "".join(pieces).rstrip("\n") + "\n"
+    tokens = counter.count(text)
+
+    shown_entries: list[mf.Entry] = []
+    curated_tokens = count(_lines_piece("Curated", curated, curated_cut, "")) if curated else 0
+    if curated_body is not None and files.get(CURATED) is not None:
+        shown_entries.append(
+            mf.Entry(
+                CURATED,
+                files[CURATED],
+                len(curated_body),
+                "high",
+                curated_tokens,
+                reason="curated memory",
+            )
+        )
+    for i, path in enumerate(fact_files):
+        tier = "high" if i < len(facts) - facts_cut else "low"
+        shown_entries.append(
+            mf.Entry(
+                path,
+                files[path],
+                len(read_file(store, state, path) or b""),
+                tier,
+                count(facts[i] + "\n") if tier == "high" else 0,
+                reason="fact",
+            )
+        )
+    tiers: dict[str, str] = {}
+    for log in logs:
+        tiers[log.path] = log.level or "omitted"
+        size = len(read_file(store, state, log.path) or b"")
+        if log.level is None:
+            shown_entries.append(
+                mf.Entry(
+                    log.path,
+                    log.digest,
+                    size,
+                    "low",
+                    0,
+                    reason=f"daily log, {log.age} days old, left out to fit",
+                )
+            )
+            continue
+        summary = put(log.summary.encode()) if log.level == "medium" else None
+        shown_entries.append(
+            mf.Entry(
+                log.path,
+                log.digest,
+                size,
+                log.level,
+                count(log.piece(log.level)),
+                summary=summary,
+                reason=f"daily log, {log.age} days old",
+                listed=log.level == "low",
+            )
+        )
+    shown_entries.sort(key=lambda e: e.path.encode())
+    omitted = sum(1 for log in logs if log.level is None)
+    manifest = mf.Manifest(
+        scope=pack_scope(state.scope),
+        target=target.name,
+        tokenizer=counter.name,
+        budget_target=budget.target,
+        budget_max=budget.max,
+        entries=tuple(shown_entries),
+        totals={
+            "files": len(shown_entries),
+            "tokens": tokens,
+            "logs": {
+                "high": sum(1 for x in logs if x.level == "high"),
+                "medium": sum(1 for x in logs if x.level == "medium"),
+                "low": sum(1 for x in logs if x.level == "low"),
+                "omitted": omitted,
+            },
+        },
+        parent=state.digest,
+        kind="lite",
+    )
+    return MemoryPack(
+        state.scope, target.name, now, text, tokens, budget.target, budget.max, manifest, tiers,
+        omitted,
+    )  # fmt: skip
+
+
+def describe(pack: MemoryPack) -> str:
+    """One line about a memory pack: its name, tokens and budget, and its logs by tier."""
+    counts = {t: sum(1 for v in pack.tiers.values() if v == t) for t in (*LEVELS[:3], "omitted")}
+    return (
+        f"{shown(pack.name)}: {pack.tokens} tokens (budget {pack.budget}, max {pack.max}); logs "
+        f"{counts['high']} in full, {counts['medium']} summarized, {counts['low']} pointers, "
+        f"{counts['omitted']} left out"
+    )
+
+
+def save(store: Store, pack: MemoryPack, folder: str | os.PathLike[str]) -> Path:
+    """Write ``pack``'s manifest to the manifests folder ``folder`` (a gc root, as `cas pack`
+    makes it), its bytes stored in the store as well so verify finds the manifest's own copy."""
+    data = mf.encode(pack.manifest)
+    store.put(data)
+    where = prepare_manifest_dir(store, folder)
+    path = pack_path(where, pack.name)
+    atomic_write(path, data)
+    return path
