@@ -474,3 +474,15 @@ class MemoryConflict(ProblemError):
             "lost: retry"
         )
         self.scope = scope
+
+
+class DeciderFailed(ProblemError):
+    """The command that decides what a memory compaction keeps gave no usable answer."""
+
+    def __init__(self, log: str, problem: str) -> None:
+        super().__init__(
+            f"the --llm command's answer for {log} is unusable: {problem}; nothing was changed "
+            '(it must answer JSON: {"decisions": [{"index", "decision", "text"?}]})'
+        )
+        self.log = log
+        self.problem = problem

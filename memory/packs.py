@@ -53,7 +53,7 @@ SUMMARY_FIRST: Final = 3
 SUMMARY_WIDTH: Final = 160
 LEVELS: Final = ("high", "medium", "low", None)  # None: left out
 
-_DECISION = re.compile(r"\b(decided|decision|decide[sd]?|we will|we'll|chose|chosen)\b", re.I)
+DECISION_WORDS = re.compile(r"\b(decided|decision|decide[sd]?|we will|we'll|chose|chosen)\b", re.I)
 # Fact-like: "name: value", "x = y", "x is now y", a version, a number with a unit.
 _FACT = re.compile(
     r"^[\w .\-/`]{1,40}(:|=)\s*\S|\bis now\b|\bv?\d+\.\d+(\.\d+)?\b"
@@ -69,7 +69,7 @@ def pack_scope(scope: str) -> str:
     return check_pack_name(name, "memory scope")
 
 
-def _short(text: str) -> str:
+def short_line(text: str) -> str:
     line = " ".join(text.split())
     if len(line) <= SUMMARY_WIDTH:
         return line
@@ -87,13 +87,13 @@ def summarize(log: bytes) -> str:
     picked = [
         i
         for i, item in enumerate(items)
-        if _DECISION.search(item) or _FACT.search(item.split("\n", 1)[0])
+        if DECISION_WORDS.search(item) or _FACT.search(item.split("\n", 1)[0])
     ]
     if not picked:
         picked = list(range(min(SUMMARY_FIRST, len(items))))
     picked = picked[:SUMMARY_LINES]
-    lines = [f"- {_short(h)}" for h in headings[:SUMMARY_LINES]]
-    lines += [f"- {_short(items[i])}" for i in picked]
+    lines = [f"- {short_line(h)}" for h in headings[:SUMMARY_LINES]]
+    lines += [f"- {short_line(items[i])}" for i in picked]
     left = len(items) - len(picked)
     if left:
         lines.append(f"- ({left} more {'entry' if left == 1 else 'entries'} not shown)")

@@ -237,3 +237,21 @@ def test_bad_pack_or_prune_input_is_one_line_exit_2(
     r = run_cas("mem", *args, cwd=project)
     assert r.code == 2, (r.code, r.err)
     assert says in one_line(r.err)
+
+
+def test_compact_from_the_command_line(project: Path) -> None:
+    for day in (1, 2, 20):
+        mem(project, "add", "--date", f"2026-10-{day:02d}", f"decided step {day}")
+        mem(project, "add", "--date", f"2026-10-{day:02d}", f"detail {day}")
+    planned = json.loads(mem(project, "compact", "--now", "2026-10-20", "--dry-run", "--json"))
+    assert planned["dry_run"] and len(planned["decisions"]) == 4
+    done = json.loads(mem(project, "compact", "--now", "2026-10-20", "--json"))
+    assert [(d["log"], d["decision"]) for d in done["decisions"]] == [
+        ("logs/2026-10-01.md", "PROMOTE"), ("logs/2026-10-01.md", "COMPRESS"),
+        ("logs/2026-10-02.md", "PROMOTE"), ("logs/2026-10-02.md", "COMPRESS"),
+    ]  # fmt: skip
+    assert "- 2026-10-01: decided step 1" in mem(project, "show", "MEMORY.md")
+    assert "nothing to compact" in mem(project, "compact", "--now", "2026-10-20")
+    r = run_cas("mem", "compact", "--now", "2026-11-20", "--llm", "no-such-decider-cmd",
+                cwd=project)  # fmt: skip
+    assert r.code == 2 and "not found" in one_line(r.err)

@@ -295,6 +295,43 @@ def mem_pack(
             click.echo(describe(p))
 
 
+@mem_group.command(name="compact")
+@scope_option
+@now_option
+@click.option(
+    "--llm",
+    "llm",
+    metavar="CMD",
+    help="A command that decides (JSON on stdin, JSON answer; see 'cas mem' in the README).",
+)
+@click.option("--dry-run", is_flag=True, help="Only list the decisions.")
+@json_option
+@pass_ctx
+def mem_compact(
+    ctx: Ctx, scope: str, now: str, llm: str | None, dry_run: bool, as_json: bool
+) -> None:
+    """Compact SCOPE's daily logs older than [memory] full_days at --now: promote what is worth
+    keeping to MEMORY.md, shorten or drop the rest; every decision journalled."""
+    from memory.ages import load_memory_config
+    from memory.compact import command_decider, compact
+    from memory.scopes import check_scope
+
+    check_scope(scope)
+    config = load_memory_config(project_root())
+    decide = command_decider(llm) if llm is not None else None
+    with ctx.open_store(readonly=dry_run) as store:
+        done = compact(store, scope, now, config, decide=decide, dry_run=dry_run)
+    if as_json:
+        emit_report(done)
+        return
+    if ctx.quiet:
+        return
+    for d in done.decisions:
+        click.echo(("would " if dry_run else "") + shown(d.journal()))
+    if not done.decisions:
+        click.echo(f"{scope}: nothing to compact at {now}")
+
+
 @mem_group.command(name="prune")
 @scope_option
 @now_option
