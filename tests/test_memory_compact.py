@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import string
 import sys
 import textwrap
 from pathlib import Path
@@ -14,6 +16,7 @@ from memory.compact import command_decider, compact
 from memory.ops import remember
 from memory.state import CURATED, JOURNAL, head, history, read_file, rollback
 from packer.config import MemoryConfig
+from tests.secret_corpus import Values
 
 CONFIG = MemoryConfig()  # 7 / 30 / 90 days
 
@@ -68,7 +71,8 @@ def test_a_dry_run_changes_nothing_and_rollback_undoes_a_compaction(store: Store
     }
 
 
-TOKEN = "ghp_R8x2Kq9LmW3vT7yZ1bN4cD6fH0jP5sA8eG2u"  # a planted secret, GitHub token shape
+# A planted secret of the GitHub token shape, made at run time (no secret sits in the sources).
+TOKEN = "ghp_" + Values(random.Random(5)).pick(string.ascii_letters + string.digits, 36)
 DECIDER = textwrap.dedent(
     f"""
     import json, sys
