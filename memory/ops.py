@@ -110,22 +110,22 @@ class Hit:
 
 def search(store: Store, scope: str, query: str, *, limit: int = 20) -> list[Hit]:
     """Lines of ``scope``'s memory holding every word of ``query`` (case ignored): the daily
-    logs newest first, then the curated memory and the facts."""
+    logs newest first, then the curated memory and the facts (their current values)."""
     words = [w.casefold() for w in query.split()]
     if not words:
         return []
     state = head(store, scope)
 
-    def order(path: str) -> tuple[int, str]:
-        date = entries.date_of(path)
-        return (0, "".join(chr(0x10FFFF - ord(c)) for c in date)) if date else (1, path)
-
+    logs = sorted((p for p in state.files if entries.date_of(p)), reverse=True)  # newest first
+    rest = sorted(p for p in state.files if not entries.date_of(p))
     hits: list[Hit] = []
-    for path in sorted(state.files, key=order):
+    for path in [*logs, *rest]:
         if path == "journal.md":
             continue
         body = read_file(store, state, path) or b""
         for number, line in enumerate(body.decode("utf-8", "replace").split("\n"), 1):
+            if line == "## History" and path.startswith(entries.FACTS):
+                break  # a fact's earlier values: its current one was searched above
             folded = line.casefold()
             if all(w in folded for w in words):
                 hits.append(Hit(path, number, line.strip()))

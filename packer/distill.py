@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +52,7 @@ from cas.manifest import Manifest
 from cas.report import json_rule
 from packer.config import Config, Target
 from packer.diff import Change, PackDiff, diff
-from packer.history import GIT, git_environment
+from packer.history import FIRST_PARENT_LOG, git_environment, run_git
 from packer.secrets import marker, redact, redact_path, scan_secrets, secrets_in_paths
 from packer.tokens import TokenCounter
 
@@ -125,20 +124,6 @@ class RecentChanges:
 # --- reading the window --------------------------------------------------------------------------
 
 
-def _git(root: Path, args: list[str], env: dict[str, str]) -> bytes | None:
-    try:
-        done = subprocess.run(
-            [*GIT, "-C", str(root), *args],
-            capture_output=True,
-            env=env,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except OSError:
-        return None
-    return done.stdout if done.returncode == 0 else None
-
-
 def read_window(
     root: str | os.PathLike[str], *, commits: int = DEFAULT_COMMITS, since: str | None = None
 ) -> Window:
@@ -148,7 +133,7 @@ def read_window(
     `HistoryError` when ``root`` is not in a git repository or ``since`` names no commit."""
     root = Path(root)
     env = git_environment()
-    top = _git(root, ["rev-parse", "--show-prefix"], env)
+    top = run_git(root, ["rev-parse", "--show-prefix"], env)
     if top is None:
         raise HistoryError(str(root), "not in a git repository (or git cannot run here)")
     prefix = top.decode("utf-8", "surrogateescape").strip("\n")
@@ -157,26 +142,19 @@ def read_window(
     if since is not None:
         if not since or since.startswith("-") or any(c.isspace() for c in since):
             raise HistoryError(str(root), f"{shown(since)} is not a revision")
-        start = _git(root, ["rev-parse", "--verify", "--quiet", f"{since}^{{commit}}"], env)
+        start = run_git(root, ["rev-parse", "--verify", "--quiet", f"{since}^{{commit}}"], env)
         if start is None:
             raise HistoryError(str(root), f"unknown revision {shown(since)}")
         revs.append("^" + start.decode("ascii").strip())
         limit = MAX_COMMITS
-    if _git(root, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], env) is None:
+    if run_git(root, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], env) is None:
         return Window(())  # a repository without commits
-    out = _git(
+    out = run_git(
         root,
         [
             "-c",
             "log.showRoot=true",
-            "log",
-            "--first-parent",
-            "-m",
-            "--name-only",
-            "--no-renames",
-            "--relative",
-            "--no-show-signature",
-            "--no-ext-diff",
+            *FIRST_PARENT_LOG,
             "--no-notes",
             "--encoding=UTF-8",
             "--format=%x01%H%x00%cs%x00%B%x00",

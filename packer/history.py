@@ -107,7 +107,22 @@ def git_environment() -> dict[str, str]:
 GIT = ("git", "-c", "log.showSignature=false", "-c", "core.quotePath=false")
 
 
-def _run(root: Path, args: list[str], env: dict[str, str]) -> bytes | None:
+# `git log` over the first-parent chain, each commit with the paths it changed (relative to the
+# folder it runs in), whatever the user's configuration says of renames, signatures or diffs.
+FIRST_PARENT_LOG = (
+    "log",
+    "--first-parent",
+    "-m",
+    "--name-only",
+    "--no-renames",
+    "--relative",
+    "--no-show-signature",
+    "--no-ext-diff",
+)
+
+
+def run_git(root: Path, args: list[str], env: dict[str, str]) -> bytes | None:
+    """git ``args`` in ``root`` with the fixed configuration: its stdout, None on failure."""
     try:
         done = subprocess.run(
             [*GIT, "-C", str(root), *args],
@@ -128,14 +143,7 @@ def _commits(root: Path, env: dict[str, str], whole: bool) -> Iterator[list[str]
         *GIT,
         "-C",
         str(root),
-        "log",
-        "--first-parent",
-        "-m",
-        "--name-only",
-        "--no-renames",
-        "--relative",
-        "--no-show-signature",
-        "--no-ext-diff",
+        *FIRST_PARENT_LOG,
         "--format=%x01",
         "-z",
         *(() if whole else ("--", ".")),
@@ -225,7 +233,7 @@ def read_history(
     is not in a git repository or git cannot be run."""
     root = Path(root)
     env = git_environment()
-    head = _run(root, ["rev-parse", "--show-prefix", "--is-shallow-repository"], env)
+    head = run_git(root, ["rev-parse", "--show-prefix", "--is-shallow-repository"], env)
     if head is None:
         return None
     lines = head.decode("utf-8", "surrogateescape").split("\n")

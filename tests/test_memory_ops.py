@@ -20,6 +20,12 @@ def test_search_finds_lines_with_every_word_newest_logs_first(store: Store) -> N
         ("logs/2026-11-01.md", "- the pull profile shows LMDB puts"),
     ]
     assert [h.path for h in search(store, "global", "restic")] == ["MEMORY.md"]
+    put_fact(store, "global", "db", "postgres 14", date="2026-11-04")
+    put_fact(store, "global", "db", "postgres 16", date="2026-11-05")
+    # A fact is found by its current value, once; not by its history.
+    assert [(h.path, h.text) for h in search(store, "global", "postgres")] == [
+        ("facts/db.md", "value: postgres 16")
+    ]
     assert search(store, "session:other", "pull") == []
     assert search(store, "global", "   ") == []
 

@@ -27,6 +27,7 @@ from cas.remote.storage import (
     PART_SIZE,
     ObjectInfo,
     ObjectTooLarge,
+    all_pages,
 )
 
 
@@ -89,14 +90,7 @@ class MemoryBucket:
         return page, len(names) > len(page) and bool(page)
 
     def list_all(self, folder: str) -> list[ObjectInfo]:
-        out: list[ObjectInfo] = []
-        after = ""
-        while True:
-            page, more = self.list_page(folder, start_after=after)
-            out.extend(page)
-            if not more:
-                return out
-            after = page[-1].name
+        return all_pages(self, folder)
 
     def get(self, sub: str, *, max_size: int) -> bytes | None:
         with self._lock:

@@ -47,6 +47,7 @@ from cas.remote.storage import (
     ObjectInfo,
     ObjectStorage,
     ObjectTooLarge,
+    all_pages,
 )
 
 _AUTH_CODES: Final = frozenset(
@@ -182,14 +183,7 @@ class Bucket:
 
     def list_all(self, folder: str) -> list[ObjectInfo]:
         """Every object under ``folder``, in key order."""
-        out: list[ObjectInfo] = []
-        after = ""
-        while True:
-            page, more = self.list_page(folder, start_after=after)
-            out.extend(page)
-            if not more:
-                return out
-            after = page[-1].name
+        return all_pages(self, folder)
 
     def get(self, sub: str, *, max_size: int) -> bytes | None:
         """The bytes of object ``sub``, or None when it does not exist. An object larger than

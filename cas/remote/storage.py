@@ -57,6 +57,25 @@ class ObjectTooLarge(Exception):
         self.limit = limit
 
 
+class _Pages(Protocol):
+    def list_page(
+        self, folder: str, *, start_after: str = "", max_keys: int = LIST_PAGE
+    ) -> tuple[list[ObjectInfo], bool]: ...
+
+
+def all_pages(storage: _Pages, folder: str) -> list[ObjectInfo]:
+    """Every object under ``folder``, in key order, page after page: `ObjectStorage.list_all`
+    of any storage that lists a page at a time."""
+    out: list[ObjectInfo] = []
+    after = ""
+    while True:
+        page, more = storage.list_page(folder, start_after=after)
+        out.extend(page)
+        if not more:
+            return out
+        after = page[-1].name
+
+
 class ObjectStorage(Protocol):
     """The objects of one remote (a bucket, under a prefix). Implementations are thread-safe:
     transfers run in worker threads (`cas.remote.transfer`)."""
