@@ -224,14 +224,20 @@ class Service:
         chosen = self._scope(scope)
         if not 1 <= k <= MAX_K:
             raise ToolFailure(f"k={k}: ask for 1 to {MAX_K} results")
-        return self._run(
-            lambda: [report_json(h) for h in search(self.store, chosen, query, limit=k)]
-        )
+        from memory.usage import used_paths
+
+        def run() -> list[dict[str, Any]]:
+            found = search(self.store, chosen, query, limit=k)
+            used_paths(self.store, chosen, [h.path for h in found], _today())
+            return [report_json(h) for h in found]
+
+        return self._run(run)
 
     def facts(
         self, key: str | None = None, value: str | None = None, scope: str | None = None
     ) -> dict[str, Any]:
         from memory.ops import facts, get_fact, put_fact
+        from memory.usage import FACT, used
 
         chosen = self._scope(scope)
 
@@ -242,7 +248,10 @@ class Service:
                 fact = put_fact(self.store, chosen, key, value, date=_today())
                 return {key: fact.value}
             if key is not None:
-                return {key: get_fact(self.store, chosen, key).value}
+                fact = get_fact(self.store, chosen, key)
+                if fact.value is not None:
+                    used(self.store, chosen, [FACT + key], _today())
+                return {key: fact.value}
             return {f.key: f.value for f in facts(self.store, chosen)}
 
         return self._run(run)

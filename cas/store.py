@@ -65,7 +65,7 @@ from cas.puts import Put, Written
 from cas.reader import BlobReader
 from cas.records import Meta, Txn, meta_of, now_ns
 from cas.residency import MapReleaser
-from cas.store_tables import KEY_SIZES, KV_TABLES, NAMES, TOTAL_KEYS, Tables
+from cas.store_tables import ADDED, KEY_SIZES, KV_TABLES, NAMES, TOTAL_KEYS, Tables, usage_of
 
 FORMAT_VERSION: Final = 1
 STORE_DIRNAME: Final = ".cas"
@@ -83,7 +83,7 @@ _UNCHANGED: Final = (
 # The least content a frame received from elsewhere may hold: see `Store.foreign_frame_limit`.
 _FOREIGN_FRAME_MIN_LIMIT: Final = blobstore.FOREIGN_FRAME_MIN_LIMIT
 # The tables whose keys callers choose (`Store.kv_get` and friends).
-KvTable = Literal["cache", "remotes"]
+KvTable = Literal["cache", "remotes", "usage"]
 _T = TypeVar("_T")
 
 
@@ -200,6 +200,29 @@ def _unlink_partial(tmp: Path) -> None:
     shutil.rmtree(tmp.parent, ignore_errors=True)
 
 
+def _open_tables(env: lmdb.Environment, path: Path, *, readonly: bool) -> dict[str, Any]:
+    """The store's tables by name. A table a later version added (`ADDED`) that an older
+    store lacks is created when the store is open for writing, and is None (read as empty)
+    when it is open only to read (or cannot be written); any other table missing is
+    damage."""
+    missing = [name for name in NAMES if not _has_table(env, name)]
+    damage = [name for name in missing if name not in ADDED]
+    if damage:
+        raise StoreDamaged(str(path), f"its table {damage[0]!r} is missing")
+    dbs: dict[str, Any] = {}
+    for name in NAMES:
+        if name not in missing:
+            dbs[name] = env.open_db(name.encode(), create=False)
+        elif readonly:
+            dbs[name] = None
+        else:
+            try:
+                dbs[name] = env.open_db(name.encode(), create=True)
+            except lmdb.Error:
+                dbs[name] = None  # a data file this account may only read: read it as empty
+    return dbs
+
+
 def _has_table(env: lmdb.Environment, name: str) -> bool:
     try:
         env.open_db(name.encode(), create=False)
@@ -302,11 +325,7 @@ class Store:
         # Whether `create` made this store (False: it opened one that was there, or that a
         # concurrent creator made first).
         self.created = False
-        try:
-            self._dbs = {name: env.open_db(name.encode(), create=False) for name in NAMES}
-        except lmdb.NotFoundError:
-            missing = [n for n in NAMES if not _has_table(env, n)] or ["?"]
-            raise StoreDamaged(str(path), f"its table {missing[0]!r} is missing") from None
+        self._dbs = _open_tables(env, path, readonly=readonly)
         self._grow_lock = threading.Lock()
         # Keys longer than this are refused by LMDB (MDB_BAD_VALSIZE); 511 bytes by default.
         self.max_key_size: int = env.max_key_size()
@@ -613,7 +632,7 @@ class Store:
             os.close(fd)
         with self.residency.remapping():
             self._env = self._open_env(self.path, readonly=self.readonly, create=False)
-        self._dbs = {name: self._env.open_db(name.encode(), create=False) for name in NAMES}
+        self._dbs = _open_tables(self._env, self.path, readonly=self.readonly)
 
     def __enter__(self) -> Store:
         return self
@@ -1254,6 +1273,23 @@ class Store:
         _check_kv(table)
         wanted = [key for key in keys if len(key) <= self.max_key_size]
         return self._change(lambda t: t.kv_delete(table, wanted))
+
+    # --- usage: names used, when last and how often (the memory's access tracking) ----------
+
+    def use(self, keys: Iterable[bytes], day: str) -> None:
+        """Count one use of each of ``keys`` on ``day`` (``YYYY-MM-DD``), in one transaction:
+        concurrent users never lose a count. A key too long to keep is refused (`KeyTooLong`)."""
+        pending = list(dict.fromkeys(keys))
+        for key in pending:
+            if len(key) > self.max_key_size:
+                raise KeyTooLong("usage", len(key), self.max_key_size)
+        if pending:
+            size = sum(len(k) + 24 for k in pending)
+            self._change(lambda t: t.use(pending, day), expected_bytes=size)
+
+    def usage(self, prefix: bytes = b"") -> list[tuple[bytes, str, int]]:
+        """Every name under ``prefix`` with the last day it was used and how often, by key."""
+        return [(key, *usage_of(raw)) for key, raw in self.kv_items("usage", prefix)]
 
 
 def _check_kv(table: str) -> None:

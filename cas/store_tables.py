@@ -17,6 +17,10 @@ Tables (LMDB named databases):
 ``leases``    id -> holder record of a pack in progress (gc waits for or refuses these)
 ``verified``  digest -> last verified ns (verify checks the stalest first)
 ``remotes``   name -> remote configuration (no credentials)
+``usage``     namespaced name -> when it was last used and how often (memory's entities)
+
+A table added after stores were first made (`ADDED`) is created when a store without it is
+opened for writing; a store opened only to read sees it empty until then.
 """
 
 from __future__ import annotations
@@ -47,12 +51,15 @@ NAMES: Final = (
     "leases",
     "verified",
     "remotes",
+    "usage",
 )
+# Tables later versions added: missing from an older store is not damage (see `Store`).
+ADDED: Final = frozenset({"usage"})
 # Tables keyed by a digest: a key of any other size is damage the walk of the file reports.
 KEY_SIZES: Final = dict.fromkeys(("blobs", "chunks", "chunkrefs", "meta", "verified"), 32)
 TOTAL_KEYS: Final = ("blobs", "raw_bytes", "stored_bytes", "ingested_bytes", "ingested_count")
 # Tables whose keys and values callers choose (`Store.kv_get` and friends).
-KV_TABLES: Final = ("cache", "remotes")
+KV_TABLES: Final = ("cache", "remotes", "usage")
 # info key: the folders whose manifests are gc roots besides the default one (`cas.roots`).
 _ROOT_DIRS: Final = b"root_dirs"
 # A commit gives back the pages of the map it faulted in every this many records.
@@ -548,10 +555,14 @@ class Tables:
     # --- tables of caller-chosen keys (`KV_TABLES`) -------------------------------------------
 
     def kv_get(self, table: str, key: bytes) -> bytes | None:
+        if self._dbs[table] is None:  # an added table this read-only store does not have yet
+            return None
         value: bytes | None = self._txn.get(key, db=self._dbs[table])
         return value
 
     def kv_items(self, table: str, prefix: bytes) -> list[tuple[bytes, bytes]]:
+        if self._dbs[table] is None:
+            return []
         cur = self._txn.cursor(db=self._dbs[table])
         out: list[tuple[bytes, bytes]] = []
         if not cur.set_range(prefix):
@@ -576,3 +587,32 @@ class Tables:
     def kv_delete(self, table: str, keys: Iterable[bytes]) -> int:
         db = self._dbs[table]
         return sum(1 for key in keys if self._txn.delete(key, db=db))
+
+    # --- usage: when a name was last used and how often ---------------------------------------
+
+    def use(self, keys: Iterable[bytes], day: str) -> None:
+        """Count one use of each of ``keys`` on ``day`` (``YYYY-MM-DD``); the last use is the
+        latest day counted, whatever order the uses come in."""
+        db = self._dbs["usage"]
+        for key in keys:
+            raw = self._txn.get(key, db=db)
+            last, count = usage_of(raw) if raw is not None else ("", 0)
+            record = [max(last, day), count + 1]
+            self._txn.put(key, msgpack.packb(record), db=db)
+
+
+def usage_of(raw: bytes) -> tuple[str, int]:
+    """A usage record: (last day used, times used); a damaged one counts as never used."""
+    try:
+        loaded = msgpack.unpackb(raw)
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+        return "", 0
+    if (
+        isinstance(loaded, list)
+        and len(loaded) == 2
+        and isinstance(loaded[0], str)
+        and isinstance(loaded[1], int)
+        and loaded[1] >= 0
+    ):
+        return loaded[0], loaded[1]
+    return "", 0

@@ -17,8 +17,7 @@ older                                  None      nothing: it is past the retenti
 
 The numbers are the ``[memory]`` table of the project's ``cas.toml`` (`packer.config`,
 `MemoryConfig`). A log dated after ``now`` is not yet written as far as ``now`` is concerned:
-it has no tier. `prune` removes the logs past the retention as one new state of the memory,
-journalling each.
+it has no tier. `past_retention` names the logs `memory.pruning` removes.
 """
 
 from __future__ import annotations
@@ -28,13 +27,19 @@ import os
 from dataclasses import dataclass
 from typing import Final
 
-from cas.digest import Digest
-from cas.store import Store
 from memory import entries
-from memory.state import Change, State, commit, head
+from memory.state import State
 from packer.config import MemoryConfig, load_config
 
-__all__ = ["AgeRule", "Pruned", "age_days", "age_rules", "load_memory_config", "prune", "tier_of"]
+__all__ = [
+    "AgeRule",
+    "age_days",
+    "age_rules",
+    "load_memory_config",
+    "past_retention",
+    "prune_line",
+    "tier_of",
+]
 
 TIERS: Final = ("high", "medium", "low")
 
@@ -79,17 +84,7 @@ def tier_of(age: int, config: MemoryConfig) -> str | None:
     return None
 
 
-# --- pruning ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Pruned:
-    scope: str
-    now: str
-    keep_days: int
-    removed: tuple[tuple[str, int], ...]  # (path, age in days), oldest first
-    state: Digest | None  # the memory's state after (unchanged on a dry run or nothing to do)
-    dry_run: bool
+# --- retention ----------------------------------------------------------------------------------
 
 
 def past_retention(state: State, now: str, config: MemoryConfig) -> list[tuple[str, int]]:
@@ -106,26 +101,3 @@ def past_retention(state: State, now: str, config: MemoryConfig) -> list[tuple[s
 
 def prune_line(path: str, age: int, keep_days: int) -> str:
     return f"prune {path}: {age} days old, past the {keep_days}-day retention"
-
-
-def prune(
-    store: Store, scope: str, now: str, config: MemoryConfig, *, dry_run: bool = False
-) -> Pruned:
-    """Remove the daily logs of ``scope`` past the retention at ``now``: one new state, one
-    journal line per log removed. ``dry_run``: only say which."""
-    entries.check_date(now)
-    if dry_run:
-        state = head(store, scope)
-        found = past_retention(state, now, config)
-        return Pruned(state.scope, now, config.keep_days, tuple(found), state.digest, True)
-    removed: list[tuple[str, int]] = []
-
-    def make(state: State) -> Change | None:
-        removed[:] = past_retention(state, now, config)
-        if not removed:
-            return None
-        lines = tuple(prune_line(p, age, config.keep_days) for p, age in removed)
-        return Change(dict.fromkeys((p for p, _age in removed), None), lines)
-
-    state = commit(store, scope, make, date=now)
-    return Pruned(state.scope, now, config.keep_days, tuple(removed), state.digest, False)

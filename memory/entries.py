@@ -53,8 +53,12 @@ def check_date(text: str) -> str:
     raise UsageError(f"date {text!r} is not a calendar date written YYYY-MM-DD")
 
 
+def valid_key(text: str) -> bool:
+    return _KEY.fullmatch(text) is not None
+
+
 def check_key(text: str) -> str:
-    if not _KEY.fullmatch(text):
+    if not valid_key(text):
         raise UsageError(
             f"fact key {text!r} must be 1 to 64 letters, digits and ._- starting with a letter "
             "or digit"

@@ -48,6 +48,8 @@ The format (every key is optional unless marked)::
     full_days = 7             # a daily log this many days old or younger: in full
     summary_days = 30         # older, up to this many days: a summary
     keep_days = 90            # older, up to this many days: a pointer; older: pruned
+    entity_days = 7           # a fact last used longer ago than this is pruned ...
+    entity_uses = 10          # ... unless it was used more than this many times
     [memory.targets.claude]   # a memory pack's budget per target (default: common 2500/3000,
     target = 10000            # chatgpt 5000/6000, claude 10000/12000); given, they replace
     max = 12000               # the defaults
@@ -194,6 +196,10 @@ class MemoryConfig:
     summary_days: int = 30
     keep_days: int = 90
     targets: tuple[Target, ...] = DEFAULT_MEMORY_TARGETS
+    # Entity pruning (`memory.usage`): a fact last used more than ``entity_days`` ago goes,
+    # unless it was used more than ``entity_uses`` times.
+    entity_days: int = 7
+    entity_uses: int = 10
 
 
 @dataclass(frozen=True)
@@ -466,7 +472,11 @@ class _Reader:
 
     def memory(self, value: object) -> MemoryConfig:
         key: tuple[str | int, ...] = ("memory",)
-        table = self.table(value, key, ("full_days", "summary_days", "keep_days", "targets"))
+        table = self.table(
+            value,
+            key,
+            ("full_days", "summary_days", "keep_days", "targets", "entity_days", "entity_uses"),
+        )
         base = MemoryConfig()
         days: dict[str, int] = {}
         for name in ("full_days", "summary_days", "keep_days"):
@@ -489,7 +499,27 @@ class _Reader:
             if not found:
                 self.fail((*key, "targets"), "must name at least one target")
             targets = tuple(found)
-        return MemoryConfig(days["full_days"], days["summary_days"], days["keep_days"], targets)
+        entity_days = self.integer(
+            table.get("entity_days", base.entity_days), (*key, "entity_days")
+        )
+        if not 0 <= entity_days <= MAX_MEMORY_DAYS:
+            self.fail(
+                (*key, "entity_days"),
+                f"must be from 0 to {MAX_MEMORY_DAYS} days, got {entity_days}",
+            )
+        entity_uses = self.integer(
+            table.get("entity_uses", base.entity_uses), (*key, "entity_uses")
+        )
+        if entity_uses < 0:
+            self.fail((*key, "entity_uses"), f"must be 0 or more, got {entity_uses}")
+        return MemoryConfig(
+            days["full_days"],
+            days["summary_days"],
+            days["keep_days"],
+            targets,
+            entity_days=entity_days,
+            entity_uses=entity_uses,
+        )
 
     def load(self, value: object) -> LoadConfig:
         key: tuple[str | int, ...] = ("load",)

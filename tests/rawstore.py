@@ -60,3 +60,8 @@ def age(store: Store, digests: set[Digest], seconds: float) -> None:
 
     for d in digests:
         change(store, "meta", d, backdate)
+
+
+def drop_table(store: Store, table: str) -> None:
+    """Remove ``table`` from the data file, as a store made before it existed lacks it."""
+    store._write(lambda txn: txn.drop(store._dbs[table], delete=True))  # type: ignore[attr-defined]

@@ -190,7 +190,8 @@ def test_cas_toml_memory_settings_change_the_tiers_and_targets(project: Path) ->
         [None] * 4 + ["low"] * 2 + ["medium"] * 2 + ["high"] * 2
     )
     out = mem(project, "prune", "--now", dates[-1], "--dry-run")
-    assert out.count("would prune") == 4 and "past the 5-day retention" in out
+    assert out.count("would prune logs/") == 4 and "past the 5-day retention" in out
+    assert "would prune fact db: last used 2026-09-01 (9 days ago), used 0 times" in out
 
 
 def test_mem_prune_at_day_91_removes_exactly_the_logs_past_retention(project: Path) -> None:
@@ -199,20 +200,29 @@ def test_mem_prune_at_day_91_removes_exactly_the_logs_past_retention(project: Pa
     # 2026-12-01 is 91 days after 2026-09-01: only the first log is past the 90 days.
     dry = json.loads(mem(project, "prune", "--now", "2026-12-01", "--dry-run", "--json"))
     assert dry["removed"] == [{"path": f"logs/{dates[0]}.md", "age": 91}] and dry["dry_run"]
+    assert dry["facts"] == [{"key": "db", "last_used": dates[0], "days": 91, "uses": 0}]
     assert json.loads(mem(project, "log", "--json"))["states"][0]["state"] == before
     out = mem(project, "prune", "--now", "2026-12-02")
+    fact_line = (
+        f"prune fact db: last used {dates[0]} (92 days ago), used 0 times; kept are facts used "
+        "in the last 7 days or more than 10 times"
+    )
     assert out.splitlines() == [
         f"prune logs/{dates[0]}.md: 92 days old, past the 90-day retention",
         f"prune logs/{dates[1]}.md: 91 days old, past the 90-day retention",
+        fact_line,
     ]
     log = json.loads(mem(project, "log", "--json"))["states"]
     assert log[0]["changes"] == [
         f"2026-12-02 prune logs/{dates[0]}.md: 92 days old, past the 90-day retention",
         f"2026-12-02 prune logs/{dates[1]}.md: 91 days old, past the 90-day retention",
+        f"2026-12-02 {fact_line}",
     ]
     listed = [f["path"] for f in json.loads(mem(project, "show", "--json"))["files"]]
     assert [p for p in listed if p.startswith("logs/")] == [f"logs/{d}.md" for d in dates[2:]]
-    assert "nothing past the 90-day retention" in mem(project, "prune", "--now", "2026-12-02")
+    assert "nothing past the 90-day retention and no stale fact" in mem(
+        project, "prune", "--now", "2026-12-02"
+    )
     mem(project, "rollback", "--date", "2026-12-02", before)
     listed = [f["path"] for f in json.loads(mem(project, "show", "--json"))["files"]]
     assert [p for p in listed if p.startswith("logs/")] == [f"logs/{d}.md" for d in dates]
@@ -227,6 +237,10 @@ def test_mem_prune_at_day_91_removes_exactly_the_logs_past_retention(project: Pa
         (("prune", "--now", "2026-10-01"), "[memory]\nkeep_days = -3\n", "memory.keep_days"),
         (("pack", "--now", "2026-10-01"), "[memory]\nfull_days = 9\nsummary_days = 8\n",
          "memory.summary_days"),
+        (("prune", "--now", "2026-10-01"), "[memory]\nentity_days = -1\n", "memory.entity_days"),
+        (("prune", "--now", "2026-10-01"), "[memory]\nentity_uses = -1\n", "memory.entity_uses"),
+        (("prune", "--now", "2026-10-01"), "[memory]\nentity_uses = 'x'\n", "memory.entity_uses"),
+        (("usage", "--scope", "team:x"), "", "is not one"),
     ],
 )  # fmt: skip
 def test_bad_pack_or_prune_input_is_one_line_exit_2(

@@ -7,6 +7,7 @@ nothing outside the store changes while the server runs."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import queue
 import socket
@@ -540,3 +541,33 @@ def test_memory_is_remembered_across_sessions_of_a_scope_and_never_seen_from_ano
     run_stdio(project, none)
     r = run_cas("mcp", "--memory-scope", "team:x", cwd=project)
     assert r.code == 2 and "is not one" in r.err
+
+
+def test_agents_reading_facts_are_counted_as_uses_in_their_scope_only(project: Path) -> None:
+    """A fact read by key or found by recall is a use, counted in the store for its scope; a
+    listing of every fact, and a person looking with the CLI, are not."""
+
+    async def agent(s: ClientSession) -> None:
+        ok(await s.call_tool("facts", {"key": "db", "value": "postgres 16"}))
+        ok(await s.call_tool("facts", {"key": "editor", "value": "helix"}))
+        for _ in range(2):
+            assert structured(await s.call_tool("facts", {"key": "db"})) == {"db": "postgres 16"}
+        assert structured(await s.call_tool("facts", {})) == {
+            "db": "postgres 16",
+            "editor": "helix",
+        }
+        hits = structured(await s.call_tool("recall", {"query": "postgres"}))
+        assert [h["path"] for h in hits] == ["facts/db.md"]
+
+    first_day = dt.date.today().isoformat()
+    run_stdio(project, agent, "--memory-scope", "session:usage")
+    r = run_cas("mem", "fact", "get", "--scope", "session:usage", "db", cwd=project)
+    assert r.code == 0
+    r = run_cas("mem", "usage", "--scope", "session:usage", "--json", cwd=project)
+    assert r.code == 0, r.err
+    rows = json.loads(r.out)["entities"]
+    days = {first_day, dt.date.today().isoformat()}  # a run across midnight sees two days
+    assert [(e["entity"], e["uses"]) for e in rows] == [("fact:db", 3), ("fact:editor", 0)]
+    assert {e["last_used"] for e in rows} <= days
+    r = run_cas("mem", "usage", "--scope", "session:other", cwd=project)
+    assert r.code == 0 and r.out.strip() == "session:other: no facts and no uses counted"

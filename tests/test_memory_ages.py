@@ -1,4 +1,4 @@
-"""memory.ages: age tiers from a log's date and the day asked about; pruning past retention."""
+"""memory.ages: age tiers from a log's date and the day asked about; the logs past retention."""
 
 from __future__ import annotations
 
@@ -8,10 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cas import Store
-from memory.ages import age_days, age_rules, past_retention, prune, tier_of
-from memory.ops import curate, remember
-from memory.state import JOURNAL, head, history, read_file, rollback
+from memory.ages import age_days, age_rules, past_retention, tier_of
 from packer.config import MemoryConfig
 
 RANK = {"high": 3, "medium": 2, "low": 1, None: 0}
@@ -57,43 +54,6 @@ def test_a_logs_tier_never_rises_as_now_advances(
         assert RANK[after] <= RANK[before]
     # whatever the numbers, a tier follows from the age alone
     assert tier_of(age_days(date, now), config) == tier_of(offset, config)
-
-
-def fill(store: Store, days: int) -> None:
-    for n in range(days):
-        remember(store, "global", f"note of day {n}", date=day(n))
-    curate(store, "global", "kept forever", date=day(0))
-
-
-def test_pruning_at_day_91_removes_exactly_the_logs_past_retention_and_journals_each(
-    store: Store,
-) -> None:
-    fill(store, 5)
-    now = day(4 + 90)  # day 0 is 94 days old ... day 4 is 90
-    before = head(store, "global")
-    dry = prune(store, "global", now, MemoryConfig(), dry_run=True)
-    assert [p for p, _ in dry.removed] == [f"logs/{day(n)}.md" for n in range(4)]
-    assert head(store, "global").digest == before.digest  # a dry run changes nothing
-    done = prune(store, "global", now, MemoryConfig())
-    assert done.removed == dry.removed
-    after = head(store, "global")
-    assert sorted(p for p in after.files if p.startswith("logs/")) == [f"logs/{day(4)}.md"]
-    assert "MEMORY.md" in after.files
-    journal = (read_file(store, after, JOURNAL) or b"").decode()
-    for n, age in zip(range(4), (94, 93, 92, 91), strict=True):
-        line = f"- {now} prune logs/{day(n)}.md: {age} days old, past the 90-day retention\n"
-        assert line in journal
-    assert journal.count(" prune ") == 4
-    # Nothing more to prune: no new state.
-    again = prune(store, "global", now, MemoryConfig())
-    assert again.removed == () and again.state == after.digest
-    # Rolling back brings every pruned log back.
-    assert before.digest is not None
-    back = rollback(store, "global", before.digest, date=now)
-    assert {p: d for p, d in back.files.items() if p != JOURNAL} == {
-        p: d for p, d in before.files.items() if p != JOURNAL
-    }
-    assert len(list(history(store, "global"))) == 8
 
 
 @given(st.integers(0, 200), st.integers(0, 120))

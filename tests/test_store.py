@@ -16,7 +16,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 
 import cas.store as store_mod
 from cas import Digest, Store, frame
-from cas.errors import BlobNotFound, CorruptBlob, StoreExists, StoreVersionError
+from cas.errors import BlobNotFound, CorruptBlob, StoreDamaged, StoreExists, StoreVersionError
 from tests import rawstore
 
 CHUNK = 4096
@@ -383,3 +383,66 @@ def test_a_chunk_that_does_not_fit_its_place_is_refused(small_store: Store) -> N
     with pytest.raises(CorruptBlob, match="holds 70000 bytes where the index implies 16"):
         small_store.put_frames([(forged, index)], chunks=[(chunk, frame.encode(inner, 3))])
     assert not small_store.has(forged)
+
+
+# --- usage: when a name was last used and how often -----------------------------------------
+
+DAYS = (
+    st.dates()
+    .map(lambda d: f"{d.year:04d}-{d.month:02d}-{d.day:02d}")
+    .filter(lambda d: not d.startswith("0"))
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from([b"a", b"b", b"c\x00d"]), DAYS), max_size=20))
+def test_usage_counts_every_use_and_keeps_the_latest_day(
+    tmp_path_factory: pytest.TempPathFactory, uses: list[tuple[bytes, str]]
+) -> None:
+    with Store.create(tmp_path_factory.mktemp("usage") / ".cas") as s:
+        for key, day in uses:
+            s.use([key], day)
+        expected = {}
+        for key, day in uses:
+            last, count = expected.get(key, ("", 0))
+            expected[key] = (max(last, day), count + 1)
+        assert {k: (last, n) for k, last, n in s.usage()} == expected
+        assert [k for k, _, _ in s.usage()] == sorted(expected)
+
+
+def test_usage_lists_by_prefix_and_counts_a_key_once_per_call(store: Store) -> None:
+    store.use([b"s1\x00x", b"s1\x00x", b"s2\x00x"], "2026-01-02")
+    store.use([b"s1\x00y"], "2026-01-01")
+    assert store.usage(b"s1\x00") == [(b"s1\x00x", "2026-01-02", 1), (b"s1\x00y", "2026-01-01", 1)]
+    assert store.kv_delete("usage", [b"s1\x00x"]) == 1
+    assert store.usage(b"s1\x00") == [(b"s1\x00y", "2026-01-01", 1)]
+
+
+def test_a_store_made_before_the_usage_table_opens_and_gains_it(tmp_path: Path) -> None:
+    where = tmp_path / ".cas"
+    with Store.create(where) as s:
+        digest = s.put(b"kept")
+        rawstore.drop_table(s, "usage")
+    with Store.at(where, readonly=True) as s:
+        assert s.usage() == []  # read as empty, the file untouched
+        assert s.get(digest) == b"kept"
+    with Store.at(where) as s:  # open to write: the table is made
+        s.use([b"k"], "2026-03-04")
+    with Store.at(where, readonly=True) as s:
+        assert s.usage() == [(b"k", "2026-03-04", 1)]
+        assert s.get(digest) == b"kept"
+
+
+def test_a_missing_table_of_the_first_version_is_still_damage(tmp_path: Path) -> None:
+    where = tmp_path / ".cas"
+    with Store.create(where) as s:
+        rawstore.drop_table(s, "pins")
+    with pytest.raises(StoreDamaged, match="'pins' is missing"):
+        Store.at(where)
+
+
+def test_a_damaged_usage_record_counts_as_never_used(store: Store) -> None:
+    rawstore.put(store, "usage", b"k", b"\xc1not msgpack")
+    assert store.usage() == [(b"k", "", 0)]
+    store.use([b"k"], "2026-05-06")
+    assert store.usage() == [(b"k", "2026-05-06", 1)]

@@ -335,13 +335,15 @@ def mem_compact(
 @mem_group.command(name="prune")
 @scope_option
 @now_option
-@click.option("--dry-run", is_flag=True, help="Only list the daily logs that would go.")
+@click.option("--dry-run", is_flag=True, help="Only list what would go.")
 @json_option
 @pass_ctx
 def mem_prune(ctx: Ctx, scope: str, now: str, dry_run: bool, as_json: bool) -> None:
-    """Remove SCOPE's daily logs past the retention ([memory] keep_days, default 90) at --now,
-    as one new state journalling each ('cas mem rollback' brings them back)."""
-    from memory.ages import load_memory_config, prune, prune_line
+    """Apply SCOPE's retention rules at --now, as one new state journalling each thing dropped
+    ('cas mem rollback' brings it back): daily logs past [memory] keep_days (90), and facts
+    last used more than entity_days (7) ago unless used more than entity_uses (10) times."""
+    from memory.ages import load_memory_config
+    from memory.pruning import prune
     from memory.scopes import check_scope
 
     check_scope(scope)
@@ -354,19 +356,56 @@ def mem_prune(ctx: Ctx, scope: str, now: str, dry_run: bool, as_json: bool) -> N
                 "scope": done.scope,
                 "now": done.now,
                 "keep_days": done.keep_days,
+                "entity_days": done.entity_days,
+                "entity_uses": done.entity_uses,
                 "dry_run": done.dry_run,
                 "state": str(done.state) if done.state else None,
                 "removed": [{"path": p, "age": age} for p, age in done.removed],
+                "facts": [
+                    {"key": f.key, "last_used": f.last, "days": f.days, "uses": f.count}
+                    for f in done.facts
+                ],
             }
         )
         return
     if ctx.quiet:
         return
     verb = "would " if dry_run else ""
-    for path, age in done.removed:
-        click.echo(verb + shown(prune_line(path, age, done.keep_days)))
-    if not done.removed:
-        click.echo(f"{scope}: nothing past the {done.keep_days}-day retention at {now}")
+    for line in done.lines():
+        click.echo(verb + shown(line))
+    if not done.removed and not done.facts:
+        click.echo(
+            f"{scope}: nothing past the {done.keep_days}-day retention and no stale fact at {now}"
+        )
+
+
+@mem_group.command(name="usage")
+@scope_option
+@json_option
+@pass_ctx
+def mem_usage(ctx: Ctx, scope: str, as_json: bool) -> None:
+    """SCOPE's entities (its facts) with the last day each was used and how often; a fact
+    never used is listed with 0 uses and the day it was set."""
+    from memory.scopes import check_scope
+    from memory.usage import table
+
+    check_scope(scope)
+    with ctx.open_store(readonly=True) as store:
+        rows = table(store, scope)
+    if as_json:
+        emit_json(
+            {
+                "scope": scope,
+                "entities": [
+                    {"entity": r.entity, "last_used": r.last, "uses": r.count} for r in rows
+                ],
+            }
+        )
+        return
+    for r in rows:
+        click.echo(f"{shown(r.entity)}  last used {r.last or '-'}  {r.count} uses")
+    if not rows:
+        click.echo(f"{scope}: no facts and no uses counted")
 
 
 @mem_group.group(name="fact")
