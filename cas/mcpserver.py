@@ -405,7 +405,10 @@ def build_server(service: Service) -> Any:
 
     from packer.search import visible_packs
 
-    seen = visible_packs(service.root, service.store, service.scopes, memory_packs=True)
+    try:
+        seen = visible_packs(service.root, service.store, service.scopes, memory_packs=True)
+    except CasError:  # a pack that cannot be read: the tools name it when asked
+        seen = []
     for name in [p.name for p in seen]:
 
         def render(name: str = name) -> str:

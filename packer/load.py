@@ -5,7 +5,7 @@
 1. **Which packs.** The ``[load]`` table's ``core`` packs always; a domain's packs when one of its
    triggers is a word or identifier of the query (whole, ignoring case; a trigger also matches
    the words of a compound identifier: ``blob`` matches ``put_blob``). Without ``[load]``, or
-   with an empty ``core``, every pack of the project (`packer.search.pack_names`: no memory
+   with an empty ``core``, every pack of the project (`packer.search.visible_packs`: no memory
    pack, no load). The memories asked for (`Attached`, ``--memory-scope``) always, each once,
    recorded among the sources by name and digest.
 2. **What the question is about.** The query is searched (`packer.search`) over the files of
@@ -61,9 +61,9 @@ from packer.search import (
     code_names,
     ensure_indexed,
     line_terms,
-    pack_names,
     query_terms,
     score,
+    visible_packs,
 )
 from packer.tokens import TokenCounter
 
@@ -193,11 +193,10 @@ class Loader:
                 "names, files or topics of the project"
             )
         budget = budget or self.config.budget
-        packs = [
-            n
-            for n in pack_names(self.root, self.store, self.scopes)
-            if self._pack(n)[0].kind != "load"
-        ]
+        seen = visible_packs(self.root, self.store, self.scopes)
+        for p in seen:
+            self._manifests.setdefault(p.name, (p.manifest, p.digest))
+        packs = [p.name for p in seen if p.manifest.kind != "load"]
         if not packs:
             raise NotFound("pack", "", "this project has no packs: run 'cas pack' first")
         core, triggered = plan(self.config, query, packs)

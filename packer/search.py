@@ -198,12 +198,6 @@ def visible_packs(
     return out
 
 
-def pack_names(root: Path, store: Store, scopes: Collection[str] = ()) -> list[str]:
-    """The packs of the project a search or a load draws on, by name, sorted (loads are packs
-    too, and searched): `visible_packs` without memory packs."""
-    return [p.name for p in visible_packs(root, store, scopes)]
-
-
 def source(
     root: Path,
     store: Store,
@@ -211,7 +205,8 @@ def source(
     scopes: Collection[str] = (),
     attached: Sequence[Attached] = (),
 ) -> Source:
-    """The files of ``packs`` (None: `pack_names`; none: no pack) and of ``attached``."""
+    """The files of ``packs`` (None: the `visible_packs` of ``scopes``; empty: none) and of
+    ``attached``."""
     folder = locate.manifest_dir(root)
     if packs is not None:
         named = [(name, locate.load_pack(name, folder, store).manifest) for name in packs]
