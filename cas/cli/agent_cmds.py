@@ -251,8 +251,9 @@ def _check_name(name: str) -> None:
     "scopes",
     multiple=True,
     metavar="SCOPE",
-    help="A memory the memory tools may use (repeatable; the first is their default): "
-    "global, user:ID or session:ID. None: no memory tools work.",
+    help="A memory the server may use (repeatable; the first is the memory tools' default): "
+    "global, user:ID or session:ID; the pack tools see it and nothing of any other memory. "
+    "None: no memory tools work.",
 )
 @pass_ctx
 def mcp(ctx: Ctx, port: int | None, project: Path | None, scopes: tuple[str, ...]) -> None:
