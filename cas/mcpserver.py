@@ -11,13 +11,21 @@ Resources: each pack's LITE markdown render, at ``cas://pack/NAME``.
 Memory (the ``memory`` package): the server is started with the scopes it may use
 (``cas mcp --memory-scope session:42 --memory-scope user:ana``; the first is the default of
 every memory tool). A tool asked for any other scope fails: a session's memory is never seen
-from a server started for another session, whatever the agent asks.
+from a server started for another session, whatever the agent asks. The pack tools hold to the
+same grant (`cas.visibility`): ``list_packs``, ``search``, ``load``, ``render_pack``,
+``read_file`` and the resources see the project's packs, the granted memories themselves (each
+as the pack ``memory/SCOPE``, its files under that folder), their memory packs, and loads drawn
+on them only; any other memory pack, memory state or load is answered as a pack that does not
+exist, by name or by digest.
 
 Read-only but for memory: no tool writes anything but the store's caches (the search index,
-cached outlines and token counts) and the granted memories (``remember``, ``facts`` with a
-value). ``load`` fits and renders without writing a manifest; ``verify`` does not
-record what it checked. Every path is a pack path, looked up in a pack's manifest, and every
-body comes from the store by digest: nothing outside the store can be read through the server.
+cached outlines and token counts), the granted memories (``remember``, ``facts`` with a
+value) and the uses of their facts: a fact a tool shows (``facts`` by key, ``recall``,
+``search``, ``load``, ``read_file``) counts a use in the store's usage table (`memory.usage`),
+never a new state of the memory. ``load`` fits and renders without writing a manifest;
+``verify`` does not record what it checked. Every path is a pack path, looked up in a pack's
+manifest, and every body comes from the store by digest: nothing outside the store can be read
+through the server.
 A tool that fails answers a tool error with the CLI's one-line message; the server goes on.
 Nothing but protocol is written to stdout.
 """
@@ -27,13 +35,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+from cas import manifest as mf
 from cas.display import one_line
-from cas.errors import CasError, UsageError
-from cas.locate import load_pack, manifest_dir, pack_entry
+from cas.errors import CasError, NotFound, UsageError
+from cas.locate import load_pack, manifest_dir, pack_entry, usable_pack_name
 from cas.report import report_json
 from cas.store import Store
+from cas.visibility import SOURCE_PREFIX, carried, is_memory_pack, visible
+
+if TYPE_CHECKING:
+    from packer.search import Attached
 
 INSTRUCTIONS: Final = (
     "Context packs of this project, built by cas. Start with list_packs, then render_pack "
@@ -64,16 +77,44 @@ class Service:
             except CasError as exc:
                 raise ToolFailure(one_line(str(exc))) from None
 
+    # --- what the grant lets the tools see ------------------------------------------------------
+
+    def _memories(self) -> list[Attached]:
+        """The granted memories, as they stand now, to search and load beside the packs."""
+        from memory.search import attached
+
+        return attached(self.store, self.scopes)
+
+    def _located(self, pack: str) -> tuple[str, mf.Manifest]:
+        """The pack a tool names (a name, a digest, or a granted memory ``memory/SCOPE``) when
+        the grant lets it be seen; `NotFound`, as for a pack that does not exist, otherwise."""
+        name = _pack_name(pack)
+        # one answer for a pack that is not there and one the grant hides: they look the same
+        missing = NotFound("pack", name, "list_packs names the packs this server serves")
+        if name.startswith(SOURCE_PREFIX):
+            for memory in self._memories():
+                if memory.name == name:
+                    return name, memory.manifest
+            raise missing
+        try:
+            found = load_pack(name, manifest_dir(self.root), self.store)
+        except NotFound:
+            raise missing from None
+        if not visible(found.manifest, self.store, self.scopes):
+            raise missing
+        return found.name, found.manifest
+
     # --- the tools ----------------------------------------------------------------------------
 
     def list_packs(self) -> list[dict[str, Any]]:
-        from packer.search import pack_names
+        from packer.search import visible_packs
 
         def run() -> list[dict[str, Any]]:
+            found = visible_packs(self.root, self.store, self.scopes, memory_packs=True)
+            named = [(p.name, p.manifest, p.digest) for p in found]
+            named += [(a.name, a.manifest, a.digest) for a in self._memories()]
             out = []
-            for name in pack_names(self.root):
-                found = load_pack(name, manifest_dir(self.root), self.store)
-                m, digest = found.manifest, found.digest
+            for name, m, digest in named:
                 tiers = {
                     t: sum(1 for e in m.entries if e.tier == t) for t in ("high", "medium", "low")
                 }
@@ -102,7 +143,7 @@ class Service:
             raise ToolFailure(f"format {fmt!r}: use one of {', '.join(FORMATS)}")
 
         def run() -> str:
-            m = load_pack(_pack_name(pack), manifest_dir(self.root), self.store).manifest
+            m = self._located(pack)[1]
 
             def fetch(d: Any) -> str:
                 return decode_text(self.store.get(d))
@@ -122,10 +163,10 @@ class Service:
             raise ToolFailure(f"last line {last} is before the first ({first})")
 
         def run() -> str:
-            name = _pack_name(pack)
-            m = load_pack(name, manifest_dir(self.root), self.store).manifest
+            name, m = self._located(pack)
             digest = pack_entry(m, name, path)
             text = decode_text(self.store.get(digest))
+            self._used(m, [path])
             if first is None and last is None:
                 return text
             lines = text.splitlines(keepends=True)
@@ -145,13 +186,20 @@ class Service:
             raise ToolFailure(f"k={k}: ask for 1 to {MAX_K} results")
 
         def run() -> list[dict[str, Any]]:
+            memories = self._memories()
+            packs: list[str] | None = None  # every pack the grant lets this server see
+            if pack:  # that one pack, or that one memory
+                name = self._located(pack)[0]
+                memories = [m for m in memories if m.name == name]
+                packs = [] if memories else [name]
             index = TextIndex.open(self.store.path)
             assert index is not None
             with index:
                 hits = search(
-                    self.store, index, self.root, query,
-                    packs=[_pack_name(pack)] if pack else None, k=k,
+                    self.store, index, self.root, query, packs=packs, k=k,
+                    scopes=self.scopes, attached=memories,
                 )  # fmt: skip
+            self._used(None, [h.path for h in hits])
             return [report_json(h) for h in hits]
 
         return self._run(run)
@@ -170,9 +218,14 @@ class Service:
             index = TextIndex.open(self.store.path)
             assert index is not None
             with index:
-                loader = Loader(self.root, self.store, index, config.load, config.tokenizer)
+                loader = Loader(
+                    self.root, self.store, index, config.load, config.tokenizer,
+                    scopes=self.scopes, attached=self._memories(),
+                )  # fmt: skip
                 limit = Budget(budget, budget) if budget is not None else None
                 result = loader.load(query, limit)
+            shown = [e.path for e in result.manifest.entries if e.tier in ("high", "medium")]
+            self._used(None, shown)
             notes = []
             for t in result.triggered:
                 notes.append(f"triggered {t.domain} by {', '.join(t.words)}")
@@ -198,6 +251,21 @@ class Service:
 
     # --- memory ---------------------------------------------------------------------------------
 
+    def _used(self, m: mf.Manifest | None, paths: list[str]) -> None:
+        """Count the uses of the granted memories' entities among ``paths`` that a tool showed
+        from the pack ``m`` (`memory.usage`): a memory's own files, a memory pack's, or files under
+        ``memory/SCOPE/`` in a granted memory itself, a load or a search."""
+        if not self.scopes:
+            return
+        from memory.usage import used_paths, used_shown
+
+        if m is not None and is_memory_pack(m):
+            scopes = carried(m, self.store)
+            if len(scopes) == 1 and (scope := next(iter(scopes))) in self.scopes:
+                used_paths(self.store, scope, paths, _today())
+            return
+        used_shown(self.store, self.scopes, paths, _today())
+
     def _scope(self, scope: str | None) -> str:
         if not self.scopes:
             raise ToolFailure(
@@ -219,15 +287,19 @@ class Service:
         return self._run(lambda: report_json(remember(self.store, chosen, text, date=_today())))
 
     def recall(self, query: str, scope: str | None = None, k: int = 10) -> list[dict[str, Any]]:
-        from memory.ops import search
+        from cas.textindex import TextIndex
+        from memory.search import search
+        from memory.usage import used_paths
 
         chosen = self._scope(scope)
         if not 1 <= k <= MAX_K:
             raise ToolFailure(f"k={k}: ask for 1 to {MAX_K} results")
-        from memory.usage import used_paths
 
         def run() -> list[dict[str, Any]]:
-            found = search(self.store, chosen, query, limit=k)
+            index = TextIndex.open(self.store.path)
+            assert index is not None
+            with index:
+                found = search(self.store, index, chosen, query, k=k)
             used_paths(self.store, chosen, [h.path for h in found], _today())
             return [report_json(h) for h in found]
 
@@ -268,15 +340,11 @@ class ToolFailure(Exception):
 
 
 def _pack_name(pack: str) -> str:
-    """A pack given to a tool is a name (``repo.claude``) or a digest, never a file path."""
-    if pack.startswith("blake3:"):
+    """A pack given to a tool is a name (``repo.claude``, ``mem.global.common``), a memory
+    (``memory/SCOPE``, never looked up as a file) or a digest, never a file path."""
+    if pack.startswith(("blake3:", SOURCE_PREFIX)):
         return pack
-    pieces = pack.split(".")
-    if (
-        not pack
-        or len(pieces) > 2
-        or not all(p and len(p) <= 64 and all(c.isalnum() or c in "_-" for c in p) for p in pieces)
-    ):
+    if not usable_pack_name(pack):
         raise ToolFailure(
             f"pack {pack!r}: give a pack name such as 'repo.claude' (list_packs), not a path"
         )
@@ -311,7 +379,8 @@ def build_server(service: Service) -> Any:
 
     @server.tool()
     def list_packs() -> list[dict[str, Any]]:
-        """Every pack of the project: name, kind, digest, files per tier, budget."""
+        """Every pack of the project: name, kind, digest, files per tier, budget; and each
+        memory this server may use, as the pack memory/SCOPE."""
         return guarded(service.list_packs)
 
     @server.tool()
@@ -328,8 +397,9 @@ def build_server(service: Service) -> Any:
 
     @server.tool()
     def search(query: str, pack: str | None = None, k: int = 10) -> list[dict[str, Any]]:
-        """Full-text search of the packs' files: path, line range, snippet and digest per hit,
-        best first. Identifiers are found whole and by their words."""
+        """Full-text search of the packs' files (and of this server's memories): path, line
+        range, snippet and digest per hit, best first. Identifiers are found whole and by
+        their words."""
         return guarded(lambda: service.search(query, pack, k))
 
     @server.tool()
@@ -351,8 +421,8 @@ def build_server(service: Service) -> Any:
 
     @server.tool()
     def recall(query: str, scope: str | None = None, k: int = 10) -> list[dict[str, Any]]:
-        """Lines of a memory (logs newest first, then curated memory and facts) holding every
-        word of the query."""
+        """A memory's files that best answer the query (full-text, ranked; facts by their
+        current value): path, line range and snippet per hit, best first."""
         return guarded(lambda: service.recall(query, scope, k))
 
     @server.tool()
@@ -362,9 +432,13 @@ def build_server(service: Service) -> Any:
         """A memory's facts: all of them, the one named by key, or, given a value, set it."""
         return guarded(lambda: service.facts(key, value, scope))
 
-    from packer.search import pack_names
+    from packer.search import visible_packs
 
-    for name in pack_names(service.root):
+    try:
+        seen = visible_packs(service.root, service.store, service.scopes, memory_packs=True)
+    except CasError:  # a pack that cannot be read: the tools name it when asked
+        seen = []
+    for name in [p.name for p in seen]:
 
         def render(name: str = name) -> str:
             return guarded(lambda: service.render_pack(name))

@@ -1,7 +1,8 @@
-"""What an agent or a person does with a memory: remember, set and read facts, show, search.
+"""What an agent or a person does with a memory: remember, set and read facts, curate.
 
-Every function takes the scope it acts on and reads or writes that scope's memory only. Dates
-come from the caller (the CLI takes today's date from the clock, or ``--date``), never from files.
+Every function takes the scope it acts on and reads or writes that scope's memory only
+(searching one is `memory.search`). Dates come from the caller (the CLI takes today's date from
+the clock, or ``--date``), never from files.
 """
 
 from __future__ import annotations
@@ -99,36 +100,3 @@ def curate(store: Store, scope: str, text: str, *, date: str) -> Digest:
     state = commit(store, scope, make, date=date)
     assert state.digest is not None
     return state.digest
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    path: str
-    line: int  # 1-based
-    text: str
-
-
-def search(store: Store, scope: str, query: str, *, limit: int = 20) -> list[Hit]:
-    """Lines of ``scope``'s memory holding every word of ``query`` (case ignored): the daily
-    logs newest first, then the curated memory and the facts (their current values)."""
-    words = [w.casefold() for w in query.split()]
-    if not words:
-        return []
-    state = head(store, scope)
-
-    logs = sorted((p for p in state.files if entries.date_of(p)), reverse=True)  # newest first
-    rest = sorted(p for p in state.files if not entries.date_of(p))
-    hits: list[Hit] = []
-    for path in [*logs, *rest]:
-        if path == "journal.md":
-            continue
-        body = read_file(store, state, path) or b""
-        for number, line in enumerate(body.decode("utf-8", "replace").split("\n"), 1):
-            if line == "## History" and path.startswith(entries.FACTS):
-                break  # a fact's earlier values: its current one was searched above
-            folded = line.casefold()
-            if all(w in folded for w in words):
-                hits.append(Hit(path, number, line.strip()))
-                if len(hits) >= limit:
-                    return hits
-    return hits

@@ -37,6 +37,7 @@ from cas.fsutil import atomic_write
 from cas.locate import check_pack_name, pack_path
 from cas.roots import prepare_manifest_dir
 from cas.store import Store
+from cas.visibility import PACK_PREFIX
 from memory import entries
 from memory.ages import age_days, tier_of
 from memory.state import CURATED, TOKENIZER, State, read_file
@@ -65,7 +66,7 @@ _FACT = re.compile(
 def pack_scope(scope: str) -> str:
     """The pack scope of ``scope``'s memory packs: ``mem.global``, ``mem.user-ID``; an ``@`` in
     an ID becomes ``_at_`` (a pack name holds letters, digits and ``._-`` only)."""
-    name = "mem." + scope.replace(":", "-").replace("@", "_at_")
+    name = PACK_PREFIX + scope.replace(":", "-").replace("@", "_at_")
     return check_pack_name(name, "memory scope")
 
 

@@ -18,18 +18,30 @@ just set is not stale before anyone had the chance to read it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Final
 
 from cas.store import Store
+from cas.visibility import SOURCE_PREFIX
 from memory import entries
 from memory.ages import age_days
 from memory.scopes import check_scope
 from memory.state import State, head, read_file
 from packer.config import MemoryConfig
 
-__all__ = ["Stale", "Use", "entity_of", "forget", "stale", "table", "used", "used_paths", "uses"]
+__all__ = [
+    "Stale",
+    "Use",
+    "entity_of",
+    "forget",
+    "stale",
+    "table",
+    "used",
+    "used_paths",
+    "used_shown",
+    "uses",
+]
 
 FACT: Final = "fact:"
 _SEP: Final = b"\x00"
@@ -82,6 +94,19 @@ def used(store: Store, scope: str, entities: Iterable[str], day: str) -> None:
 def used_paths(store: Store, scope: str, paths: Iterable[str], day: str) -> None:
     """Count a use of each entity among the memory files ``paths``."""
     used(store, scope, [e for p in paths if (e := entity_of(p)) is not None], day)
+
+
+def used_shown(store: Store, scopes: Collection[str], paths: Iterable[str], day: str) -> None:
+    """Count a use of each entity among ``paths`` of a load or a search, where a memory's
+    files sit under ``memory/SCOPE/`` (`cas.visibility.source_name`); only ``scopes`` count."""
+    by_scope: dict[str, list[str]] = {}
+    for path in paths:
+        if path.startswith(SOURCE_PREFIX):
+            scope, _, inner = path[len(SOURCE_PREFIX) :].partition("/")
+            if scope in scopes:
+                by_scope.setdefault(scope, []).append(inner)
+    for scope, inner_paths in sorted(by_scope.items()):
+        used_paths(store, scope, inner_paths, day)
 
 
 def uses(store: Store, scope: str) -> dict[str, Use]:

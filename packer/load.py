@@ -5,7 +5,9 @@
 1. **Which packs.** The ``[load]`` table's ``core`` packs always; a domain's packs when one of its
    triggers is a word or identifier of the query (whole, ignoring case; a trigger also matches
    the words of a compound identifier: ``blob`` matches ``put_blob``). Without ``[load]``, or
-   with an empty ``core``, every pack of the project.
+   with an empty ``core``, every pack of the project (`packer.search.visible_packs`: no memory
+   pack, no load). The memories asked for (`Attached`, ``--memory-scope``) always, each once,
+   recorded among the sources by name and digest.
 2. **What the question is about.** The query is searched (`packer.search`) over the files of
    those packs. A file's value is its rating in its pack plus a share of `QUERY_SCALE` times
    the best rating, in proportion to its search score: a file the question names outranks any
@@ -31,7 +33,7 @@ values are integers; ties break on path bytes).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
@@ -53,14 +55,15 @@ from packer.render import FORMATS, GROUP_LINES, group_depth, lite_layout, render
 from packer.scan import decode_text
 from packer.search import (
     WHOLE_CODE,
+    Attached,
     Scored,
     Source,
     code_names,
     ensure_indexed,
     line_terms,
-    pack_names,
     query_terms,
     score,
+    visible_packs,
 )
 from packer.tokens import TokenCounter
 
@@ -145,8 +148,12 @@ class Loader:
         tokenizer: str,
         *,
         progress: ProgressSink | None = None,
+        scopes: Collection[str] = (),
+        attached: Sequence[Attached] = (),
     ) -> None:
         self.root = root
+        self.scopes = scopes  # the memories asked for: loads drawn on them are shown
+        self.attached = attached  # drawn on beside the packs, always
         self.store = store
         self.index = index
         self.config = config
@@ -157,6 +164,8 @@ class Loader:
         self.progress = progress
         self._manifests: dict[str, tuple[mf.Manifest, Digest]] = {}
         self._summaries: dict[Digest, str] = {}
+        for a in attached:
+            self._manifests[a.name] = (a.manifest, a.digest)
 
     def _pack(self, name: str) -> tuple[mf.Manifest, Digest]:
         known = self._manifests.get(name)
@@ -184,11 +193,16 @@ class Loader:
                 "names, files or topics of the project"
             )
         budget = budget or self.config.budget
-        every = [n for n in pack_names(self.root) if self._pack(n)[0].kind != "load"]
-        if not every:
+        seen = visible_packs(self.root, self.store, self.scopes)
+        for p in seen:
+            self._manifests.setdefault(p.name, (p.manifest, p.digest))
+        packs = [p.name for p in seen if p.manifest.kind != "load"]
+        if not packs:
             raise NotFound("pack", "", "this project has no packs: run 'cas pack' first")
-        core, triggered = plan(self.config, query, every)
-        drawn = list(dict.fromkeys([*core, *(p for t in triggered for p in t.packs)]))
+        core, triggered = plan(self.config, query, packs)
+        attached = [a.name for a in self.attached]
+        every = [*packs, *attached]
+        drawn = list(dict.fromkeys([*core, *(p for t in triggered for p in t.packs), *attached]))
         src = self._source(drawn)
         scored = score(self.index, src, query, self.pricer.text)
         extra: dict[str, int] = {}

@@ -15,12 +15,16 @@ store holds:
 
 Order: score descending, then path bytes. Same index contents for these packs, same query:
 same hits, on every machine (DETERMINISM.md, "Search").
+
+Which packs: those of the project a reader may see (`visible_packs`, `cas.visibility`): never a
+memory pack, and a load drawn on a memory only where that memory was asked for (``scopes``). A
+memory asked for is searched as one more source (`Attached`, built by the surface that asked).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Final
@@ -33,6 +37,7 @@ from cas.events import ProgressSink, emit
 from cas.report import json_rule, pairs
 from cas.store import Store
 from cas.textindex import QueryName, TextIndex, query_names, split_name, text_of
+from cas.visibility import is_memory_pack, visible
 from packer.wildmatch import GlobList
 
 WHOLE_CODE: Final = 6
@@ -164,18 +169,54 @@ class Source:
         self.paths.setdefault(e.digest, []).append(path)
 
 
-def pack_names(root: Path) -> list[str]:
-    """Every pack of the project, by name, sorted (loads are packs too, and searched)."""
-    return locate.pack_names(locate.manifest_dir(root))
+@dataclass(frozen=True, slots=True)
+class Attached:
+    """A manifest searched and loaded beside the packs though no pack file holds it (a memory,
+    given by the surface that asked for it): its name, its entries, and the digest a load
+    records it by among its sources."""
+
+    name: str
+    manifest: mf.Manifest
+    digest: Digest
 
 
-def source(root: Path, store: Store, packs: Sequence[str] | None) -> Source:
-    names = list(packs) if packs else pack_names(root)
-    if not names:
+def visible_packs(
+    root: Path, store: Store, scopes: Collection[str] = (), *, memory_packs: bool = False
+) -> list[locate.LocatedPack]:
+    """The project's packs, by name, that may be shown where the memories of ``scopes`` were
+    asked for (`cas.visibility`): those carrying no memory, and the loads drawn on those
+    memories only. Memory packs of those scopes only with ``memory_packs``: a search or a load
+    draws on the memory itself (`Attached`), not on its packs, which repeat it per target."""
+    folder = locate.manifest_dir(root)
+    out = []
+    for name in locate.pack_names(folder):
+        found = locate.load_pack(name, folder, store)
+        if is_memory_pack(found.manifest) and not memory_packs:
+            continue
+        if visible(found.manifest, store, scopes):
+            out.append(found)
+    return out
+
+
+def source(
+    root: Path,
+    store: Store,
+    packs: Sequence[str] | None,
+    scopes: Collection[str] = (),
+    attached: Sequence[Attached] = (),
+) -> Source:
+    """The files of ``packs`` (None: the `visible_packs` of ``scopes``; empty: none) and of
+    ``attached``."""
+    folder = locate.manifest_dir(root)
+    if packs is not None:
+        named = [(name, locate.load_pack(name, folder, store).manifest) for name in packs]
+    else:
+        named = [(p.name, p.manifest) for p in visible_packs(root, store, scopes)]
+    named += [(a.name, a.manifest) for a in attached]
+    if not named:
         raise NotFound("pack", "", "this project has no packs: run 'cas pack' first")
     out = Source()
-    for name in names:
-        m = locate.load_pack(name, locate.manifest_dir(root), store).manifest
+    for name, m in named:
         out.add(name, m)
     return out
 
@@ -404,15 +445,18 @@ def search(
     k: int = 10,
     path_glob: Sequence[str] = (),
     progress: ProgressSink | None = None,
+    scopes: Collection[str] = (),
+    attached: Sequence[Attached] = (),
 ) -> list[Hit]:
-    """Search the bodies of the project's packs (or of ``packs``) for ``query``."""
+    """Search the bodies of the project's packs (or of ``packs``), and of ``attached``, for
+    ``query``; ``scopes``: the memories asked for (`visible_packs`)."""
     if k < 1:
         raise UsageError(f"-k must be at least 1, not {k}")
     if not query_terms(query):
         raise UsageError(
             f"the query {query!r} has no word to search for (stop words alone match everything)"
         )
-    src = source(root, store, packs)
+    src = source(root, store, packs, scopes, attached)
     ensure_indexed(index, store, src.paths, progress)
     scored = score(index, src, query, lambda d: text_of(store.get(d)) or "")
     return hits(store, src, scored, k=k, path_glob=path_glob)

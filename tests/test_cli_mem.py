@@ -56,10 +56,27 @@ def test_a_day_of_memory_end_to_end(project: Path) -> None:
         ["2026-11-20 add logs/2026-11-20.md"], ["2026-11-20 add logs/2026-11-20.md"],
     ]  # fmt: skip
     assert all(s["parent"] == n["state"] for s, n in itertools.pairwise(log))
-    hits = json.loads(mem(project, "search", "--json", "format"))["hits"]
-    assert hits == [{"path": "logs/2026-11-20.md", "line": 3, "text": "- decided to keep format 2"}]
+    found = json.loads(mem(project, "search", "--json", "format"))
+    assert found["scope"] == "global" and found["query"] == "format"
+    assert [{k: h[k] for k in ("path", "lines", "snippet")} for h in found["hits"]] == [
+        {
+            "path": "logs/2026-11-20.md",
+            "lines": [3, 3],
+            "snippet": [{"line": 3, "text": "- decided to keep format 2"}],
+        }
+    ]
     assert json.loads(mem(project, "search", "--json", "session"))["hits"] == []
-    assert "a session note" in mem(project, "search", "--scope", "session:s1", "note")
+    assert mem(project, "search", "postgres").splitlines() == [  # its value, not its history
+        "facts/db.md:3-3",
+        "      3: value: postgres 16",
+    ]
+    assert mem(project, "search", "nothing", "here") == "no matches\n"
+    assert mem(project, "search", "--scope", "session:s1", "note").splitlines() == [
+        "logs/2026-11-21.md:3-3",
+        "      3: - a session note",
+    ]
+    r = run_cas("mem", "search", "what", "is", "the", cwd=project)
+    assert r.code == 2 and "no word to search for" in one_line(r.err)
 
     # Roll back to the state before the facts: the files are exactly those of that state.
     before_facts = log[3]["state"]
@@ -269,3 +286,52 @@ def test_compact_from_the_command_line(project: Path) -> None:
     r = run_cas("mem", "compact", "--now", "2026-11-20", "--llm", "no-such-decider-cmd",
                 cwd=project)  # fmt: skip
     assert r.code == 2 and "not found" in one_line(r.err)
+
+
+def test_a_sessions_memory_is_in_search_and_load_only_when_asked_for(project: Path) -> None:
+    """Session a's fact is in no search or load of the project, nor in session b's, nor in a
+    later default search through the load that drew on it; asked for, it is, once."""
+    (project / "src").mkdir()
+    (project / "src" / "deploy.py").write_text('def deploy(host):\n    """Ship it."""\n')
+    assert run_cas("pack", cwd=project).code == 0
+    mem(project, "fact", "set", "--scope", "session:a", "--date", "2026-11-20", "host", "zanzibar")
+    mem(project, "add", "--scope", "session:a", "--date", "2026-11-20", "zanzibar deploy went ok")
+    mem(project, "add", "--scope", "session:b", "--date", "2026-11-20", "deploy from b")
+    mem(project, "pack", "--scope", "session:a", "--now", "2026-11-21")
+    assert len(list((project / "manifests").glob("mem.session-a.*.pack"))) == 3
+
+    def search(*args: str) -> list[dict[str, object]]:
+        r = run_cas("search", "zanzibar deploy", "--json", *args, cwd=project)
+        assert r.code == 0, r.err
+        hits: list[dict[str, object]] = json.loads(r.out)["hits"]
+        return hits
+
+    def load(*args: str) -> str:
+        r = run_cas("load", "zanzibar deploy", "--render", *args, cwd=project)
+        assert r.code == 0, r.err
+        # the question's own line says its words: what matters is what was drawn on
+        return "\n".join(x for x in r.out.splitlines() if not x.startswith("Loaded for"))
+
+    assert [h["path"] for h in search()] == ["src/deploy.py"]
+    assert {h["path"] for h in search("--memory-scope", "session:b")} == {
+        "src/deploy.py", "memory/session:b/logs/2026-11-20.md",
+    }  # fmt: skip
+    for hidden in ((), ("--memory-scope", "session:b")):
+        rendered = load(*hidden)
+        assert "zanzibar" not in rendered
+        assert "session:a" not in rendered and "mem." not in rendered
+    found = search("--memory-scope", "session:a")
+    assert {h["path"] for h in found} == {
+        "src/deploy.py", "memory/session:a/facts/host.md", "memory/session:a/logs/2026-11-20.md",
+    }  # fmt: skip
+    assert {p for h in found for p in h["packs"]} == {"repo", "memory/session:a"}  # type: ignore[attr-defined]
+    rendered = load("--memory-scope", "session:a")
+    assert rendered.count("### `memory/session:a/logs/2026-11-20.md`") == 1
+    assert "zanzibar deploy went ok" in rendered and "mem.session-a" not in rendered
+    # the load written drew on session a: a default search or load never reads it
+    shown = json.loads(run_cas("show", "load", "--json", cwd=project).out)
+    assert "memory/session:a" in json.dumps(shown)
+    assert [h["path"] for h in search()] == ["src/deploy.py"]
+    assert "zanzibar deploy went ok" not in load("--dry-run")
+    r = run_cas("search", "x", "--memory-scope", "team:x", cwd=project)
+    assert r.code == 2 and "is not one" in one_line(r.err)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import queue
+import shutil
 import socket
 import subprocess
 import sys
@@ -517,7 +518,13 @@ def test_memory_is_remembered_across_sessions_of_a_scope_and_never_seen_from_ano
 
     async def later(s: ClientSession) -> None:
         hits = structured(await s.call_tool("recall", {"query": "flaky"}))
-        assert [h["text"] for h in hits] == ["- the flaky test is test_gc"]
+        assert [h["scope"] for h in hits] == ["session:a"]
+        assert hits[0]["path"].startswith("logs/") and hits[0]["lines"] == [3, 3]
+        assert hits[0]["snippet"] == [{"line": 3, "text": "- the flaky test is test_gc"}]
+        by_value = structured(await s.call_tool("recall", {"query": "postgres"}))
+        assert [(h["path"], h["snippet"]) for h in by_value] == [
+            ("facts/db.md", [{"line": 3, "text": "value: postgres 16"}])
+        ]
         assert structured(await s.call_tool("facts", {})) == {"db": "postgres 16"}
         assert structured(await s.call_tool("facts", {"key": "db"})) == {"db": "postgres 16"}
 
@@ -544,8 +551,9 @@ def test_memory_is_remembered_across_sessions_of_a_scope_and_never_seen_from_ano
 
 
 def test_agents_reading_facts_are_counted_as_uses_in_their_scope_only(project: Path) -> None:
-    """A fact read by key or found by recall is a use, counted in the store for its scope; a
-    listing of every fact, and a person looking with the CLI, are not."""
+    """A fact read by key, found by recall or search, or shown by read_file or load is a use,
+    counted in the store for its scope; a listing of every fact, and a person looking with the
+    CLI, are not."""
 
     async def agent(s: ClientSession) -> None:
         ok(await s.call_tool("facts", {"key": "db", "value": "postgres 16"}))
@@ -558,6 +566,15 @@ def test_agents_reading_facts_are_counted_as_uses_in_their_scope_only(project: P
         }
         hits = structured(await s.call_tool("recall", {"query": "postgres"}))
         assert [h["path"] for h in hits] == ["facts/db.md"]
+        # The memory as a pack: read_file, search and load show the fact too.
+        pack = "memory/session:usage"
+        path = f"{pack}/facts/db.md"
+        got = ok(await s.call_tool("read_file", {"pack": pack, "path": path}))
+        assert "postgres 16" in got
+        found = structured(await s.call_tool("search", {"query": "postgres"}))
+        assert [h["path"] for h in found] == [path]
+        loaded = ok(await s.call_tool("load", {"query": "postgres"}))
+        assert "value: postgres 16" in loaded
 
     first_day = dt.date.today().isoformat()
     run_stdio(project, agent, "--memory-scope", "session:usage")
@@ -567,7 +584,100 @@ def test_agents_reading_facts_are_counted_as_uses_in_their_scope_only(project: P
     assert r.code == 0, r.err
     rows = json.loads(r.out)["entities"]
     days = {first_day, dt.date.today().isoformat()}  # a run across midnight sees two days
-    assert [(e["entity"], e["uses"]) for e in rows] == [("fact:db", 3), ("fact:editor", 0)]
+    # two reads by key, a recall, a read_file, a search and a load
+    assert [(e["entity"], e["uses"]) for e in rows] == [("fact:db", 6), ("fact:editor", 0)]
     assert {e["last_used"] for e in rows} <= days
     r = run_cas("mem", "usage", "--scope", "session:other", cwd=project)
     assert r.code == 0 and r.out.strip() == "session:other: no facts and no uses counted"
+
+
+def test_pack_tools_see_a_memory_only_on_a_server_granted_its_scope(
+    project: Path, tmp_path: Path
+) -> None:
+    """Session a's fact, its memory packs and a load drawn on it: a server granted session b
+    (or nothing) sees none of them through any tool, by name or by digest; a server granted
+    session a sees each, the memory itself once."""
+    shop = tmp_path / "shop"
+    shutil.copytree(project, shop)
+
+    def cas(*args: str) -> str:
+        r = run_cas(*args, cwd=shop)
+        assert r.code == 0, r.err
+        return r.out
+
+    cas("mem", "fact", "set", "--scope", "session:a", "--date", "2026-11-20", "host", "zanzibar")
+    cas("mem", "add", "--scope", "session:a", "--date", "2026-11-20", "zanzibar checkout is slow")
+    cas("mem", "add", "--scope", "session:b", "--date", "2026-11-20", "b looked at discounts")
+    cas("mem", "pack", "--scope", "session:a", "--now", "2026-11-21")
+    cas("load", "zanzibar checkout", "--name", "memload", "--memory-scope", "session:a")
+    mem_pack = json.loads(cas("show", "mem.session-a.common", "--json"))
+    state = json.loads(cas("mem", "show", "--scope", "session:a", "--json"))["state"]
+    hidden = {
+        "mem.session-a.common": "facts/host.md",
+        mem_pack["digest"]: "facts/host.md",
+        "memload": "memory/session:a/facts/host.md",
+        state: "facts/host.md",
+        "memory/session:a": "memory/session:a/facts/host.md",
+    }
+
+    async def other(s: ClientSession) -> None:
+        names = [p["name"] for p in structured(await s.call_tool("list_packs", {}))]
+        assert names == ["repo", "memory/session:b"]
+        assert structured(await s.call_tool("recall", {"query": "zanzibar"})) == []
+        await nothing(s)
+
+    async def nothing(s: ClientSession) -> None:
+        uris = {str(r.uri) for r in (await s.list_resources()).resources}
+        assert uris == {"cas://pack/repo"}
+        assert structured(await s.call_tool("search", {"query": "zanzibar"})) == []
+        loaded = ok(await s.call_tool("load", {"query": "zanzibar checkout"}))
+        assert "zanzibar checkout is slow" not in loaded and "session:a" not in loaded
+        # each is answered as a pack that does not exist, by name or by digest
+        for pack, path in hidden.items():
+            absent = "blake3:" + "0" * 64 if pack.startswith("blake3:") else "nope"
+            for tool, args in (
+                ("render_pack", {"pack": pack}),
+                ("read_file", {"pack": pack, "path": path}),
+                ("search", {"query": "zanzibar", "pack": pack}),
+            ):
+                msg = assert_tool_error(await s.call_tool(tool, args), "not found")
+                said = text(await s.call_tool(tool, {**args, "pack": absent}))
+                assert msg.replace(pack, absent) == said
+                assert "zanzibar" not in said and "mem." not in said and "memload" not in said
+        refused = await s.call_tool("recall", {"query": "zanzibar", "scope": "session:a"})
+        assert "zanzibar" not in assert_tool_error(refused)
+
+    async def none(s: ClientSession) -> None:
+        names = [p["name"] for p in structured(await s.call_tool("list_packs", {}))]
+        assert names == ["repo"]
+        await nothing(s)
+
+    async def granted(s: ClientSession) -> None:
+        names = [p["name"] for p in structured(await s.call_tool("list_packs", {}))]
+        assert names == [
+            "mem.session-a.chatgpt", "mem.session-a.claude", "mem.session-a.common", "memload",
+            "repo", "memory/session:a",
+        ]  # fmt: skip
+        hits = structured(await s.call_tool("search", {"query": "zanzibar"}))
+        assert {h["path"] for h in hits} == {
+            "memory/session:a/facts/host.md", "memory/session:a/logs/2026-11-20.md",
+        }  # fmt: skip
+        assert {p for h in hits for p in h["packs"]} == {"memory/session:a", "memload"}
+        only = structured(
+            await s.call_tool("search", {"query": "zanzibar", "pack": "memory/session:a"})
+        )
+        assert {h["packs"][0] for h in only} == {"memory/session:a"}
+        loaded = ok(await s.call_tool("load", {"query": "zanzibar checkout"}))
+        assert loaded.count("zanzibar checkout is slow") == 1
+        recalled = structured(await s.call_tool("recall", {"query": "zanzibar"}))
+        assert {h["path"] for h in recalled} == {"facts/host.md", "logs/2026-11-20.md"}
+        for pack, path in hidden.items():
+            body_text = ok(await s.call_tool("read_file", {"pack": pack, "path": path}))
+            assert "value: zanzibar" in body_text, pack
+            assert "zanzibar" in ok(await s.call_tool("render_pack", {"pack": pack}))
+        uris = {str(r.uri) for r in (await s.list_resources()).resources}
+        assert "cas://pack/mem.session-a.common" in uris and "cas://pack/memload" in uris
+
+    run_stdio(shop, other, "--memory-scope", "session:b")
+    run_stdio(shop, none)
+    run_stdio(shop, granted, "--memory-scope", "session:a")

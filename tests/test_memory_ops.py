@@ -1,4 +1,4 @@
-"""memory.ops: remembering, facts, the curated memory and search, each in its own scope."""
+"""memory.ops: remembering, facts and the curated memory, each in its own scope."""
 
 from __future__ import annotations
 
@@ -6,28 +6,8 @@ import pytest
 
 from cas import Store
 from cas.errors import NotFound
-from memory.ops import curate, facts, get_fact, put_fact, remember, search
-
-
-def test_search_finds_lines_with_every_word_newest_logs_first(store: Store) -> None:
-    remember(store, "global", "the pull profile shows LMDB puts", date="2026-11-01")
-    remember(store, "global", "LMDB commits overlap the pull now", date="2026-11-03")
-    remember(store, "global", "unrelated", date="2026-11-04")
-    curate(store, "global", "Pull into an empty store beats restic", date="2026-11-04")
-    hits = search(store, "global", "pull lmdb")
-    assert [(h.path, h.text) for h in hits] == [
-        ("logs/2026-11-03.md", "- LMDB commits overlap the pull now"),
-        ("logs/2026-11-01.md", "- the pull profile shows LMDB puts"),
-    ]
-    assert [h.path for h in search(store, "global", "restic")] == ["MEMORY.md"]
-    put_fact(store, "global", "db", "postgres 14", date="2026-11-04")
-    put_fact(store, "global", "db", "postgres 16", date="2026-11-05")
-    # A fact is found by its current value, once; not by its history.
-    assert [(h.path, h.text) for h in search(store, "global", "postgres")] == [
-        ("facts/db.md", "value: postgres 16")
-    ]
-    assert search(store, "session:other", "pull") == []
-    assert search(store, "global", "   ") == []
+from memory.ops import curate, facts, get_fact, put_fact, remember
+from memory.state import head, read_file
 
 
 def test_facts_keep_their_history_and_a_deleted_fact_is_gone_but_remembered(
@@ -47,3 +27,18 @@ def test_facts_keep_their_history_and_a_deleted_fact_is_gone_but_remembered(
         get_fact(store, "user:b", "db")
     with pytest.raises(NotFound):
         put_fact(store, "user:a", "never", None, date="2026-11-10")
+
+
+def test_remember_appends_to_the_days_log_and_curate_to_memory_md(store: Store) -> None:
+    done = remember(store, "global", "the pull profile shows LMDB puts", date="2026-11-01")
+    remember(store, "global", "two\nlines", date="2026-11-01")
+    assert (done.scope, done.path, done.secrets) == ("global", "logs/2026-11-01.md", ())
+    curate(store, "global", "Pull into an empty store beats restic", date="2026-11-04")
+    state = head(store, "global")
+    assert read_file(store, state, "logs/2026-11-01.md") == (
+        b"# 2026-11-01\n\n- the pull profile shows LMDB puts\n- two\n  lines\n"
+    )
+    assert read_file(store, state, "MEMORY.md") == (
+        b"# Memory\n\n- Pull into an empty store beats restic\n"
+    )
+    assert head(store, "session:other").digest is None

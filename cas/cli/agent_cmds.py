@@ -23,11 +23,33 @@ from cas.progress import Progress
 from cas.report import report_json
 
 if TYPE_CHECKING:
+    from cas.store import Store
     from cas.textindex import TextIndex
     from packer.load import LoadResult
+    from packer.search import Attached
 
 # These mirror packer.render.FORMATS (a test checks).
 FORMATS = ("markdown", "xml", "plain")
+
+memory_scope_option = click.option(
+    "--memory-scope",
+    "scopes",
+    multiple=True,
+    metavar="SCOPE",
+    help="Also the memory of SCOPE (repeatable): global, user:ID or session:ID. Without it no "
+    "memory is seen, nor a load drawn on one.",
+)
+
+
+def _memories(store: Store, scopes: tuple[str, ...]) -> tuple[tuple[str, ...], list[Attached]]:
+    """The scopes asked for, checked, and their memories to draw on beside the packs."""
+    if not scopes:
+        return (), []
+    from memory.scopes import check_scope
+    from memory.search import attached
+
+    checked = tuple(dict.fromkeys(check_scope(s) for s in scopes))
+    return checked, attached(store, checked)
 
 
 @click.command()
@@ -35,14 +57,21 @@ FORMATS = ("markdown", "xml", "plain")
 @click.option("--pack", "packs", multiple=True, metavar="PACK", help="Search only this pack.")
 @click.option("--path", "paths", multiple=True, metavar="GLOB", help="Only paths matching GLOB.")
 @click.option("-k", "k", type=int, default=10, show_default=True, help="How many files.")
+@memory_scope_option
 @json_option
 @quiet_option
 @pass_ctx
 def search(
-    ctx: Ctx, query: str, packs: tuple[str, ...], paths: tuple[str, ...], k: int, as_json: bool
+    ctx: Ctx,
+    query: str,
+    packs: tuple[str, ...],
+    paths: tuple[str, ...],
+    k: int,
+    scopes: tuple[str, ...],
+    as_json: bool,
 ) -> None:
     """Full-text search over the files of the packs (code-aware: with_context, NewRouter and
-    os.path.join are found whole and by their words)."""
+    os.path.join are found whole and by their words), and of the memories of --memory-scope."""
     from packer.search import search as run_search
 
     root = project_root()
@@ -51,9 +80,11 @@ def search(
         _index(store.path) as index,
         Progress("indexing", enabled=ctx.progress) as bar,
     ):
+        asked, memories = _memories(store, scopes)
         found = run_search(
-            store, index, root, query, packs=packs or None, k=k, path_glob=paths, progress=bar.sink
-        )
+            store, index, root, query, packs=packs or None, k=k, path_glob=paths,
+            progress=bar.sink, scopes=asked, attached=memories,
+        )  # fmt: skip
     if as_json:
         emit_json(
             {
@@ -87,6 +118,7 @@ def _index(store_dir: Path) -> TextIndex:
 @click.option("--render", "show", is_flag=True, help="Print the rendered load, not a report.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="markdown", show_default=True)
 @click.option("--dry-run", is_flag=True, help="Write nothing (no manifest, no blobs).")
+@memory_scope_option
 @json_option
 @quiet_option
 @pass_ctx
@@ -98,10 +130,13 @@ def load(
     show: bool,
     fmt: str,
     dry_run: bool,
+    scopes: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Fit the packs to one question: the packs its words trigger, what it is about in full
-    or with the matching symbols' source, the rest summarized or listed, within the budget."""
+    or with the matching symbols' source, the rest summarized or listed, within the budget.
+    With --memory-scope, that memory is drawn on too (and the load is seen only where it is
+    asked for)."""
     from cas.fsutil import atomic_write
     from cas.roots import prepare_manifest_dir
     from packer.config import Budget, load_config
@@ -114,8 +149,12 @@ def load(
     root = project_root()
     config = load_config(root)
     with ctx.open_store() as store, _index(store.path) as index:
+        asked, memories = _memories(store, scopes)
         with Progress("indexing", enabled=ctx.progress) as bar:
-            loader = Loader(root, store, index, config.load, config.tokenizer, progress=bar.sink)
+            loader = Loader(
+                root, store, index, config.load, config.tokenizer, progress=bar.sink,
+                scopes=asked, attached=memories,
+            )  # fmt: skip
             limit = Budget(budget, budget) if budget is not None else None
             result = loader.load(query, limit, name=name)
         path = pack_path(manifest_dir(root), name)
@@ -161,7 +200,12 @@ def load(
 def _report_lines(result: LoadResult, path: Path, dry_run: bool) -> list[str]:
     m = result.manifest
     tiers = {t: sum(1 for e in m.entries if e.tier == t) for t in ("high", "medium", "low")}
+    from cas.visibility import SOURCE_PREFIX
+
     out = [f"core: {', '.join(result.core) or '(none)'}"]
+    memories = [p for p in result.packs if p.startswith(SOURCE_PREFIX)]
+    if memories:
+        out.append(f"memory: {', '.join(memories)}")
     for t in result.triggered:
         out.append(f"triggered {t.domain} by {', '.join(t.words)}: {', '.join(t.packs)}")
     for qname, paths in result.gaps.items():
@@ -207,8 +251,9 @@ def _check_name(name: str) -> None:
     "scopes",
     multiple=True,
     metavar="SCOPE",
-    help="A memory the memory tools may use (repeatable; the first is their default): "
-    "global, user:ID or session:ID. None: no memory tools work.",
+    help="A memory the server may use (repeatable; the first is the memory tools' default): "
+    "global, user:ID or session:ID; the pack tools see it and nothing of any other memory. "
+    "None: no memory tools work.",
 )
 @pass_ctx
 def mcp(ctx: Ctx, port: int | None, project: Path | None, scopes: tuple[str, ...]) -> None:

@@ -22,6 +22,7 @@ from cas.cli._common import (
 from cas.digest import Digest
 from cas.display import shown
 from cas.errors import NotFound, UsageError
+from cas.report import report_json
 
 scope_option = click.option(
     "--scope",
@@ -170,21 +171,32 @@ def mem_log(ctx: Ctx, scope: str, limit: int | None, as_json: bool) -> None:
 @mem_group.command(name="search")
 @click.argument("query", nargs=-1, required=True)
 @scope_option
-@click.option("-n", "limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("-k", "-n", "k", type=click.IntRange(min=1), default=20, show_default=True,
+              help="How many files.")  # fmt: skip
 @json_option
 @pass_ctx
-def mem_search(ctx: Ctx, query: tuple[str, ...], scope: str, limit: int, as_json: bool) -> None:
-    """Lines of SCOPE's memory holding every word of QUERY, newest logs first."""
-    from memory import ops
+def mem_search(ctx: Ctx, query: tuple[str, ...], scope: str, k: int, as_json: bool) -> None:
+    """The files of SCOPE's memory that best answer QUERY (full-text, ranked), each with its
+    matching lines; facts by their current value."""
+    from cas.textindex import TextIndex
+    from memory.search import search
 
-    with ctx.open_store(readonly=True) as store:
-        hits = ops.search(store, scope, " ".join(query), limit=limit)
+    text = " ".join(query)
+    with ctx.open_store() as store:
+        index = TextIndex.open(store.path)
+        assert index is not None  # open creates one
+        with index:
+            hits = search(store, index, scope, text, k=k)
     if as_json:
-        emit_json({"scope": scope, "hits": [{"path": h.path, "line": h.line, "text": h.text}
-                                             for h in hits]})  # fmt: skip
+        emit_json({"scope": scope, "query": text, "hits": [report_json(h) for h in hits]})
+        return
+    if not hits:
+        click.echo("no matches")
         return
     for h in hits:
-        click.echo(f"{shown(h.path)}:{h.line}: {shown(h.text)}")
+        click.echo(f"{shown(h.path)}:{h.first}-{h.last}")
+        for n, line in h.snippet:
+            click.echo(f"  {n:>5}: {shown(line)}")
 
 
 @mem_group.command(name="rollback")

@@ -1,0 +1,81 @@
+"""cas.visibility: which memory scopes a manifest carries, read from the manifest and its
+memory state in a real store, and where it may be seen; unknown memories fail closed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cas import Store
+from cas import manifest as mf
+from cas.digest import Digest
+from cas.visibility import UNKNOWN, carried, is_memory_pack, source_name, visible
+from memory.ops import remember
+from memory.packs import build, pack_scope
+from memory.scopes import pin_name
+from memory.state import head
+from packer.config import MemoryConfig
+
+PROJECT = mf.Manifest("repo", "claude", "o200k_base", 100, 100, ())
+
+
+def memory_pack(store: Store, scope: str) -> mf.Manifest:
+    remember(store, scope, f"a note of {scope}", date="2026-11-01")
+    config = MemoryConfig()
+    return build(store, head(store, scope), "2026-11-02", config, config.targets[0]).manifest
+
+
+def test_a_projects_pack_carries_no_memory_and_is_seen_everywhere(store: Store) -> None:
+    assert carried(PROJECT, store) == frozenset()
+    assert visible(PROJECT, store, ()) and visible(PROJECT, None, ("session:a",))
+    assert not is_memory_pack(PROJECT)
+
+
+def test_a_memory_state_carries_its_scope(store: Store) -> None:
+    remember(store, "session:a", "hello", date="2026-11-01")
+    state = head(store, "session:a").manifest
+    assert state is not None and not is_memory_pack(state)
+    assert carried(state, None) == {"session:a"}
+    assert not visible(state, store, ())
+    assert not visible(state, store, ("session:b",))
+    assert visible(state, store, ("session:b", "session:a"))
+
+
+def test_a_memory_pack_carries_the_scope_of_the_state_it_was_made_from(store: Store) -> None:
+    # two scopes whose packs share a name: the state each was made from tells them apart
+    at, under = memory_pack(store, "session:x@y"), memory_pack(store, "session:x_at_y")
+    assert at.name == under.name == pack_scope("session:x@y") + ".common"
+    assert is_memory_pack(at) and is_memory_pack(under)
+    assert carried(at, store) == {"session:x@y"}
+    assert carried(under, store) == {"session:x_at_y"}
+    assert visible(at, store, ("session:x@y",)) and not visible(at, store, ("session:x_at_y",))
+    assert not visible(at, store, ())
+
+
+def test_a_memory_pack_whose_state_cannot_be_read_is_seen_by_no_one(store: Store) -> None:
+    m = memory_pack(store, "global")
+    for parent in (None, Digest.of(b"not stored"), store.put(mf.encode(PROJECT))):
+        orphan = replace(m, parent=parent)
+        assert carried(orphan, store) == {UNKNOWN}
+        assert not visible(orphan, store, ("global", "session:a"))
+    assert carried(m, None) == {UNKNOWN}
+
+
+def test_a_load_carries_the_memories_among_its_sources() -> None:
+    d = Digest.of(b"x")
+    load = replace(PROJECT, kind="load", query="q", sources=(("repo", d),))
+    assert carried(load, None) == frozenset()
+    drawn = replace(load, sources=(("repo", d), (source_name("session:a"), d)))
+    assert carried(drawn, None) == {"session:a"}
+    assert visible(drawn, None, ("session:a",)) and not visible(drawn, None, ())
+    # a load drawn on a memory pack (never made now): whose, it cannot tell
+    old = replace(load, sources=(("mem.session-a.common", d),))
+    assert carried(old, None) == {UNKNOWN}
+
+
+@given(st.sampled_from(["global", "user:ana", "session:42", "session:a.b@c-d"]))
+def test_a_memorys_source_name_is_its_pin(scope: str) -> None:
+    assert source_name(scope) == pin_name(scope)
+    assert pack_scope(scope).startswith("mem.")
