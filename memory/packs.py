@@ -38,7 +38,7 @@ from cas.locate import check_pack_name, pack_path
 from cas.roots import prepare_manifest_dir
 from cas.store import Store
 from memory import entries
-from memory.ages import age_days, tier_of
+from memory.ages import age_days, log_tiers, tier_at
 from memory.state import CURATED, TOKENIZER, State, read_file
 from packer.config import MemoryConfig, Target
 from packer.tokens import TokenCounter
@@ -191,12 +191,13 @@ def build(
             facts.append(f"- {fact.key}: {fact.value}")
             fact_files.append(path)
     logs: list[_Log] = []
+    rules = log_tiers(config, now)
     for path in files:
         date = entries.date_of(path)
         if date is None:
             continue
         age = age_days(date, now)
-        tier = tier_of(age, config)
+        tier = tier_at(path, rules)
         if tier is None:
             continue
         body = read_file(store, state, path) or b""
