@@ -7,18 +7,25 @@ A memory pack holds, in this order:
 2. the daily logs, newest first, each as its age tier says (`memory.ages`): in full (high), as
    a summary (medium, `summarize`) or as a pointer, one line naming it (low); logs past the
    retention or dated after ``now`` are left out;
-3. a last line counting the logs left out to fit, when any were.
+3. a line counting the logs left out to fit, when any were;
+4. the recent changes, ``90_recent_changes.md`` (`memory.recent`): the project's git history up
+   to ``now``, distilled within ``recent_changes_share`` percent of the target's budget, or one
+   line saying there is none.
 
-Fitting: while the document is over the target's budget, the oldest log still shown is shown
-one step less (full -> summary -> pointer -> left out), so the newest logs keep the most. When
-every log is left out and the document is still over the budget's max, the facts and then the
-curated memory lose lines from their end, with a line saying how many. Tokens are counted with
-the memory's tokenizer (`packer.tokens`), the finished document once more: it never passes max.
+Fitting: the recent changes are made first, within their share; the rest of the target's
+budget is the memory's. While the document is over the target's budget, the oldest log still
+shown is shown one step less (full -> summary -> pointer -> left out), so the newest logs keep
+the most. When every log is left out and the document is still over the budget's max, the
+recent changes become one line, then the facts and then the curated memory lose lines from
+their end, with a line saying how many, and last the recent changes' line goes. Tokens are
+counted with the memory's tokenizer (`packer.tokens`), the finished document once more: it
+never passes max, whenever the head line and that count of what is left out fit in it.
 
 The manifest of a memory pack (kind ``lite``, named `pack_scope` ``.`` target) lists each file
-shown with its tier and tokens (a summary stored in the store as its ``summary``); its parent
-is the memory state it was made from. Nothing comes from a clock or a file time: the same state
-and the same ``now`` give the same bytes on every machine.
+shown with its tier and tokens (a summary stored in the store as its ``summary``), and
+``90_recent_changes.md`` with the distilled document stored as its body; its parent is the
+memory state it was made from. Nothing comes from a clock or a file time: the same state, the
+same git history up to ``now`` and the same ``now`` give the same bytes on every machine.
 """
 
 from __future__ import annotations
@@ -38,8 +45,8 @@ from cas.locate import check_pack_name, pack_path
 from cas.roots import prepare_manifest_dir
 from cas.store import Store
 from cas.visibility import PACK_PREFIX
-from memory import entries
-from memory.ages import age_days, tier_of
+from memory import entries, recent
+from memory.ages import age_days, log_tiers, tier_at
 from memory.state import CURATED, TOKENIZER, State, read_file
 from packer.config import MemoryConfig, Target
 from packer.tokens import TokenCounter
@@ -139,6 +146,8 @@ class MemoryPack:
     manifest: mf.Manifest
     tiers: dict[str, str]  # log path -> the tier shown at (high, medium, low, omitted)
     omitted: int  # logs left out to fit
+    # 90_recent_changes.md: high (shown), low (one line for it), omitted, None (no section)
+    recent: str | None = None
 
     @property
     def name(self) -> str:
@@ -171,10 +180,15 @@ def build(
     *,
     counter: TokenCounter | None = None,
     put: Callable[[bytes], Digest] | None = None,
+    changes: recent.History | None = None,
 ) -> MemoryPack:
-    """The memory pack of ``state`` at ``now`` for ``target``. ``put`` stores a summary (default:
-    ``store.put``)."""
+    """The memory pack of ``state`` at ``now`` for ``target``. ``put`` stores a summary and the
+    recent changes (default: ``store.put``). ``changes``: the project's git history up to
+    ``now`` (`memory.recent.history`), shown as ``90_recent_changes.md``; without it (or with
+    a ``recent_changes_share`` of 0) the pack has no such section."""
     entries.check_date(now)
+    if changes is not None and changes.now != now:
+        raise ValueError(f"the history read up to {changes.now} is not that of {now}")
     counter = counter or TokenCounter(TOKENIZER)
     put = put or store.put
     files = state.files
@@ -192,12 +206,13 @@ def build(
             facts.append(f"- {fact.key}: {fact.value}")
             fact_files.append(path)
     logs: list[_Log] = []
+    rules = log_tiers(config, now)
     for path in files:
         date = entries.date_of(path)
         if date is None:
             continue
         age = age_days(date, now)
-        tier = tier_of(age, config)
+        tier = tier_at(path, rules)
         if tier is None:
             continue
         body = read_file(store, state, path) or b""
@@ -216,6 +231,11 @@ def build(
     logs.sort(key=lambda log: log.date, reverse=True)  # newest first
 
     head_piece = f"# Memory of {state.scope} ({target.name}, as of {now})\n\n"
+    share = target.budget.target * config.recent_changes_share // 100
+    shown_recent = None
+    if changes is not None and share > 0:
+        shown_recent = recent.section(changes, share, counter)
+    recent_piece = shown_recent.piece if shown_recent is not None else ""
     cost: dict[str, int] = {}
 
     def count(piece: str) -> int:
@@ -239,6 +259,8 @@ def build(
                 f"({omitted} older {'log' if omitted == 1 else 'logs'} not shown to fit the "
                 f"budget: 'cas mem show' lists them)\n"
             )
+        if recent_piece:
+            pieces.append(("\n" if omitted else "") + recent_piece + "\n")
         return [p for p in pieces if p]
 
     def total(pieces: list[str]) -> int:
@@ -255,12 +277,21 @@ def build(
             break
         log.level = LEVELS[LEVELS.index(log.level) + 1]
         pieces = render(0, 0)
-    # Still over max: the facts, then the curated memory, lose lines from their end.
+    # Still over max: the recent changes become one line, then the facts and the curated
+    # memory lose lines from their end, and last the recent changes' line goes.
+    if shown_recent is not None and shown_recent.shown and total(pieces) > budget.max:
+        assert changes is not None
+        shown_recent = recent.left_out(changes, share)
+        recent_piece = shown_recent.piece
+        pieces = render(0, 0)
     while total(pieces) > budget.max and (facts_cut < len(facts) or curated_cut < len(curated)):
         if facts_cut < len(facts):
             facts_cut += 1
         else:
             curated_cut += 1
+        pieces = render(curated_cut, facts_cut)
+    if recent_piece and total(pieces) > budget.max:
+        recent_piece = ""
         pieces = render(curated_cut, facts_cut)
     text = "".join(pieces).rstrip("\n") + "\n"
     tokens = counter.count(text)
@@ -319,7 +350,25 @@ def build(
                 listed=log.level == "low",
             )
         )
+    if shown_recent is not None:
+        shown_entries.append(
+            mf.Entry(
+                recent.DOCUMENT_NAME,
+                put(shown_recent.document.encode()),
+                len(shown_recent.document.encode()),
+                shown_recent.tier if recent_piece else "low",
+                count(recent_piece),
+                reason=shown_recent.reason if recent_piece else "recent changes, left out to fit",
+                listed=shown_recent.tier == "low" and bool(recent_piece),
+            )
+        )
     shown_entries.sort(key=lambda e: e.path.encode())
+    recent_totals: dict[str, dict[str, int]] = {}
+    recent_shown: str | None = None
+    if shown_recent is not None:
+        recent_shown = shown_recent.tier if recent_piece else "omitted"
+        listed = shown_recent.shown if recent_shown == "high" else 0
+        recent_totals["recent_changes"] = {"commits": shown_recent.commits, "shown": listed}
     omitted = sum(1 for log in logs if log.level is None)
     manifest = mf.Manifest(
         scope=pack_scope(state.scope),
@@ -337,23 +386,26 @@ def build(
                 "low": sum(1 for x in logs if x.level == "low"),
                 "omitted": omitted,
             },
+            **recent_totals,
         },
         parent=state.digest,
         kind="lite",
     )
     return MemoryPack(
         state.scope, target.name, now, text, tokens, budget.target, budget.max, manifest, tiers,
-        omitted,
+        omitted, recent_shown,
     )  # fmt: skip
 
 
 def describe(pack: MemoryPack) -> str:
     """One line about a memory pack: its name, tokens and budget, and its logs by tier."""
     counts = {t: sum(1 for v in pack.tiers.values() if v == t) for t in (*LEVELS[:3], "omitted")}
+    recent_changes = {"high": "shown", "low": "a line", "omitted": "left out"}
     return (
         f"{shown(pack.name)}: {pack.tokens} tokens (budget {pack.budget}, max {pack.max}); logs "
         f"{counts['high']} in full, {counts['medium']} summarized, {counts['low']} pointers, "
         f"{counts['omitted']} left out"
+        + (f"; recent changes {recent_changes[pack.recent]}" if pack.recent else "")
     )
 
 

@@ -11,6 +11,7 @@ Order of effects, so that a crash at any moment leaves nothing that lies:
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import time
 from collections.abc import Sequence
@@ -152,8 +153,11 @@ class Packer:
         *,
         allow_secrets: Sequence[str] = (),
         progress: ProgressSink | None = None,
+        now: dt.date | None = None,
     ) -> None:
         self.root = root
+        # The day rules with an age condition count to (packer.rules); None: they match nothing.
+        self.now = now
         self.store = store
         self.config = config
         self.allow_secrets = allow_secrets
@@ -265,7 +269,7 @@ class Packer:
         try:
             for scope in wanted:
                 self._scope_cands = None
-                rules = TierRules([*scope.rules, *self.config.rules])
+                rules = TierRules([*scope.rules, *self.config.rules], now=self.now)
                 scope_facts = [facts[p] for p in membership.get(scope.name, []) if p in facts]
                 for target in self._targets(scope, targets):
                     result = self._pack_target(scope, target, scope_facts, rules, baseline, check)
@@ -640,14 +644,16 @@ class Packer:
         history: History | None,
     ) -> bytes:
         """A digest of everything a manifest is a function of: versions of the code that derives
-        facts, the scope, target and rules, the tokenizer, the parent, the history read, and
-        every file's facts."""
+        facts, the scope, target and rules (and the day age rules count to), the tokenizer, the
+        parent, the history read, and every file's facts."""
         h = blake3.blake3()
         head = [
             MEMO_VERSION, SUMMARY_VERSION, RENDER_VERSION, LEXICON_VERSION, RATING_VERSION,
             self.counter.name, repr(scope), repr(target), repr(rules.rules),
             bytes(baseline or b""), history.digest if history is not None else b"",
         ]  # fmt: skip
+        if rules.now is not None and any(r.aged for r in rules.rules):
+            head.append(rules.now.isoformat())  # the day age rules counted to
         h.update(msgpack.packb(head, use_bin_type=True))
         for f in facts:
             row = [f.path, f.kind, f.size, bytes(f.digest or b""), f.forced, f.text, f.redacted]

@@ -21,6 +21,8 @@ The format (every key is optional unless marked)::
     required = false          # a required file is never demoted to fit a budget
     priority = 2              # weight class -4..4 (each step doubles what its files are worth
                               # to the fit); default by tier: high 2, medium 0, low -2
+    min_age_days = 0          # an age condition (either bound, or both, inclusive, 0..36500):
+    max_age_days = 7          # only dated paths of that age at --now (packer.rules)
 
     [scopes.core]             # one pack per scope and target; names: [a-z0-9][a-z0-9_-]*, <= 64
     roots = ["cas", "packer"] # required, non-empty: directories or files; "." is the whole tree
@@ -50,6 +52,7 @@ The format (every key is optional unless marked)::
     keep_days = 90            # older, up to this many days: a pointer; older: pruned
     entity_days = 7           # a fact last used longer ago than this is pruned ...
     entity_uses = 10          # ... unless it was used more than this many times
+    recent_changes_share = 20 # % of a memory pack's target for 90_recent_changes.md (0: none)
     [memory.targets.claude]   # a memory pack's budget per target (default: common 2500/3000,
     target = 10000            # chatgpt 5000/6000, claude 10000/12000); given, they replace
     max = 12000               # the defaults
@@ -183,8 +186,10 @@ DEFAULT_MEMORY_TARGETS = (
     Target("chatgpt", Budget(target=5_000, max=6_000)),
     Target("claude", Budget(target=10_000, max=12_000)),
 )
-# The most days a memory age setting may be: a century.
-MAX_MEMORY_DAYS = 36_500
+# The most days an age setting ([memory], a rule's age condition) may be: a century.
+MAX_DAYS = 36_500
+# A rule's age condition (packer.rules): both bounds inclusive, in whole days.
+AGE_KEYS = ("min_age_days", "max_age_days")
 
 
 @dataclass(frozen=True)
@@ -200,6 +205,8 @@ class MemoryConfig:
     # unless it was used more than ``entity_uses`` times.
     entity_days: int = 7
     entity_uses: int = 10
+    # The percentage of a target's budget a memory pack's recent changes may take (memory.recent)
+    recent_changes_share: int = 20
 
 
 @dataclass(frozen=True)
@@ -362,7 +369,11 @@ class _Reader:
         return tuple(self.rule(item, (*key, i), i) for i, item in enumerate(value))
 
     def rule(self, value: object, key: tuple[str | int, ...], index: int) -> Rule:
-        table = self.table(value, key, ("glob", "globs", "tier", "reason", "required", "priority"))
+        table = self.table(
+            value,
+            key,
+            ("glob", "globs", "tier", "reason", "required", "priority", *AGE_KEYS),
+        )
         if ("glob" in table) == ("globs" in table):
             self.fail(key, "needs exactly one of 'glob' (a string) or 'globs' (an array)")
         if "glob" in table:
@@ -393,7 +404,19 @@ class _Reader:
                     f"must be from {MIN_PRIORITY} to {MAX_PRIORITY} (a weight class: each step "
                     f"doubles what the files it matches are worth), got {priority}",
                 )
-        return Rule(globs, tier, reason, required, priority, index, "config")
+        ages = [self.days(table[name], (*key, name)) if name in table else None
+                for name in AGE_KEYS]  # fmt: skip
+        if ages[0] is not None and ages[1] is not None and ages[1] < ages[0]:
+            self.fail(
+                (*key, "max_age_days"), f"must be at least min_age_days ({ages[0]}), got {ages[1]}"
+            )
+        return Rule(globs, tier, reason, required, priority, index, "config", ages[0], ages[1])
+
+    def days(self, value: object, key: tuple[str | int, ...]) -> int:
+        number = self.integer(value, key)
+        if not 0 <= number <= MAX_DAYS:
+            self.fail(key, f"must be from 0 to {MAX_DAYS} days, got {number}")
+        return number
 
     def root(self, value: str, key: tuple[str | int, ...]) -> str:
         text = unicodedata.normalize("NFC", value)
@@ -475,15 +498,15 @@ class _Reader:
         table = self.table(
             value,
             key,
-            ("full_days", "summary_days", "keep_days", "targets", "entity_days", "entity_uses"),
+            (
+                *("full_days", "summary_days", "keep_days", "targets"),
+                *("entity_days", "entity_uses", "recent_changes_share"),
+            ),
         )
         base = MemoryConfig()
         days: dict[str, int] = {}
         for name in ("full_days", "summary_days", "keep_days"):
-            number = self.integer(table.get(name, getattr(base, name)), (*key, name))
-            if not 0 <= number <= MAX_MEMORY_DAYS:
-                self.fail((*key, name), f"must be from 0 to {MAX_MEMORY_DAYS} days, got {number}")
-            days[name] = number
+            days[name] = self.days(table.get(name, getattr(base, name)), (*key, name))
         for lower, upper in (("full_days", "summary_days"), ("summary_days", "keep_days")):
             if days[upper] < days[lower]:
                 self.fail(
@@ -499,19 +522,18 @@ class _Reader:
             if not found:
                 self.fail((*key, "targets"), "must name at least one target")
             targets = tuple(found)
-        entity_days = self.integer(
-            table.get("entity_days", base.entity_days), (*key, "entity_days")
-        )
-        if not 0 <= entity_days <= MAX_MEMORY_DAYS:
-            self.fail(
-                (*key, "entity_days"),
-                f"must be from 0 to {MAX_MEMORY_DAYS} days, got {entity_days}",
-            )
+        entity_days = self.days(table.get("entity_days", base.entity_days), (*key, "entity_days"))
         entity_uses = self.integer(
             table.get("entity_uses", base.entity_uses), (*key, "entity_uses")
         )
         if entity_uses < 0:
             self.fail((*key, "entity_uses"), f"must be 0 or more, got {entity_uses}")
+        share_key = (*key, "recent_changes_share")
+        share = self.integer(
+            table.get("recent_changes_share", base.recent_changes_share), share_key
+        )
+        if not 0 <= share <= 100:
+            self.fail(share_key, f"must be a percentage from 0 to 100, got {share}")
         return MemoryConfig(
             days["full_days"],
             days["summary_days"],
@@ -519,6 +541,7 @@ class _Reader:
             targets,
             entity_days=entity_days,
             entity_uses=entity_uses,
+            recent_changes_share=share,
         )
 
     def load(self, value: object) -> LoadConfig:

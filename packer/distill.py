@@ -8,7 +8,9 @@ largest token deltas. Never a diff, never a raw log: a message keeps its subject
 paragraph of its body, trailers (``Signed-off-by:``, ``Co-authored-by:``) dropped.
 
 The window is the newest ``commits`` commits of the first-parent chain from HEAD, or the chain
-from HEAD back to a revision (``since``), at most `MAX_COMMITS`. Only commits that change the
+from HEAD back to a revision (``since``), at most `MAX_COMMITS`; with ``until`` (a day), only
+the commits dated that day or before count, so commits made later never change the window of
+that day (a memory pack's, `memory.recent`). Only commits that change the
 project's folder count when the project is a subfolder of its repository, as in
 `packer.history`, whose git conventions apply: configuration that could change the output fixed
 on the command line, ``-z`` output, order from the chain, never from a clock. Dates are shown as
@@ -39,6 +41,7 @@ replaced by the marker whole.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -53,6 +56,7 @@ from cas.report import json_rule
 from packer.config import Config, Target
 from packer.diff import Change, PackDiff, diff
 from packer.history import FIRST_PARENT_LOG, git_environment, run_git
+from packer.rules import parse_day
 from packer.secrets import marker, redact, redact_path, scan_secrets, secrets_in_paths
 from packer.tokens import TokenCounter
 
@@ -125,13 +129,21 @@ class RecentChanges:
 
 
 def read_window(
-    root: str | os.PathLike[str], *, commits: int = DEFAULT_COMMITS, since: str | None = None
+    root: str | os.PathLike[str],
+    *,
+    commits: int = DEFAULT_COMMITS,
+    since: str | None = None,
+    until: str | None = None,
 ) -> Window:
     """The newest ``commits`` commits of the first-parent chain from HEAD, or those after the
-    revision ``since`` (at most `MAX_COMMITS`), that change files under ``root``.
+    revision ``since`` (at most `MAX_COMMITS`), that change files under ``root``; with
+    ``until`` (``YYYY-MM-DD``), only the commits whose committer date is that day or before
+    (see `_dated`).
 
-    `HistoryError` when ``root`` is not in a git repository or ``since`` names no commit."""
+    `HistoryError` when ``root`` is not in a git repository or ``since`` names no commit;
+    `UsageError` when ``until`` is not a calendar date."""
     root = Path(root)
+    day = parse_day(until) if until is not None else None
     env = git_environment()
     top = run_git(root, ["rev-parse", "--show-prefix"], env)
     if top is None:
@@ -149,6 +161,13 @@ def read_window(
         limit = MAX_COMMITS
     if run_git(root, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], env) is None:
         return Window(())  # a repository without commits
+    pathspec = ("--", ".") if prefix else ()
+    picked: list[str] = []
+    if day is not None:
+        picked, more = _dated(root, env, revs, pathspec, day, limit)
+        if not picked:
+            return Window(())
+        revs = ["--no-walk=unsorted", *picked]
     out = run_git(
         root,
         [
@@ -161,14 +180,66 @@ def read_window(
             "-z",
             f"--max-count={limit + 1}",
             *revs,
-            *(("--", ".") if prefix else ()),
+            *pathspec,
         ],
         env,
     )
     if out is None:
         raise HistoryError(str(root), "git log failed")
     found = _parse_log(out)
+    if day is not None:
+        return Window(tuple(found), cut=since is not None and more)
     return Window(tuple(found[:limit]), cut=since is not None and len(found) > limit)
+
+
+# A commit's date in its own zone is at most this far from its UTC date: git keeps zones up to
+# +-99:59. The git side of the `until` bound is this much past the day, the exact test is ours.
+_ZONE_SLACK = dt.timedelta(hours=100)
+
+
+def _dated(
+    root: Path,
+    env: dict[str, str],
+    revs: list[str],
+    pathspec: tuple[str, ...],
+    day: dt.date,
+    limit: int,
+) -> tuple[list[str], bool]:
+    """The newest ``limit`` commits of the chain (``revs``, ``pathspec``) whose committer date,
+    in the commit's own zone as `Commit.date` shows it, is ``day`` or before; and whether there
+    were more. Newer commits never take a place in the window (the chain's dates need not
+    be in order), so commits made after ``day`` leave the window of ``day`` as it was. git
+    skips the commits well after the day (``--until``, a timestamp, no clock); each date left is
+    compared here. At most `MAX_COMMITS` commits are read."""
+    end = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), dt.UTC) + _ZONE_SLACK
+    out = run_git(
+        root,
+        [
+            "log",
+            "--first-parent",
+            "--no-show-signature",
+            "--format=%H %cs",
+            "-z",
+            f"--until=@{int(end.timestamp())} +0000",
+            f"--max-count={MAX_COMMITS}",
+            *revs,
+            *pathspec,
+        ],
+        env,
+    )
+    if out is None:
+        raise HistoryError(str(root), "git log failed")
+    wanted = day.isoformat()
+    picked = []
+    for record in out.split(b"\0"):
+        fields = record.strip(b"\n").split(b" ")
+        if (
+            len(fields) == 2
+            and _HEX.fullmatch(fields[0])
+            and fields[1].decode("ascii", "replace") <= wanted
+        ):
+            picked.append(fields[0].decode("ascii"))
+    return picked[:limit], len(picked) > limit
 
 
 def _parse_log(out: bytes) -> list[Commit]:
@@ -569,14 +640,16 @@ def distill(
     tokenizer: str = "o200k_base",
     commits: int = DEFAULT_COMMITS,
     since: str | None = None,
+    until: str | None = None,
     old: Manifest | None = None,
     new: Manifest | None = None,
 ) -> RecentChanges:
-    """The recent-changes document of the git history of ``root`` (`read_window`) within
-    ``budget`` tokens of ``tokenizer`` (`distill_text`); with ``old`` and ``new``, two packs of
-    the project, their re-tiered files and token deltas (`packer.diff`)."""
+    """The recent-changes document of the git history of ``root`` (`read_window`, up to the
+    day ``until`` when given) within ``budget`` tokens of ``tokenizer`` (`distill_text`); with
+    ``old`` and ``new``, two packs of the project, their re-tiered files and token deltas
+    (`packer.diff`)."""
     if (old is None) != (new is None):
         raise UsageError("a pack diff needs both packs: give the old one and the new one")
-    window = read_window(root, commits=commits, since=since)
+    window = read_window(root, commits=commits, since=since, until=until)
     pack_diff = diff(old, new) if old is not None and new is not None else None
     return distill_text(window, budget, TokenCounter(tokenizer), pack_diff)

@@ -12,13 +12,25 @@ documentation, project metadata and configuration, then source, and a final ``**
 The project's source weighs more than anything but the top-level README and agent guides; a
 folder named ``doc`` or ``docs`` holds documentation only in document formats (a Go package
 named ``doc`` is source).
+
+A rule may also have an *age condition*: ``min_age_days`` and/or ``max_age_days``. Then it
+matches only a path that is dated, at an age within those bounds (both inclusive). A path's
+date is the first ``YYYY-MM-DD`` in its file name that is a calendar date (`path_date`:
+``logs/2026-11-24.md``, ``notes/2026-11-24-standup.md``; never a file time), and its age is
+the whole days from that date to the day the classifier is given (``now``, `age_days`). A
+rule with an age condition never matches an undated path, a path dated after ``now``, or any
+path when no ``now`` is given.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_RULES", "NOT_CONTENT", "TIERS", "Rule"]
+from cas.errors import UsageError
+
+__all__ = ["DEFAULT_RULES", "NOT_CONTENT", "TIERS", "Rule", "age_days", "parse_day", "path_date"]
 
 TIERS = ("high", "medium", "low")
 
@@ -31,7 +43,59 @@ class Rule:
     required: bool
     priority: int | None  # None: by position in the list the rule is classified in
     index: int  # position in the list it was declared in ([[rules]], a scope's, the built-ins)
-    origin: str  # "config" or "default"
+    origin: str  # "config", "default", or the module that made it ("memory")
+    min_age_days: int | None = None  # the age condition: both None for a rule without one
+    max_age_days: int | None = None
+
+    @property
+    def aged(self) -> bool:
+        """Whether the rule has an age condition."""
+        return self.min_age_days is not None or self.max_age_days is not None
+
+    def accepts_age(self, age: int | None) -> bool:
+        """Whether a path ``age`` days old (None: undated, or no day to count to) passes the
+        rule's age condition; a rule without one accepts any."""
+        if not self.aged:
+            return True
+        if age is None or age < 0:
+            return False
+        low = self.min_age_days or 0
+        return low <= age and (self.max_age_days is None or age <= self.max_age_days)
+
+
+# A date in a file name: four digits, two, two, not inside a longer run of digits.
+_DATE = re.compile(r"(?<![0-9])([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])")
+
+
+def path_date(path: str) -> dt.date | None:
+    """The first ``YYYY-MM-DD`` in the file name of ``path`` that is a calendar date, or None."""
+    name = path.rstrip("/").rpartition("/")[2]
+    for m in _DATE.finditer(name):
+        try:
+            return dt.date(int(m[1]), int(m[2]), int(m[3]))
+        except ValueError:
+            continue
+    return None
+
+
+def parse_day(text: str) -> dt.date:
+    """The calendar date ``text`` writes as ``YYYY-MM-DD`` (a ``--now``); `UsageError` else."""
+    m = _DATE.fullmatch(text)
+    if m is not None:
+        try:
+            return dt.date(int(m[1]), int(m[2]), int(m[3]))
+        except ValueError:
+            pass
+    raise UsageError(f"date {text!r} is not a calendar date written YYYY-MM-DD")
+
+
+def age_days(path: str, now: dt.date | None) -> int | None:
+    """Whole days from the date of ``path`` to ``now``: negative for a later date, None for an
+    undated path or no ``now``."""
+    if now is None:
+        return None
+    date = path_date(path)
+    return None if date is None else (now - date).days
 
 
 _JS = ("ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs")

@@ -12,15 +12,20 @@ A scope classifies with its own rules, then the configured global ones, then `DE
 
 A user rule without an explicit ``priority`` weighs by its tier: ``high`` 2, ``medium`` 0,
 ``low`` -2; an explicit priority is the weight class itself (-4 to 4).
+
+A rule may match on age (`packer.rules`: a date in the file name, counted to ``now``). ``now``
+belongs to a `TierRules`, given when it is made and never changed, so its remembered decisions
+are those of one day: another day is another `TierRules`. Without ``now``, no age rule matches.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from packer.config import Config, Scope, glob_spec
-from packer.rules import DEFAULT_RULES, TIERS, Rule
+from packer.rules import DEFAULT_RULES, TIERS, Rule, age_days
 
 __all__ = [
     "DEFAULT_RULES",
@@ -28,6 +33,7 @@ __all__ = [
     "TierDecision",
     "TierRules",
     "demote",
+    "describe_age",
     "rules_for_scope",
 ]
 
@@ -50,32 +56,41 @@ class TierDecision:
 
 
 class TierRules:
-    """An ordered list of rules with each rule's globs compiled once."""
+    """An ordered list of rules with each rule's globs compiled once, classifying at one day
+    (``now``; None: no age rule matches)."""
 
-    def __init__(self, rules: Sequence[Rule]) -> None:
+    def __init__(self, rules: Sequence[Rule], *, now: dt.date | None = None) -> None:
         for rule in rules:
             if rule.tier not in TIERS:
                 raise ValueError(f"rule {rule.globs!r} has unknown tier {rule.tier!r}")
         self.rules = tuple(rules)
+        self.now = now
+        self._aged = any(rule.aged for rule in self.rules)
         # each rule's globs: one regular expression when none is a negation (packer.wildmatch)
         self._specs = [glob_spec(rule.globs) for rule in self.rules]
+        # Decisions by path. An age rule's decision depends on now as well, which is fixed for
+        # the life of this object: the memo never serves one day's decision on another.
         self._memo: dict[str, TierDecision] = {}
         self._decisions: dict[int, TierDecision] = {}  # one shared object per rule
 
     def classify(self, path: str) -> TierDecision:
         """The first matching rule's decision for a root-relative POSIX path.
 
-        A path no rule matches (possible only with the built-in rules turned off) is LOW.
-        Decisions are remembered: a pack classifies each path once per target.
+        A path no rule matches (possible only with the built-in rules turned off, or with age
+        rules only) is LOW, with `rule_index` ``len(rules)``. Decisions are remembered: a pack
+        classifies each path once per target.
         """
         known = self._memo.get(path)
         if known is None:
-            known = self._memo[path] = self._classify(path)
+            age = age_days(path, self.now) if self._aged else None
+            known = self._memo[path] = self.classify_aged(path, age)
         return known
 
-    def _classify(self, path: str) -> TierDecision:
+    def classify_aged(self, path: str, age: int | None) -> TierDecision:
+        """The decision for ``path`` as if it were ``age`` days old (None: undated), whatever
+        its name and ``now`` say. Not remembered."""
         for index, spec in enumerate(self._specs):
-            if spec.match_file(path):
+            if self.rules[index].accepts_age(age) and spec.match_file(path):
                 return self.decision_at(index)
         return self.decision_at(len(self.rules))
 
@@ -102,22 +117,38 @@ class TierRules:
             return NO_MATCH_REASON
         rule = self.rules[index]
         d = self.decision_at(index)
-        where = "built-in rule" if rule.origin == "default" else "configured rule"
+        where = {"default": "built-in rule", "config": "configured rule"}.get(
+            rule.origin, f"{rule.origin} rule"
+        )
         required = ", required" if rule.required else ""
         globs = ", ".join(rule.globs[:6]) + (", ..." if len(rule.globs) > 6 else "")
         return (
-            f"{where} #{rule.index + 1} ({globs}): {rule.reason!r}, at most {rule.tier}, "
-            f"weight class {d.weight}{required}"
+            f"{where} #{rule.index + 1} ({globs}{describe_age(rule)}): {rule.reason!r}, at most "
+            f"{rule.tier}, weight class {d.weight}{required}"
         )
 
     def remember(self, path: str, index: int) -> None:
-        """Record a decision known from an earlier run (same rules), sparing the match."""
+        """Record a decision known from an earlier run (same rules, same ``now``), sparing the
+        match."""
         self._memo[path] = self.decision_at(index)
 
 
-def rules_for_scope(config: Config, scope: Scope) -> TierRules:
-    """The rules a scope classifies with: its own, then the global (and built-in) ones."""
-    return TierRules((*scope.rules, *config.rules))
+def describe_age(rule: Rule) -> str:
+    """A rule's age condition in words (``, 8 to 30 days old``), or nothing."""
+    low, high = rule.min_age_days, rule.max_age_days
+    if low is None and high is None:
+        return ""
+    if high is None:
+        return f", at least {low} days old"
+    if low is None or low == 0:
+        return f", at most {high} days old"
+    return f", {low} to {high} days old"
+
+
+def rules_for_scope(config: Config, scope: Scope, *, now: dt.date | None = None) -> TierRules:
+    """The rules a scope classifies with, at ``now``: its own, then the global (and built-in)
+    ones."""
+    return TierRules((*scope.rules, *config.rules), now=now)
 
 
 def demote(tier: str) -> str | None:

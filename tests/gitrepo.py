@@ -53,12 +53,15 @@ class Repo:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
 
-    def commit(self, message: str, files: dict[str, str] | None = None) -> str:
-        """Write ``files``, commit everything with ``message``; the new commit's hash."""
+    def commit(
+        self, message: str, files: dict[str, str] | None = None, *, date: str | None = None
+    ) -> str:
+        """Write ``files``, commit everything with ``message``; the new commit's hash. Its date
+        is the next hour of the counter, or ``date`` (git's ``SECONDS +HHMM``) when given."""
         for rel, text in (files or {}).items():
             self.write(rel, text)
         self.ticks += 1
-        date = f"{EPOCH + 3600 * self.ticks} +0000"
+        date = date or f"{EPOCH + 3600 * self.ticks} +0000"
         self.git("add", "-A")
         subprocess.run(
             [GIT, "-C", str(self.root), "commit", "-q", "--allow-empty", "-F", "-"],

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from cas import Store
+from cas.manifest import Manifest
+from cas.manifest import decode as decode_manifest
 from tests.conftest import run_cas
 from tests.secret_corpus import Values
 
@@ -24,6 +26,10 @@ def one_line(err: str) -> str:
 def project(tmp_path: Path) -> Path:
     assert run_cas("init", cwd=tmp_path).code == 0
     return tmp_path
+
+
+def load_manifest(path: Path) -> Manifest:
+    return decode_manifest(path.read_bytes())
 
 
 def mem(project: Path, *args: str, stdin: bytes | None = None) -> str:
@@ -192,6 +198,49 @@ def test_mem_pack_renders_age_tiers_within_budget_the_same_bytes_every_run(
     assert r.code == 0, r.out + r.err
     # One target without -o: the document is printed.
     assert mem(project, "pack", "--now", "2026-10-10", "-t", "claude") == packs["claude"]["text"]
+
+
+def test_mem_pack_shows_the_projects_recent_changes_up_to_now(tmp_path: Path) -> None:
+    from tests.gitrepo import Repo
+
+    repo = Repo(tmp_path / "proj")
+    day = 86_400
+    start = 1_788_220_800  # 2026-09-01T00:00:00Z
+    for n in range(40):
+        repo.commit(f"Change of day {n}\n\nWhy it changed.\n", {f"src/m{n % 7}.py": f"{n}\n"},
+                    date=f"{start + n * day + 3600} +0000")  # fmt: skip
+    assert run_cas("init", cwd=repo.root).code == 0
+    scripted_month(repo.root)
+    runs = []
+    for seed in ("1", "2"):
+        if seed == "2":  # commits after --now change nothing
+            repo.commit("Tomorrow's change\n", {"late.py": "x\n"}, date=f"{start + 41 * day} +0000")
+        r = run_cas("mem", "pack", "--now", "2026-10-10", "--json", cwd=repo.root,
+                    env={"PYTHONHASHSEED": seed})  # fmt: skip
+        assert r.code == 0, r.err
+        manifests = sorted((repo.root / "manifests").glob("mem.*.pack"))
+        runs.append((r.stdout_bytes, [p.read_bytes() for p in manifests]))
+    assert runs[0] == runs[1]
+    packs = {p["target"]: p for p in json.loads(runs[0][0])["packs"]}
+    for target, share in (("common", 500), ("chatgpt", 1000), ("claude", 2000)):
+        p = packs[target]
+        assert p["recent_changes"] == "high" and p["tokens"] <= p["max"]
+        text = p["text"]
+        assert "## Recent changes (90_recent_changes.md)\n\n20 commits, " in text
+        assert "Change of day 39" in text and "Tomorrow" not in text
+        m = load_manifest(repo.root / "manifests" / f"mem.global.{target}.pack")
+        entry = {e.path: e for e in m.entries}["90_recent_changes.md"]
+        assert entry.tier == "high" and entry.tokens <= share
+    r = run_cas("verify", "mem.global.common", cwd=repo.root)
+    assert r.code == 0, r.out + r.err
+    # outside a git repository the pack says so in one line
+    out = mem(tmp_path / "proj", "pack", "--now", "2026-10-10", "-t", "common")
+    assert "Change of day" in out
+    (tmp_path / "plain").mkdir()
+    assert run_cas("init", cwd=tmp_path / "plain").code == 0
+    out = mem(tmp_path / "plain", "pack", "--now", "2026-10-10", "-t", "common")
+    assert out.endswith("## Recent changes (90_recent_changes.md)\n\n"
+                        "Not a git repository: no recent changes.\n")  # fmt: skip
 
 
 def test_cas_toml_memory_settings_change_the_tiers_and_targets(project: Path) -> None:

@@ -358,6 +358,35 @@ def test_an_unknown_scope_or_target_is_exit_2_listing_the_configured_ones(small:
     assert [p["name"] for p in json.loads(r.out)["packs"]] == ["docs.claude"]
 
 
+def test_age_rules_tier_dated_files_by_the_day_given_with_now(tmp_path: Path) -> None:
+    root = tmp_path / "dated"
+    (root / "notes").mkdir(parents=True)
+    (root / "cas.toml").write_text(
+        '[[rules]]\nglob = "notes/*.md"\ntier = "low"\nreason = "old note"\nmin_age_days = 30\n'
+    )
+    for date in ("2026-01-01", "2026-03-01"):
+        (root / "notes" / f"{date}.md").write_text(f"# Note of {date}\n\nWhat happened.\n")
+    (root / "notes" / "index.md").write_text("# Notes\n")
+    assert run_cas("init", cwd=root).code == 0
+
+    def reasons(*args: str) -> dict[str, tuple[str, str | None]]:
+        pack(root, *args)
+        return {e.path: (e.tier, e.reason) for e in load(root).entries}
+
+    early = reasons("--now", "2026-03-05")
+    assert early["notes/2026-01-01.md"] == ("low", "old note")
+    assert early["notes/2026-03-01.md"][1] == "documentation"
+    # another day, the same files: decided afresh, not served from the last run's memo
+    late = reasons("--now", "2026-04-15")
+    assert late["notes/2026-03-01.md"] == ("low", "old note")
+    # without a day an age rule matches nothing; the undated file never
+    undated = reasons()
+    assert {undated[p][1] for p in undated} == {"documentation"}
+    assert reasons("--now", "2026-03-05") == early
+    r = run_cas("pack", "--now", "2026-02-30", cwd=root)
+    assert r.code == 2 and "not a calendar date" in one_line(r.err)
+
+
 def test_render_and_show_of_an_unknown_pack_stay_not_found(small: Path) -> None:
     assert run_cas("pack", cwd=small).code == 0
     for command in ("render", "show"):

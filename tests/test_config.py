@@ -586,6 +586,9 @@ def test_memory_settings_load_with_the_source_designs_defaults(tmp_path: Path) -
     got = load_config(tmp_path).memory
     assert (got.full_days, got.summary_days, got.keep_days) == (2, 30, 40)
     assert got.targets == (Target("tiny", Budget(500, 500)),)
+    assert got.recent_changes_share == 20
+    (tmp_path / "cas.toml").write_text("[memory]\nrecent_changes_share = 0\n")
+    assert load_config(tmp_path).memory.recent_changes_share == 0
 
 
 @pytest.mark.parametrize(
@@ -597,10 +600,25 @@ def test_memory_settings_load_with_the_source_designs_defaults(tmp_path: Path) -
         ("[memory]\nkeep = 10\n", "memory.keep", "unknown key"),
         ('[memory]\nfull_days = "7"\n', "memory.full_days", "must be an integer"),
         ("[memory.targets]\n", "memory.targets", "at least one target"),
+        (
+            "[memory]\nrecent_changes_share = 101\n",
+            "memory.recent_changes_share",
+            "must be a percentage from 0 to 100, got 101",
+        ),
+        (
+            "[memory]\nrecent_changes_share = -5\n",
+            "memory.recent_changes_share",
+            "must be a percentage from 0 to 100, got -5",
+        ),
+        (
+            "[memory]\nrecent_changes_share = 12.5\n",
+            "memory.recent_changes_share",
+            "must be an integer, not a float",
+        ),
     ],
 )
 def test_bad_memory_settings_name_the_key(tmp_path: Path, text: str, key: str, words: str) -> None:
     (tmp_path / "cas.toml").write_text(text)
     with pytest.raises(ConfigError) as err:
         load_config(tmp_path)
-    assert key in str(err.value) and words in str(err.value)
+    assert key in str(err.value) and words in str(err.value) and "\n" not in str(err.value)

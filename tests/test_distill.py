@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cas.errors import DistillBudgetError, HistoryError, UnknownName
+from cas.errors import DistillBudgetError, HistoryError, UnknownName, UsageError
 from packer.config import load_config
 from packer.diff import Change, PackDiff
 from packer.distill import (
@@ -115,6 +115,53 @@ def test_window_commits_and_since(tmp_path: Path) -> None:
     tagged = read_window(repo.root, since="main~1")
     assert [c.id for c in tagged.commits] == [hashes[-1]]
     assert MAX_COMMITS >= 1000
+
+
+DAY = 86_400
+EPOCH = 1_704_067_200  # 2024-01-01T00:00:00Z, as tests.gitrepo dates its commits
+
+
+def test_until_keeps_the_commits_dated_that_day_or_before_whatever_came_later(
+    tmp_path: Path,
+) -> None:
+    repo = Repo(tmp_path / "repo")
+    dates = [0, 1, 3, 2, 5, 4]  # days after 2024-01-01, not in chain order
+    hashes = [
+        repo.commit(f"c{i}\n", {"f.txt": f"{i}\n"}, date=f"{EPOCH + d * DAY + 3600} +0000")
+        for i, d in enumerate(dates)
+    ]
+
+    def ids(until: str, commits: int = 20) -> list[str]:
+        return [c.id for c in read_window(repo.root, commits=commits, until=until).commits]
+
+    # the chain's order, newest first, only the commits dated the day or before
+    assert ids("2024-01-03") == [hashes[3], hashes[1], hashes[0]]
+    assert ids("2024-01-04") == [hashes[3], hashes[2], hashes[1], hashes[0]]
+    assert ids("2024-01-06") == hashes[::-1]
+    assert ids("2023-12-31") == []
+    # a later commit never takes a place in an earlier day's window, however small
+    assert ids("2024-01-04", commits=2) == [hashes[3], hashes[2]]
+    before = distill(repo.root, 2500, until="2024-01-04")
+    for n in range(30):
+        repo.commit(f"later {n}\n", {"g.txt": f"{n}\n"}, date=f"{EPOCH + 4 * DAY + n} +0000")
+    assert distill(repo.root, 2500, until="2024-01-04") == before
+    assert ids("2024-01-05", commits=2)[0] != hashes[3]
+    with_since = read_window(repo.root, since=hashes[1], until="2024-01-04")
+    assert [c.id for c in with_since.commits] == [hashes[3], hashes[2]]
+    for bad in ("2024-02-30", "yesterday", "2024-1-1"):
+        with pytest.raises(UsageError):
+            read_window(repo.root, until=bad)
+
+
+def test_until_compares_each_commits_date_in_its_own_zone(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    # 2024-01-05 12:00 UTC is 2024-01-06 in +1400 and 2024-01-04 in -1300
+    east = repo.commit("east\n", {"a": "a\n"}, date=f"{EPOCH + 4 * DAY + 12 * 3600} +1400")
+    west = repo.commit("west\n", {"b": "b\n"}, date=f"{EPOCH + 4 * DAY + 12 * 3600} -1300")
+    assert [c.id for c in read_window(repo.root, until="2024-01-04").commits] == [west]
+    assert [c.id for c in read_window(repo.root, until="2024-01-05").commits] == [west]
+    both = read_window(repo.root, until="2024-01-06").commits
+    assert [(c.id, c.date) for c in both] == [(west, "2024-01-04"), (east, "2024-01-06")]
 
 
 def test_subfolder_project_sees_its_own_history(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.ages import age_days, age_rules, past_retention, tier_of
+from memory.ages import age_days, age_rules, log_tiers, past_retention, tier_at, tier_of
 from packer.config import MemoryConfig
 
 RANK = {"high": 3, "medium": 2, "low": 1, None: 0}
@@ -54,6 +54,34 @@ def test_a_logs_tier_never_rises_as_now_advances(
         assert RANK[after] <= RANK[before]
     # whatever the numbers, a tier follows from the age alone
     assert tier_of(age_days(date, now), config) == tier_of(offset, config)
+
+
+@given(
+    st.integers(0, 300),
+    st.integers(0, 300),
+    st.integers(0, 300),
+    st.integers(-60, 1000),
+    st.integers(0, 20_000),
+)
+def test_the_age_rules_give_the_documented_table_for_any_age_and_settings(
+    a: int, b: int, c: int, age: int, start: int
+) -> None:
+    full, summary, keep = sorted((a, b, c))
+    config = MemoryConfig(full, summary, keep)
+    now = day(start)
+    path = f"logs/{day(start - age)}.md"
+    if age < 0 or age > keep:
+        want = None
+    elif age <= full:
+        want = "high"
+    elif age <= summary:
+        want = "medium"
+    else:
+        want = "low"
+    rules = log_tiers(config, now)
+    assert tier_at(path, rules) == tier_of(age, config) == want
+    assert all(r.origin == "memory" and r.aged for r in rules.rules)
+    assert tier_at("MEMORY.md", rules) is None  # only daily logs have an age tier
 
 
 @given(st.integers(0, 200), st.integers(0, 120))

@@ -1,7 +1,9 @@
-"""Tier rules: first match wins, the built-in rules, scope rules first, priorities, demotion."""
+"""Tier rules: first match wins, the built-in rules, scope rules first, priorities, demotion,
+age conditions counted from a path's date to the classifier's day."""
 
 from __future__ import annotations
 
+import datetime as dt
 import tempfile
 from pathlib import Path
 
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 
 from cas.errors import ConfigError
 from packer.config import TIERS, Rule, glob_problem, load_config
+from packer.rules import age_days, path_date
 from packer.tiers import (
     DEFAULT_RULES,
     TIER_ORDER,
@@ -22,9 +25,16 @@ from packer.tiers import (
 from tests.gitoracle import Git
 
 
-def rule(globs: str | tuple[str, ...], tier: str, reason: str = "") -> Rule:
+def rule(
+    globs: str | tuple[str, ...],
+    tier: str,
+    reason: str = "",
+    *,
+    min_age: int | None = None,
+    max_age: int | None = None,
+) -> Rule:
     globs = (globs,) if isinstance(globs, str) else globs
-    return Rule(globs, tier, reason or tier, False, None, 0, "config")
+    return Rule(globs, tier, reason or tier, False, None, 0, "config", min_age, max_age)
 
 
 DEFAULTS = TierRules(DEFAULT_RULES)
@@ -225,6 +235,166 @@ def test_demote_and_order() -> None:
     assert sorted(TIERS, key=TIER_ORDER.__getitem__) == ["low", "medium", "high"]
     with pytest.raises(ValueError):
         demote("top")
+
+
+# --- age conditions ----------------------------------------------------------------------------
+
+DAY = dt.date(2026, 3, 1)
+
+
+def days_before(n: int, now: dt.date = DAY) -> str:
+    return (now - dt.timedelta(days=n)).isoformat()
+
+
+@pytest.mark.parametrize(
+    ("path", "date"),
+    [
+        ("logs/2026-11-24.md", dt.date(2026, 11, 24)),
+        ("notes/standup-2026-02-28-am.txt", dt.date(2026, 2, 28)),
+        ("2024-02-29.md", dt.date(2024, 2, 29)),
+        ("x/2026-13-01_2026-01-02.md", dt.date(2026, 1, 2)),  # the first calendar date
+        ("2025-02-29.md", None),  # not a calendar date
+        ("12026-11-24.md", None),  # inside a longer run of digits
+        ("2026-11-24/notes.md", None),  # a folder's name is not the file's date
+        ("README.md", None),
+    ],
+)
+def test_a_paths_date_is_the_first_calendar_date_in_its_file_name(
+    path: str, date: dt.date | None
+) -> None:
+    assert path_date(path) == date
+
+
+def test_age_rules_match_by_the_date_in_the_name_counted_to_now() -> None:
+    rules = [
+        rule("logs/*.md", "high", "fresh", max_age=7),
+        rule("logs/*.md", "medium", "middle", min_age=8, max_age=30),
+        rule("logs/*.md", "low", "old", min_age=31),
+        rule("**", "medium", "other"),
+    ]
+    tiers = TierRules(rules, now=DAY)
+    assert tiers.now == DAY
+    assert tiers.classify(f"logs/{days_before(0)}.md").reason == "fresh"
+    assert tiers.classify(f"logs/{days_before(7)}.md").reason == "fresh"
+    assert tiers.classify(f"logs/{days_before(8)}.md").reason == "middle"
+    assert tiers.classify(f"logs/{days_before(30)}.md").reason == "middle"
+    assert tiers.classify(f"logs/{days_before(31)}.md").reason == "old"
+    assert tiers.classify(f"logs/{days_before(5000)}.md").reason == "old"
+    # dated after now, undated, or no now at all: no age rule matches
+    assert tiers.classify(f"logs/{days_before(-1)}.md").reason == "other"
+    assert tiers.classify("logs/today.md").reason == "other"
+    undated = TierRules(rules)
+    assert undated.classify(f"logs/{days_before(0)}.md").reason == "other"
+    # a file time never counts: the same name is the same decision whatever the file
+    assert age_days("a/2026-02-27.md", DAY) == 2 and age_days("a.md", DAY) is None
+    assert age_days("a/2026-02-27.md", None) is None
+
+
+def test_a_decision_that_depends_on_now_is_never_served_on_another_day() -> None:
+    rules = [rule("*.md", "high", "recent", max_age=3), rule("**", "low", "rest")]
+    path = "notes/2026-03-01.md"
+    decided = []
+    for now in (dt.date(2026, 3, 2), dt.date(2026, 3, 20), dt.date(2026, 3, 2)):
+        tiers = TierRules(rules, now=now)
+        first = tiers.classify(path)
+        assert tiers.classify(path) is first  # remembered within its day
+        decided.append(first.reason)
+    assert decided == ["recent", "rest", "recent"]
+    # classify_aged ignores both the name's date and now, and remembers nothing
+    tiers = TierRules(rules, now=dt.date(2026, 3, 2))
+    assert tiers.classify_aged(path, 10).reason == "rest"
+    assert tiers.classify_aged(path, None).reason == "rest"
+    assert tiers.classify(path).reason == "recent"
+
+
+def test_age_conditions_load_from_cas_toml_and_show_in_the_rules_description(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "cas.toml").write_text(
+        '[[rules]]\nglob = "notes/*.md"\ntier = "high"\nreason = "this week"\n'
+        "max_age_days = 7\n"
+        '[[rules]]\nglob = "notes/*.md"\ntier = "low"\nreason = "old notes"\nmin_age_days = 60\n'
+    )
+    config = load_config(tmp_path)
+    first, second = config.rules[:2]
+    assert (first.min_age_days, first.max_age_days) == (None, 7)
+    assert (second.min_age_days, second.max_age_days) == (60, None)
+    rules = rules_for_scope(config, config.scopes[0], now=DAY)
+    assert rules.classify(f"notes/{days_before(3)}.md").reason == "this week"
+    assert rules.classify(f"notes/{days_before(61)}.md").reason == "old notes"
+    assert rules.classify(f"notes/{days_before(20)}.md").reason == "documentation"
+    assert "at most 7 days old" in rules.describe(0)
+    assert "at least 60 days old" in rules.describe(1)
+    assert rules_for_scope(config, config.scopes[0]).classify(
+        f"notes/{days_before(3)}.md"
+    ).reason == "documentation"  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("max_age_days = -1", "rules[1].max_age_days: must be from 0 to 36500 days, got -1"),
+        ("min_age_days = 40000", "rules[1].min_age_days: must be from 0 to 36500 days"),
+        ('max_age_days = "7"', "rules[1].max_age_days: must be an integer, not a string"),
+        ("max_age_days = 7.5", "rules[1].max_age_days: must be an integer, not a float"),
+        ("max_age_days = true", "rules[1].max_age_days: must be an integer, not a boolean"),
+        (
+            "min_age_days = 9\nmax_age_days = 8",
+            "rules[1].max_age_days: must be at least min_age_days (9), got 8",
+        ),
+    ],
+)
+def test_a_bad_age_condition_is_one_line_naming_the_key(
+    tmp_path: Path, text: str, says: str
+) -> None:
+    (tmp_path / "cas.toml").write_text(
+        '[[rules]]\nglob = "notes/*.md"\ntier = "high"\n' + text + "\n"
+    )
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path)
+    message = str(err.value)
+    assert says in message and "\n" not in message
+
+
+# The documented table of age tiers: the memory's tiers (memory.ages) as packer rules.
+def table_tier(age: int, full: int, summary: int, keep: int) -> str | None:
+    if age < 0:
+        return None
+    if age <= full:
+        return "high"
+    if age <= summary:
+        return "medium"
+    if age <= keep:
+        return "low"
+    return None
+
+
+@given(
+    st.integers(0, 400),
+    st.integers(0, 400),
+    st.integers(0, 400),
+    st.integers(-100, 1500),
+    st.dates(dt.date(1990, 1, 1), dt.date(2200, 1, 1)),
+)
+@example(7, 30, 90, 7, DAY).via("the source design's numbers")
+@example(0, 0, 0, 0, DAY)
+@example(0, 0, 0, 1, DAY)
+def test_age_rules_classify_by_the_documented_table_for_any_age_and_bounds(
+    a: int, b: int, c: int, age: int, now: dt.date
+) -> None:
+    full, summary, keep = sorted((a, b, c))
+    rules = [
+        rule("logs/*.md", "high", "full", max_age=full),
+        rule("logs/*.md", "medium", "summary", max_age=summary),
+        rule("logs/*.md", "low", "pointer", max_age=keep),
+    ]
+    tiers = TierRules(rules, now=now)
+    path = f"logs/{(now - dt.timedelta(days=age)).isoformat()}.md"
+    decision = tiers.classify(path)
+    tier = None if decision.rule_index == len(rules) else decision.tier
+    assert tier == table_tier(age, full, summary, keep)
+    assert tiers.classify_aged(path, age) == decision
+    assert TierRules(rules).classify(path).rule_index == len(rules)  # no now: no age match
 
 
 PATH_PARTS = st.sampled_from(

@@ -248,20 +248,23 @@ def mem_pack(
     ctx: Ctx, scope: str, targets: tuple[str, ...], now: str, out: str | None, as_json: bool
 ) -> None:
     """Build SCOPE's memory pack per target at --now: MEMORY.md and facts, then daily logs by
-    age (in full, summarized, a pointer), fitted to each target's budget. The manifests go to
-    the project's manifests folder; with one target and no -o the document is printed."""
+    age (in full, summarized, a pointer), then 90_recent_changes.md from the project's git
+    history up to --now, fitted to each target's budget. The manifests go to the project's
+    manifests folder; with one target and no -o the document is printed."""
     from pathlib import Path
 
     from cas.fsutil import atomic_write
     from memory.ages import load_memory_config
     from memory.entries import check_date
     from memory.packs import build, describe, save
+    from memory.recent import history
     from memory.scopes import check_scope
     from memory.state import head
 
     check_scope(scope)
     check_date(now)
-    config = load_memory_config(project_root())
+    root = project_root()
+    config = load_memory_config(root)
     known = {t.name: t for t in config.targets}
     for name in targets:
         if name not in known:
@@ -272,7 +275,8 @@ def mem_pack(
     folder = project_packs()
     with ctx.open_store() as store:
         state = head(store, scope)
-        packs = [build(store, state, now, config, t) for t in chosen]
+        changes = history(root, now) if config.recent_changes_share else None
+        packs = [build(store, state, now, config, t, changes=changes) for t in chosen]
         for p in packs:
             save(store, p, folder)
     if out is not None:
@@ -292,6 +296,7 @@ def mem_pack(
                         "max": p.max,
                         "tiers": p.tiers,
                         "omitted": p.omitted,
+                        "recent_changes": p.recent,
                         "text": p.text,
                     }
                     for p in packs

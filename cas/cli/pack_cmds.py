@@ -67,6 +67,11 @@ def _store_for_pack(ctx: Ctx, root: Path) -> Store:
     metavar="PATH",
     help="Write nothing; say why PATH got its tier in each pack (rule, rating, prices, choice).",
 )
+@click.option(
+    "--now",
+    metavar="YYYY-MM-DD",
+    help="The day rules with an age condition count to (without it they match nothing).",
+)
 @json_option
 @quiet_option
 @pass_ctx
@@ -78,18 +83,21 @@ def pack(
     allow: tuple[str, ...],
     check: bool,
     explain: str | None,
+    now: str | None,
     as_json: bool,
 ) -> None:
     """Build the context packs of this repository (all scopes, or SCOPE...)."""
     from packer.build import Packer
     from packer.config import load_config
+    from packer.rules import parse_day
 
+    day = parse_day(now) if now is not None else None
     root = project_root()
     config = load_config(root)
     with _store_for_pack(ctx, root) as store:
         parent = load_pack(baseline, manifest_dir(root), store).digest if baseline else None
         with Progress("packing", enabled=ctx.progress, stages=True) as bar:
-            packer = Packer(root, store, config, allow_secrets=allow, progress=bar.sink)
+            packer = Packer(root, store, config, allow_secrets=allow, progress=bar.sink, now=day)
             report = packer.run(
                 scopes=scopes, targets=targets, baseline=parent, check=check, explain=explain
             )
