@@ -1,11 +1,13 @@
 """A month of agent memory end to end, as the issue's "done when" says, on two machines.
 
-Two projects stand for two machines: each writes the same scripted month (dated entries, facts,
-a curated line, a planted secret, a session's note) in a process of its own, under another time
-zone, locale and hash seed. Then, through the `cas` command:
+Two projects stand for two machines: each is a git repository with the same dated commits, and
+writes the same scripted month (dated entries, facts, a curated line, a planted secret, a
+session's note) in a process of its own, under another time zone, locale and hash seed. Then,
+through the `cas` command:
 
 * the memories are the same state, and memory packs at any ``--now`` are the same bytes, each
-  log in the tier its age says, each target within its budget;
+  log in the tier its age says, each target within its budget, their recent changes the
+  commits dated ``--now`` or before;
 * the planted secret is in no blob of the store and no pack;
 * pruning at day 91 removes exactly the log past the retention and the stale facts, and
   journals each; rolling back restores the memory exactly;
@@ -26,6 +28,7 @@ import pytest
 
 from cas import Store
 from tests.conftest import ROOT, cas_env, run_cas
+from tests.gitrepo import Repo
 from tests.secret_corpus import Values
 
 FIRST = dt.date(2026, 9, 1)
@@ -65,8 +68,16 @@ def day(n: int) -> str:
     return (FIRST + dt.timedelta(days=n)).isoformat()
 
 
+COMMITS = range(0, DAYS, 3)  # a commit on every third day: "ship step N"
+
+
 def machine(root: Path, tz: str, seed: str) -> tuple[Path, dict[str, str]]:
-    root.mkdir()
+    repo = Repo(root)
+    repo.write(".gitignore", ".cas/\nmanifests/\n")
+    for n in COMMITS:
+        noon = dt.datetime.combine(FIRST + dt.timedelta(days=n), dt.time(12), dt.UTC)
+        repo.commit(f"ship step {n}", {f"src/step{n}.py": f"STEP = {n}\n"},
+                    date=f"{int(noon.timestamp())} +0000")  # fmt: skip
     env = {"TZ": tz, "PYTHONHASHSEED": seed, "LC_ALL": "C"}
     assert run_cas("init", cwd=root, env=env).code == 0
     done = subprocess.run(
@@ -119,6 +130,12 @@ def test_the_same_month_is_the_same_memory_and_the_same_packs_at_any_now(
             assert (pack["budget"], pack["max"]) == (budget, most)
             assert pack["tokens"] <= most, (now, target)
             assert TOKEN not in pack["text"] and "zebra" not in pack["text"]
+            assert pack["text"].count("90_recent_changes.md") == 1
+        # The recent changes are the commits dated --now or before, never later ones.
+        text = packs["claude"]["text"]
+        assert [n for n in COMMITS if f"ship step {n}\n" in text] == [
+            n for n in COMMITS if n <= offset
+        ], now
         # The claude budget holds the whole month: every log is in the tier its age says.
         tiers = packs["claude"]["tiers"]
         for n in range(DAYS):
