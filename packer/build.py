@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -32,6 +32,7 @@ from cas.lease import Lease
 from cas.report import json_rule, pairs, rounded
 from cas.residency import trim_heap
 from cas.store import Store
+from cas.words import Terms
 from packer.cache import Cache
 from packer.config import Config, Scope, Target, assign_scopes, glob_spec
 from packer.explain import Explanation
@@ -154,8 +155,11 @@ class Packer:
         allow_secrets: Sequence[str] = (),
         progress: ProgressSink | None = None,
         now: dt.date | None = None,
+        terms: Callable[[Digest, Terms | None], None] | None = None,
     ) -> None:
         self.root = root
+        # Where the ingest sends each new body's search terms (`cas.textindex.Writer.add`).
+        self.terms = terms
         # The day rules with an age condition count to (packer.rules); None: they match nothing.
         self.now = now
         self.store = store
@@ -240,7 +244,13 @@ class Packer:
         )
         report.files = len(todo)
         with self.store.batch() as batch:
-            ingest = Ingest(batch, self.cache, self.counter, allow_secrets=self.allow_secrets)
+            ingest = Ingest(
+                batch,
+                self.cache,
+                self.counter,
+                allow_secrets=self.allow_secrets,
+                terms=None if check else self.terms,
+            )
             read = [0]  # bytes of the files taken in so far (their sizes)
 
             def tick(done: int, nbytes: int) -> None:

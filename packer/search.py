@@ -36,7 +36,7 @@ from cas.errors import BlobNotFound, CorruptBlob, NotFound, UsageError
 from cas.events import ProgressSink, emit
 from cas.report import json_rule, pairs
 from cas.store import Store
-from cas.textindex import QueryName, TextIndex, query_names, split_name, text_of
+from cas.textindex import QueryName, TextIndex, definition_key, query_names, split_name, text_of
 from cas.visibility import is_memory_pack, visible
 from packer.wildmatch import GlobList
 
@@ -45,14 +45,6 @@ WHOLE_WORD: Final = 2
 PART: Final = 1
 PATH_FACTOR: Final = 2
 DEFINES: Final = 3  # a file defining a name of the query gains this many times its weight
-RERANK: Final = 200  # files read per word to find where the query's names are defined
-# A line that defines NAME, in the languages the packer reads: a keyword before it, or NAME
-# assigned or declared with a type at the start of a line.
-_DEFINITION: Final = (
-    r"(?:\b(?:def|class|func|fn|function|type|interface|struct|trait|enum|const|let|var|"
-    r"module|impl|macro_rules!|object|record|protocol|extension|defmacro)\s+(?:\([^)]*\)\s*)?"
-    r"{name}\b)|(?:^\s*(?:export\s+)?(?:pub\s+)?{name}\s*(?::[^=\n]*)?=[^=])"
-)
 SNIPPET_LINES: Final = 3
 SNIPPET_WIDTH: Final = 200
 _FRACTION: Final = 6  # fixed-point bits of `idf`
@@ -68,6 +60,8 @@ values return returns returned take takes called call calls way ways"""
 STOP_WORDS: Final = frozenset(_STOP_TEXT.split())
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_OTHER_SCRIPT = re.compile(r"\w*[^\W\x00-\x7f]\w*")
+_UNICODE_WORD = re.compile(r"\w+")
 
 
 def idf(files: int, holding: int) -> int:
@@ -282,20 +276,21 @@ class Scored:
 def score(
     index: TextIndex, src: Source, query: str, read: Callable[[Digest], str] | None = None
 ) -> Scored:
-    """Score every file of ``src`` that holds a term of ``query``; with ``read``, the best
-    `RERANK` files are read and those that define a name of the query (``def NAME``,
-    ``class NAME``, ``func NAME``, ``NAME =`` ...) gain `DEFINES` times its weight."""
+    """Score every file of ``src`` that holds a term of ``query``; with ``define`` files that
+    define a name of the query (``def NAME``, ``class NAME``, ``func NAME``, ``NAME =`` ...,
+    the index's definition terms) gain `DEFINES` times its weight. ``read`` is no longer
+    needed (the index knows the definitions) and is accepted for the callers that pass it."""
     terms = query_terms(query)
     out = Scored(terms, len(src.paths))
     per_window: dict[Digest, dict[tuple[int, int], int]] = {}
     for term in terms:
-        hits = [h for h in index.windows(term.words) if h[0] in src.paths]
-        holding = len({d for d, _, _ in hits})
-        weight = term.weight * idf(len(src.paths), holding)
+        postings = [p for p in index.term(term.words) if p.digest in src.paths]
+        weight = term.weight * idf(len(src.paths), len(postings))
         out.weights[term.words] = weight
-        for digest, first, last in hits:
-            spans = per_window.setdefault(digest, {})
-            spans[(first, last)] = spans.get((first, last), 0) + weight
+        for p in postings:
+            spans = per_window.setdefault(p.digest, {})
+            for span in p.windows():
+                spans[span] = spans.get(span, 0) + weight
     path_terms = [(t.words, out.weights[t.words]) for t in terms if len(t.words) == 1]
     for digest, spans in per_window.items():
         best = max(spans.values())
@@ -311,45 +306,27 @@ def score(
                 out.scores[path] = bonus
                 out.windows[path] = {}
     if read is not None:
-        _rerank(out, index, src, terms, read)
+        _rerank(out, index, src, terms)
     return out
 
 
-def _rerank(
-    out: Scored, index: TextIndex, src: Source, terms: list[Term], read: Callable[[Digest], str]
-) -> None:
+def _rerank(out: Scored, index: TextIndex, src: Source, terms: list[Term]) -> None:
     """Files that define a code-shaped name of the query gain the best score so far plus
     `DEFINES` times the name's weight (split between the words of a dotted name; half for a
-    definition that is indented, a method or a nested function): the files holding each word
-    are read (at most `RERANK`, best first) and searched for a line defining it."""
+    definition that is indented, a method or a nested function)."""
     bonus: dict[str, int] = {}
     best = max(out.scores.values(), default=0)
     for term in terms:
         if term.weight != WHOLE_CODE:
             continue
         weight = out.weights[term.words]
+        gain = (best + weight * DEFINES) // len(term.words)
         for word in term.words:
-            holding = sorted(
-                {p for d, _, _ in index.windows((word,)) if d in src.paths for p in src.paths[d]},
-                key=lambda p: (-out.scores.get(p, 0), p.encode()),
-            )[:RERANK]
-            pattern = re.compile(
-                _DEFINITION.format(name=re.escape(word)), re.IGNORECASE | re.MULTILINE
-            )
-            for path in holding:
-                digest = src.entries[path].digest
-                if digest is None:
-                    continue
-                try:
-                    text = read(digest)
-                except (BlobNotFound, CorruptBlob):
-                    continue
-                found = pattern.search(text)
-                if found:
-                    gain = (best + weight * DEFINES) // len(term.words)
-                    line_start = text.rfind("\n", 0, found.start()) + 1
-                    at_top = text[line_start : line_start + 1] not in (" ", "\t")
-                    bonus[path] = bonus.get(path, 0) + (gain if at_top else gain // 2)
+            top = {p.digest for p in index.lookup(definition_key(word, top=True))}
+            nested = {p.digest for p in index.lookup(definition_key(word, top=False))}
+            for digest in sorted((top | nested) & src.paths.keys()):
+                for path in src.paths[digest]:
+                    bonus[path] = bonus.get(path, 0) + (gain if digest in top else gain // 2)
     for path, extra in bonus.items():
         out.scores[path] = out.scores.get(path, 0) + extra
         out.windows.setdefault(path, {})
@@ -370,6 +347,8 @@ def line_terms(line: str) -> set[str]:
     for tok in _TOKEN.findall(line):
         out.add(tok.lower())
         out.update(split_name(tok))
+    for run in _OTHER_SCRIPT.findall(line):
+        out.update(run.lower() for run in _UNICODE_WORD.findall(run))
     return out
 
 
