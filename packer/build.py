@@ -24,6 +24,7 @@ import msgpack
 
 from cas import locate, roots
 from cas import manifest as mf
+from cas.cache import Cache
 from cas.digest import Digest
 from cas.errors import BudgetError, CasError, UnknownName
 from cas.events import ProgressSink, emit
@@ -33,7 +34,6 @@ from cas.report import json_rule, pairs, rounded
 from cas.residency import trim_heap
 from cas.store import Store
 from cas.words import Terms
-from packer.cache import Cache
 from packer.config import Config, Scope, Target, assign_scopes, glob_spec
 from packer.explain import Explanation
 from packer.fitting import HIGH, LOW, MEDIUM, Choice, fit
@@ -636,6 +636,7 @@ class Packer:
                     batch.touch(e.summary)
             batch.put(data)
         self.cache.put(MEMO_NS, memo_key, bytes(digest))
+        self.cache.put(mf.VALID_NS, bytes(digest), b"")
         self._prepare_folder()
         if self._lease is not None:
             self._lease.check()  # a gc that found the lease stale may have pruned our blobs

@@ -31,13 +31,13 @@ import msgpack
 
 from cas import procpool
 from cas.batch import Batch, Prepared
+from cas.cache import Cache
 from cas.digest import Digest
 from cas.fsutil import read_pieces, read_upto
 from cas.store import WorkerView
 from cas.textindex import body_terms, raw_terms, terms_of_raw
 from cas.threads import Threads
 from cas.words import Terms
-from packer.cache import Cache
 from packer.lexicon import cache_namespace, lex
 from packer.lexicon import encode as encode_lexicon
 from packer.scan import ChangedFile, ScannedFile, ScanNote, TreeOpener, is_binary

@@ -40,13 +40,13 @@ from typing import Final
 
 from cas import locate
 from cas import manifest as mf
+from cas.cache import Cache
 from cas.digest import Digest
 from cas.errors import BudgetError, NotFound, UsageError
 from cas.events import ProgressSink
 from cas.store import Store
 from cas.textindex import TextIndex, query_names, split_name
 from packer import outline as outline_mod
-from packer.cache import Cache
 from packer.config import Budget, LoadConfig
 from packer.fitting import HIGH, LOW, TIER_NAMES, Choice, Offer, SymbolOffer, fit
 from packer.ingest import Fact

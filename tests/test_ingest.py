@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cas import Store, procpool
-from packer.cache import Cache
+from cas.cache import Cache
 from packer.ingest import Ingest, IngestReport
 from packer.lexicon import cache_namespace, decode, lex
 from packer.scan import ScannedFile, scan

@@ -287,9 +287,11 @@ def test_native_and_python_segments_agree(first: list[str], second: list[str]) -
     built_b = build_postings(terms_b)
     count_a, count_b = len(terms_a), len(terms_b)
     # merge the two, the second's bodies after the first's, dropping the first body of each
+    dropped = 0xFFFFFFFF
+    later = range(max(count_a - 1, 0), count_a + count_b - 2)
     maps = [
-        [0xFFFFFFFF] + list(range(count_a - 1)) if count_a else [],
-        [0xFFFFFFFF] + list(range(max(count_a - 1, 0), count_a + count_b - 2)) if count_b else [],
+        [dropped, *range(count_a - 1)] if count_a else [],
+        [dropped, *later] if count_b else [],
     ]
     parts = []
     for keep, built in zip(maps, (build_postings(terms_a), built_b), strict=True):
