@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -69,6 +70,17 @@ def run_cas(
         proc.stderr.decode("utf-8", "replace"),
         proc.stdout,
     )
+
+
+# The address space a `cas` process may reserve when a test caps it (`capped_memory`): a small
+# pack reserves about 1.5 GiB (the store's 1 GiB initial map, the interpreter, the tokenizers),
+# so twice the 1 GiB map stops a run that grows without bound long before the machine suffers.
+MEMORY_CAP = 2 << 30
+
+
+def capped_memory() -> None:
+    """For ``run_cas(preexec_fn=...)``: the child may reserve at most `MEMORY_CAP` bytes."""
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
 @pytest.fixture
