@@ -15,7 +15,7 @@ import pytest
 from cas import Digest, Store
 from cas import manifest as mf
 from packer.tokens import TokenCounter
-from tests.conftest import ROOT, capped_memory, run_cas
+from tests.conftest import ROOT, run_cas, run_cas_capped
 from tests.gitrepo import Repo, scripted_history
 from tests.packfixture import SECRETS, build_tree
 
@@ -558,7 +558,7 @@ def test_a_project_whose_top_folder_is_a_python_package(tmp_path: Path) -> None:
             "sub/__init__.py": "from ..a import x\ny = x\n",
         },
     )
-    r = run_cas("--quiet", "pack", cwd=repo.root, timeout=60, preexec_fn=capped_memory)
+    r = run_cas_capped("--quiet", "pack", cwd=repo.root)
     assert r.code == 0 and r.err == "", r.err
     assert [e.path for e in load(repo.root).entries] == ["__init__.py", "a.py", "sub/__init__.py"]
 
