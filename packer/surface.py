@@ -222,8 +222,8 @@ class Layout:
         return posixpath.join(folder, name[:-3]) if folder else name[:-3]
 
     def _rust_crate_root(self, path: str) -> str:
-        """The nearest folder at or above ``path``'s holding a ``lib.rs`` or ``main.rs``;
-        ``path``'s own folder when there is none."""
+        """The nearest folder holding ``path`` (its own, or one above it) that holds a
+        ``lib.rs`` or ``main.rs``; ``path``'s own folder when none does."""
         for folder in ancestors(path):
             for root in ("lib.rs", "main.rs"):
                 if posixpath.join(folder, root) in self.index:
