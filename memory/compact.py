@@ -26,8 +26,9 @@ JSON answer decides, so any model can be plugged in without cas itself reaching 
 
 An answer must decide every entry once, with one of the choices; anything else (not JSON, an
 entry missing or twice, an unknown decision, a non-zero exit, no answer within the timeout)
-stops the compaction with one line and changes nothing. Text a decider gives is cut of secrets
-like any other.
+stops the compaction with one line and changes nothing. Every text the compaction writes, the
+decider's or its own shortening of an entry, is cut of secrets as it is laid out where it goes
+(`memory.entries.clean`, `clean_line`), like any other.
 """
 
 from __future__ import annotations
@@ -63,9 +64,13 @@ class Decision:
     decision: str
     text: str  # what the entry becomes (PROMOTE, COMPRESS, KEEP); "" for DELETE
     by: str  # "rules" or "llm"
+    secrets: tuple[str, ...] = ()  # kinds of secret cut out of ``text``
 
     def journal(self) -> str:
-        return f"compact {self.log} entry {self.index + 1}: {self.decision} (by {self.by})"
+        line = f"compact {self.log} entry {self.index + 1}: {self.decision} (by {self.by})"
+        if self.secrets:
+            line += f" (secret cut out: {', '.join(self.secrets)})"
+        return line
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,23 +194,25 @@ def compact(
             new_log: bytes | None = f"# {date}{COMPACTED}\n\n".encode()
             kept = 0
             for i, (decision, text) in enumerate(answers):
-                given = entries.clean(text).text if text and text.strip() else None
+                given = text if text and text.strip() else None
                 if decision == "DELETE":
                     decisions.append(Decision(path, i, decision, "", by))
                     continue
+                if decision == "PROMOTE":
+                    # one line of MEMORY.md, scanned as it is laid out there
+                    line = entries.clean_line(given or short_line(items[i]), f"- {date}: ")
+                    promoted.append(f"- {date}: {line.text}")
+                    decisions.append(Decision(path, i, decision, line.text, by, line.secrets))
+                    continue
                 if decision == "KEEP":
                     body = given or items[i]
-                elif decision == "COMPRESS":
-                    body = given or short_line(items[i].split("\n", 1)[0])
                 else:
-                    body = given or short_line(items[i])
-                    promoted.append(f"- {date}: {body}")
-                    decisions.append(Decision(path, i, decision, body, by))
-                    continue
+                    body = given or short_line(items[i].split("\n", 1)[0])
+                cleaned = entries.clean(body) if body.strip() else entries.Cleaned(body, ())
                 assert new_log is not None
-                new_log = entries.append_entry(new_log, date, body)
+                new_log = entries.append_entry(new_log, date, cleaned.text)
                 kept += 1
-                decisions.append(Decision(path, i, decision, body, by))
+                decisions.append(Decision(path, i, decision, cleaned.text, by, cleaned.secrets))
             files[path] = new_log if kept else None
         if promoted:
             curated = read_file(store, state, CURATED) or b"# Memory\n\n"

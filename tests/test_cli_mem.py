@@ -13,7 +13,7 @@ from cas import Store
 from cas.manifest import Manifest
 from cas.manifest import decode as decode_manifest
 from tests.conftest import run_cas
-from tests.secret_corpus import Values
+from tests.secret_corpus import Values, pieces
 
 
 def one_line(err: str) -> str:
@@ -384,3 +384,65 @@ def test_a_sessions_memory_is_in_search_and_load_only_when_asked_for(project: Pa
     assert "zanzibar deploy went ok" not in load("--dry-run")
     r = run_cas("search", "x", "--memory-scope", "team:x", cwd=project)
     assert r.code == 2 and "is not one" in one_line(r.err)
+
+
+# --- secrets in keys, scope ids, fact values and decider answers (issue 21) ----------------------
+
+ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def planted(seed: int) -> tuple[str, str]:
+    """A GitHub-shaped token and a password, made at run time."""
+    vals = Values(random.Random(seed))
+    return "gh" + "p_" + vals.pick(ALNUM, 36), vals.pick(ALNUM, 20)
+
+
+def kept(project: Path) -> list[bytes]:
+    """Everything the project keeps: every blob (decompressed), every pin's name, every usage
+    row, the store's own files, every manifest file and its name."""
+    out: list[bytes] = []
+    with Store.at(project / ".cas", readonly=True) as store:
+        out += [store.get(d) for d in store.iterate()]
+        out += [name.encode() for name in store.pins()]
+        out += [key for key, _day, _count in store.usage()]
+    out += [p.read_bytes() for p in sorted((project / ".cas").rglob("*")) if p.is_file()]
+    folder = project / "manifests"
+    if folder.is_dir():
+        out += [p.name.encode() + b"\n" + p.read_bytes() for p in sorted(folder.iterdir())]
+    return out
+
+
+def leaks(secret: str, seen: list[bytes]) -> list[bytes]:
+    found = [p.encode() for p in pieces(secret)]
+    return [data[:200] for data in seen if any(p in data for p in found)]
+
+
+def test_a_fact_value_is_scanned_as_it_is_stored_whatever_its_line_breaks(project: Path) -> None:
+    """The issue's values, a secret on the line after its name: the one line stored, printed,
+    searched and packed holds none of it, and neither does anything else kept."""
+    token, password = planted(62)
+    p = "pass" + "word"
+    values = {
+        "db": (f'{p} =\n"{password}"', f"{p} = \"[REDACTED: high-entropy assignment to '{p}']\""),
+        "auth": (f"Authorization: Bearer\n{token}", "Authorization: Bearer [REDACTED: "),
+        "url": (
+            f"postgres://app:{password}\n@host/db",
+            "postgres://app:[REDACTED: password in URL] @host/db",
+        ),
+        "split": (f"ci uses {token[:17]}\n{token[17:]} daily", "ci uses [REDACTED: GitHub token]"),
+    }
+    seen: list[bytes] = []
+    for key, (value, stored) in values.items():
+        out = mem(project, "fact", "set", "--date", "2026-11-20", key, value)
+        assert out.startswith(f"{key} = {stored}")
+        assert mem(project, "fact", "get", key).startswith(stored)
+        seen += [out.encode(), mem(project, "show", f"facts/{key}.md").encode()]
+    mem(project, "add", "--date", "2026-11-20", "-", stdin=f"deploy:\nBearer\n{token}\n".encode())
+    seen += [mem(project, *args).encode() for args in [
+        ("fact", "list", "--json"), ("log",), ("show", "journal.md"),
+        ("show", "logs/2026-11-20.md"), ("search", "postgres", "Authorization", "deploy"),
+        ("pack", "--now", "2026-11-21", "--json"),
+    ]]  # fmt: skip
+    assert "secret cut out" in mem(project, "log")
+    assert leaks(password, seen + kept(project)) == []
+    assert leaks(token, seen + kept(project)) == []

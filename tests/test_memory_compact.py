@@ -137,3 +137,35 @@ def test_a_bad_answer_stops_with_one_line_and_changes_nothing(
                 decide=command_decider(f"{sys.executable} {script}"))  # fmt: skip
     assert "\n" not in str(failed.value)
     assert head(store, "global") == before
+
+
+def test_what_a_decider_writes_is_scanned_as_it_is_laid_out_where_it_goes(
+    store: Store, tmp_path: Path
+) -> None:
+    """A promoted text becomes one line of MEMORY.md and a kept one an entry of its log: a
+    secret the decider broke over lines is found whole in either, and the journal says so."""
+    pw = Values(random.Random(6)).pick(string.ascii_letters + string.digits, 20)
+    p = "pass" + "word"
+    script = tmp_path / "split.py"
+    script.write_text(
+        "import json, sys\n"
+        f"SPLIT = {p + ' =' + chr(10) + chr(34) + pw + chr(34)!r}\n"
+        "request = json.load(sys.stdin)\n"
+        "out = [{'index': e['index'], 'decision': 'PROMOTE' if e['index'] == 0 else 'KEEP',\n"
+        "        'text': 'note ' + SPLIT} for e in request['entries']]\n"
+        "print(json.dumps({'decisions': out}))\n"
+    )
+    remember(store, "global", "decided one", date="2026-10-01")
+    remember(store, "global", "kept two", date="2026-10-01")
+    done = compact(store, "global", "2026-10-30", CONFIG,
+                   decide=command_decider(f"{sys.executable} {script}"))  # fmt: skip
+    kind = f"high-entropy assignment to '{p}'"
+    assert [d.secrets for d in done.decisions] == [(kind,), (kind,)]
+    curated = text_of(store, CURATED)
+    assert f'- 2026-10-01: note {p} = "[REDACTED: {kind}]"\n' in curated
+    assert text_of(store, "logs/2026-10-01.md") == (
+        f'# 2026-10-01 (compacted)\n\n- note {p} =\n  "[REDACTED: {kind}]"\n'
+    )
+    assert f"(by llm) (secret cut out: {kind})" in text_of(store, JOURNAL)
+    for digest in store.iterate():
+        assert pw.encode() not in store.get(digest)
