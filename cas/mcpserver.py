@@ -267,6 +267,8 @@ class Service:
         used_shown(self.store, self.scopes, paths, _today())
 
     def _scope(self, scope: str | None) -> str:
+        """The scope a memory tool acts on: checked by the rule the command line keeps (the
+        same refusal, as a tool error, for a scope holding a secret), then the grant."""
         if not self.scopes:
             raise ToolFailure(
                 "this server was started without a memory: start it with "
@@ -274,6 +276,9 @@ class Service:
             )
         if scope is None:
             return self.scopes[0]
+        from memory.scopes import check_scope
+
+        self._run(lambda: check_scope(scope))
         if scope not in self.scopes:
             raise ToolFailure(
                 f"scope {scope!r} is not one this server may use ({', '.join(self.scopes)})"

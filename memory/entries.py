@@ -23,7 +23,8 @@ A fact, ``facts/KEY.md``, holds its value and every value it had, newest first::
 Text from outside is scanned for secrets before it is stored, exactly as it will be laid out in
 its file and with its lines read joined (`memory.redaction`): a secret with an exact span is
 replaced by its marker (``[REDACTED: kind]``), and text whose secret has none is replaced whole
-by a line saying a secret was withheld. The raw text never reaches the store.
+by a line saying a secret was withheld. The raw text never reaches the store. A fact key holding
+a secret is refused (it would be a path, a heading and a journal line).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from cas.errors import UsageError
-from memory.redaction import Layout, cut
+from memory.redaction import Layout, cut, refuse_secret
 from packer.secrets import marker, scan_secrets
 
 LOGS: Final = "logs/"
@@ -64,6 +65,9 @@ def valid_key(text: str) -> bool:
 
 
 def check_key(text: str) -> str:
+    """``text`` when it can name a fact; a `UsageError` otherwise, and a `SecretInName` when it
+    holds a secret (checked first: the refusal never shows the key)."""
+    refuse_secret("fact key", (text, f"{FACTS}{text}.md"), "choose a key without it")
     if not valid_key(text):
         raise UsageError(
             f"fact key {text!r} must be 1 to 64 letters, digits and ._- starting with a letter "

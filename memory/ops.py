@@ -62,12 +62,13 @@ def get_fact(store: Store, scope: str, key: str, state: State | None = None) -> 
 
 
 def facts(store: Store, scope: str) -> list[Fact]:
-    """Every fact of ``scope`` that holds a value, by key."""
+    """Every fact of ``scope`` that holds a value, by key (read by the paths the state holds:
+    a key is checked where it comes in, not again on its way out)."""
     state = head(store, scope)
     out = []
     for path in sorted(state.files):
         if path.startswith(entries.FACTS) and path.endswith(".md"):
-            fact = get_fact(store, scope, path[len(entries.FACTS) : -3], state)
+            fact = parse_fact(path[len(entries.FACTS) : -3], read_file(store, state, path) or b"")
             if fact.value is not None:
                 out.append(fact)
     return out
@@ -75,7 +76,8 @@ def facts(store: Store, scope: str) -> list[Fact]:
 
 def put_fact(store: Store, scope: str, key: str, value: str | None, *, date: str) -> Fact:
     """Set fact ``key`` to ``value`` (secrets cut out), or delete it (None); its history keeps
-    every value it had. The value is kept as one line, scanned as it is stored."""
+    every value it had. The key is checked before anything is read or written (a key holding
+    a secret is refused); the value is kept as one line, scanned as it is stored."""
     path = fact_path(key)
     cleaned = clean_line(value) if value is not None else None
     result: list[Fact] = []

@@ -17,13 +17,19 @@ exact span, or a text that does not settle within `MAX_ROUNDS`, withholds the te
 what is stored is exactly what was scanned last, and scanned clean. One reading per view: a
 secret broken by two line breaks that must be read differently (one as a space, the other as
 nothing, against how they are written) can still pass unseen.
+
+Names are not cut: a fact key or a scope id that holds a secret is refused (`refuse_secret`),
+since a key with its secret replaced by a marker would collide with another and a name is shown
+wherever the memory is.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from cas.errors import SecretInName
 from packer.secrets import SecretFinding, redact, scan_secrets
 
 __all__ = [
@@ -35,6 +41,8 @@ __all__ = [
     "Cut",
     "Layout",
     "cut",
+    "refuse_secret",
+    "secret_kinds",
 ]
 
 # Cutting a secret can make another (the text around a marker reads differently): this many
@@ -121,3 +129,19 @@ def cut(text: str, stored: Layout) -> Cut:
         assert cut_data is not None  # every span is exact
         data = cut_data
     return Cut(None, tuple(sorted(kinds)))
+
+
+def secret_kinds(forms: Iterable[str]) -> tuple[str, ...]:
+    """The kinds of secret in any of ``forms`` (the ways one name is written), in any view."""
+    kinds: set[str] = set()
+    for form in forms:
+        kinds.update(cut(form, JOINED).kinds)
+    return tuple(sorted(kinds))
+
+
+def refuse_secret(what: str, forms: Iterable[str], hint: str) -> None:
+    """A `SecretInName` when any of ``forms`` holds a secret: the name is never stored, and the
+    refusal names the kind of secret, never the value."""
+    kinds = secret_kinds(forms)
+    if kinds:
+        raise SecretInName(what, kinds, hint)

@@ -417,6 +417,64 @@ def leaks(secret: str, seen: list[bytes]) -> list[bytes]:
     return [data[:200] for data in seen if any(p in data for p in found)]
 
 
+def test_a_fact_key_or_scope_id_holding_a_secret_is_refused_and_nothing_is_stored(
+    project: Path,
+) -> None:
+    token, _ = planted(61)
+    mem(project, "add", "--date", "2026-11-20", "something")
+    mem(project, "fact", "set", "--scope", "user:ana", "--date", "2026-11-20", "db", "pg")
+    before = [mem(project, "log", "--json", "--scope", s) for s in ("global", "user:ana")]
+    seen: list[bytes] = []
+    for args in [
+        ("fact", "set", token, "harmless"),
+        ("fact", "set", f"ci.{token}", "harmless"),
+        ("fact", "get", token),
+        ("fact", "delete", token),
+        ("add", "--scope", f"user:{token}", "note"),
+        ("add", "--scope", f"session:ci@{token}", "note"),
+        ("curate", "--scope", f"user:{token}", "note"),
+        ("fact", "set", "--scope", f"user:{token}", "db", "harmless"),
+        ("pack", "--scope", f"user:{token}", "--now", "2026-11-21"),
+        ("compact", "--scope", f"user:{token}", "--now", "2026-11-21"),
+        ("prune", "--scope", f"user:{token}", "--now", "2026-11-21"),
+        ("usage", "--scope", f"user:{token}"),
+        ("show", "--scope", f"user:{token}"),
+    ]:
+        r = run_cas("mem", *args, cwd=project)
+        assert r.code == 2, (args, r.code, r.err)
+        what = "fact key" if "--scope" not in args else "scope id"
+        assert f"the {what} holds a secret (GitHub token) and is refused" in one_line(r.err)
+        seen += [r.stdout_bytes, r.err.encode()]
+    # the same refusal where an agent's search or load is granted a memory
+    r = run_cas("search", "x", "--memory-scope", f"user:{token}", cwd=project)
+    assert r.code == 2 and "scope id holds a secret (GitHub token)" in one_line(r.err)
+    seen += [r.err.encode()]
+    assert mem(project, "fact", "list", "--scope", "user:ana") == "db = pg\n"
+    after = [mem(project, "log", "--json", "--scope", s) for s in ("global", "user:ana")]
+    assert after == before
+    assert not list((project / "manifests").glob("mem.*"))
+    assert leaks(token, seen + kept(project)) == []
+
+
+def test_user_dot_and_dot_dot_are_refused_by_add_as_by_pack(project: Path) -> None:
+    for scope in ("user:.", "user:..", "session:x."):
+        lines = set()
+        for args in (("add", "--scope", scope, "note"), ("pack", "--scope", scope, "--now",
+                                                          "2026-11-21")):  # fmt: skip
+            r = run_cas("mem", *args, cwd=project)
+            assert r.code == 2, (args, r.err)
+            lines.add(one_line(r.err))
+        assert lines == {f"cas: error: scope {scope!r} is not one: " + SCOPE_RULE}
+    with Store.at(project / ".cas", readonly=True) as store:
+        assert store.pins() == {}
+
+
+SCOPE_RULE = (
+    "use 'global', 'user:ID' or 'session:ID' (ID: 1 to 64 letters, digits and ._@-, not ending "
+    "with a dot)"
+)
+
+
 def test_a_fact_value_is_scanned_as_it_is_stored_whatever_its_line_breaks(project: Path) -> None:
     """The issue's values, a secret on the line after its name: the one line stored, printed,
     searched and packed holds none of it, and neither does anything else kept."""

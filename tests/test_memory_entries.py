@@ -9,16 +9,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cas.errors import UsageError
+from cas.errors import SecretInName, UsageError
 from memory.entries import (
     CURATED_ITEM,
     append_entry,
     check_date,
+    check_key,
     clean,
     clean_line,
     curated_item,
     date_of,
     entries,
+    fact_path,
     log_path,
     parse_fact,
     set_fact,
@@ -142,3 +144,12 @@ def test_the_issues_fact_values_keep_their_words_and_lose_their_secrets() -> Non
         "postgres://app:[REDACTED: password in URL] @host/db"
     )
     assert clean_line("postgres  16\n  on the big host").text == "postgres 16 on the big host"
+
+
+def test_a_fact_key_holding_a_secret_is_refused_before_its_form_and_never_shown() -> None:
+    token = "gh" + "p_" + Values(random.Random(32)).pick(ALNUM, 36)
+    for key in (token, f"ci.{token}", f"{token}/x"):
+        with pytest.raises(SecretInName, match=r"fact key holds a secret \(GitHub token\)") as e:
+            fact_path(key)
+        assert not leaked(token, str(e.value).encode())
+    assert check_key("ci.token-2") == "ci.token-2"

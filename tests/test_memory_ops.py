@@ -8,7 +8,7 @@ import string
 import pytest
 
 from cas import Store
-from cas.errors import NotFound
+from cas.errors import NotFound, SecretInName
 from memory.ops import curate, facts, get_fact, put_fact, remember
 from memory.state import head, read_file
 from tests.secret_corpus import Values
@@ -46,6 +46,21 @@ def test_remember_appends_to_the_days_log_and_curate_to_memory_md(store: Store) 
         b"# Memory\n\n- Pull into an empty store beats restic\n"
     )
     assert head(store, "session:other").digest is None
+
+
+def test_a_key_or_scope_holding_a_secret_is_refused_before_anything_is_written(
+    store: Store,
+) -> None:
+    token = "gh" + "p_" + Values(random.Random(51)).pick(string.ascii_letters + string.digits, 36)
+    with pytest.raises(SecretInName, match="fact key"):
+        put_fact(store, "global", token, "harmless", date="2026-11-01")
+    with pytest.raises(SecretInName, match="fact key"):
+        put_fact(store, "global", f"ci.{token}", None, date="2026-11-01")
+    with pytest.raises(SecretInName, match="scope id"):
+        remember(store, f"user:{token}", "note", date="2026-11-01")
+    with pytest.raises(SecretInName, match="scope id"):
+        curate(store, f"session:{token}", "note", date="2026-11-01")
+    assert store.pins() == {} and list(store.iterate()) == [] and store.usage() == []
 
 
 def test_a_fact_value_is_stored_as_the_one_line_that_was_scanned(store: Store) -> None:

@@ -1,4 +1,5 @@
-"""memory.redaction: secrets cut from text as it is laid out and as its lines read joined."""
+"""memory.redaction: secrets cut from text as it is laid out and as its lines read joined; names
+that hold one refused by kind."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.redaction import CLOSED, JOINED, LINES, Layout, cut
+from cas.errors import SecretInName
+from memory.redaction import CLOSED, JOINED, LINES, Layout, cut, refuse_secret
 from tests.secret_corpus import Values, pieces
 
 ALNUM = string.ascii_letters + string.digits
@@ -55,3 +57,11 @@ harmless = st.text(alphabet="abcdxyz019 .\n", max_size=200)  # spells no secret'
 @given(harmless, st.sampled_from([ITEM, LINES, JOINED, CLOSED, Layout("value: ", " ")]))
 def test_text_without_a_secret_comes_back_as_it_was(text: str, layout: Layout) -> None:
     assert cut(text, layout).text == text
+
+
+def test_a_name_holding_a_secret_is_refused_by_kind_and_never_shown() -> None:
+    with pytest.raises(SecretInName) as refused:
+        refuse_secret("fact key", ["deploy", f"facts/{TOKEN}.md"], "choose a key without it")
+    msg = str(refused.value)
+    assert "fact key" in msg and "GitHub token" in msg and not leaked(TOKEN, msg)
+    refuse_secret("fact key", ["deploy", "facts/deploy.md"], "choose a key without it")

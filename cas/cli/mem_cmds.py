@@ -24,11 +24,21 @@ from cas.display import shown
 from cas.errors import NotFound, UsageError
 from cas.report import report_json
 
+
+def _scope(_ctx: click.Context, _param: click.Parameter, text: str) -> str:
+    """A scope checked where it comes in, by the one rule every use of it keeps
+    (`memory.scopes.check_scope`): nothing runs with a scope that could not be stored."""
+    from memory.scopes import check_scope
+
+    return check_scope(text)
+
+
 scope_option = click.option(
     "--scope",
     default="global",
     show_default=True,
     metavar="SCOPE",
+    callback=_scope,
     help="Whose memory: global, user:ID or session:ID.",
 )
 date_option = click.option(
@@ -258,10 +268,8 @@ def mem_pack(
     from memory.entries import check_date
     from memory.packs import build, describe, save
     from memory.recent import history
-    from memory.scopes import check_scope
     from memory.state import head
 
-    check_scope(scope)
     check_date(now)
     root = project_root()
     config = load_memory_config(root)
@@ -331,9 +339,7 @@ def mem_compact(
     keeping to MEMORY.md, shorten or drop the rest; every decision journalled."""
     from memory.ages import load_memory_config
     from memory.compact import command_decider, compact
-    from memory.scopes import check_scope
 
-    check_scope(scope)
     config = load_memory_config(project_root())
     decide = command_decider(llm) if llm is not None else None
     with ctx.open_store(readonly=dry_run) as store:
@@ -361,9 +367,7 @@ def mem_prune(ctx: Ctx, scope: str, now: str, dry_run: bool, as_json: bool) -> N
     last used more than entity_days (7) ago unless used more than entity_uses (10) times."""
     from memory.ages import load_memory_config
     from memory.pruning import prune
-    from memory.scopes import check_scope
 
-    check_scope(scope)
     config = load_memory_config(project_root())
     with ctx.open_store(readonly=dry_run) as store:
         done = prune(store, scope, now, config, dry_run=dry_run)
@@ -403,10 +407,8 @@ def mem_prune(ctx: Ctx, scope: str, now: str, dry_run: bool, as_json: bool) -> N
 def mem_usage(ctx: Ctx, scope: str, as_json: bool) -> None:
     """SCOPE's entities (its facts) with the last day each was used and how often; a fact
     never used is listed with 0 uses and the day it was set."""
-    from memory.scopes import check_scope
     from memory.usage import table
 
-    check_scope(scope)
     with ctx.open_store(readonly=True) as store:
         rows = table(store, scope)
     if as_json:
