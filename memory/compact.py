@@ -26,9 +26,10 @@ JSON answer decides, so any model can be plugged in without cas itself reaching 
 
 An answer must decide every entry once, with one of the choices; anything else (not JSON, an
 entry missing or twice, an unknown decision, a non-zero exit, no answer within the timeout)
-stops the compaction with one line and changes nothing. Every text the compaction writes, the
-decider's or its own shortening of an entry, is cut of secrets as it is laid out where it goes
-(`memory.entries.clean`, `clean_line`), like any other.
+stops the compaction with one line and changes nothing; that line describes a bad value by its
+kind and length, never repeats it (a decider may echo anything it was given or holds). Every
+text the compaction writes, the decider's or its own shortening of an entry, is cut of secrets
+as it is laid out where it goes (`memory.entries.clean`, `clean_line`), like any other.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from cas.store import Store
 from memory import entries
 from memory.ages import age_days
 from memory.packs import DECISION_WORDS, short_line
+from memory.redaction import redacted
 from memory.state import CURATED, Change, State, commit, head, read_file
 from packer.config import MemoryConfig
 
@@ -93,7 +95,10 @@ def by_rules(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 def command_decider(command: str, *, timeout_s: float = DECIDER_TIMEOUT_S) -> Decider:
     """A decider that asks ``command`` (run without a shell) once per log."""
-    argv = shlex.split(command)
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        raise UsageError("--llm: the command's quotes do not close") from None
     if not argv:
         raise UsageError("--llm needs a command")
 
@@ -107,7 +112,7 @@ def command_decider(command: str, *, timeout_s: float = DECIDER_TIMEOUT_S) -> De
                 check=False,
             )
         except FileNotFoundError:
-            raise UsageError(f"--llm command {argv[0]!r} not found") from None
+            raise UsageError(f"--llm command {redacted(argv[0])!r} not found") from None
         except subprocess.TimeoutExpired:
             raise DeciderFailed(request["log"], f"no answer within {timeout_s:g} s") from None
         if done.returncode != 0:
@@ -123,19 +128,47 @@ def command_decider(command: str, *, timeout_s: float = DECIDER_TIMEOUT_S) -> De
     return decide
 
 
+def shape(value: object) -> str:
+    """What a value from a decider is, without repeating it: its kind and length."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return f"a string of {_count(len(value), 'character')}"
+    if isinstance(value, list):
+        return f"a list of {_count(len(value), 'item')}"
+    if isinstance(value, dict):
+        return f"an object of {_count(len(value), 'key')}"
+    return type(value).__name__
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _checked(log: str, count: int, answer: list[Any], by: str) -> list[tuple[str, str | None]]:
-    """(decision, text or None) per entry, in order; `DeciderFailed` for a bad answer."""
+    """(decision, text or None) per entry, in order; `DeciderFailed` for a bad answer, saying
+    what is wrong by the shape of what was given (`shape`), never by its value."""
     out: dict[int, tuple[str, str | None]] = {}
-    for item in answer:
+    for n, item in enumerate(answer):
         if not isinstance(item, dict):
-            raise DeciderFailed(log, "a decision is not an object")
+            raise DeciderFailed(log, f"decision {n + 1} is {shape(item)}, not an object")
         index, decision, text = item.get("index"), item.get("decision"), item.get("text")
-        if not isinstance(index, int) or not 0 <= index < count or index in out:
-            raise DeciderFailed(log, f"index {index!r} is not an entry, or is decided twice")
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise DeciderFailed(log, f"the index of decision {n + 1} is {shape(index)}")
+        if not 0 <= index < count or index in out:
+            raise DeciderFailed(log, f"index {index} is not an entry, or is decided twice")
         if decision not in CHOICES:
-            raise DeciderFailed(log, f"decision {decision!r} is not one of {', '.join(CHOICES)}")
+            raise DeciderFailed(
+                log,
+                f"the decision for entry {index} is {shape(decision)}, not one of "
+                f"{', '.join(CHOICES)}",
+            )
         if text is not None and not isinstance(text, str):
-            raise DeciderFailed(log, f"the text for entry {index} is not a string")
+            raise DeciderFailed(log, f"the text for entry {index} is {shape(text)}")
         out[index] = (decision, text)
     if len(out) != count:
         raise DeciderFailed(log, f"it decided {len(out)} of {count} entries")

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from cas.errors import UsageError
-from memory.redaction import Layout, cut, refuse_secret
+from memory.redaction import Layout, cut, redacted, refuse_secret
 from packer.secrets import marker, scan_secrets
 
 LOGS: Final = "logs/"
@@ -57,7 +57,7 @@ def check_date(text: str) -> str:
             return text
         except ValueError:
             pass
-    raise UsageError(f"date {text!r} is not a calendar date written YYYY-MM-DD")
+    raise UsageError(f"date {redacted(text)!r} is not a calendar date written YYYY-MM-DD")
 
 
 def valid_key(text: str) -> bool:

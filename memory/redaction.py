@@ -1,4 +1,4 @@
-"""Secrets kept out of a memory.
+"""Secrets kept out of a memory and out of what it says about its input.
 
 Text from outside reaches a memory laid out in a file: a log entry as a list item whose later
 lines are indented, a fact's value as one line after ``value: ``. `cut` scans a text in the
@@ -20,7 +20,7 @@ nothing, against how they are written) can still pass unseen.
 
 Names are not cut: a fact key or a scope id that holds a secret is refused (`refuse_secret`),
 since a key with its secret replaced by a marker would collide with another and a name is shown
-wherever the memory is.
+wherever the memory is. Input an error line repeats is shown through `redacted`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from cas.errors import SecretInName
-from packer.secrets import SecretFinding, redact, scan_secrets
+from packer.secrets import SecretFinding, marker, redact, scan_secrets
 
 __all__ = [
     "CLOSED",
@@ -41,6 +41,7 @@ __all__ = [
     "Cut",
     "Layout",
     "cut",
+    "redacted",
     "refuse_secret",
     "secret_kinds",
 ]
@@ -145,3 +146,12 @@ def refuse_secret(what: str, forms: Iterable[str], hint: str) -> None:
     kinds = secret_kinds(forms)
     if kinds:
         raise SecretInName(what, kinds, hint)
+
+
+def redacted(text: str) -> str:
+    """``text`` as an error line may repeat it: its secrets cut out, or only their kinds when
+    they cannot be cut."""
+    done = cut(text, JOINED)
+    if done.text is not None:
+        return done.text
+    return marker(", ".join(done.kinds)).decode()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -503,4 +504,32 @@ def test_a_fact_value_is_scanned_as_it_is_stored_whatever_its_line_breaks(projec
     ]]  # fmt: skip
     assert "secret cut out" in mem(project, "log")
     assert leaks(password, seen + kept(project)) == []
+    assert leaks(token, seen + kept(project)) == []
+
+
+def test_a_deciders_bad_answer_and_other_echoed_input_never_print_a_secret(project: Path) -> None:
+    token, _ = planted(63)
+    mem(project, "add", "--date", "2026-10-01", "decided one")
+    decider = project / "decide.py"
+    decider.write_text(
+        f"import json, sys\nsys.stdin.read()\nTOKEN = {token!r}\n"
+        'print(json.dumps({"decisions": [{"index": 0, "decision": TOKEN}]}))\n'
+    )
+    before = mem(project, "log", "--json")
+    seen: list[bytes] = []
+    for args, code, says in [
+        (("compact", "--now", "2026-10-20", "--llm", f"{sys.executable} {decider}"), 1,
+         "the decision for entry 0 is a string of 40 characters"),
+        (("compact", "--now", "2026-10-20", "--llm", token), 2, "[REDACTED: GitHub token]"),
+        (("rollback", token), 2, "malformed digest '[REDACTED: GitHub token]'"),
+        (("show", "--at", token), 2, "malformed digest"),
+        (("show", f"logs/{token}.md"), 1, "'logs/[REDACTED: GitHub token].md' not found"),
+        (("pack", "--now", "2026-10-20", "-t", token), 2, "is not configured"),
+        (("add", "--date", token, "x"), 2, "is not a calendar date"),
+    ]:  # fmt: skip
+        r = run_cas("mem", *args, cwd=project)
+        assert r.code == code, (args, r.code, r.err)
+        assert says in one_line(r.err)
+        seen += [r.stdout_bytes, r.err.encode()]
+    assert mem(project, "log", "--json") == before
     assert leaks(token, seen + kept(project)) == []

@@ -626,6 +626,10 @@ def test_memory_tools_refuse_a_secret_in_a_key_or_scope_as_the_cli_does_and_cut_
             msg = assert_tool_error(await s.call_tool(tool, args))
             assert msg.endswith(f": {refused['scope']}")
             seen.append(msg)
+        msg = assert_tool_error(
+            await s.call_tool("read_file", {"pack": f"memory/user:{token}", "path": "x"})
+        )
+        seen.append(msg)
         got = structured(await s.call_tool("facts", {"key": "db", "value": f'{p} =\n"{password}"'}))
         assert got == {"db": f"{p} = \"[REDACTED: high-entropy assignment to '{p}']\""}
         done = structured(

@@ -16,7 +16,7 @@ from memory.compact import command_decider, compact
 from memory.ops import remember
 from memory.state import CURATED, JOURNAL, head, history, read_file, rollback
 from packer.config import MemoryConfig
-from tests.secret_corpus import Values
+from tests.secret_corpus import Values, pieces
 
 CONFIG = MemoryConfig()  # 7 / 30 / 90 days
 
@@ -118,7 +118,7 @@ def test_a_decider_command_decides_and_what_it_writes_is_cut_of_secrets(
         ("print('{\"decisions\": []}')", "decided 0 of 3"),
         (
             'print(\'{"decisions": [{"index": 0, "decision": "MAYBE"}]}\')',
-            "'MAYBE' is not one of",
+            "the decision for entry 0 is a string of 5 characters, not one of",
         ),
         ("import sys; sys.exit(3)", "exited 3"),
     ],
@@ -136,6 +136,32 @@ def test_a_bad_answer_stops_with_one_line_and_changes_nothing(
         compact(store, "global", "2026-10-30", CONFIG,
                 decide=command_decider(f"{sys.executable} {script}"))  # fmt: skip
     assert "\n" not in str(failed.value)
+    assert head(store, "global") == before
+
+
+@pytest.mark.parametrize(
+    ("decision", "says"),
+    [
+        ('{"index": 0, "decision": TOKEN}', "decision for entry 0 is a string of 40 char"),
+        ('{"index": TOKEN, "decision": "KEEP"}', "the index of decision 1 is a string of 40"),
+        ('{"index": 0, "decision": "KEEP", "text": [TOKEN]}', "entry 0 is a list of 1 item"),
+        ("TOKEN", "decision 1 is a string of 40 characters, not an object"),
+    ],
+)
+def test_a_bad_answer_is_described_by_its_shape_and_never_repeated(
+    store: Store, tmp_path: Path, decision: str, says: str
+) -> None:
+    script = tmp_path / "echo.py"
+    script.write_text(
+        f"import json, sys\nTOKEN = {TOKEN!r}\nsys.stdin.read()\n"
+        f'print(json.dumps({{"decisions": [{decision}]}}))\n'
+    )
+    remember(store, "global", "a", date="2026-10-01")
+    before = head(store, "global")
+    with pytest.raises(DeciderFailed, match=says) as failed:
+        compact(store, "global", "2026-10-30", CONFIG,
+                decide=command_decider(f"{sys.executable} {script}"))  # fmt: skip
+    assert not any(p in str(failed.value) for p in pieces(TOKEN))
     assert head(store, "global") == before
 
 

@@ -153,3 +153,7 @@ def test_a_fact_key_holding_a_secret_is_refused_before_its_form_and_never_shown(
             fact_path(key)
         assert not leaked(token, str(e.value).encode())
     assert check_key("ci.token-2") == "ci.token-2"
+    with pytest.raises(UsageError) as bad_date:
+        check_date(token)
+    assert "[REDACTED: GitHub token]" in str(bad_date.value)
+    assert not leaked(token, str(bad_date.value).encode())

@@ -1,5 +1,5 @@
 """memory.redaction: secrets cut from text as it is laid out and as its lines read joined; names
-that hold one refused by kind."""
+that hold one refused by kind; input repeated in an error line with them cut."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cas.errors import SecretInName
-from memory.redaction import CLOSED, JOINED, LINES, Layout, cut, refuse_secret
+from memory.redaction import CLOSED, JOINED, LINES, Layout, cut, redacted, refuse_secret
 from tests.secret_corpus import Values, pieces
 
 ALNUM = string.ascii_letters + string.digits
@@ -65,3 +65,9 @@ def test_a_name_holding_a_secret_is_refused_by_kind_and_never_shown() -> None:
     msg = str(refused.value)
     assert "fact key" in msg and "GitHub token" in msg and not leaked(TOKEN, msg)
     refuse_secret("fact key", ["deploy", "facts/deploy.md"], "choose a key without it")
+
+
+def test_input_repeated_in_an_error_line_has_its_secrets_cut() -> None:
+    assert redacted(f"logs/{TOKEN}.md") == "logs/[REDACTED: GitHub token].md"
+    assert redacted(f"{TOKEN[:12]}\n{TOKEN[12:]}") == "[REDACTED: GitHub token]"
+    assert redacted("logs/2026-11-24.md") == "logs/2026-11-24.md"

@@ -21,7 +21,7 @@ from cas.cli._common import (
 )
 from cas.digest import Digest
 from cas.display import shown
-from cas.errors import NotFound, UsageError
+from cas.errors import BadDigest, NotFound, UsageError
 from cas.report import report_json
 
 
@@ -52,6 +52,16 @@ def _date(text: str | None) -> str:
     from memory.entries import check_date
 
     return check_date(text) if text is not None else dt.date.today().isoformat()
+
+
+def _digest(text: str) -> Digest:
+    """A digest given on the command line; a malformed one is named with any secret cut out."""
+    from memory.redaction import redacted
+
+    try:
+        return Digest.parse(text)
+    except BadDigest:
+        raise BadDigest(redacted(text)) from None
 
 
 def _text(words: tuple[str, ...]) -> str:
@@ -121,10 +131,11 @@ def mem_curate(ctx: Ctx, words: tuple[str, ...], scope: str, date: str | None) -
 @pass_ctx
 def mem_show(ctx: Ctx, path: str | None, scope: str, at: str | None, as_json: bool) -> None:
     """List the files of SCOPE's memory, or print one (PATH, e.g. logs/2026-11-24.md)."""
+    from memory.redaction import redacted
     from memory.state import head, read_file, read_state
 
     with ctx.open_store(readonly=True) as store:
-        state = read_state(store, scope, Digest.parse(at)) if at is not None else head(store, scope)
+        state = read_state(store, scope, _digest(at)) if at is not None else head(store, scope)
         if path is None:
             files = state.manifest.entries if state.manifest is not None else ()
             if as_json:
@@ -141,7 +152,9 @@ def mem_show(ctx: Ctx, path: str | None, scope: str, at: str | None, as_json: bo
             return
         body = read_file(store, state, path)
     if body is None:
-        raise NotFound("memory file", path, f"memory {scope!r} has no such file ('cas mem show')")
+        raise NotFound(
+            "memory file", redacted(path), f"memory {scope!r} has no such file ('cas mem show')"
+        )
     click.echo(body.decode("utf-8", "replace"), nl=False)
 
 
@@ -220,7 +233,7 @@ def mem_rollback(ctx: Ctx, digest: str, scope: str, date: str | None) -> None:
     from memory.state import rollback
 
     with ctx.open_store() as store:
-        state = rollback(store, scope, Digest.parse(digest), date=_date(date))
+        state = rollback(store, scope, _digest(digest), date=_date(date))
     if not ctx.quiet:
         click.echo(f"{scope}: rolled back to {digest} as {state.digest}")
 
@@ -268,6 +281,7 @@ def mem_pack(
     from memory.entries import check_date
     from memory.packs import build, describe, save
     from memory.recent import history
+    from memory.redaction import redacted
     from memory.state import head
 
     check_date(now)
@@ -277,7 +291,7 @@ def mem_pack(
     for name in targets:
         if name not in known:
             raise UsageError(
-                f"memory target {name!r} is not configured; targets: {', '.join(known)}"
+                f"memory target {redacted(name)!r} is not configured; targets: {', '.join(known)}"
             )
     chosen = [known[n] for n in dict.fromkeys(targets)] if targets else list(config.targets)
     folder = project_packs()
