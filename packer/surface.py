@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from cas.ancestors import ancestors
-from packer.lexicon import Lexicon, is_readme
+from packer.lang import is_readme, named
+from packer.lang.record import Modules, ModuleSystem
+from packer.lexicon import Lexicon
 
 # Points of the personalization (see `packer.rating`) each kind of public file adds.
 ENTRY_POINTS: Final = 256  # declared by the project's metadata: what its users run or import
@@ -34,7 +36,6 @@ README_NAMES: Final = 256  # the most a file gains from names the README mention
 REEXPORTED: Final = 256  # the most a file gains from names a package index re-exports
 
 _JS_EXTS: Final = (".ts", ".tsx", ".mts", ".cts", ".d.ts", ".js", ".jsx", ".mjs", ".cjs")
-_JS_LANGS: Final = frozenset({"typescript", "tsx", "javascript"})
 _INDEX_NAMES: Final = frozenset(
     {"__init__.py", "__init__.pyi", "mod.rs", "lib.rs"} | {"index" + e for e in _JS_EXTS}
 )
@@ -318,36 +319,42 @@ class Layout:
         found = self.tails.get("/".join(spec.split("/")[-3:]), [])
         return found if len(found) == 1 and "/" in spec else []
 
+    def _namespace(self, spec: str) -> list[int]:
+        found = self.packages.get(spec, [])
+        return found if len(found) <= MAX_TARGETS else []
+
     def resolve(self, src: int, spec: str, lang: str) -> list[int]:
-        """The files the import ``spec`` of file ``src`` (written in ``lang``) means."""
-        if lang == "python":
-            found = self._python(src, spec)
-        elif lang in _JS_LANGS:
-            found = self._js(src, spec)
-        elif lang == "go":
-            found = self._go(spec)
-        elif lang == "rust":
-            found = self._rust(src, spec)
-        elif lang in ("c", "cpp"):
-            found = self._c(src, spec)
-        elif lang == "ruby":
-            found = self._relative_file(src, spec, (".rb",))
-        elif lang in ("java", "kotlin", "scala"):
-            found = self._dotted(spec, (".java", ".kt", ".scala"))
-        elif lang == "csharp":
-            found = self.packages.get(spec, [])
-            found = found if len(found) <= MAX_TARGETS else []
-        elif lang == "php":
-            found = self._relative_file(src, spec.replace("\\", "/"), (".php",))
-        elif lang == "lua":
-            found = self._relative_file(src, spec.replace(".", "/"), (".lua",))
-        elif lang == "bash":
-            found = self._relative_file(src, spec, (".sh",))
-        elif lang in ("markdown", "rst"):
-            found = self._document(src, spec)
-        else:
-            found = []
+        """The files the import ``spec`` of file ``src`` (written in ``lang``) means, by the
+        module system its language's record names."""
+        record = named(lang)
+        if record is None or record.modules is None:
+            return []
+        found = _RESOLVERS[record.modules.system](self, src, spec, record.modules)
         return [f for f in found if f != src]
+
+
+# How each module system resolves a specifier: (layout, importing file, specifier, the
+# language's `Modules`) -> files.
+_RESOLVERS: Final[dict[ModuleSystem, Callable[[Layout, int, str, Modules], list[int]]]] = {
+    "python": lambda layout, src, spec, m: layout._python(src, spec),
+    "javascript": lambda layout, src, spec, m: layout._js(src, spec),
+    "go": lambda layout, src, spec, m: layout._go(spec),
+    "rust": lambda layout, src, spec, m: layout._rust(src, spec),
+    "include": lambda layout, src, spec, m: layout._c(src, spec),
+    "dotted": lambda layout, src, spec, m: layout._dotted(spec, m.extensions),
+    "namespace": lambda layout, src, spec, m: layout._namespace(spec),
+    "relative": lambda layout, src, spec, m: layout._relative_file(
+        src, spec.replace(m.separator, "/"), m.extensions
+    ),
+    "document": lambda layout, src, spec, m: layout._document(src, spec),
+}
+
+
+def module_system(lang: str | None) -> ModuleSystem | None:
+    """The module system of the language ``lang`` (`packer.lang.record.ModuleSystem`), or None
+    for a language whose imports lead nowhere."""
+    record = named(lang)
+    return None if record is None or record.modules is None else record.modules.system
 
 
 # --- the public surface -----------------------------------------------------------------------
@@ -543,7 +550,7 @@ def public_surface(
                     surface.add(f, ENTRY_POINTS, "entry point (package.json)")
     for i, path in enumerate(paths):
         name = _name(path)
-        if langs[i] in _JS_LANGS and name.startswith("index.") and is_index(path):
+        if module_system(langs[i]) == "javascript" and name.startswith("index.") and is_index(path):
             surface.add(i, PACKAGE_INDEX, "folder index")
 
     # Go: the module's root package and every main package.
@@ -556,7 +563,7 @@ def public_surface(
     for i, lexicon in enumerate(layout.lexicons):
         if (
             lexicon is not None
-            and lexicon.lang == "go"
+            and module_system(lexicon.lang) == "go"
             and lexicon.package == "main"
             and not paths[i].endswith("_test.go")
         ):
@@ -581,7 +588,7 @@ def public_surface(
                 surface.add(layout.index[norm], ENTRY_POINTS, "crate root (Cargo.toml)")
     for i, path in enumerate(paths):
         name = _name(path)
-        if langs[i] != "rust":
+        if module_system(langs[i]) != "rust":
             continue
         if name in ("lib.rs", "main.rs") and _dir(path).endswith("src"):
             surface.add(i, ENTRY_POINTS, "crate root")
