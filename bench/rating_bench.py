@@ -32,7 +32,7 @@ from bench import harness
 from bench import tree as treegen
 from bench.harness import best_of, fetch, text_table
 from packer.history import read_history
-from packer.languages import language_for
+from packer.lang import language_for
 from packer.lexicon import Lexicon, decode, encode, lex, lexicon_language
 from packer.rating import rate
 

@@ -203,6 +203,19 @@ class HistoryError(UsageError):
         self.problem = problem
 
 
+class SecretInName(UsageError):
+    """A name from outside that a memory would store and show (a fact key, a scope id) holds a
+    secret: refused before anything is written. The message names the kinds, never the value."""
+
+    def __init__(self, what: str, kinds: tuple[str, ...], hint: str) -> None:
+        super().__init__(
+            f"the {what} holds a secret ({', '.join(kinds)}) and is refused: names are stored "
+            f"and shown as given; {hint}"
+        )
+        self.what = what
+        self.kinds = kinds
+
+
 class ManifestError(UsageError):
     """Bytes that do not decode as a valid manifest of a supported format."""
 

@@ -88,9 +88,11 @@ class Service:
     def _located(self, pack: str) -> tuple[str, mf.Manifest]:
         """The pack a tool names (a name, a digest, or a granted memory ``memory/SCOPE``) when
         the grant lets it be seen; `NotFound`, as for a pack that does not exist, otherwise."""
+        from memory.redaction import redacted
+
         name = _pack_name(pack)
         # one answer for a pack that is not there and one the grant hides: they look the same
-        missing = NotFound("pack", name, "list_packs names the packs this server serves")
+        missing = NotFound("pack", redacted(name), "list_packs names the packs this server serves")
         if name.startswith(SOURCE_PREFIX):
             for memory in self._memories():
                 if memory.name == name:
@@ -267,6 +269,8 @@ class Service:
         used_shown(self.store, self.scopes, paths, _today())
 
     def _scope(self, scope: str | None) -> str:
+        """The scope a memory tool acts on: checked by the rule the command line keeps (the
+        same refusal, as a tool error, for a scope holding a secret), then the grant."""
         if not self.scopes:
             raise ToolFailure(
                 "this server was started without a memory: start it with "
@@ -274,6 +278,9 @@ class Service:
             )
         if scope is None:
             return self.scopes[0]
+        from memory.scopes import check_scope
+
+        self._run(lambda: check_scope(scope))
         if scope not in self.scopes:
             raise ToolFailure(
                 f"scope {scope!r} is not one this server may use ({', '.join(self.scopes)})"
@@ -345,8 +352,11 @@ def _pack_name(pack: str) -> str:
     if pack.startswith(("blake3:", SOURCE_PREFIX)):
         return pack
     if not usable_pack_name(pack):
+        from memory.redaction import redacted
+
         raise ToolFailure(
-            f"pack {pack!r}: give a pack name such as 'repo.claude' (list_packs), not a path"
+            f"pack {redacted(pack)!r}: give a pack name such as 'repo.claude' (list_packs), not "
+            "a path"
         )
     return pack
 

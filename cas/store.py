@@ -44,6 +44,7 @@ import lmdb
 import msgpack
 
 from cas import blobstore, datafile, frame, space
+from cas.ancestors import at_and_above
 from cas.batch import Batch
 from cas.digest import Digest
 from cas.errors import (
@@ -157,7 +158,7 @@ def find_store(start: str | os.PathLike[str] | None = None) -> Path:
     if env:
         return Path(env).absolute()
     here = Path(start if start is not None else os.getcwd()).absolute()
-    for folder in (here, *here.parents):
+    for folder in at_and_above(here):
         candidate = folder / STORE_DIRNAME
         if (candidate / "data.mdb").is_file():
             return candidate

@@ -30,7 +30,7 @@ from cas import manifest as mf
 from cas.errors import CasError
 from cas.store import Store
 
-PACK_PREFIX: Final = "mem."  # the scope of every memory pack (`memory.packs.pack_scope`)
+PACK_PREFIX: Final = "mem."  # the scope of every memory pack (`memory.scopes.pack_scope`)
 SOURCE_PREFIX: Final = "memory/"  # a memory among a load's sources (`memory.scopes.pin_name`)
 MEMORY_KIND: Final = "memory"
 UNKNOWN: Final = "?"  # a memory whose scope cannot be told: granted to nobody

@@ -26,8 +26,10 @@ JSON answer decides, so any model can be plugged in without cas itself reaching 
 
 An answer must decide every entry once, with one of the choices; anything else (not JSON, an
 entry missing or twice, an unknown decision, a non-zero exit, no answer within the timeout)
-stops the compaction with one line and changes nothing. Text a decider gives is cut of secrets
-like any other.
+stops the compaction with one line and changes nothing; that line describes a bad value by its
+kind and length, never repeats it (a decider may echo anything it was given or holds). Every
+text the compaction writes, the decider's or its own shortening of an entry, is cut of secrets
+as it is laid out where it goes (`memory.entries.clean`, `clean_line`), like any other.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from cas.store import Store
 from memory import entries
 from memory.ages import age_days
 from memory.packs import DECISION_WORDS, short_line
+from memory.redaction import redacted
 from memory.state import CURATED, Change, State, commit, head, read_file
 from packer.config import MemoryConfig
 
@@ -63,9 +66,13 @@ class Decision:
     decision: str
     text: str  # what the entry becomes (PROMOTE, COMPRESS, KEEP); "" for DELETE
     by: str  # "rules" or "llm"
+    secrets: tuple[str, ...] = ()  # kinds of secret cut out of ``text``
 
     def journal(self) -> str:
-        return f"compact {self.log} entry {self.index + 1}: {self.decision} (by {self.by})"
+        line = f"compact {self.log} entry {self.index + 1}: {self.decision} (by {self.by})"
+        if self.secrets:
+            line += f" (secret cut out: {', '.join(self.secrets)})"
+        return line
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +95,10 @@ def by_rules(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 def command_decider(command: str, *, timeout_s: float = DECIDER_TIMEOUT_S) -> Decider:
     """A decider that asks ``command`` (run without a shell) once per log."""
-    argv = shlex.split(command)
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        raise UsageError("--llm: the command's quotes do not close") from None
     if not argv:
         raise UsageError("--llm needs a command")
 
@@ -102,7 +112,7 @@ def command_decider(command: str, *, timeout_s: float = DECIDER_TIMEOUT_S) -> De
                 check=False,
             )
         except FileNotFoundError:
-            raise UsageError(f"--llm command {argv[0]!r} not found") from None
+            raise UsageError(f"--llm command {redacted(argv[0])!r} not found") from None
         except subprocess.TimeoutExpired:
             raise DeciderFailed(request["log"], f"no answer within {timeout_s:g} s") from None
         if done.returncode != 0:
@@ -118,19 +128,47 @@ def command_decider(command: str, *, timeout_s: float = DECIDER_TIMEOUT_S) -> De
     return decide
 
 
+def shape(value: object) -> str:
+    """What a value from a decider is, without repeating it: its kind and length."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return f"a string of {_count(len(value), 'character')}"
+    if isinstance(value, list):
+        return f"a list of {_count(len(value), 'item')}"
+    if isinstance(value, dict):
+        return f"an object of {_count(len(value), 'key')}"
+    return type(value).__name__
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _checked(log: str, count: int, answer: list[Any], by: str) -> list[tuple[str, str | None]]:
-    """(decision, text or None) per entry, in order; `DeciderFailed` for a bad answer."""
+    """(decision, text or None) per entry, in order; `DeciderFailed` for a bad answer, saying
+    what is wrong by the shape of what was given (`shape`), never by its value."""
     out: dict[int, tuple[str, str | None]] = {}
-    for item in answer:
+    for n, item in enumerate(answer):
         if not isinstance(item, dict):
-            raise DeciderFailed(log, "a decision is not an object")
+            raise DeciderFailed(log, f"decision {n + 1} is {shape(item)}, not an object")
         index, decision, text = item.get("index"), item.get("decision"), item.get("text")
-        if not isinstance(index, int) or not 0 <= index < count or index in out:
-            raise DeciderFailed(log, f"index {index!r} is not an entry, or is decided twice")
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise DeciderFailed(log, f"the index of decision {n + 1} is {shape(index)}")
+        if not 0 <= index < count or index in out:
+            raise DeciderFailed(log, f"index {index} is not an entry, or is decided twice")
         if decision not in CHOICES:
-            raise DeciderFailed(log, f"decision {decision!r} is not one of {', '.join(CHOICES)}")
+            raise DeciderFailed(
+                log,
+                f"the decision for entry {index} is {shape(decision)}, not one of "
+                f"{', '.join(CHOICES)}",
+            )
         if text is not None and not isinstance(text, str):
-            raise DeciderFailed(log, f"the text for entry {index} is not a string")
+            raise DeciderFailed(log, f"the text for entry {index} is {shape(text)}")
         out[index] = (decision, text)
     if len(out) != count:
         raise DeciderFailed(log, f"it decided {len(out)} of {count} entries")
@@ -189,23 +227,25 @@ def compact(
             new_log: bytes | None = f"# {date}{COMPACTED}\n\n".encode()
             kept = 0
             for i, (decision, text) in enumerate(answers):
-                given = entries.clean(text).text if text and text.strip() else None
+                given = text if text and text.strip() else None
                 if decision == "DELETE":
                     decisions.append(Decision(path, i, decision, "", by))
                     continue
+                if decision == "PROMOTE":
+                    # one line of MEMORY.md, scanned as it is laid out there
+                    line = entries.clean_line(given or short_line(items[i]), f"- {date}: ")
+                    promoted.append(f"- {date}: {line.text}")
+                    decisions.append(Decision(path, i, decision, line.text, by, line.secrets))
+                    continue
                 if decision == "KEEP":
                     body = given or items[i]
-                elif decision == "COMPRESS":
-                    body = given or short_line(items[i].split("\n", 1)[0])
                 else:
-                    body = given or short_line(items[i])
-                    promoted.append(f"- {date}: {body}")
-                    decisions.append(Decision(path, i, decision, body, by))
-                    continue
+                    body = given or short_line(items[i].split("\n", 1)[0])
+                cleaned = entries.clean(body) if body.strip() else entries.Cleaned(body, ())
                 assert new_log is not None
-                new_log = entries.append_entry(new_log, date, body)
+                new_log = entries.append_entry(new_log, date, cleaned.text)
                 kept += 1
-                decisions.append(Decision(path, i, decision, body, by))
+                decisions.append(Decision(path, i, decision, cleaned.text, by, cleaned.secrets))
             files[path] = new_log if kept else None
         if promoted:
             curated = read_file(store, state, CURATED) or b"# Memory\n\n"

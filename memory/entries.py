@@ -20,9 +20,11 @@ A fact, ``facts/KEY.md``, holds its value and every value it had, newest first::
     - 2026-11-24: the current value
     - 2026-11-02: an older value
 
-Text from outside is scanned for secrets (`packer.secrets`) before it is stored: a secret with
-an exact span is replaced by its marker (``[REDACTED: kind]``), and text whose secret has none
-is replaced whole by a line saying a secret was withheld. The raw text never reaches the store.
+Text from outside is scanned for secrets before it is stored, exactly as it will be laid out in
+its file and with its lines read joined (`memory.redaction`): a secret with an exact span is
+replaced by its marker (``[REDACTED: kind]``), and text whose secret has none is replaced whole
+by a line saying a secret was withheld. The raw text never reaches the store. A fact key holding
+a secret is refused (it would be a path, a heading and a journal line).
 """
 
 from __future__ import annotations
@@ -33,13 +35,18 @@ from dataclasses import dataclass
 from typing import Final
 
 from cas.errors import UsageError
-from packer.secrets import marker, redact, scan_secrets
+from memory.redaction import Layout, cut, redacted, refuse_secret
+from packer.secrets import marker, scan_secrets
 
 LOGS: Final = "logs/"
 FACTS: Final = "facts/"
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 MAX_ENTRY_BYTES: Final = 64 << 10
+# How text is laid out in its file (`append_entry`, `curated_item`, `Fact.render`).
+ENTRY: Final = Layout("- ", "\n  ", blank="\n")
+CURATED_ITEM: Final = Layout("- ", "\n  ")
+VALUE: Final = Layout("value: ", " ", trim=True)
 
 
 def check_date(text: str) -> str:
@@ -50,7 +57,7 @@ def check_date(text: str) -> str:
             return text
         except ValueError:
             pass
-    raise UsageError(f"date {text!r} is not a calendar date written YYYY-MM-DD")
+    raise UsageError(f"date {redacted(text)!r} is not a calendar date written YYYY-MM-DD")
 
 
 def valid_key(text: str) -> bool:
@@ -58,6 +65,9 @@ def valid_key(text: str) -> bool:
 
 
 def check_key(text: str) -> str:
+    """``text`` when it can name a fact; a `UsageError` otherwise, and a `SecretInName` when it
+    holds a secret (checked first: the refusal never shows the key)."""
+    refuse_secret("fact key", (text, f"{FACTS}{text}.md"), "choose a key without it")
     if not valid_key(text):
         raise UsageError(
             f"fact key {text!r} must be 1 to 64 letters, digits and ._- starting with a letter "
@@ -89,40 +99,76 @@ class Cleaned:
     secrets: tuple[str, ...]  # the kinds cut out (never the values)
 
 
-def clean(text: str) -> Cleaned:
-    """``text`` with every secret cut out (see the module's docstring), stripped, with line
-    ends normalized. Empty or oversized text is a `UsageError`."""
+def _checked(text: str) -> str:
+    """``text`` with line ends normalized and stripped; empty or oversized text is a
+    `UsageError`."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
     if not text:
         raise UsageError("nothing to remember: the text is empty")
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) > MAX_ENTRY_BYTES:
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_ENTRY_BYTES:
         raise UsageError(
-            f"an entry of {len(data)} bytes is over the limit of {MAX_ENTRY_BYTES}: "
+            f"an entry of {size} bytes is over the limit of {MAX_ENTRY_BYTES}: "
             "split it, or keep the document in the project and remember where it is"
         )
-    findings = scan_secrets(data)
-    if not findings:
-        return Cleaned(text, ())
-    kinds = tuple(sorted({f.kind for f in findings}))
-    cut = redact(data, findings)
-    if cut is None:
-        shown = ", ".join(kinds)
-        return Cleaned(f"{marker(shown).decode()} (an entry withheld whole)", kinds)
-    return Cleaned(cut.decode("utf-8", "replace"), kinds)
+    return text
+
+
+def _withheld(kinds: tuple[str, ...], what: str) -> str:
+    return f"{marker(', '.join(kinds)).decode()} ({what} withheld whole)"
+
+
+def clean(text: str, layout: Layout = ENTRY) -> Cleaned:
+    """``text`` with every secret cut out as it will be laid out (``layout``: a log entry by
+    default) and with its lines joined (see the module's docstring), stripped, with line ends
+    normalized. Empty or oversized text is a `UsageError`."""
+    done = cut(_checked(text), layout)
+    if done.text is None:
+        return Cleaned(_withheld(done.kinds, "an entry"), done.kinds)
+    return Cleaned(done.text, done.kinds)
+
+
+_SPACES = re.compile(r"\s+")
+
+
+def clean_line(text: str, prefix: str = VALUE.prefix) -> Cleaned:
+    """``text`` as one line (every run of white space one space), every secret cut out as it
+    will be laid out after ``prefix`` (a fact's ``value: `` by default), as given line by line,
+    and with its lines joined with a space or with nothing, so a secret broken over lines is
+    found whole. What is scanned last is exactly the line returned."""
+    # white space within a line as one space (kept at a line's ends: a break beside a space
+    # reads differently from a bare one), blank lines gone
+    lines = [_SPACES.sub(" ", line) for line in _checked(text).split("\n")]
+    done = cut("\n".join(line for line in lines if line.strip()), Layout(prefix, " ", trim=True))
+    if done.text is None:
+        return Cleaned(_withheld(done.kinds, "a value"), done.kinds)
+    line = " ".join(done.text.split())
+    if scan_secrets((prefix + line).encode()):  # never: the stored view was scanned clean
+        return Cleaned(_withheld(done.kinds, "a value"), done.kinds)
+    return Cleaned(line, done.kinds)
 
 
 # --- daily logs ---------------------------------------------------------------------------------
 
 
+def _laid_out(text: str, layout: Layout) -> str:
+    first, *rest = text.split("\n")
+    blank = layout.joint if layout.blank is None else layout.blank
+    return layout.prefix + first + "".join((layout.joint if s else blank) + s for s in rest)
+
+
 def append_entry(log: bytes | None, date: str, text: str) -> bytes:
-    """The daily log of ``date`` with ``text`` appended as its last entry."""
+    """The daily log of ``date`` with ``text`` appended as its last entry (laid out as
+    `ENTRY`)."""
     head = log if log is not None else f"# {date}\n\n".encode()
     if not head.endswith(b"\n"):
         head += b"\n"
-    first, *rest = text.split("\n")
-    item = "- " + first + "".join("\n  " + line if line else "\n" for line in rest) + "\n"
-    return head + item.encode()
+    return head + (_laid_out(text, ENTRY) + "\n").encode()
+
+
+def curated_item(text: str) -> bytes:
+    """``text`` as an item of the curated memory (laid out as `CURATED_ITEM`)."""
+    return (_laid_out(text, CURATED_ITEM) + "\n").encode()
 
 
 def entries(log: bytes) -> list[str]:
@@ -147,7 +193,7 @@ class Fact:
 
     def render(self) -> bytes:
         value = self.value if self.value is not None else "(deleted)"
-        lines = [f"# {self.key}", "", f"value: {value}", "", "## History", ""]
+        lines = [f"# {self.key}", "", VALUE.prefix + value, "", "## History", ""]
         lines += [f"- {date}: {was}" for date, was in self.history]
         return ("\n".join(lines) + "\n").encode()
 

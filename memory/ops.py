@@ -13,7 +13,17 @@ from cas.digest import Digest
 from cas.errors import NotFound
 from cas.store import Store
 from memory import entries
-from memory.entries import Fact, clean, fact_path, log_path, parse_fact, set_fact
+from memory.entries import (
+    CURATED_ITEM,
+    Fact,
+    clean,
+    clean_line,
+    curated_item,
+    fact_path,
+    log_path,
+    parse_fact,
+    set_fact,
+)
 from memory.state import CURATED, Change, State, commit, head, read_file
 
 
@@ -52,12 +62,13 @@ def get_fact(store: Store, scope: str, key: str, state: State | None = None) -> 
 
 
 def facts(store: Store, scope: str) -> list[Fact]:
-    """Every fact of ``scope`` that holds a value, by key."""
+    """Every fact of ``scope`` that holds a value, by key (read by the paths the state holds:
+    a key is checked where it comes in, not again on its way out)."""
     state = head(store, scope)
     out = []
     for path in sorted(state.files):
         if path.startswith(entries.FACTS) and path.endswith(".md"):
-            fact = get_fact(store, scope, path[len(entries.FACTS) : -3], state)
+            fact = parse_fact(path[len(entries.FACTS) : -3], read_file(store, state, path) or b"")
             if fact.value is not None:
                 out.append(fact)
     return out
@@ -65,9 +76,10 @@ def facts(store: Store, scope: str) -> list[Fact]:
 
 def put_fact(store: Store, scope: str, key: str, value: str | None, *, date: str) -> Fact:
     """Set fact ``key`` to ``value`` (secrets cut out), or delete it (None); its history keeps
-    every value it had."""
+    every value it had. The key is checked before anything is read or written (a key holding
+    a secret is refused); the value is kept as one line, scanned as it is stored."""
     path = fact_path(key)
-    cleaned = clean(value) if value is not None else None
+    cleaned = clean_line(value) if value is not None else None
     result: list[Fact] = []
 
     def make(state: State) -> Change | None:
@@ -79,8 +91,10 @@ def put_fact(store: Store, scope: str, key: str, value: str | None, *, date: str
         result[:] = [new]
         if old is not None and old.value == new.value:
             return None
-        verb = "delete" if value is None else "set"
-        return Change({path: new.render()}, (f"{verb} fact {key}",))
+        note = f"{'delete' if value is None else 'set'} fact {key}"
+        if cleaned is not None and cleaned.secrets:
+            note += f" (secret cut out: {', '.join(cleaned.secrets)})"
+        return Change({path: new.render()}, (note,))
 
     commit(store, scope, make, date=date)
     return result[0]
@@ -88,14 +102,13 @@ def put_fact(store: Store, scope: str, key: str, value: str | None, *, date: str
 
 def curate(store: Store, scope: str, text: str, *, date: str) -> Digest:
     """Append ``text`` (secrets cut out) to the curated memory, ``MEMORY.md``."""
-    cleaned = clean(text)
+    cleaned = clean(text, CURATED_ITEM)
 
     def make(state: State) -> Change:
         old = read_file(store, state, CURATED) or b"# Memory\n\n"
         if not old.endswith(b"\n"):
             old += b"\n"
-        body = old + ("- " + cleaned.text.replace("\n", "\n  ") + "\n").encode()
-        return Change({CURATED: body}, ("curate MEMORY.md",))
+        return Change({CURATED: old + curated_item(cleaned.text)}, ("curate MEMORY.md",))
 
     state = commit(store, scope, make, date=date)
     assert state.digest is not None

@@ -21,11 +21,12 @@ their end, with a line saying how many, and last the recent changes' line goes. 
 counted with the memory's tokenizer (`packer.tokens`), the finished document once more: it
 never passes max, whenever the head line and that count of what is left out fit in it.
 
-The manifest of a memory pack (kind ``lite``, named `pack_scope` ``.`` target) lists each file
-shown with its tier and tokens (a summary stored in the store as its ``summary``), and
-``90_recent_changes.md`` with the distilled document stored as its body; its parent is the
-memory state it was made from. Nothing comes from a clock or a file time: the same state, the
-same git history up to ``now`` and the same ``now`` give the same bytes on every machine.
+The manifest of a memory pack (kind ``lite``, named `memory.scopes.pack_scope` ``.`` target)
+lists each file shown with its tier and tokens (a summary stored in the store as its
+``summary``), and ``90_recent_changes.md`` with the distilled document stored as its body; its
+parent is the memory state it was made from. Nothing comes from a clock or a file time: the
+same state, the same git history up to ``now`` and the same ``now`` give the same bytes on every
+machine.
 """
 
 from __future__ import annotations
@@ -41,17 +42,17 @@ from cas import manifest as mf
 from cas.digest import Digest
 from cas.display import shown
 from cas.fsutil import atomic_write
-from cas.locate import check_pack_name, pack_path
+from cas.locate import pack_path
 from cas.roots import prepare_manifest_dir
 from cas.store import Store
-from cas.visibility import PACK_PREFIX
 from memory import entries, recent
 from memory.ages import age_days, log_tiers, tier_at
+from memory.scopes import pack_scope
 from memory.state import CURATED, TOKENIZER, State, read_file
 from packer.config import MemoryConfig, Target
 from packer.tokens import TokenCounter
 
-__all__ = ["MemoryPack", "build", "describe", "pack_scope", "save", "summarize"]
+__all__ = ["MemoryPack", "build", "describe", "save", "summarize"]
 
 # A summary keeps at most this many lines of a log, then counts the rest.
 SUMMARY_LINES: Final = 8
@@ -68,13 +69,6 @@ _FACT = re.compile(
     r"|\b\d+(\.\d+)?\s?(ms|s|KB|MB|GB|KiB|MiB|GiB|%|tokens)\b",
     re.I,
 )
-
-
-def pack_scope(scope: str) -> str:
-    """The pack scope of ``scope``'s memory packs: ``mem.global``, ``mem.user-ID``; an ``@`` in
-    an ID becomes ``_at_`` (a pack name holds letters, digits and ``._-`` only)."""
-    name = PACK_PREFIX + scope.replace(":", "-").replace("@", "_at_")
-    return check_pack_name(name, "memory scope")
 
 
 def short_line(text: str) -> str:

@@ -95,7 +95,7 @@ def prune(
             return None
         files: dict[str, bytes | None] = dict.fromkeys((p for p, _age in logs), None)
         for s in facts:
-            path = entries.fact_path(s.key)
+            path = f"{entries.FACTS}{s.key}.md"  # a path the state holds
             old = entries.parse_fact(s.key, read_file(store, state, path) or b"")
             files[path] = entries.set_fact(old, s.key, None, now).render()
         lines = _lines(logs, facts, config.keep_days, config.entity_days, config.entity_uses)

@@ -29,6 +29,7 @@ from cas.store import Store
 from cas.textindex import TextIndex, text_of
 from cas.visibility import source_name
 from memory import entries
+from memory.redaction import redacted
 from memory.scopes import check_scope
 from memory.state import JOURNAL, State, head, read_file
 from packer.search import Attached, Scored, Source, ensure_indexed, hits, line_terms, query_terms
@@ -100,7 +101,8 @@ def search(store: Store, index: TextIndex, scope: str, query: str, *, k: int = 2
         raise UsageError(f"-k must be at least 1, not {k}")
     if not query_terms(query):
         raise UsageError(
-            f"the query {query!r} has no word to search for (stop words alone match everything)"
+            f"the query {redacted(query)!r} has no word to search for (stop words alone match "
+            "everything)"
         )
     state = head(store, scope)
     src = Source()

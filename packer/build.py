@@ -39,7 +39,7 @@ from packer.explain import Explanation
 from packer.fitting import HIGH, LOW, MEDIUM, Choice, fit
 from packer.history import History, read_history
 from packer.ingest import RENDER_VERSION, Fact, Ingest, IngestReport
-from packer.languages import language_for
+from packer.lang import language_for, record_for
 from packer.lexicon import LEXICON_VERSION, Lexicon, cache_namespace, lex
 from packer.lexicon import decode as decode_lexicon
 from packer.lexicon import encode as encode_lexicon
@@ -68,13 +68,6 @@ MEMO_NS = "memo"
 # Bump when the way a manifest is derived from its inputs changes (tiering, fitting, layout).
 MEMO_VERSION = "3"
 NOT_CONTENT_SPEC = glob_spec(NOT_CONTENT)
-# Languages whose files the reference graph rates; the others are documents and configuration.
-_CODE_LANGUAGES = frozenset(
-    {
-        *("python", "typescript", "tsx", "javascript", "go", "rust", "java", "kotlin", "scala"),
-        *("c", "cpp", "csharp", "ruby", "php", "swift", "lua", "bash"),
-    }
-)
 
 
 @dataclass(slots=True)
@@ -370,7 +363,8 @@ class Packer:
                 reason = f"{reason}, empty"
             floor = ceiling if decision.required and not fact.forced else LOW
             rating = ratings.file(fact.path)
-            if language_for(fact.path) not in _CODE_LANGUAGES:
+            language = record_for(fact.path)
+            if language is None or language.kind != "code":
                 # Documents and configuration are not referenced like code: their rank in the
                 # graph says little, so they rate at least as an average file would.
                 rating = max(rating, AVERAGE)

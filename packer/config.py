@@ -94,6 +94,7 @@ from typing import NoReturn
 
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
+from cas.ancestors import at_and_above
 from cas.errors import ConfigError
 from packer.rules import DEFAULT_RULES, TIERS, Rule
 from packer.tokens import SUPPORTED_ENCODINGS
@@ -648,7 +649,7 @@ def find_project_root(start: str | os.PathLike[str]) -> Path:
     first = Path(start).absolute()
     if first.is_file():
         first = first.parent
-    for directory in (first, *first.parents):
+    for directory in at_and_above(first):
         if (directory / CONFIG_FILE).is_file() or (directory / ".git").exists():
             return directory
         pyproject = directory / PYPROJECT_FILE

@@ -18,6 +18,10 @@ PHP: not private; C/C++: any non-static declaration in a header; Ruby: anything 
 ``private``. Documents (Markdown, reStructuredText, a README) only refer: to the identifiers in
 their code (spans, fences and indented blocks) and to the paths they mention.
 
+Each language's record (`packer.lang`) names its reader here (`_READERS`) and holds what the
+reader is given: the words that are never references, the declaration keywords, modifiers,
+import and package patterns and export rule of the declaration scan.
+
 A `Lexicon` is cached by content digest (`encode`/`decode`); `LEXICON_VERSION` names the rules.
 """
 
@@ -37,7 +41,11 @@ from typing import Final
 import msgpack
 
 from cas.words import native_module
-from packer.languages import language_for
+from packer.lang import LANGUAGES as RECORDS
+from packer.lang import is_readme, language_for, named
+from packer.lang.record import Declarations, Lexing, Reader, word_set
+from packer.lang.record import decl as _decl
+from packer.lang.registry import JS_IDENT
 
 LEXICON_VERSION: Final = "1"
 # Only this much of a file is read: a source file larger than this is generated or data, and its
@@ -49,8 +57,6 @@ MAX_REFS: Final = 2000
 MAX_DEFINES: Final = 4000
 MAX_IMPORTS: Final = 500
 MIN_REF: Final = 3
-
-DOCUMENTS: Final = frozenset({"markdown", "rst"})
 
 
 def fingerprint(name: str | bytes) -> int:
@@ -316,324 +322,6 @@ def _python_words(
     return _le(fps), _le(array("H", uses)), {w: counted[w] for w in bound}
 
 
-def _kw(text: str) -> frozenset[bytes]:
-    return frozenset(w.encode() for w in text.split())
-
-
-# --- languages: keywords, declarations, exports (data) ----------------------------------------
-
-# Per language: its reserved words (never a declared name nor a reference), then names so common
-# in its code (builtins, standard types) that a reference to them says nothing about this project.
-_PY_KW = _kw(
-    "False None True and as assert async await break class continue def del elif else except "
-    "finally for from global if import in is lambda nonlocal not or pass raise return try while "
-    "with yield self cls"
-)
-_PY_COMMON = _kw(
-    "match case print len str int float bool dict list set tuple object type super isinstance "
-    "issubclass range enumerate zip map filter repr hasattr getattr setattr bytes Any Optional "
-    "Union kwargs args"
-)
-_JS_KW = _kw(
-    "break case catch class const continue debugger default delete else enum export extends "
-    "false finally for function import instanceof new null return super switch this throw true "
-    "try typeof var void while with yield let static implements interface package private "
-    "protected public await async any boolean number string symbol never unknown object type "
-    "declare readonly keyof infer namespace module undefined from get set constructor abstract "
-    "override satisfies"
-)
-_JS_COMMON = _kw(
-    "require console window document Promise Array Object String Number Boolean Error Map Set "
-    "JSON Math"
-)
-_GO_KW = _kw(
-    "break case chan const continue default defer else fallthrough for func goto import "
-    "interface map package range return select struct switch type var nil true false iota"
-)
-_GO_COMMON = _kw(
-    "bool byte error string int int8 int16 int32 int64 uint uint8 uint16 uint32 uint64 uintptr "
-    "float32 float64 rune append cap close copy delete len make new panic print println recover "
-    "complex complex64 complex128 real imag any comparable err"
-)
-_RUST_KW = _kw(
-    "break const continue crate else enum extern false for impl let loop match mod move mut "
-    "pub ref return self Self static struct super trait true type unsafe use where while async "
-    "await dyn macro_rules"
-)
-_RUST_COMMON = _kw(
-    "i16 i32 i64 i128 isize u16 u32 u64 u128 usize f32 f64 bool char str String Vec Option Some "
-    "None Box Result"
-)
-_JAVA_KW = _kw(
-    "abstract assert boolean break byte case catch char class const continue default double else "
-    "enum extends final finally float for goto implements import instanceof int interface long "
-    "native new package private protected public return short static strictfp super switch "
-    "synchronized this throw throws transient try void volatile while var record sealed permits "
-    "yield true false null"
-)
-_JAVA_COMMON = _kw("String Object Override")
-_C_KW = _kw(
-    "auto break case char const continue default double else enum extern float for goto inline "
-    "int long register restrict return short signed sizeof static struct switch typedef union "
-    "unsigned void volatile while bool true false nullptr class namespace template typename "
-    "public private protected virtual override final new delete this operator using friend "
-    "const_cast static_cast dynamic_cast reinterpret_cast explicit mutable constexpr noexcept "
-    "decltype include define ifdef ifndef endif undef pragma elif"
-)
-_C_COMMON = _kw("NULL std size_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t")
-_CS_KW = _kw(
-    "abstract base bool break byte case catch char checked class const continue decimal default "
-    "delegate double else enum event explicit extern false finally fixed float for foreach goto "
-    "implicit int interface internal lock long namespace new null object operator out override "
-    "params private protected public readonly ref return sbyte sealed short sizeof stackalloc "
-    "static string struct switch this throw true try typeof uint ulong unchecked unsafe ushort "
-    "using virtual void volatile while var async await get set value record init partial where "
-    "yield dynamic nameof"
-)
-_RUBY_KW = _kw(
-    "alias and begin break case class def defined do else elsif end ensure false for module next "
-    "nil not redo rescue retry return self super then true undef unless until when while yield"
-)
-_RUBY_COMMON = _kw(
-    "require require_relative attr_accessor attr_reader attr_writer private protected public "
-    "include extend puts raise lambda proc new initialize"
-)
-_KOTLIN_KW = _kw(
-    "abstract annotation break class companion const continue data else enum false final for fun "
-    "if import in inline inner interface internal null object open operator out override "
-    "package private protected public return sealed super suspend this throw true try typealias "
-    "val var when while"
-)
-_SWIFT_KW = _kw(
-    "associatedtype break case catch class continue default defer deinit else enum extension "
-    "fallthrough false fileprivate for func guard import init inout internal let nil open "
-    "operator private protocol public repeat return self Self static struct subscript super "
-    "switch throw throws true try typealias var where while"
-)
-_SCALA_KW = _kw(
-    "abstract case catch class def else extends false final finally for forSome implicit import "
-    "lazy match new null object override package private protected return sealed super this "
-    "throw trait true try type val var while with yield"
-)
-_JVM_COMMON = _kw("String Int Long Boolean Unit Any Bool")
-_PHP_KW = _kw(
-    "abstract and array break callable case catch class clone const continue declare default "
-    "echo else elseif empty enddeclare endfor endforeach endif endswitch endwhile enum extends "
-    "final finally for foreach function global goto implements include include_once instanceof "
-    "insteadof interface isset list match namespace new null print private protected public "
-    "readonly require require_once return static switch this throw trait try unset use var "
-    "while yield true false php"
-)
-_LUA_KW = _kw(
-    "and break else elseif end false for function goto local nil not repeat return then true "
-    "until while self require"
-)
-_BASH_KW = _kw(
-    "case done elif else esac export fi for function local return then until while echo exit "
-    "set unset shift source read true false"
-)
-_DOC_COMMON = _kw(
-    "the and for are was were you your this that with from into not but can will all any has "
-    "have its use used using also may must should see via etc http https www com org"
-)
-
-_IDENT = rb"([A-Za-z_][A-Za-z0-9_]*)"
-_JS_IDENT = rb"([A-Za-z_$][A-Za-z0-9_$]*)"
-
-
-@dataclass(frozen=True)
-class _Decl:
-    """A declaration keyword: ``pattern`` starts with the keyword (fast to find) and captures
-    the name; ``top``: only at the start of a line (not indented)."""
-
-    pattern: re.Pattern[bytes]
-    top: bool = False
-    minor: bool = False  # declares a member of a type (a Go method) or a variable
-
-
-def _decl(
-    keyword: bytes,
-    *,
-    top: bool = False,
-    name: bytes = _IDENT,
-    gap: bytes = rb"[ \t]+",
-    minor: bool = False,
-) -> _Decl:
-    return _Decl(re.compile(re.escape(keyword) + gap + name), top, minor)
-
-
-def _decls(keywords: str, *, top: bool = False, minor: bool = False) -> tuple[_Decl, ...]:
-    return tuple(_decl(k.encode(), top=top, minor=minor) for k in keywords.split())
-
-
-@dataclass(frozen=True)
-class _Spec:
-    keywords: frozenset[bytes]
-    decls: tuple[_Decl, ...] = ()
-    modifiers: frozenset[bytes] = frozenset()
-    imports: tuple[re.Pattern[bytes], ...] = ()
-    package: re.Pattern[bytes] | None = None
-    # Exported by the language's rule, from the modifier words before the keyword and the name.
-    exported: Callable[[list[bytes], bytes], bool] = lambda words, name: True
-    # Whether an indented declaration with no modifier before it counts (a method in a class
-    # body, an item in an impl); where it is always a local (`const x` in a JavaScript
-    # function), saying no here skips it before any work.
-    bare_indented: bool = True
-
-
-def _not_private(words: list[bytes], name: bytes) -> bool:
-    return not any(w in (b"private", b"protected", b"internal", b"fileprivate") for w in words)
-
-
-def _public(words: list[bytes], name: bytes) -> bool:
-    return b"public" in words or b"open" in words
-
-
-def _js_exported(words: list[bytes], name: bytes) -> bool:
-    return b"export" in words
-
-
-def _rust_exported(words: list[bytes], name: bytes) -> bool:
-    return b"pub" in words
-
-
-def _go_exported(words: list[bytes], name: bytes) -> bool:
-    return b"A"[0] <= name[0] <= b"Z"[0]
-
-
-def _lua_exported(words: list[bytes], name: bytes) -> bool:
-    return b"local" not in words
-
-
-_JS_DECLS = (
-    _decl(b"function", name=_JS_IDENT, gap=rb"(?:[ \t]*\*[ \t]*|[ \t]+)"),
-    _decl(b"class", name=_JS_IDENT),
-    _decl(b"interface", name=_JS_IDENT),
-    _decl(b"type", name=_JS_IDENT),
-    _decl(b"enum", name=_JS_IDENT),
-    _decl(b"namespace", name=_JS_IDENT),
-    _decl(b"const", name=_JS_IDENT),
-    _decl(b"let", name=_JS_IDENT),
-    _decl(b"var", name=_JS_IDENT),
-)
-_JS_IMPORTS = (
-    re.compile(rb"""from[ \t]*['"]([^'"\n]+)['"]"""),
-    re.compile(rb"""import[ \t]*\(?[ \t]*['"]([^'"\n]+)['"]"""),
-    re.compile(rb"""require[ \t]*\([ \t]*['"]([^'"\n]+)['"]"""),
-)
-_JAVA_LIKE_MODS = _kw(
-    "public protected private static final abstract sealed non-sealed strictfp synchronized "
-    "native default transient volatile internal virtual override readonly partial async unsafe "
-    "extern new"
-)
-
-_SPECS: dict[str, _Spec] = {
-    "typescript": _Spec(
-        _JS_KW,
-        _JS_DECLS,
-        _kw("export default declare async abstract const"),
-        _JS_IMPORTS,
-        bare_indented=False,
-        exported=_js_exported,
-    ),
-    "go": _Spec(
-        _GO_KW,
-        (
-            _decl(b"func", top=True),
-            _decl(b"func", top=True, gap=rb"[ \t]*\([^)\n]*\)[ \t]*", minor=True),
-            _decl(b"type", top=True),
-            *_decls("const var", top=True, minor=True),
-        ),
-        package=re.compile(rb"\npackage[ \t]+(\w+)"),
-        exported=_go_exported,
-    ),
-    "rust": _Spec(
-        _RUST_KW,
-        (
-            *_decls("fn struct enum trait type const static mod union"),
-            _decl(b"macro_rules!", gap=rb"[ \t]*"),
-        ),
-        _kw("pub restricted async const unsafe extern default"),
-        exported=_rust_exported,
-    ),
-    "java": _Spec(
-        _JAVA_KW,
-        _decls("class interface enum record @interface"),
-        _JAVA_LIKE_MODS,
-        (re.compile(rb"import[ \t]+(?:static[ \t]+)?([\w.*]+)[ \t]*;"),),
-        re.compile(rb"\npackage[ \t]+([\w.]+)"),
-        _public,
-    ),
-    "csharp": _Spec(
-        _CS_KW,
-        _decls("class interface enum struct record delegate"),
-        _JAVA_LIKE_MODS,
-        (re.compile(rb"using[ \t]+(?:static[ \t]+)?([\w.]+)[ \t]*;"),),
-        re.compile(rb"namespace[ \t]+([\w.]+)"),
-        _public,
-    ),
-    "kotlin": _Spec(
-        _KOTLIN_KW,
-        (*_decls("fun class interface object typealias"), *_decls("val var", top=True, minor=True)),
-        _kw(
-            "public private internal protected open abstract sealed data inline override suspend "
-            "enum annotation inner companion const lateinit operator infix tailrec external "
-            "expect actual value fun"
-        ),
-        (re.compile(rb"import[ \t]+([\w.*]+)"),),
-        re.compile(rb"\npackage[ \t]+([\w.]+)"),
-        _not_private,
-    ),
-    "swift": _Spec(
-        _SWIFT_KW,
-        (
-            *_decls("func class struct enum protocol typealias actor"),
-            *_decls("let var", top=True, minor=True),
-        ),
-        _kw(
-            "public open private fileprivate internal static final override mutating class "
-            "convenience required indirect lazy weak nonisolated"
-        ),
-        (re.compile(rb"import[ \t]+(\w+)"),),
-        exported=_public,
-    ),
-    "scala": _Spec(
-        _SCALA_KW,
-        (*_decls("def class object trait type"), *_decls("val var", top=True, minor=True)),
-        _kw("private protected final sealed abstract implicit lazy override case"),
-        (re.compile(rb"import[ \t]+([\w.]+)"),),
-        re.compile(rb"\npackage[ \t]+([\w.]+)"),
-        _not_private,
-    ),
-    "php": _Spec(
-        _PHP_KW,
-        _decls("function class interface trait enum"),
-        _kw("public private protected static abstract final readonly"),
-        (
-            re.compile(rb"use[ \t]+([\w\\]+)"),
-            re.compile(rb"""(?:require|include)(?:_once)?[ \t(]*['"]([^'"\n]+)['"]"""),
-        ),
-        re.compile(rb"namespace[ \t]+([\w\\]+)"),
-        _not_private,
-    ),
-    "lua": _Spec(
-        _LUA_KW,
-        (_decl(b"function", name=rb"(?:[A-Za-z_]\w*[.:])*([A-Za-z_]\w*)"),),
-        _kw("local"),
-        (re.compile(rb"""require[ \t(]*['"]([^'"\n]+)['"]"""),),
-        exported=_lua_exported,
-    ),
-    "bash": _Spec(
-        _BASH_KW,
-        (_decl(b"function"),),
-        imports=(re.compile(rb"""(?:source|\.)[ \t]+['"]?([\w./-]+)"""),),
-    ),
-}
-_SPECS["tsx"] = _SPECS["javascript"] = _SPECS["typescript"]
-
-_HEADERS: Final = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++", ".inl"})
-
-
 # --- the shared declaration scan --------------------------------------------------------------
 
 
@@ -651,7 +339,9 @@ def _line_prefix(data: bytes, pos: int) -> bytes:
 _PUB_RESTRICTED = re.compile(rb"pub\([^)]*\)")
 
 
-def _declarations(data: bytes, spec: _Spec) -> Iterator[tuple[bytes, list[bytes], bool, int, bool]]:
+def _declarations(
+    data: bytes, spec: Declarations
+) -> Iterator[tuple[bytes, list[bytes], bool, int, bool]]:
     """(name, modifier words, indented, position, minor) of each declaration ``spec`` knows;
     ``minor``: the declaration is a variable or says it belongs to a type (a Go method)."""
     for decl in spec.decls:
@@ -754,7 +444,7 @@ class _Builder:
         )
 
 
-def _generic(data: bytes, b: _Builder, spec: _Spec) -> None:
+def _generic(data: bytes, b: _Builder, spec: Declarations) -> None:
     for name, words, indented, _pos, minor in _declarations(data, spec):
         b.define(name, spec.exported(words, name), minor or indented)
     for pattern in spec.imports:
@@ -780,7 +470,7 @@ _QUOTED = re.compile(rb"""['"]([A-Za-z_]\w*)['"]""")
 _STATEMENT = re.compile(rb"\n[^ \t\n#@)\]}]")
 
 
-def _python(data: bytes, b: _Builder, path: str) -> None:
+def _python(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
     is_init = posixpath.basename(path) in ("__init__.py", "__init__.pyi")
     found: list[tuple[int, int, bytes, bool]] = []  # (position, indent, name, is_class)
     for decl, is_class in ((_PY_DEF, False), (_PY_CLASS, True)):
@@ -870,19 +560,19 @@ _GO_IMPORT = re.compile(rb"\nimport[ \t]*(?:(\([^)]*\))|[\w.]*[ \t]*(\"[^\"\n]*\
 _GO_STRING = re.compile(rb'"([^"\n]+)"')
 
 
-def _go(data: bytes, b: _Builder) -> None:
-    _generic(data, b, _SPECS["go"])
+def _go(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
+    _generic(data, b, spec)
     for m in _GO_BLOCK.finditer(data):
         end = data.find(b"\n)", m.end())
         block = data[m.end() - 1 : len(data) if end < 0 else end]
         found = _GO_BLOCK_NAME.findall(block)
         # The block's own lines, at its first line's indentation (not a struct's fields).
         for indent, name in found:
-            if indent == found[0][0] and name not in _GO_KW:
-                b.define(name, _go_exported([], name), m.group(1) != b"type")
+            if indent == found[0][0] and name not in spec.keywords:
+                b.define(name, spec.exported([], name), m.group(1) != b"type")
     for m in _GO_IMPORT.finditer(data):
-        for spec in _GO_STRING.findall(m.group(1) or m.group(2)):
-            b.imported(spec)
+        for specifier in _GO_STRING.findall(m.group(1) or m.group(2)):
+            b.imported(specifier)
 
 
 # --- TypeScript and JavaScript ----------------------------------------------------------------
@@ -891,7 +581,7 @@ _JS_EXPORT_LIST = re.compile(rb"export[ \t]*(?:type[ \t]*)?\{([^}]*)\}")
 _JS_EXPORT_STAR = re.compile(
     rb"""export[ \t]*\*[ \t]*(?:as[ \t]+\w+[ \t]*)?from[ \t]*['"]([^'"\n]+)['"]"""
 )
-_JS_EXPORT_DEFAULT = re.compile(rb"export[ \t]+default[ \t]+" + _JS_IDENT)
+_JS_EXPORT_DEFAULT = re.compile(rb"export[ \t]+default[ \t]+" + JS_IDENT)
 _JS_NAMED_IMPORT = re.compile(
     rb"import[ \t]+(?:type[ \t]+)?(?:[\w$]+[ \t]*,[ \t]*)?\{([^}]*)\}[ \t]*"
     rb"from[ \t]*['\"]([^'\"\n]+)['\"]"
@@ -901,11 +591,10 @@ _JS_METHOD = re.compile(
     rb"\n([ \t]+)((?:(?:public|private|protected|static|readonly|async|abstract|override|get|set)"
     rb"[ \t]+)*)#?([A-Za-z_$][\w$]*)[ \t]*(?:<[^>\n]*>)?\([^\n;]*\)[ \t]*(?::[^\n{;=]*)?\{"
 )
-_JS_NOT_METHODS = _kw("if for while switch catch function return with else constructor")
+_JS_NOT_METHODS = word_set("if for while switch catch function return with else constructor")
 
 
-def _javascript(data: bytes, b: _Builder) -> None:
-    spec = _SPECS["typescript"]
+def _javascript(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
     classes: list[int] = []
     for name, words, indented, pos, _minor in _declarations(data, spec):
         exported = b"export" in words
@@ -924,7 +613,7 @@ def _javascript(data: bytes, b: _Builder) -> None:
             if parts:
                 b.exported.add(parts[-1])
     for m in _JS_EXPORT_DEFAULT.finditer(data):
-        if m.group(1) not in _JS_KW:
+        if m.group(1) not in spec.keywords:
             b.exported.add(m.group(1))
     for m in _JS_CJS.finditer(data):
         b.define(m.group(1), True)
@@ -947,7 +636,7 @@ def _javascript(data: bytes, b: _Builder) -> None:
             end = min(end, classes[k + 1])
         for m in _JS_METHOD.finditer(data, start, end):
             name = m.group(3)
-            if name in _JS_NOT_METHODS or name in _JS_KW:
+            if name in _JS_NOT_METHODS or name in spec.keywords:
                 continue
             words = m.group(2).split()
             private = b"private" in words or b"protected" in words or name[:1] == b"_"
@@ -977,8 +666,7 @@ def _rust_macro_exported(data: bytes, pos: int) -> bool:
     return False
 
 
-def _rust(data: bytes, b: _Builder) -> None:
-    spec = _SPECS["rust"]
+def _rust(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
     for name, words, indented, pos, _minor in _declarations(data, spec):
         exported = b"pub" in words
         if not exported and data.startswith(b"macro_rules", pos):
@@ -990,19 +678,19 @@ def _rust(data: bytes, b: _Builder) -> None:
         words = _PUB_RESTRICTED.sub(b"restricted", prefix).split()
         if words and not all(w in spec.modifiers or w == b"restricted" for w in words):
             continue
-        path = b" ".join(m.group(1).split())
-        b.imported(path)
-        head = path.split(b"{", 1)[0]
-        for leaf, alias in _RUST_LEAF.findall(path):
+        used = b" ".join(m.group(1).split())
+        b.imported(used)
+        head = used.split(b"{", 1)[0]
+        for leaf, alias in _RUST_LEAF.findall(used):
             if leaf not in (b"self", b"super", b"crate", b"*"):
                 where = head + leaf if head.endswith(b"::") else head
                 b.bound.append((where, leaf, alias or leaf))
         if b"pub" in words:
-            if path.endswith(b"*"):
-                b.star.add(path.decode("utf-8", "replace"))
-            for leaf, alias in _RUST_LEAF.findall(path):
+            if used.endswith(b"*"):
+                b.star.add(used.decode("utf-8", "replace"))
+            for leaf, alias in _RUST_LEAF.findall(used):
                 name = alias or leaf
-                if name not in (b"self", b"super", b"crate") and name not in _RUST_KW:
+                if name not in (b"self", b"super", b"crate") and name not in spec.keywords:
                     b.exported.add(name)
     for m in _RUST_MOD.finditer(data):
         words = _PUB_RESTRICTED.sub(b"pub", _line_prefix(data, m.start())).split()
@@ -1013,10 +701,10 @@ def _rust(data: bytes, b: _Builder) -> None:
 # --- Java and C# (types from the table, methods from their shape) ------------------------------
 
 _METHOD = re.compile(rb"\n[ \t]+((?:@?[A-Za-z_][\w<>\[\],.?]*[ \t]+)+)([A-Za-z_]\w*)[ \t]*\(", re.M)
-_NOT_TYPES = _kw("return new throw else case yield await goto delete typedef using")
+_NOT_TYPES = word_set("return new throw else case yield await goto delete typedef using")
 
 
-def _methods(data: bytes, b: _Builder, spec: _Spec) -> None:
+def _methods(data: bytes, b: _Builder, spec: Declarations) -> None:
     for m in _METHOD.finditer(data):
         words = m.group(1).split()
         name = m.group(2)
@@ -1025,14 +713,14 @@ def _methods(data: bytes, b: _Builder, spec: _Spec) -> None:
         b.define(name, spec.exported(words, name), True)
 
 
-def _java_like(data: bytes, b: _Builder, lang: str) -> None:
-    spec = _SPECS[lang]
+def _java_like(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
     _generic(data, b, spec)
     _methods(data, b, spec)
 
 
 # --- C and C++ --------------------------------------------------------------------------------
 
+_HEADERS: Final = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++", ".inl"})
 _C_INCLUDE = re.compile(rb"#[ \t]*include[ \t]*([<\"][^>\"\n]+[>\"])")
 _C_DEFINE = re.compile(rb"#[ \t]*define[ \t]+([A-Za-z_]\w*)")
 _C_TAGGED = re.compile(
@@ -1070,9 +758,13 @@ def _typedef_name(data: bytes, start: int) -> bytes | None:
     return None
 
 
-def _c(data: bytes, b: _Builder, path: str, lang: str) -> None:
-    header = posixpath.splitext(path)[1].lower() in _HEADERS
-    keywords = _C_KW
+def _is_header(path: str) -> bool:
+    return posixpath.splitext(path)[1].lower() in _HEADERS
+
+
+def _c(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
+    header = _is_header(path)
+    keywords = spec.keywords
     for m in _C_INCLUDE.finditer(data):
         b.imported(m.group(1))
     for m in _C_DEFINE.finditer(data):
@@ -1102,8 +794,13 @@ def _c(data: bytes, b: _Builder, path: str, lang: str) -> None:
         if name in keywords or name.startswith(b"~"):
             continue
         b.define(name, header and b"static" not in words)
-    if lang == "cpp" and header:
-        _methods(data, b, _Spec(keywords, exported=lambda words, name: True))
+
+
+def _cpp(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
+    """C's declarations, and in a header the members of its classes (all exported)."""
+    _c(data, b, path, spec)
+    if _is_header(path):
+        _methods(data, b, Declarations(spec.keywords, exported=lambda words, name: True))
 
 
 # --- Ruby -------------------------------------------------------------------------------------
@@ -1117,7 +814,7 @@ _RUBY_SYMBOL = re.compile(rb":([A-Za-z_]\w*)")
 _RUBY_REQUIRE = re.compile(rb"""require(_relative)?[ \t(]+['"]([^'"\n]+)['"]""")
 
 
-def _ruby(data: bytes, b: _Builder) -> None:
+def _ruby(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
     events: list[tuple[int, int, bytes, bytes]] = []  # (position, indent, what, name)
     for m in _RUBY_SCOPE.finditer(data):
         name = m.group(3).rsplit(b"::", 1)[-1]
@@ -1145,7 +842,7 @@ def _ruby(data: bytes, b: _Builder) -> None:
         elif what == b"def":
             singleton = name.startswith(b"self.")
             real = name[5:] if singleton else name
-            if real not in _RUBY_KW:
+            if real not in spec.keywords:
                 b.define(real, singleton or not hidden.get(indent, False), indent > 0)
         else:
             hidden[indent] = what != b"public"
@@ -1155,8 +852,8 @@ def _ruby(data: bytes, b: _Builder) -> None:
         for name in _RUBY_SYMBOL.findall(m.group(1)):
             b.define(name, True, True, True)
     for m in _RUBY_REQUIRE.finditer(data):
-        spec = m.group(2)
-        b.imported((b"./" + spec) if m.group(1) else spec)
+        required = m.group(2)
+        b.imported((b"./" + required) if m.group(1) else required)
 
 
 # --- documents --------------------------------------------------------------------------------
@@ -1171,7 +868,9 @@ _PATH = re.compile(
 )
 
 
-def _document(data: bytes, b: _Builder) -> tuple[bytes, bytes, dict[bytes, int]]:
+def _document(
+    data: bytes, b: _Builder, not_refs: frozenset[bytes]
+) -> tuple[bytes, bytes, dict[bytes, int]]:
     """A document refers to the identifiers in its code and to the paths its code and links
     name; its prose is not code, so words there are not references."""
     code = [m.group(2) for m in _FENCE.finditer(data)]
@@ -1181,44 +880,53 @@ def _document(data: bytes, b: _Builder) -> tuple[bytes, bytes, dict[bytes, int]]
     for mention in (*_PATH.findall(text), *_LINK.findall(data)):
         if b"://" not in mention and not mention.startswith((b"#", b"mailto:")):
             b.imported(mention.removeprefix(b"./"))
-    return _words(text, _DOC_COMMON)
+    return _words(text, not_refs)
 
 
 # --- entry point ------------------------------------------------------------------------------
 
-# What a reference is not, per language: reserved words and common builtins.
-_NOT_REFS: dict[str, frozenset[bytes]] = {
-    "python": _PY_KW | _PY_COMMON,
-    "typescript": _JS_KW | _JS_COMMON,
-    "tsx": _JS_KW | _JS_COMMON,
-    "javascript": _JS_KW | _JS_COMMON,
-    "go": _GO_KW | _GO_COMMON,
-    "rust": _RUST_KW | _RUST_COMMON,
-    "java": _JAVA_KW | _JAVA_COMMON,
-    "c": _C_KW | _C_COMMON,
-    "cpp": _C_KW | _C_COMMON,
-    "csharp": _CS_KW,
-    "ruby": _RUBY_KW | _RUBY_COMMON,
-    "kotlin": _KOTLIN_KW | _JVM_COMMON,
-    "swift": _SWIFT_KW | _JVM_COMMON,
-    "scala": _SCALA_KW | _JVM_COMMON,
-    "php": _PHP_KW,
-    "lua": _LUA_KW,
-    "bash": _BASH_KW,
+
+def _generic_reader(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
+    _generic(data, b, spec)
+
+
+_SHELL_FUNCTION = re.compile(rb"\n([A-Za-z_][\w-]*)[ \t]*\(\)")
+
+
+def _shell(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
+    """The generic scan, and functions declared as ``name()`` (a dash in a name reads as _)."""
+    _generic(data, b, spec)
+    for name in _SHELL_FUNCTION.findall(data):
+        b.define(name.replace(b"-", b"_"), True)
+
+
+# The readers a language's record (`packer.lang.record.Lexing.reader`) names; documents are
+# read apart (`_document`), for the names and paths they mention.
+_READERS: Final[dict[Reader, Callable[[bytes, _Builder, str, Declarations], None]]] = {
+    "python": _python,
+    "go": _go,
+    "javascript": _javascript,
+    "rust": _rust,
+    "java": _java_like,
+    "c": _c,
+    "cpp": _cpp,
+    "ruby": _ruby,
+    "generic": _generic_reader,
+    "shell": _shell,
 }
-LANGUAGES: Final = frozenset(_NOT_REFS) | DOCUMENTS
-
-
-def is_readme(path: str) -> bool:
-    return posixpath.basename(path).lower().startswith("readme")
+# The languages `lex` reads.
+LANGUAGES: Final = frozenset(r.name for r in RECORDS if r.lexicon is not None)
 
 
 def lexicon_language(path: str, lang: str | None) -> str | None:
     """The language `lex` reads ``path`` as, or None when it gives no lexicon for it."""
-    if lang in LANGUAGES:
-        return lang
-    if lang == "text" and is_readme(path):
-        return "markdown"
+    record = named(lang)
+    if record is None:
+        return None
+    if record.lexicon is not None:
+        return record.name
+    if record.readme and is_readme(path):
+        return record.readme
     return None
 
 
@@ -1233,47 +941,30 @@ def cache_namespace(path: str) -> str | None:
 
 def lex(path: str, data: bytes, lang: str | None = None) -> Lexicon | None:
     """The lexicon of a text file, or None for a language it does not read (``lang`` defaults
-    to `packer.languages.language_for`)."""
+    to `packer.lang.language_for`)."""
     if lang is None:
         lang = language_for(path)
     lang = lexicon_language(path, lang)
-    if lang is None:
+    record = named(lang)
+    if lang is None or record is None or record.lexicon is None:
         return None
+    reading = record.lexicon
     # A leading newline lets every line-start pattern (which begins with "\n" so that the
     # engine can search for it quickly) match on the first line too.
     data = b"\n" + data[:MAX_BYTES]
     b = _Builder(lang)
-    if lang in DOCUMENTS:
-        return b.done(_document(data, b))
-    data, prose = _prose(data, lang)
-    if lang == "python":
-        _python(data, b, path)
-    elif lang == "go":
-        _go(data, b)
-    elif lang in ("typescript", "tsx", "javascript"):
-        _javascript(data, b)
-    elif lang == "rust":
-        _rust(data, b)
-    elif lang in ("java", "csharp"):
-        _java_like(data, b, lang)
-    elif lang in ("c", "cpp"):
-        _c(data, b, path, lang)
-    elif lang == "ruby":
-        _ruby(data, b)
-    else:
-        _generic(data, b, _SPECS[lang])
-        if lang == "bash":
-            for name in re.findall(rb"\n([A-Za-z_][\w-]*)[ \t]*\(\)", data):
-                b.define(name.replace(b"-", b"_"), True)
-    return b.words(data, _NOT_REFS[lang], prose)
+    if reading.reader == "document":
+        return b.done(_document(data, b, reading.not_refs))
+    data, prose = _prose(data, reading, record.comment)
+    _READERS[reading.reader](data, b, path, reading.declarations)
+    return b.words(data, reading.not_refs, prose)
 
 
 _HASH_COMMENT = re.compile(rb"(#[^\n]*)")
 _SLASH_COMMENT = re.compile(rb"(//[^\n]*|/\*[\s\S]*?\*/)")
-_HASH_LANGUAGES = frozenset({"python", "ruby", "bash"})
 
 
-def _prose(data: bytes, lang: str) -> tuple[bytes, bytes]:
+def _prose(data: bytes, reading: Lexing, comment: str) -> tuple[bytes, bytes]:
     """(the code of ``data``, its comments and docstrings). Prose mentions plain words
     (`name`, `function`) that would link a file to every definition so named; its names
     (`Command`) still count. Declarations are read from the code only, so an example in a
@@ -1281,11 +972,11 @@ def _prose(data: bytes, lang: str) -> tuple[bytes, bytes]:
     string literal (`"#fff"`, `"http://"`) cuts there, which only moves words between the
     two."""
     prose: list[bytes] = []
-    if lang == "python" and b'"""' in data:
+    if reading.docstrings and b'"""' in data:
         parts = data.split(b'"""')
         prose += parts[1::2]
         data = b'""'.join(parts[0::2])
-    pattern = _HASH_COMMENT if lang in _HASH_LANGUAGES else _SLASH_COMMENT
+    pattern = _HASH_COMMENT if comment == "#" else _SLASH_COMMENT
     parts = pattern.split(data)  # code, comment, code, ...: one pass for both
     if len(parts) > 1:
         prose += parts[1::2]

@@ -36,7 +36,7 @@ from cas.store import Store
 from packer import outline as outline_mod
 from packer.fitting import HIGH, LOW, MEDIUM, Offer, SymbolOffer
 from packer.ingest import RENDER_VERSION, Fact
-from packer.languages import language_for
+from packer.lang import language_for
 from packer.render import fence_language, renderer
 from packer.scan import decode_text
 from packer.summaries import SUMMARY_VERSION

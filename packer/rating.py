@@ -62,6 +62,7 @@ import numpy as np
 import numpy.typing as npt
 
 from packer.history import History
+from packer.lang import LANGUAGES
 from packer.lexicon import (
     ATTRIBUTE,
     EXPORTED,
@@ -73,7 +74,15 @@ from packer.lexicon import (
     lex,
 )
 from packer.rating_scale import AVERAGE
-from packer.surface import README_NAMES, README_PATH, REEXPORTED, Layout, is_index, public_surface
+from packer.surface import (
+    README_NAMES,
+    README_PATH,
+    REEXPORTED,
+    Layout,
+    is_index,
+    module_system,
+    public_surface,
+)
 
 MAX_DEFINERS: Final = 32
 DAMPING: Final = (85, 100)
@@ -110,27 +119,14 @@ BASE: Final = 16
 PRIORITY_RANGE: Final = 4  # weight classes -4..4; each step doubles or halves the points
 # Symbol shares (see the module docstring).
 _SHARE_PRIVATE, _SHARE_EXPORTED, _SHARE_PUBLIC = 1, 4, 16
-# Names link files of one family of languages only: a Python file's `TypeError` is not a
-# JavaScript file's. Documents (family 0) refer to every family.
-_FAMILIES: Final = {
-    "python": 1,
-    "typescript": 2,
-    "tsx": 2,
-    "javascript": 2,
-    "go": 3,
-    "rust": 4,
-    "java": 5,
-    "kotlin": 5,
-    "scala": 5,
-    "c": 6,
-    "cpp": 6,
-    "csharp": 7,
-    "ruby": 8,
-    "php": 9,
-    "swift": 10,
-    "lua": 11,
-    "bash": 12,
+# Names link files of one family of languages only (`packer.lang.Language.family`): a Python
+# file's `TypeError` is not a JavaScript file's. Families are numbered from 1 in the order the
+# table of languages first names them; documents (family 0) refer to every family.
+_FAMILY_NUMBERS: Final = {
+    family: k + 1
+    for k, family in enumerate(dict.fromkeys(lang.family for lang in LANGUAGES if lang.family))
 }
+_FAMILIES: Final = {lang.name: _FAMILY_NUMBERS[lang.family] for lang in LANGUAGES if lang.family}
 _FAMILY_SALT = np.uint64(0x9E3779B97F4A7C15)  # keyed fingerprint: fp XOR family * salt
 _BITMAP_BITS = 26
 
@@ -388,7 +384,7 @@ def rate(
 
     # Visibility and specificity of each definition.
     private_module = np.array(
-        [langs[i] == "python" and _private_module(p) for i, p in enumerate(paths)],
+        [module_system(langs[i]) == "python" and _private_module(p) for i, p in enumerate(paths)],
         dtype=np.bool_,
     )
     exported = (d_info & EXPORTED) != 0
@@ -715,6 +711,7 @@ def _bound_names(
         if lexicon is None or not lexicon.bound:
             continue
         lang = lexicon.lang
+        system = module_system(lang)
         folder = layout.paths[i].rpartition("/")[0]
         for spec, name, uses in lexicon.bound:
             key = (folder if spec.startswith(".") else "", spec, lang)
@@ -725,11 +722,11 @@ def _bound_names(
             if rows:
                 pairs += [(i, r, uses, len(rows)) for r in rows]
                 continue
-            if lang == "python":
+            if system == "python":
                 if layout.resolve(i, spec + name if spec.endswith(".") else f"{spec}.{name}", lang):
                     continue  # a module, linked by the import itself
                 ours = spec.startswith(".") or spec.split(".")[0] in top_modules
-            elif lang == "rust":
+            elif system == "rust":
                 head = spec.split("::")[0]
                 ours = head in ("crate", "self", "super") or head == layout.crate_name
             elif layout.js_name and (

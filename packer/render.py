@@ -32,6 +32,7 @@ from typing import Final
 from cas.digest import Digest
 from cas.display import one_line, shown
 from cas.manifest import Entry, Manifest
+from packer.lang import fence_for
 
 FORMATS: Final = ("markdown", "xml", "plain")
 MODES: Final = ("lite", "full", "split")
@@ -41,20 +42,12 @@ MAP_MAX_LINES: Final = 60
 
 Fetch = Callable[[Digest], str]
 
-_LANGS: Final = {
-    "py": "python", "pyi": "python", "md": "markdown", "rst": "rst", "ts": "typescript",
-    "tsx": "tsx", "js": "javascript", "jsx": "jsx", "mjs": "javascript", "go": "go",
-    "rs": "rust", "java": "java", "kt": "kotlin", "c": "c", "h": "c", "cpp": "cpp",
-    "hpp": "cpp", "cc": "cpp", "cs": "csharp", "rb": "ruby", "php": "php", "swift": "swift",
-    "sh": "bash", "bash": "bash", "toml": "toml", "yaml": "yaml", "yml": "yaml",
-    "json": "json", "sql": "sql", "html": "html", "css": "css", "xml": "xml", "txt": "text",
-}  # fmt: skip
-
 
 def fence_language(path: str) -> str:
+    """The info string of the code fence ``path``'s body is shown in, by the text after the
+    last dot of its name (its language's record, `packer.lang.Language.fences`)."""
     name = path.rsplit("/", 1)[-1]
-    ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
-    return _LANGS.get(ext, "")
+    return fence_for("." + name.rsplit(".", 1)[-1].lower()) if "." in name else ""
 
 
 def _longest_run(text: str, char: str) -> int:

@@ -22,7 +22,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from packer.lexicon import Lexicon, is_readme
+from cas.ancestors import ancestors
+from packer.lang import is_readme, named
+from packer.lang.record import Modules, ModuleSystem
+from packer.lexicon import Lexicon
 
 # Points of the personalization (see `packer.rating`) each kind of public file adds.
 ENTRY_POINTS: Final = 256  # declared by the project's metadata: what its users run or import
@@ -33,7 +36,6 @@ README_NAMES: Final = 256  # the most a file gains from names the README mention
 REEXPORTED: Final = 256  # the most a file gains from names a package index re-exports
 
 _JS_EXTS: Final = (".ts", ".tsx", ".mts", ".cts", ".d.ts", ".js", ".jsx", ".mjs", ".cjs")
-_JS_LANGS: Final = frozenset({"typescript", "tsx", "javascript"})
 _INDEX_NAMES: Final = frozenset(
     {"__init__.py", "__init__.pyi", "mod.rs", "lib.rs"} | {"index" + e for e in _JS_EXTS}
 )
@@ -67,11 +69,12 @@ def _name(path: str) -> str:
 
 
 def _join(base: str, rel: str) -> str | None:
-    """``rel`` below ``base``, normalized; None when it climbs out of the project."""
+    """``rel`` below ``base``, normalized: ``""`` for the project's top folder itself, None
+    when it climbs out of the project."""
     joined = posixpath.normpath(posixpath.join(base, rel)) if base else posixpath.normpath(rel)
-    if joined == "." or joined.startswith("../") or joined == ".." or joined.startswith("/"):
+    if joined.startswith("../") or joined == ".." or joined.startswith("/"):
         return None
-    return joined
+    return "" if joined == "." else joined
 
 
 class Layout:
@@ -88,6 +91,9 @@ class Layout:
             lexicon = lexicons[i]
             if lexicon is not None and lexicon.package:
                 self.packages.setdefault(lexicon.package, []).append(i)
+        self.python_packages = {
+            _dir(p) for p in paths if p.endswith("__init__.py") and _name(p) == "__init__.py"
+        }  # the folders holding an __init__.py ("" for the root)
         self.modules = self._python_modules()
         self.go_module = ""
         self.go_root = ""
@@ -111,41 +117,44 @@ class Layout:
     def _python_modules(self) -> dict[str, list[int]]:
         """Dotted module name -> files. A file's name is counted from above its outermost
         package (the folders holding an ``__init__.py`` up to it), so ``src/click/core.py``
-        is ``click.core`` and ``tests/test_x.py`` is ``test_x``."""
-        packages = {
-            _dir(p) for p in self.paths if p.endswith("__init__.py") and _name(p) == "__init__.py"
-        }
+        is ``click.core`` and ``tests/test_x.py`` is ``test_x``. When the root itself holds an
+        ``__init__.py`` (a package folder packed on its own), names count from the root, which
+        has no name of its own: ``core.py`` is ``core``, and the root's ``__init__.py`` has no
+        module name (only relative imports reach it)."""
         modules: dict[str, list[int]] = {}
         for i, path in enumerate(self.paths):
             if not path.endswith((".py", ".pyi")):
                 continue
-            folder, _, name = path.rpartition("/")
-            stem = name.rsplit(".", 1)[0]
+            stem = _name(path).rsplit(".", 1)[0]
             parts = [] if stem == "__init__" else [stem]
-            while folder in packages:
-                folder, _, part = folder.rpartition("/")
-                parts.append(part)
+            for folder in ancestors(path):
+                if folder not in self.python_packages:
+                    break
+                if folder:
+                    parts.append(_name(folder))
             if parts:
                 modules.setdefault(".".join(reversed(parts)), []).append(i)
         return modules
 
+    def outermost_package(self, folder: str) -> bool:
+        """Whether the Python package ``folder`` sits in no package (the root's folder, when
+        the root holds an ``__init__.py``, is the outermost)."""
+        return next(ancestors(folder), None) not in self.python_packages
+
     def _python(self, src: int, spec: str) -> list[int]:
         if spec.startswith("."):
+            # One dot is the importer's own folder, each further dot the folder above.
             level = len(spec) - len(spec.lstrip("."))
-            base: str | None = _dir(self.paths[src])
-            for _ in range(level - 1):
-                base = _dir(base) if base else None
-                if base is None:
-                    return []
+            folders = list(ancestors(self.paths[src]))
+            if level > len(folders):
+                return []  # climbs out of the project
+            base = folders[level - 1]
             rest = spec[level:]
-            target = _join(base or "", rest.replace(".", "/")) if rest else (base or "")
+            target = _join(base, rest.replace(".", "/")) if rest else base
             if target is None:
                 return []
-            for candidate in (
-                target + ".py",
-                target + ".pyi",
-                (target + "/" if target else "") + "__init__.py",
-            ):
+            files = (target + ".py", target + ".pyi") if target else ()
+            for candidate in (*files, (target + "/" if target else "") + "__init__.py"):
                 if candidate in self.index:
                     return [self.index[candidate]]
             return []
@@ -170,12 +179,16 @@ class Layout:
         return []
 
     def _js_file(self, base: str) -> list[int]:
-        candidates = [base]
-        stem, ext = posixpath.splitext(base)
-        if ext in (".js", ".jsx", ".mjs", ".cjs"):
-            candidates += [stem + e for e in (".ts", ".tsx", ".mts", ".cts", ".d.ts")]
-        candidates += [base + e for e in _JS_EXTS]
-        candidates += [base + "/index" + e for e in _JS_EXTS]
+        """The file ``base`` names as a module: itself, with an extension, or its folder's
+        index (``""``, the project's top folder, only the latter)."""
+        candidates = []
+        if base:
+            candidates.append(base)
+            stem, ext = posixpath.splitext(base)
+            if ext in (".js", ".jsx", ".mjs", ".cjs"):
+                candidates += [stem + e for e in (".ts", ".tsx", ".mts", ".cts", ".d.ts")]
+            candidates += [base + e for e in _JS_EXTS]
+        candidates += [(base + "/" if base else "") + "index" + e for e in _JS_EXTS]
         for candidate in candidates:
             if candidate in self.index:
                 return [self.index[candidate]]
@@ -210,14 +223,13 @@ class Layout:
         return posixpath.join(folder, name[:-3]) if folder else name[:-3]
 
     def _rust_crate_root(self, path: str) -> str:
-        folder = _dir(path)
-        while True:
+        """The nearest folder holding ``path`` (its own, or one above it) that holds a
+        ``lib.rs`` or ``main.rs``; ``path``'s own folder when none does."""
+        for folder in ancestors(path):
             for root in ("lib.rs", "main.rs"):
                 if posixpath.join(folder, root) in self.index:
                     return folder
-            if not folder:
-                return _dir(path)
-            folder = _dir(folder)
+        return _dir(path)
 
     def _rust(self, src: int, spec: str) -> list[int]:
         path = self.paths[src]
@@ -237,10 +249,14 @@ class Layout:
         elif parts[0] == "self":
             base = self._rust_module_dir(path)
         elif parts[0] == "super":
-            base = _dir(self._rust_module_dir(path))
-            while len(parts) > 1 and parts[1] == "super":
-                base = _dir(base)
-                parts = parts[1:]
+            # Each `super` is one folder up from the module's own; above the root is nothing.
+            supers = next((k for k, part in enumerate(parts) if part != "super"), len(parts))
+            module = self._rust_module_dir(path)
+            folders = list(ancestors(module))
+            if supers > len(folders):
+                return []
+            base = folders[supers - 1]
+            parts = parts[supers - 1 :]
         else:
             return []
         parts = parts[1:]
@@ -303,36 +319,42 @@ class Layout:
         found = self.tails.get("/".join(spec.split("/")[-3:]), [])
         return found if len(found) == 1 and "/" in spec else []
 
+    def _namespace(self, spec: str) -> list[int]:
+        found = self.packages.get(spec, [])
+        return found if len(found) <= MAX_TARGETS else []
+
     def resolve(self, src: int, spec: str, lang: str) -> list[int]:
-        """The files the import ``spec`` of file ``src`` (written in ``lang``) means."""
-        if lang == "python":
-            found = self._python(src, spec)
-        elif lang in _JS_LANGS:
-            found = self._js(src, spec)
-        elif lang == "go":
-            found = self._go(spec)
-        elif lang == "rust":
-            found = self._rust(src, spec)
-        elif lang in ("c", "cpp"):
-            found = self._c(src, spec)
-        elif lang == "ruby":
-            found = self._relative_file(src, spec, (".rb",))
-        elif lang in ("java", "kotlin", "scala"):
-            found = self._dotted(spec, (".java", ".kt", ".scala"))
-        elif lang == "csharp":
-            found = self.packages.get(spec, [])
-            found = found if len(found) <= MAX_TARGETS else []
-        elif lang == "php":
-            found = self._relative_file(src, spec.replace("\\", "/"), (".php",))
-        elif lang == "lua":
-            found = self._relative_file(src, spec.replace(".", "/"), (".lua",))
-        elif lang == "bash":
-            found = self._relative_file(src, spec, (".sh",))
-        elif lang in ("markdown", "rst"):
-            found = self._document(src, spec)
-        else:
-            found = []
+        """The files the import ``spec`` of file ``src`` (written in ``lang``) means, by the
+        module system its language's record names."""
+        record = named(lang)
+        if record is None or record.modules is None:
+            return []
+        found = _RESOLVERS[record.modules.system](self, src, spec, record.modules)
         return [f for f in found if f != src]
+
+
+# How each module system resolves a specifier: (layout, importing file, specifier, the
+# language's `Modules`) -> files.
+_RESOLVERS: Final[dict[ModuleSystem, Callable[[Layout, int, str, Modules], list[int]]]] = {
+    "python": lambda layout, src, spec, m: layout._python(src, spec),
+    "javascript": lambda layout, src, spec, m: layout._js(src, spec),
+    "go": lambda layout, src, spec, m: layout._go(spec),
+    "rust": lambda layout, src, spec, m: layout._rust(src, spec),
+    "include": lambda layout, src, spec, m: layout._c(src, spec),
+    "dotted": lambda layout, src, spec, m: layout._dotted(spec, m.extensions),
+    "namespace": lambda layout, src, spec, m: layout._namespace(spec),
+    "relative": lambda layout, src, spec, m: layout._relative_file(
+        src, spec.replace(m.separator, "/"), m.extensions
+    ),
+    "document": lambda layout, src, spec, m: layout._document(src, spec),
+}
+
+
+def module_system(lang: str | None) -> ModuleSystem | None:
+    """The module system of the language ``lang`` (`packer.lang.record.ModuleSystem`), or None
+    for a language whose imports lead nowhere."""
+    record = named(lang)
+    return None if record is None or record.modules is None else record.modules.system
 
 
 # --- the public surface -----------------------------------------------------------------------
@@ -355,24 +377,42 @@ class Surface:
 
 
 def _load_toml(text: str | None) -> dict[str, Any]:
+    """A metadata file's TOML, or nothing when it cannot be read as TOML (tomllib parses
+    nested arrays and inline tables recursively, so a deep enough nesting is unreadable too)."""
     if not text:
         return {}
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return {}
 
 
+def _load_json(text: str | None) -> object:
+    """A metadata file's JSON, or nothing when it cannot be read as JSON (too deep included)."""
+    try:
+        return json.loads(text or "{}")
+    except (ValueError, RecursionError):
+        return {}
+
+
+def _items(value: object) -> list[object]:
+    """``value`` when it is a list (an array of tables), else nothing: metadata written by
+    hand may hold any type where a list belongs."""
+    return value if isinstance(value, list) else []
+
+
 def _strings(value: object) -> Iterable[str]:
-    """Every string inside a JSON value (package.json ``exports`` nests them)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key in sorted(value):
-            yield from _strings(value[key])
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
+    """Every string inside a JSON value (package.json ``exports`` nests them), in document
+    order with each object's keys sorted; a stack rather than recursion, so any depth reads."""
+    stack = [value]
+    while stack:  # each step takes one value off and puts back only values inside it
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item[key] for key in sorted(item, reverse=True))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
 
 
 _ENTRY_SPEC = re.compile(r"^\s*([\w.-]+)\s*=\s*([\w.]+)(?::([\w.]+))?")
@@ -415,7 +455,7 @@ def _python_metadata(
             if isinstance(poetry, dict):
                 if isinstance(poetry.get("name"), str):
                     packages.append(poetry["name"])
-                for item in poetry.get("packages", []) or []:
+                for item in _items(poetry.get("packages")):
                     if isinstance(item, dict) and isinstance(item.get("include"), str):
                         packages.append(item["include"])
                 scripts = poetry.get("scripts", {})
@@ -480,26 +520,23 @@ def public_surface(
             )
             if func:
                 surface.entry_symbols.setdefault(f, set()).add(func)
-    for module, files in layout.modules.items():
-        for f in files:
-            if _name(paths[f]).startswith("__init__."):
-                # A top-level package sits at the root or in a source folder; a package of
-                # its own below `tests/` or `examples/` is only a package.
-                top = "." not in module and _dir(_dir(paths[f])) in _SOURCE_FOLDERS
-                surface.add(
-                    f,
-                    PACKAGE_ROOT if top else PACKAGE_INDEX,
-                    "top-level package index" if top else "package index",
-                )
-            elif _name(paths[f]) == "__main__.py":
-                surface.add(f, ENTRY_POINTS, "entry point (__main__)")
+    for i, path in enumerate(paths):
+        name, folder = _name(path), _dir(path)
+        if name in ("__init__.py", "__init__.pyi") and folder in layout.python_packages:
+            # A top-level package sits at the root or in a source folder; a package of its
+            # own below `tests/` or `examples/` is only a package.
+            top = layout.outermost_package(folder) and _dir(folder) in _SOURCE_FOLDERS
+            surface.add(
+                i,
+                PACKAGE_ROOT if top else PACKAGE_INDEX,
+                "top-level package index" if top else "package index",
+            )
+        elif name == "__main__.py":
+            surface.add(i, ENTRY_POINTS, "entry point (__main__)")
 
     # JavaScript and TypeScript: package.json's entries, and folder indexes.
     if "package.json" in present:
-        try:
-            manifest = json.loads(read("package.json") or "{}")
-        except ValueError:
-            manifest = {}
+        manifest = _load_json(read("package.json"))
         if isinstance(manifest, dict):
             if isinstance(manifest.get("name"), str):
                 layout.js_name = manifest["name"]
@@ -513,7 +550,7 @@ def public_surface(
                     surface.add(f, ENTRY_POINTS, "entry point (package.json)")
     for i, path in enumerate(paths):
         name = _name(path)
-        if langs[i] in _JS_LANGS and name.startswith("index.") and is_index(path):
+        if module_system(langs[i]) == "javascript" and name.startswith("index.") and is_index(path):
             surface.add(i, PACKAGE_INDEX, "folder index")
 
     # Go: the module's root package and every main package.
@@ -526,7 +563,7 @@ def public_surface(
     for i, lexicon in enumerate(layout.lexicons):
         if (
             lexicon is not None
-            and lexicon.lang == "go"
+            and module_system(lexicon.lang) == "go"
             and lexicon.package == "main"
             and not paths[i].endswith("_test.go")
         ):
@@ -542,7 +579,7 @@ def public_surface(
         lib = cargo.get("lib", {})
         if isinstance(lib, dict) and isinstance(lib.get("path"), str):
             declared.append(lib["path"])
-        for binary in cargo.get("bin", []) or []:
+        for binary in _items(cargo.get("bin")):
             if isinstance(binary, dict) and isinstance(binary.get("path"), str):
                 declared.append(binary["path"])
         for target in declared:
@@ -551,7 +588,7 @@ def public_surface(
                 surface.add(layout.index[norm], ENTRY_POINTS, "crate root (Cargo.toml)")
     for i, path in enumerate(paths):
         name = _name(path)
-        if langs[i] != "rust":
+        if module_system(langs[i]) != "rust":
             continue
         if name in ("lib.rs", "main.rs") and _dir(path).endswith("src"):
             surface.add(i, ENTRY_POINTS, "crate root")

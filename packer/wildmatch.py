@@ -29,6 +29,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from cas.ancestors import ancestors
+
 _SLASH: Final = 0x2F
 _BACKSLASH: Final = 0x5C
 _STAR: Final = 0x2A
@@ -493,14 +495,11 @@ def parse_line(line: str | bytes) -> Line | None:
 # --- a list of globs (cas.toml) ------------------------------------------------------------------
 
 
-def _folders(path: bytes) -> list[bytes]:
-    """The folders a path is in: ``a``, ``a/b`` for ``a/b/c``."""
-    out = []
-    at = path.find(b"/")
-    while at >= 0:
-        out.append(path[:at])
-        at = path.find(b"/", at + 1)
-    return out
+def _folders(path: str) -> list[bytes]:
+    """The folders a path is in, as bytes, outermost first: ``a``, ``a/b`` for ``a/b/c`` (not
+    the root, which no line names)."""
+    found = [f.encode("utf-8", "surrogateescape") for f in ancestors(path) if f]
+    return found[::-1]
 
 
 class GlobList:
@@ -560,14 +559,14 @@ class GlobList:
                 return False
             if not self._slow or (self._exact is not None and self._exact.match(raw)):
                 return True
-            folders = _folders(raw)
+            folders = _folders(path)
             return any(
                 x.matches(raw, False) or any(x.matches(f, True) for f in folders)
                 for x in self._slow
             )
         decided: bool | None = None
         strength = 0  # 2: the line matched the file; 1: one of its folders
-        folders = _folders(raw)
+        folders = _folders(path)
         for line in self._lines:
             if line.matches(raw, False):
                 here = 2

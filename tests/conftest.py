@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -69,6 +70,26 @@ def run_cas(
         proc.stderr.decode("utf-8", "replace"),
         proc.stdout,
     )
+
+
+# The address space a capped `cas` process may reserve (`run_cas_capped`): a small pack
+# reserves about 1.4 GiB (the store's 1 GiB initial map, the interpreter, the tokenizers), so a
+# cap of twice the map stops a run that grows without bound long before the machine suffers.
+MEMORY_CAP = 2 << 30
+# What a process reserves also grows with the machine's cores (a thread pool of the BLAS numpy
+# loads, one malloc arena per busy thread): held fixed, so the cap measures the pack alone.
+CAPPED_ENV = {"OPENBLAS_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2"}
+
+
+def _cap_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
+def run_cas_capped(*args: str, cwd: str | os.PathLike[str], timeout: float = 60) -> Result:
+    """``run_cas`` with the child's address space capped at `MEMORY_CAP` and a timeout: a run
+    that never ends fails with `subprocess.TimeoutExpired`, one that grows without bound as the
+    one line of a MemoryError."""
+    return run_cas(*args, cwd=cwd, timeout=timeout, env=CAPPED_ENV, preexec_fn=_cap_memory)
 
 
 @pytest.fixture

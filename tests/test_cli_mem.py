@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from cas import Store
 from cas.manifest import Manifest
 from cas.manifest import decode as decode_manifest
 from tests.conftest import run_cas
-from tests.secret_corpus import Values
+from tests.secret_corpus import Values, pieces
 
 
 def one_line(err: str) -> str:
@@ -384,3 +385,151 @@ def test_a_sessions_memory_is_in_search_and_load_only_when_asked_for(project: Pa
     assert "zanzibar deploy went ok" not in load("--dry-run")
     r = run_cas("search", "x", "--memory-scope", "team:x", cwd=project)
     assert r.code == 2 and "is not one" in one_line(r.err)
+
+
+# --- secrets in keys, scope ids, fact values and decider answers (issue 21) ----------------------
+
+ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def planted(seed: int) -> tuple[str, str]:
+    """A GitHub-shaped token and a password, made at run time."""
+    vals = Values(random.Random(seed))
+    return "gh" + "p_" + vals.pick(ALNUM, 36), vals.pick(ALNUM, 20)
+
+
+def kept(project: Path) -> list[bytes]:
+    """Everything the project keeps: every blob (decompressed), every pin's name, every usage
+    row, the store's own files, every manifest file and its name."""
+    out: list[bytes] = []
+    with Store.at(project / ".cas", readonly=True) as store:
+        out += [store.get(d) for d in store.iterate()]
+        out += [name.encode() for name in store.pins()]
+        out += [key for key, _day, _count in store.usage()]
+    out += [p.read_bytes() for p in sorted((project / ".cas").rglob("*")) if p.is_file()]
+    folder = project / "manifests"
+    if folder.is_dir():
+        out += [p.name.encode() + b"\n" + p.read_bytes() for p in sorted(folder.iterdir())]
+    return out
+
+
+def leaks(secret: str, seen: list[bytes]) -> list[bytes]:
+    found = [p.encode() for p in pieces(secret)]
+    return [data[:200] for data in seen if any(p in data for p in found)]
+
+
+def test_a_fact_key_or_scope_id_holding_a_secret_is_refused_and_nothing_is_stored(
+    project: Path,
+) -> None:
+    token, _ = planted(61)
+    mem(project, "add", "--date", "2026-11-20", "something")
+    mem(project, "fact", "set", "--scope", "user:ana", "--date", "2026-11-20", "db", "pg")
+    before = [mem(project, "log", "--json", "--scope", s) for s in ("global", "user:ana")]
+    seen: list[bytes] = []
+    for args in [
+        ("fact", "set", token, "harmless"),
+        ("fact", "set", f"ci.{token}", "harmless"),
+        ("fact", "get", token),
+        ("fact", "delete", token),
+        ("add", "--scope", f"user:{token}", "note"),
+        ("add", "--scope", f"session:ci@{token}", "note"),
+        ("curate", "--scope", f"user:{token}", "note"),
+        ("fact", "set", "--scope", f"user:{token}", "db", "harmless"),
+        ("pack", "--scope", f"user:{token}", "--now", "2026-11-21"),
+        ("compact", "--scope", f"user:{token}", "--now", "2026-11-21"),
+        ("prune", "--scope", f"user:{token}", "--now", "2026-11-21"),
+        ("usage", "--scope", f"user:{token}"),
+        ("show", "--scope", f"user:{token}"),
+    ]:
+        r = run_cas("mem", *args, cwd=project)
+        assert r.code == 2, (args, r.code, r.err)
+        what = "fact key" if "--scope" not in args else "scope id"
+        assert f"the {what} holds a secret (GitHub token) and is refused" in one_line(r.err)
+        seen += [r.stdout_bytes, r.err.encode()]
+    # the same refusal where an agent's search or load is granted a memory
+    r = run_cas("search", "x", "--memory-scope", f"user:{token}", cwd=project)
+    assert r.code == 2 and "scope id holds a secret (GitHub token)" in one_line(r.err)
+    seen += [r.err.encode()]
+    assert mem(project, "fact", "list", "--scope", "user:ana") == "db = pg\n"
+    after = [mem(project, "log", "--json", "--scope", s) for s in ("global", "user:ana")]
+    assert after == before
+    assert not list((project / "manifests").glob("mem.*"))
+    assert leaks(token, seen + kept(project)) == []
+
+
+def test_user_dot_and_dot_dot_are_refused_by_add_as_by_pack(project: Path) -> None:
+    for scope in ("user:.", "user:..", "session:x."):
+        lines = set()
+        for args in (("add", "--scope", scope, "note"), ("pack", "--scope", scope, "--now",
+                                                          "2026-11-21")):  # fmt: skip
+            r = run_cas("mem", *args, cwd=project)
+            assert r.code == 2, (args, r.err)
+            lines.add(one_line(r.err))
+        assert lines == {f"cas: error: scope {scope!r} is not one: " + SCOPE_RULE}
+    with Store.at(project / ".cas", readonly=True) as store:
+        assert store.pins() == {}
+
+
+SCOPE_RULE = (
+    "use 'global', 'user:ID' or 'session:ID' (ID: 1 to 64 letters, digits and ._@-, not ending "
+    "with a dot)"
+)
+
+
+def test_a_fact_value_is_scanned_as_it_is_stored_whatever_its_line_breaks(project: Path) -> None:
+    """The issue's values, a secret on the line after its name: the one line stored, printed,
+    searched and packed holds none of it, and neither does anything else kept."""
+    token, password = planted(62)
+    p = "pass" + "word"
+    values = {
+        "db": (f'{p} =\n"{password}"', f"{p} = \"[REDACTED: high-entropy assignment to '{p}']\""),
+        "auth": (f"Authorization: Bearer\n{token}", "Authorization: Bearer [REDACTED: "),
+        "url": (
+            f"postgres://app:{password}\n@host/db",
+            "postgres://app:[REDACTED: password in URL] @host/db",
+        ),
+        "split": (f"ci uses {token[:17]}\n{token[17:]} daily", "ci uses [REDACTED: GitHub token]"),
+    }
+    seen: list[bytes] = []
+    for key, (value, stored) in values.items():
+        out = mem(project, "fact", "set", "--date", "2026-11-20", key, value)
+        assert out.startswith(f"{key} = {stored}")
+        assert mem(project, "fact", "get", key).startswith(stored)
+        seen += [out.encode(), mem(project, "show", f"facts/{key}.md").encode()]
+    mem(project, "add", "--date", "2026-11-20", "-", stdin=f"deploy:\nBearer\n{token}\n".encode())
+    seen += [mem(project, *args).encode() for args in [
+        ("fact", "list", "--json"), ("log",), ("show", "journal.md"),
+        ("show", "logs/2026-11-20.md"), ("search", "postgres", "Authorization", "deploy"),
+        ("pack", "--now", "2026-11-21", "--json"),
+    ]]  # fmt: skip
+    assert "secret cut out" in mem(project, "log")
+    assert leaks(password, seen + kept(project)) == []
+    assert leaks(token, seen + kept(project)) == []
+
+
+def test_a_deciders_bad_answer_and_other_echoed_input_never_print_a_secret(project: Path) -> None:
+    token, _ = planted(63)
+    mem(project, "add", "--date", "2026-10-01", "decided one")
+    decider = project / "decide.py"
+    decider.write_text(
+        f"import json, sys\nsys.stdin.read()\nTOKEN = {token!r}\n"
+        'print(json.dumps({"decisions": [{"index": 0, "decision": TOKEN}]}))\n'
+    )
+    before = mem(project, "log", "--json")
+    seen: list[bytes] = []
+    for args, code, says in [
+        (("compact", "--now", "2026-10-20", "--llm", f"{sys.executable} {decider}"), 1,
+         "the decision for entry 0 is a string of 40 characters"),
+        (("compact", "--now", "2026-10-20", "--llm", token), 2, "[REDACTED: GitHub token]"),
+        (("rollback", token), 2, "malformed digest '[REDACTED: GitHub token]'"),
+        (("show", "--at", token), 2, "malformed digest"),
+        (("show", f"logs/{token}.md"), 1, "'logs/[REDACTED: GitHub token].md' not found"),
+        (("pack", "--now", "2026-10-20", "-t", token), 2, "is not configured"),
+        (("add", "--date", token, "x"), 2, "is not a calendar date"),
+    ]:  # fmt: skip
+        r = run_cas("mem", *args, cwd=project)
+        assert r.code == code, (args, r.code, r.err)
+        assert says in one_line(r.err)
+        seen += [r.stdout_bytes, r.err.encode()]
+    assert mem(project, "log", "--json") == before
+    assert leaks(token, seen + kept(project)) == []

@@ -15,7 +15,7 @@ import pytest
 from cas import Digest, Store
 from cas import manifest as mf
 from packer.tokens import TokenCounter
-from tests.conftest import ROOT, run_cas
+from tests.conftest import ROOT, run_cas, run_cas_capped
 from tests.gitrepo import Repo, scripted_history
 from tests.packfixture import SECRETS, build_tree
 
@@ -543,3 +543,33 @@ def test_distill_bad_input_is_one_line_and_its_exit_code(tmp_path: Path) -> None
         assert r.code == code, (args, r.err)
         assert message in r.err and len(r.err.strip().splitlines()) == 1, (args, r.err)
         assert "Traceback" not in r.err and r.out == ""
+
+
+def test_a_project_whose_top_folder_is_a_python_package(tmp_path: Path) -> None:
+    """Issue 21: an ``__init__.py`` in the project's top folder (``cd src/mypkg && cas pack``)
+    made the pack loop for ever, growing until the machine ran out of memory. Under a memory
+    cap and a timeout far above what it takes, it packs; module names count from the top."""
+    repo = Repo(tmp_path / "mypkg")
+    repo.commit(
+        "A package packed from its own folder",
+        {
+            "__init__.py": "from .a import x\nfrom .sub import y\n",
+            "a.py": "x = 1\n",
+            "sub/__init__.py": "from ..a import x\ny = x\n",
+        },
+    )
+    r = run_cas_capped("--quiet", "pack", cwd=repo.root)
+    assert r.code == 0 and r.err == "", r.err
+    assert [e.path for e in load(repo.root).entries] == ["__init__.py", "a.py", "sub/__init__.py"]
+
+    def rating(path: str) -> str:
+        r = run_cas("--quiet", "pack", "--explain", path, cwd=repo.root, timeout=60)
+        assert r.code == 0, r.err
+        return next(line for line in r.out.splitlines() if line.startswith("  rating: "))
+
+    # the relative imports of both packages resolve to a.py; the top folder's __init__.py is
+    # the top-level package, the one below it a package of it
+    assert "imported by 2 files" in rating("a.py")
+    assert "top-level package index" in rating("__init__.py")
+    below = rating("sub/__init__.py")
+    assert "; package index;" in below and "top-level" not in below

@@ -393,6 +393,8 @@ def test_find_project_root_walks_up(tmp_path: Path) -> None:
     assert find_project_root(deep) == tmp_path / "a" / "b"
     (deep / "f.py").write_text("")
     assert find_project_root(deep / "f.py") == tmp_path / "a" / "b"
+    # from the top of the file system there is that folder alone to look in
+    assert find_project_root(Path("/")) == Path("/")
 
 
 def test_find_project_root_skips_a_broken_pyproject(tmp_path: Path) -> None:

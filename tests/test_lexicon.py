@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from realcode import corpus, read
 
-from packer.languages import language_for
+from packer.lang import language_for
 from packer.lexicon import (
     LANGUAGES,
     MAX_REFS,

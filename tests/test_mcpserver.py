@@ -10,8 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import queue
+import random
 import shutil
 import socket
+import string
 import subprocess
 import sys
 import tempfile
@@ -28,7 +30,9 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from cas import Store
 from tests.conftest import cas_env, run_cas
+from tests.secret_corpus import Values, pieces
 
 TOOLS = {"list_packs", "render_pack", "read_file", "search", "load", "verify"}
 MEMORY_TOOLS = {"remember", "recall", "facts"}
@@ -589,6 +593,61 @@ def test_agents_reading_facts_are_counted_as_uses_in_their_scope_only(project: P
     assert {e["last_used"] for e in rows} <= days
     r = run_cas("mem", "usage", "--scope", "session:other", cwd=project)
     assert r.code == 0 and r.out.strip() == "session:other: no facts and no uses counted"
+
+
+def test_memory_tools_refuse_a_secret_in_a_key_or_scope_as_the_cli_does_and_cut_it_from_values(
+    project: Path,
+) -> None:
+    """A fact key or scope id holding a secret is the command line's refusal as a tool error,
+    word for word, and changes nothing; a value or note whose secret is broken over lines is
+    stored without it; no answer, error, blob, pin or usage row holds a piece of either."""
+    vals = Values(random.Random(71))
+    token = "gh" + "p_" + vals.pick(string.ascii_letters + string.digits, 36)
+    password = vals.pick(string.ascii_letters + string.digits, 20)
+    p = "pass" + "word"
+    refused = {}
+    for what, args in (("key", ("fact", "set", token, "x")),
+                       ("scope", ("add", "--scope", f"user:{token}", "x"))):  # fmt: skip
+        r = run_cas("mem", *args, cwd=project)
+        assert r.code == 2, r.err
+        refused[what] = r.err.strip().removeprefix("cas: error: ")
+    seen: list[str] = list(refused.values())
+
+    async def agent(s: ClientSession) -> None:
+        for args in ({"key": token, "value": "harmless"}, {"key": token}):
+            msg = assert_tool_error(await s.call_tool("facts", args))
+            assert msg.endswith(f": {refused['key']}")  # after the SDK's own prefix
+            seen.append(msg)
+        for tool, args in (
+            ("remember", {"text": "note", "scope": f"user:{token}"}),
+            ("recall", {"query": "note", "scope": f"user:{token}"}),
+            ("facts", {"key": "db", "value": "x", "scope": f"user:{token}"}),
+        ):
+            msg = assert_tool_error(await s.call_tool(tool, args))
+            assert msg.endswith(f": {refused['scope']}")
+            seen.append(msg)
+        msg = assert_tool_error(
+            await s.call_tool("read_file", {"pack": f"memory/user:{token}", "path": "x"})
+        )
+        seen.append(msg)
+        got = structured(await s.call_tool("facts", {"key": "db", "value": f'{p} =\n"{password}"'}))
+        assert got == {"db": f"{p} = \"[REDACTED: high-entropy assignment to '{p}']\""}
+        done = structured(
+            await s.call_tool("remember", {"text": f"ci uses {token[:9]}\n{token[9:]} daily"})
+        )
+        assert done["secrets"] == ["GitHub token"]
+        seen.append(json.dumps([got, done]))
+        seen.append(json.dumps(structured(await s.call_tool("recall", {"query": "ci uses"}))))
+
+    seen.append(run_stdio(project, agent, "--memory-scope", "session:secrets"))
+    with Store.at(project / ".cas", readonly=True) as store:
+        kept = [store.get(d) for d in store.iterate()]
+        kept += [name.encode() for name in store.pins()]
+        kept += [key for key, _day, _count in store.usage()]
+    kept += [text.encode() for text in seen]
+    for secret in (token, password):
+        found = [piece.encode() for piece in pieces(secret)]
+        assert [data[:100] for data in kept if any(x in data for x in found)] == []
 
 
 def test_pack_tools_see_a_memory_only_on_a_server_granted_its_scope(

@@ -16,7 +16,7 @@ from memory.compact import command_decider, compact
 from memory.ops import remember
 from memory.state import CURATED, JOURNAL, head, history, read_file, rollback
 from packer.config import MemoryConfig
-from tests.secret_corpus import Values
+from tests.secret_corpus import Values, pieces
 
 CONFIG = MemoryConfig()  # 7 / 30 / 90 days
 
@@ -118,7 +118,7 @@ def test_a_decider_command_decides_and_what_it_writes_is_cut_of_secrets(
         ("print('{\"decisions\": []}')", "decided 0 of 3"),
         (
             'print(\'{"decisions": [{"index": 0, "decision": "MAYBE"}]}\')',
-            "'MAYBE' is not one of",
+            "the decision for entry 0 is a string of 5 characters, not one of",
         ),
         ("import sys; sys.exit(3)", "exited 3"),
     ],
@@ -137,3 +137,61 @@ def test_a_bad_answer_stops_with_one_line_and_changes_nothing(
                 decide=command_decider(f"{sys.executable} {script}"))  # fmt: skip
     assert "\n" not in str(failed.value)
     assert head(store, "global") == before
+
+
+@pytest.mark.parametrize(
+    ("decision", "says"),
+    [
+        ('{"index": 0, "decision": TOKEN}', "decision for entry 0 is a string of 40 char"),
+        ('{"index": TOKEN, "decision": "KEEP"}', "the index of decision 1 is a string of 40"),
+        ('{"index": 0, "decision": "KEEP", "text": [TOKEN]}', "entry 0 is a list of 1 item"),
+        ("TOKEN", "decision 1 is a string of 40 characters, not an object"),
+    ],
+)
+def test_a_bad_answer_is_described_by_its_shape_and_never_repeated(
+    store: Store, tmp_path: Path, decision: str, says: str
+) -> None:
+    script = tmp_path / "echo.py"
+    script.write_text(
+        f"import json, sys\nTOKEN = {TOKEN!r}\nsys.stdin.read()\n"
+        f'print(json.dumps({{"decisions": [{decision}]}}))\n'
+    )
+    remember(store, "global", "a", date="2026-10-01")
+    before = head(store, "global")
+    with pytest.raises(DeciderFailed, match=says) as failed:
+        compact(store, "global", "2026-10-30", CONFIG,
+                decide=command_decider(f"{sys.executable} {script}"))  # fmt: skip
+    assert not any(p in str(failed.value) for p in pieces(TOKEN))
+    assert head(store, "global") == before
+
+
+def test_what_a_decider_writes_is_scanned_as_it_is_laid_out_where_it_goes(
+    store: Store, tmp_path: Path
+) -> None:
+    """A promoted text becomes one line of MEMORY.md and a kept one an entry of its log: a
+    secret the decider broke over lines is found whole in either, and the journal says so."""
+    pw = Values(random.Random(6)).pick(string.ascii_letters + string.digits, 20)
+    p = "pass" + "word"
+    script = tmp_path / "split.py"
+    script.write_text(
+        "import json, sys\n"
+        f"SPLIT = {p + ' =' + chr(10) + chr(34) + pw + chr(34)!r}\n"
+        "request = json.load(sys.stdin)\n"
+        "out = [{'index': e['index'], 'decision': 'PROMOTE' if e['index'] == 0 else 'KEEP',\n"
+        "        'text': 'note ' + SPLIT} for e in request['entries']]\n"
+        "print(json.dumps({'decisions': out}))\n"
+    )
+    remember(store, "global", "decided one", date="2026-10-01")
+    remember(store, "global", "kept two", date="2026-10-01")
+    done = compact(store, "global", "2026-10-30", CONFIG,
+                   decide=command_decider(f"{sys.executable} {script}"))  # fmt: skip
+    kind = f"high-entropy assignment to '{p}'"
+    assert [d.secrets for d in done.decisions] == [(kind,), (kind,)]
+    curated = text_of(store, CURATED)
+    assert f'- 2026-10-01: note {p} = "[REDACTED: {kind}]"\n' in curated
+    assert text_of(store, "logs/2026-10-01.md") == (
+        f'# 2026-10-01 (compacted)\n\n- note {p} =\n  "[REDACTED: {kind}]"\n'
+    )
+    assert f"(by llm) (secret cut out: {kind})" in text_of(store, JOURNAL)
+    for digest in store.iterate():
+        assert pw.encode() not in store.get(digest)

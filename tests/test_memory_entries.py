@@ -3,23 +3,30 @@
 from __future__ import annotations
 
 import random
+import string
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cas.errors import UsageError
+from cas.errors import SecretInName, UsageError
 from memory.entries import (
+    CURATED_ITEM,
     append_entry,
     check_date,
+    check_key,
     clean,
+    clean_line,
+    curated_item,
     date_of,
     entries,
+    fact_path,
     log_path,
     parse_fact,
     set_fact,
 )
-from tests.secret_corpus import Values
+from packer.secrets import scan_secrets
+from tests.secret_corpus import Values, pieces
 
 lines = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40
@@ -76,3 +83,77 @@ def test_empty_or_oversized_text_is_refused() -> None:
         clean("  \n ")
     with pytest.raises(UsageError, match="over the limit"):
         clean("x" * (65 << 10))
+
+
+# --- secrets split over lines (issue 21) ---------------------------------------------------------
+
+ALNUM = string.ascii_letters + string.digits
+P = "pass" + "word"
+# The issue's forms, each with its secret, in one line; split below at any point.
+FORMS = {
+    "assignment": lambda v: (f'{P} = "{v.pick(ALNUM, 20)}"', 12),
+    "bearer": lambda v: (f"Authorization: Bearer {v.pick(ALNUM, 40)}", 22),
+    "url": lambda v: (f"postgres://app:{v.pick(ALNUM, 20)}@host/db", 15),
+    "token": lambda v: ("deploy with " + "gh" + "p_" + v.pick(ALNUM, 36), 12),
+}
+BREAKS = ["\n", "\r\n", "\n  ", " \n", "\n\n", " \n\t "]
+
+
+def leaked(secret: str, data: bytes) -> bool:
+    return any(p.encode() in data for p in pieces(secret))
+
+
+@given(
+    st.sampled_from(sorted(FORMS)),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(BREAKS),
+    st.booleans(),
+    st.data(),
+)
+def test_a_secret_split_over_lines_anywhere_is_never_stored(
+    form: str, seed: int, brk: str, replace: bool, data: st.DataObject
+) -> None:
+    """The issue's forms with a line break put anywhere (or in place of a space): the stored
+    fact file, log and curated memory hold no 8-character piece of the secret."""
+    line, at = FORMS[form](Values(random.Random(seed)))
+    secret = line[at:].rstrip('"').split("@")[0]
+    assert scan_secrets(line.encode()), line  # whole, the scan finds it
+    i = data.draw(st.integers(0, len(line)), label="split at")
+    skip = 1 if replace and i < len(line) and line[i] == " " else 0
+    text = line[:i] + brk + line[i + skip :]
+
+    value = clean_line(text)
+    assert "\n" not in value.text and value.secrets
+    fact = set_fact(None, "db", value.text, "2026-11-24")
+    assert not leaked(secret, fact.render()), fact.render()
+    assert parse_fact("db", fact.render()) == fact  # what is read back is what was scanned
+
+    entry = clean(text)
+    log = append_entry(None, "2026-11-24", entry.text)
+    assert not leaked(secret, log), log
+    assert not leaked(secret, curated_item(clean(text, CURATED_ITEM).text))
+
+
+def test_the_issues_fact_values_keep_their_words_and_lose_their_secrets() -> None:
+    vals = Values(random.Random(31))
+    pw = vals.pick(ALNUM, 20)
+    assert clean_line(f'{P} =\n"{pw}"').text == (
+        f"{P} = \"[REDACTED: high-entropy assignment to '{P}']\""
+    )
+    assert clean_line(f"postgres://app:{pw}\n@host/db").text == (
+        "postgres://app:[REDACTED: password in URL] @host/db"
+    )
+    assert clean_line("postgres  16\n  on the big host").text == "postgres 16 on the big host"
+
+
+def test_a_fact_key_holding_a_secret_is_refused_before_its_form_and_never_shown() -> None:
+    token = "gh" + "p_" + Values(random.Random(32)).pick(ALNUM, 36)
+    for key in (token, f"ci.{token}", f"{token}/x"):
+        with pytest.raises(SecretInName, match=r"fact key holds a secret \(GitHub token\)") as e:
+            fact_path(key)
+        assert not leaked(token, str(e.value).encode())
+    assert check_key("ci.token-2") == "ci.token-2"
+    with pytest.raises(UsageError) as bad_date:
+        check_date(token)
+    assert "[REDACTED: GitHub token]" in str(bad_date.value)
+    assert not leaked(token, str(bad_date.value).encode())

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import random
+import string
+
 import pytest
 
 from cas import Store
-from cas.errors import NotFound
+from cas.errors import NotFound, SecretInName
 from memory.ops import curate, facts, get_fact, put_fact, remember
 from memory.state import head, read_file
+from tests.secret_corpus import Values
 
 
 def test_facts_keep_their_history_and_a_deleted_fact_is_gone_but_remembered(
@@ -42,3 +46,31 @@ def test_remember_appends_to_the_days_log_and_curate_to_memory_md(store: Store) 
         b"# Memory\n\n- Pull into an empty store beats restic\n"
     )
     assert head(store, "session:other").digest is None
+
+
+def test_a_key_or_scope_holding_a_secret_is_refused_before_anything_is_written(
+    store: Store,
+) -> None:
+    token = "gh" + "p_" + Values(random.Random(51)).pick(string.ascii_letters + string.digits, 36)
+    with pytest.raises(SecretInName, match="fact key"):
+        put_fact(store, "global", token, "harmless", date="2026-11-01")
+    with pytest.raises(SecretInName, match="fact key"):
+        put_fact(store, "global", f"ci.{token}", None, date="2026-11-01")
+    with pytest.raises(SecretInName, match="scope id"):
+        remember(store, f"user:{token}", "note", date="2026-11-01")
+    with pytest.raises(SecretInName, match="scope id"):
+        curate(store, f"session:{token}", "note", date="2026-11-01")
+    assert store.pins() == {} and list(store.iterate()) == [] and store.usage() == []
+
+
+def test_a_fact_value_is_stored_as_the_one_line_that_was_scanned(store: Store) -> None:
+    pw = Values(random.Random(52)).pick(string.ascii_letters + string.digits, 20)
+    p = "pass" + "word"
+    fact = put_fact(store, "global", "db", f'{p} =\n"{pw}"', date="2026-11-01")
+    assert fact.value == f"{p} = \"[REDACTED: high-entropy assignment to '{p}']\""
+    state = head(store, "global")
+    assert get_fact(store, "global", "db") == fact
+    journal = (read_file(store, state, "journal.md") or b"").decode()
+    assert journal.endswith(f"set fact db (secret cut out: high-entropy assignment to '{p}')\n")
+    for digest in store.iterate():
+        assert pw.encode() not in store.get(digest)

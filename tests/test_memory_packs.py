@@ -12,7 +12,7 @@ from cas import Store
 from cas import manifest as mf
 from memory.ages import age_days, tier_of
 from memory.ops import curate, put_fact, remember
-from memory.packs import build, pack_scope, summarize
+from memory.packs import build, summarize
 from memory.state import head
 from packer.config import DEFAULT_MEMORY_TARGETS, Budget, MemoryConfig, Target
 from packer.tokens import TokenCounter
@@ -168,9 +168,3 @@ def test_summaries_keep_decisions_and_facts_and_count_the_rest() -> None:
     assert summarize(b"# 2026-09-01\n\n") == "- (an empty log)\n"
     long = b"# d\n\n- decided " + b"word " * 100 + b"\n"
     assert summarize(long).startswith("- decided word") and " ...\n" in summarize(long)
-
-
-def test_pack_scopes_are_usable_pack_names() -> None:
-    assert pack_scope("global") == "mem.global"
-    assert pack_scope("user:a@b.c") == "mem.user-a_at_b.c"
-    assert pack_scope("session:42") == "mem.session-42"

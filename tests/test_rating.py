@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from realcode import corpus
 
 from packer.history import History
-from packer.languages import language_for
+from packer.lang import language_for
 from packer.lexicon import Lexicon, lex
 from packer.rating import AVERAGE, Ratings, rate
 

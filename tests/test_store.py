@@ -16,7 +16,14 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 
 import cas.store as store_mod
 from cas import Digest, Store, frame
-from cas.errors import BlobNotFound, CorruptBlob, StoreDamaged, StoreExists, StoreVersionError
+from cas.errors import (
+    BlobNotFound,
+    CorruptBlob,
+    StoreDamaged,
+    StoreExists,
+    StoreNotFound,
+    StoreVersionError,
+)
 from tests import rawstore
 
 CHUNK = 4096
@@ -446,3 +453,21 @@ def test_a_damaged_usage_record_counts_as_never_used(store: Store) -> None:
     assert store.usage() == [(b"k", "", 0)]
     store.use([b"k"], "2026-05-06")
     assert store.usage() == [(b"k", "2026-05-06", 1)]
+
+
+def test_find_store_looks_in_each_folder_up_to_the_top(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CAS_STORE", raising=False)
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    with Store.create(tmp_path / ".cas"):
+        pass
+    assert store_mod.find_store(deep) == tmp_path / ".cas"
+    assert store_mod.find_store(tmp_path) == tmp_path / ".cas"
+    # from the top of the file system the search is that one folder, and it ends
+    try:
+        found: Path | None = store_mod.find_store("/")
+    except StoreNotFound:
+        found = None
+    assert found in (None, Path("/.cas"))

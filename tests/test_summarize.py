@@ -11,7 +11,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from packer.languages import language_for
+from packer.lang import language_for
 from packer.summaries import outline
 from packer.summarize import SUMMARY_VERSION, summarize
 

@@ -13,8 +13,8 @@ from cas import manifest as mf
 from cas.digest import Digest
 from cas.visibility import UNKNOWN, carried, is_memory_pack, source_name, visible
 from memory.ops import remember
-from memory.packs import build, pack_scope
-from memory.scopes import pin_name
+from memory.packs import build
+from memory.scopes import pack_scope, pin_name
 from memory.state import head
 from packer.config import MemoryConfig
 

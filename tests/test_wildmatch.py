@@ -188,3 +188,13 @@ def test_a_hostile_ignore_line_and_glob_do_not_stall_a_pack(tmp_path: Path) -> N
     # nothing matched (no name ends in b): both files are packed; .gitignore and cas.toml
     # steer the pack and are not content
     assert '"files": 2' in done.out
+
+
+def test_config_globs_see_a_top_level_file_and_each_folder_of_a_deeper_one() -> None:
+    # a negation makes every line be asked in turn, of the path and of each of its folders
+    globs = GlobList(["a*b*c", "!zz"])
+    assert globs.match_file("a1b2c")  # a file at the top: no folders to ask about
+    assert globs.match_file("axbyc/f.py") and globs.match_file("d/axbyc/e/f.py")
+    assert not globs.match_file("f.py") and not globs.match_file("d/e/f.py")
+    assert not globs.match_file("")
+    assert not GlobList(["axbyc/", "!zz"]).match_file("axbyc")  # a folder line, not a file

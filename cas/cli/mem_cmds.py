@@ -21,14 +21,24 @@ from cas.cli._common import (
 )
 from cas.digest import Digest
 from cas.display import shown
-from cas.errors import NotFound, UsageError
+from cas.errors import BadDigest, NotFound, UsageError
 from cas.report import report_json
+
+
+def _scope(_ctx: click.Context, _param: click.Parameter, text: str) -> str:
+    """A scope checked where it comes in, by the one rule every use of it keeps
+    (`memory.scopes.check_scope`): nothing runs with a scope that could not be stored."""
+    from memory.scopes import check_scope
+
+    return check_scope(text)
+
 
 scope_option = click.option(
     "--scope",
     default="global",
     show_default=True,
     metavar="SCOPE",
+    callback=_scope,
     help="Whose memory: global, user:ID or session:ID.",
 )
 date_option = click.option(
@@ -42,6 +52,16 @@ def _date(text: str | None) -> str:
     from memory.entries import check_date
 
     return check_date(text) if text is not None else dt.date.today().isoformat()
+
+
+def _digest(text: str) -> Digest:
+    """A digest given on the command line; a malformed one is named with any secret cut out."""
+    from memory.redaction import redacted
+
+    try:
+        return Digest.parse(text)
+    except BadDigest:
+        raise BadDigest(redacted(text)) from None
 
 
 def _text(words: tuple[str, ...]) -> str:
@@ -111,10 +131,11 @@ def mem_curate(ctx: Ctx, words: tuple[str, ...], scope: str, date: str | None) -
 @pass_ctx
 def mem_show(ctx: Ctx, path: str | None, scope: str, at: str | None, as_json: bool) -> None:
     """List the files of SCOPE's memory, or print one (PATH, e.g. logs/2026-11-24.md)."""
+    from memory.redaction import redacted
     from memory.state import head, read_file, read_state
 
     with ctx.open_store(readonly=True) as store:
-        state = read_state(store, scope, Digest.parse(at)) if at is not None else head(store, scope)
+        state = read_state(store, scope, _digest(at)) if at is not None else head(store, scope)
         if path is None:
             files = state.manifest.entries if state.manifest is not None else ()
             if as_json:
@@ -131,7 +152,9 @@ def mem_show(ctx: Ctx, path: str | None, scope: str, at: str | None, as_json: bo
             return
         body = read_file(store, state, path)
     if body is None:
-        raise NotFound("memory file", path, f"memory {scope!r} has no such file ('cas mem show')")
+        raise NotFound(
+            "memory file", redacted(path), f"memory {scope!r} has no such file ('cas mem show')"
+        )
     click.echo(body.decode("utf-8", "replace"), nl=False)
 
 
@@ -210,7 +233,7 @@ def mem_rollback(ctx: Ctx, digest: str, scope: str, date: str | None) -> None:
     from memory.state import rollback
 
     with ctx.open_store() as store:
-        state = rollback(store, scope, Digest.parse(digest), date=_date(date))
+        state = rollback(store, scope, _digest(digest), date=_date(date))
     if not ctx.quiet:
         click.echo(f"{scope}: rolled back to {digest} as {state.digest}")
 
@@ -258,10 +281,9 @@ def mem_pack(
     from memory.entries import check_date
     from memory.packs import build, describe, save
     from memory.recent import history
-    from memory.scopes import check_scope
+    from memory.redaction import redacted
     from memory.state import head
 
-    check_scope(scope)
     check_date(now)
     root = project_root()
     config = load_memory_config(root)
@@ -269,7 +291,7 @@ def mem_pack(
     for name in targets:
         if name not in known:
             raise UsageError(
-                f"memory target {name!r} is not configured; targets: {', '.join(known)}"
+                f"memory target {redacted(name)!r} is not configured; targets: {', '.join(known)}"
             )
     chosen = [known[n] for n in dict.fromkeys(targets)] if targets else list(config.targets)
     folder = project_packs()
@@ -331,9 +353,7 @@ def mem_compact(
     keeping to MEMORY.md, shorten or drop the rest; every decision journalled."""
     from memory.ages import load_memory_config
     from memory.compact import command_decider, compact
-    from memory.scopes import check_scope
 
-    check_scope(scope)
     config = load_memory_config(project_root())
     decide = command_decider(llm) if llm is not None else None
     with ctx.open_store(readonly=dry_run) as store:
@@ -361,9 +381,7 @@ def mem_prune(ctx: Ctx, scope: str, now: str, dry_run: bool, as_json: bool) -> N
     last used more than entity_days (7) ago unless used more than entity_uses (10) times."""
     from memory.ages import load_memory_config
     from memory.pruning import prune
-    from memory.scopes import check_scope
 
-    check_scope(scope)
     config = load_memory_config(project_root())
     with ctx.open_store(readonly=dry_run) as store:
         done = prune(store, scope, now, config, dry_run=dry_run)
@@ -403,10 +421,8 @@ def mem_prune(ctx: Ctx, scope: str, now: str, dry_run: bool, as_json: bool) -> N
 def mem_usage(ctx: Ctx, scope: str, as_json: bool) -> None:
     """SCOPE's entities (its facts) with the last day each was used and how often; a fact
     never used is listed with 0 uses and the day it was set."""
-    from memory.scopes import check_scope
     from memory.usage import table
 
-    check_scope(scope)
     with ctx.open_store(readonly=True) as store:
         rows = table(store, scope)
     if as_json:

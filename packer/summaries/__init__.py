@@ -1,12 +1,14 @@
 """Summaries as outlines: one summarizer per language, one entry point.
 
 ``outline(path, text)`` reads a file once into an `Outline` (see `packer.outline`): the head a
-summary always shows and every symbol it may show. Python is read with `ast`
-(`packer.summaries.python`); Markdown, reStructuredText, TOML, YAML and JSON with small
-scanners of their own; the languages of ``packer.summaries.treesitter``'s table with tree-sitter
-and a tag query each; anything else, or anything a summarizer cannot read, as its first lines.
+summary always shows and every symbol it may show. How a file is outlined is in its language's
+record (`packer.lang.Language.outline`): Python is read with `ast` (`packer.summaries.python`);
+Markdown, reStructuredText, TOML, YAML and JSON with small scanners of their own (`OUTLINERS`);
+the languages whose record names a tree-sitter grammar with it, a tag query each and the
+language module's `HOOKS`; anything else, or anything a summarizer cannot read, as its first
+lines.
 
-The outline depends on the path only through its language (`packer.languages.language_for`),
+The outline depends on the path only through its language (`packer.lang.language_for`),
 so callers cache it by content digest, language and `SUMMARY_VERSION`. It never raises, is
 deterministic, takes time linear in the text, holds no line break inside a line and encodes as
 UTF-8 whatever the text held (lone surrogates included).
@@ -14,11 +16,10 @@ UTF-8 whatever the text held (lone surrogates included).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Final
 
-from packer.languages import language_for
+from packer.lang import LANGUAGES, Language, language_for, named
 from packer.outline import Outline, Symbol
 from packer.summaries import (
     cfamily,
@@ -47,40 +48,51 @@ SUMMARY_VERSION: Final = "2"
 
 _Summarizer = Callable[[str, int], Outline | None]
 
-
-def _tree_sitter(spec: treesitter.Spec) -> _Summarizer:
-    return lambda text, lines: treesitter.outline(spec, text, lines)
-
-
-_SUMMARIZERS: Final[dict[str, _Summarizer]] = {
+# The outliners and the tree-sitter hooks a record's `Outlining.summarizer` names.
+OUTLINERS: Final[dict[str, _Summarizer]] = {
     "python": python.outline,
     "markdown": markdown.outline,
     "rst": rst.outline,
     "toml": config_toml.outline,
     "yaml": config_yaml.outline,
     "json": config_json.outline,
-    "typescript": _tree_sitter(typescript.SPEC_TS),
-    "tsx": _tree_sitter(typescript.SPEC_TSX),
-    "javascript": _tree_sitter(typescript.SPEC_JS),
-    "go": _tree_sitter(go.SPEC),
-    "rust": _tree_sitter(rust.SPEC),
-    "java": _tree_sitter(java.SPEC),
-    "c": _tree_sitter(cfamily.SPEC_C),
-    "cpp": _tree_sitter(cfamily.SPEC_CPP),
-    "csharp": _tree_sitter(csharp.SPEC),
-    "ruby": _tree_sitter(ruby.SPEC),
-    "php": _tree_sitter(php.SPEC),
-    "kotlin": _tree_sitter(kotlin.SPEC),
-    "swift": _tree_sitter(swift.SPEC),
+}
+HOOKS: Final[dict[str, treesitter.Hooks]] = {
+    "": treesitter.Hooks(),
+    "typescript": typescript.HOOKS,
+    "go": go.HOOKS,
+    "rust": rust.HOOKS,
+    "java": java.HOOKS,
+    "cfamily": cfamily.HOOKS,
+    "csharp": csharp.HOOKS,
+    "ruby": ruby.HOOKS,
+    "php": php.HOOKS,
+    "kotlin": kotlin.HOOKS,
+    "swift": swift.HOOKS,
+}
+# Whether a text is in a language, for a record's `Outlining.sniff`, by that language's name.
+SNIFFERS: Final[dict[str, Callable[[str], bool]]] = {
+    "cpp": cfamily.looks_like_cpp,
+    "rst": rst.looks_like_rst,
 }
 
-# A C++ header named .h: the C grammar would read little of it.
-_CPP_SNIFF: Final = 200_000
-_CPP_HINT = re.compile(
-    r"^[ \t]*(?:namespace[ \t]+\w|template[ \t]*<|class[ \t]+\w+[^;\n]*\{|"
-    r"(?:public|private|protected)[ \t]*:|#include[ \t]*<[a-z_]+>[ \t]*$)|std::",
-    re.MULTILINE,
-)
+
+def _summarizer(language: Language) -> _Summarizer | None:
+    """How ``language``'s files are outlined, from its record; None: by their first lines."""
+    how = language.outline
+    if how is None or not (how.grammar or how.summarizer):
+        return None
+    if not how.grammar:
+        return OUTLINERS[how.summarizer]
+    spec = treesitter.Spec(
+        language.name, how.grammar, how.query, language.comment, HOOKS[how.summarizer]
+    )
+    return lambda text, lines: treesitter.outline(spec, text, lines)
+
+
+_SUMMARIZERS: Final[dict[str, _Summarizer]] = {
+    language.name: found for language in LANGUAGES if (found := _summarizer(language)) is not None
+}
 
 
 def outline(path: str, text: str) -> Outline:
@@ -98,10 +110,12 @@ def outline(path: str, text: str) -> Outline:
 
 
 def _outline(lang: str, text: str, lines: int) -> Outline:
-    if lang == "c" and _CPP_HINT.search(text[:_CPP_SNIFF]):
-        lang = "cpp"
-    if lang == "text" and rst.looks_like_rst(text):
-        lang = "rst"  # Sphinx projects often write their docs as .txt
+    record = named(lang)
+    how = record.outline if record is not None else None
+    if how is not None and how.sniff and SNIFFERS[how.sniff](text):
+        lang = how.sniff
+        record = named(lang)
+        how = record.outline if record is not None else None
     summarizer = _SUMMARIZERS.get(lang)
     found: Outline | None = None
     if summarizer is not None:
@@ -110,7 +124,7 @@ def _outline(lang: str, text: str, lines: int) -> Outline:
         except (RecursionError, MemoryError, ValueError, UnicodeError):
             found = None  # odd input a parser gave up on: the first lines instead
     if found is None:
-        shown = "text" if lang == "rst" else lang
+        shown = how.plain if how is not None and how.plain else lang
         return Outline(shown, lines, (), tuple(plain_symbols(text)))
     return found
 
@@ -132,4 +146,4 @@ def _checked(o: Outline) -> Outline:
     return Outline(clean(o.lang), o.source_lines, head, symbols)
 
 
-__all__ = ["SUMMARY_VERSION", "outline"]
+__all__ = ["HOOKS", "OUTLINERS", "SNIFFERS", "SUMMARY_VERSION", "outline"]

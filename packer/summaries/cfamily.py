@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from packer.summaries.treesitter import Definition, Source, Spec
+from packer.summaries.treesitter import Definition, Hooks, Source
 
 # An ALL-CAPS word that by its name marks visibility or calling convention: ZSTDLIB_API,
 # JP_API, LUA_API, CURL_EXTERN, XMLPUBFUN, JNIEXPORT, JNICALL, Q_DECL_EXPORT, MDB_INLINE...
@@ -96,5 +96,17 @@ def display(d: Definition, shown: str, src: Source) -> str:
     return shown
 
 
-SPEC_C = Spec("c", "c", exported=exported, display=display, prepare=prepare)
-SPEC_CPP = Spec("cpp", "cpp", exported=exported, display=display, prepare=prepare)
+HOOKS = Hooks(exported=exported, display=display, prepare=prepare)
+
+# A C++ header named .h: the C grammar would read little of it.
+_CPP_SNIFF = 200_000
+_CPP_HINT = re.compile(
+    r"^[ \t]*(?:namespace[ \t]+\w|template[ \t]*<|class[ \t]+\w+[^;\n]*\{|"
+    r"(?:public|private|protected)[ \t]*:|#include[ \t]*<[a-z_]+>[ \t]*$)|std::",
+    re.MULTILINE,
+)
+
+
+def looks_like_cpp(text: str) -> bool:
+    """Whether a C file (a header named .h) is C++, by the start of its text."""
+    return _CPP_HINT.search(text[:_CPP_SNIFF]) is not None

@@ -4,7 +4,7 @@ shown whole (`int Count { get; set; }`), a property with accessor bodies up to t
 
 from __future__ import annotations
 
-from packer.summaries.treesitter import Definition, Source, Spec, tidy
+from packer.summaries.treesitter import Definition, Hooks, Source, tidy
 
 
 def exported(d: Definition, src: Source) -> bool:
@@ -32,4 +32,4 @@ def display(d: Definition, shown: str, src: Source) -> str:
     return shown
 
 
-SPEC = Spec("csharp", "csharp", exported=exported, display=display)
+HOOKS = Hooks(exported=exported, display=display)

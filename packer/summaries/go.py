@@ -8,7 +8,7 @@ so a reader meets the package's API before its internals.
 
 from __future__ import annotations
 
-from packer.summaries.treesitter import Definition, Source, Spec
+from packer.summaries.treesitter import Definition, Hooks, Source
 
 _KEYWORDS = {
     "const_spec": "const",
@@ -54,4 +54,4 @@ def arrange(defs: list[Definition]) -> list[Definition]:
     return out
 
 
-SPEC = Spec("go", "go", exported=exported, display=display, arrange=arrange)
+HOOKS = Hooks(exported=exported, display=display, arrange=arrange)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from packer.summaries.treesitter import Definition, Source, Spec
+from packer.summaries.treesitter import Definition, Hooks, Source
 
 _OVERRIDE = re.compile(r"@Override\s*")
 
@@ -32,4 +32,4 @@ def display(d: Definition, shown: str, src: Source) -> str:
     return _OVERRIDE.sub("", shown)  # says nothing about the API the line shows
 
 
-SPEC = Spec("java", "java", exported=exported, display=display)
+HOOKS = Hooks(exported=exported, display=display)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from packer.summaries.treesitter import Definition, Source, Spec
+from packer.summaries.treesitter import Definition, Hooks, Source
 
 _HIDING = frozenset({"private", "protected"})
 _SYMBOL = re.compile(r":(\w+[?!=]?)")
@@ -64,4 +64,4 @@ def display(d: Definition, shown: str, src: Source) -> str:
     return _END.sub("", shown) if d.kind == "method" else shown
 
 
-SPEC = Spec("ruby", "ruby", comment="#", exported=exported, display=display)
+HOOKS = Hooks(exported=exported, display=display)

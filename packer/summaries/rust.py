@@ -4,7 +4,7 @@ methods of a trait implementation are as public as the trait; `macro_rules!` is 
 
 from __future__ import annotations
 
-from packer.summaries.treesitter import Definition, Source, Spec
+from packer.summaries.treesitter import Definition, Hooks, Source
 
 
 def _pub(d: Definition, src: Source) -> bool:
@@ -48,4 +48,4 @@ def display(d: Definition, shown: str, src: Source) -> str:
     return f"macro_rules! {d.name} {{ {' | '.join(patterns)} }}" if patterns else shown
 
 
-SPEC = Spec("rust", "rust", exported=exported, display=display)
+HOOKS = Hooks(exported=exported, display=display)

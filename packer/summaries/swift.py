@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from packer.summaries.treesitter import Definition, Source, Spec
+from packer.summaries.treesitter import Definition, Hooks, Source
 
 
 def exported(d: Definition, src: Source) -> bool:
@@ -12,4 +12,4 @@ def exported(d: Definition, src: Source) -> bool:
     return d.parent is not None and d.parent.tag == "interface"
 
 
-SPEC = Spec("swift", "swift", exported=exported)
+HOOKS = Hooks(exported=exported)

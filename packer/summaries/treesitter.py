@@ -16,9 +16,10 @@ language:
 * the file's purpose is its first leading comment that is neither a license nor a tool
   directive nor a definition's doc.
 
-A language module (``packer/summaries/<language>.py``) adds only what a query cannot say: which
-definitions are exported by that language's rules, a display fix, an order (Go: exported first),
-a byte-preserving rewrite of source the grammar misreads (C export macros).
+A language module (``packer/summaries/<language>.py``) adds only what a query cannot say, as its
+`Hooks`: which definitions are exported by that language's rules, a display fix, an order (Go:
+exported first), a byte-preserving rewrite of source the grammar misreads (C export macros). The
+grammar, the query and the comment marker come from the language's record (`packer.lang`).
 """
 
 from __future__ import annotations
@@ -131,17 +132,26 @@ def _always(d: Definition, src: Source) -> bool:
 
 
 @dataclass(frozen=True)
+class Hooks:
+    """What a language module adds to its query: its rule of what is exported, a fix to how a
+    definition's line is shown, an order, a rewrite of the source before parsing."""
+
+    exported: Callable[[Definition, Source], bool] = _always
+    display: Callable[[Definition, str, Source], str] | None = None
+    arrange: Callable[[list[Definition]], list[Definition]] | None = None
+    prepare: Callable[[str], str] | None = None  # must keep every byte offset
+
+
+@dataclass(frozen=True)
 class Spec:
-    """How one language is outlined: its grammar, its query, and its few hooks."""
+    """How one language is outlined: its grammar, its query, and its few hooks (from the
+    language's record, `packer.lang.Language.outline`)."""
 
     lang: str  # the outline's language name
     grammar: str  # the tree-sitter-language-pack name
     query: str = ""  # queries/<query>.scm; the grammar's name when empty
     comment: str = "//"  # how its doc lines are marked
-    exported: Callable[[Definition, Source], bool] = _always
-    display: Callable[[Definition, str, Source], str] | None = None
-    arrange: Callable[[list[Definition]], list[Definition]] | None = None
-    prepare: Callable[[str], str] | None = None  # must keep every byte offset
+    hooks: Hooks = Hooks()
 
 
 @functools.cache  # a compiled query is only read, by any number of cursors and threads
@@ -174,8 +184,8 @@ def outline(spec: Spec, text: str, source_lines: int) -> Outline | None:
     (or little, in a file it mostly cannot parse)."""
     import tree_sitter
 
-    if spec.prepare is not None:
-        text = spec.prepare(text)
+    if spec.hooks.prepare is not None:
+        text = spec.hooks.prepare(text)
     data = text.encode("utf-8")
     root = _parser(spec.grammar).parse(data).root_node
     src = Source(data, root)
@@ -209,8 +219,8 @@ def outline(spec: Spec, text: str, source_lines: int) -> Outline | None:
     if root.has_error and _mostly_broken(root, len(kept), len(data), source_lines):
         return None
     for d in kept:
-        d.exported = (d.parent is None or d.parent.exported) and spec.exported(d, src)
-    ordered = spec.arrange(kept) if spec.arrange is not None else kept
+        d.exported = (d.parent is None or d.parent.exported) and spec.hooks.exported(d, src)
+    ordered = spec.hooks.arrange(kept) if spec.hooks.arrange is not None else kept
     symbols = _symbols(spec, ordered, src)
     reexports.sort(key=lambda node: node.start_byte)
     # What the head shows as re-exported (`pub use`) is not listed again as imported.
@@ -291,8 +301,8 @@ def _symbols(spec: Spec, defs: list[Definition], src: Source) -> list[Symbol]:
         d.index = len(symbols)
         pad = "  " * d.depth
         shown = _display(d, src)
-        if spec.display is not None:
-            shown = spec.display(d, shown, src)
+        if spec.hooks.display is not None:
+            shown = spec.hooks.display(d, shown, src)
         lines = [pad + clip(shown, LINE_WIDTH)]
         doc = _doc(d.node, src)
         if doc:

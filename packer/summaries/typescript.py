@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from packer.summaries.treesitter import Definition, Source, Spec
+from packer.summaries.treesitter import Definition, Hooks, Source
 
 # Nodes that stand between a top-level declaration and the program.
 _WRAPPERS = frozenset(
@@ -61,6 +61,4 @@ def exported(d: Definition, src: Source) -> bool:
     return d.name in _export_list(src)
 
 
-SPEC_TS = Spec("typescript", "typescript", exported=exported)
-SPEC_TSX = Spec("tsx", "tsx", query="typescript", exported=exported)
-SPEC_JS = Spec("javascript", "javascript", exported=exported)
+HOOKS = Hooks(exported=exported)
