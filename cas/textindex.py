@@ -491,20 +491,37 @@ class Posting:
 class TextIndex:
     """The index of one store (see the module docstring)."""
 
-    def __init__(self, folder_fd: int, path: Path, notes: list[str]) -> None:
+    def __init__(
+        self,
+        folder_fd: int,
+        path: Path,
+        notes: list[str],
+        note: Callable[[str], None] | None = None,
+    ) -> None:
         self._fd = folder_fd
         self.path = path
         self.notes = notes  # what was set aside on the way (one line each)
+        self._note = note
         self.segments: list[Segment] = []
+        # What the last `add` was asked for, and how it read: what a rebuild after damage
+        # found while reading indexes again before answering.
+        self._asked: set[Digest] = set()
+        self._read: Callable[[Digest], bytes | None] | None = None
         self._load()
 
     # --- opening --------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, store_dir: str | os.PathLike[str], *, create: bool = True) -> TextIndex | None:
+    def open(
+        cls,
+        store_dir: str | os.PathLike[str],
+        *,
+        create: bool = True,
+        note: Callable[[str], None] | None = None,
+    ) -> TextIndex | None:
         """The index of the store at ``store_dir``; None when there is none and ``create`` is
-        false. What is damaged is set aside (`notes`); `IndexUnavailable` when the folder can
-        neither be used nor rebuilt."""
+        false. What is damaged is set aside, each with a line given to ``note`` (and kept in
+        `notes`); `IndexUnavailable` when the folder can neither be used nor rebuilt."""
         store = Path(store_dir)
         path = store / INDEX_DIR
         notes: list[str] = []
@@ -521,7 +538,10 @@ class TextIndex:
             os.close(parent)
         if fd is None:
             return None
-        return cls(fd, path, notes)
+        if note is not None:
+            for line in notes:
+                note(line)
+        return cls(fd, path, notes, note)
 
     def _load(self) -> None:
         for seg in self.segments:
@@ -556,7 +576,10 @@ class TextIndex:
             raise IndexUnavailable(
                 str(self.path / name), f"{problem}, and it cannot be removed ({_why(exc)})"
             ) from None
-        self.notes.append(f"search index: set aside {name} ({problem}); rebuilt from the store")
+        line = f"search index: set aside {name} ({problem}); rebuilt from the store"
+        self.notes.append(line)
+        if self._note is not None:
+            self._note(line)
 
     def heal(self, damaged: IndexDamaged) -> None:
         """Set aside the segment that failed while being read, and reload the others."""
@@ -579,19 +602,27 @@ class TextIndex:
 
     # --- what is indexed --------------------------------------------------------------------
 
+    def held(self) -> set[bytes]:
+        """The digests of every body indexed; a segment found damaged on the way is set aside
+        (each time one fewer, so this ends)."""
+        while True:
+            held: set[bytes] = set()
+            try:
+                for seg in self.segments:
+                    held.update(seg.digests())
+            except IndexDamaged as exc:
+                self.heal(exc)
+                continue
+            return held
+
     def indexed(self, digests: Iterable[Digest]) -> set[Digest]:
         """The digests among ``digests`` whose bodies are indexed."""
-        held: set[bytes] = set()
-        for seg in self.segments:
-            held.update(seg.digests())
+        held = self.held()
         return {d for d in digests if d in held}
 
     def count(self) -> int:
         """How many distinct bodies the index holds."""
-        held: set[bytes] = set()
-        for seg in self.segments:
-            held.update(seg.digests())
-        return len(held)
+        return len(self.held())
 
     def size(self) -> int:
         """Bytes of the index on disk."""
@@ -604,7 +635,24 @@ class TextIndex:
     # --- reading ----------------------------------------------------------------------------
 
     def lookup(self, wanted: int) -> list[Posting]:
-        """Every body holding the term with key ``wanted``, each once, by digest."""
+        """Every body holding the term with key ``wanted``, each once, by digest. A segment
+        found damaged while reading is set aside, what the last `add` was asked for is indexed
+        again, and the lookup runs once more: a damaged index never answers."""
+        try:
+            return self._lookup(wanted)
+        except IndexDamaged as exc:
+            self.heal(exc)
+            if self._read is not None:
+                self.add(self._asked, self._read)
+        try:
+            return self._lookup(wanted)
+        except IndexDamaged as exc:
+            self.heal(exc)
+            raise IndexUnavailable(
+                str(self.path), f"damaged again right after a rebuild ({exc})"
+            ) from None
+
+    def _lookup(self, wanted: int) -> list[Posting]:
         found: dict[bytes, Posting] = {}
         for seg in self.segments:
             start, end = seg.find(wanted)
@@ -653,7 +701,9 @@ class TextIndex:
         skip), in ``threads`` threads (reading a blob and finding its terms release the
         interpreter lock; ``read`` must be safe to call from several). Returns how many bodies
         were read."""
-        todo = sorted(set(digests) - self.indexed(digests))
+        asked = set(digests)
+        self._asked, self._read = asked, read
+        todo = sorted(asked - self.indexed(asked))
         count = threads if threads is not None else min(4, os.cpu_count() or 1)
 
         def work(digest: Digest) -> tuple[Digest, Terms | None, bool]:
@@ -726,7 +776,7 @@ class TextIndex:
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=self._fd)
-            raise IndexUnavailable(str(self.path), f"cannot write to it ({_why(exc)})") from None
+            raise IndexUnavailable(str(self.path), f"it cannot be written ({_why(exc)})") from None
         return name
 
     def merge_if_needed(self) -> None:
@@ -740,7 +790,7 @@ class TextIndex:
     def compact(self, live: Callable[[list[Digest]], set[Digest]]) -> int:
         """Drop the bodies ``live`` does not keep, when they are a quarter of the index or
         more; returns how many were dropped."""
-        held = sorted({d for seg in self.segments for d in seg.digests()})
+        held = sorted(self.held())
         kept = live([Digest(d) for d in held])
         dropped = len(held) - len(kept)
         if not held or dropped * 4 < len(held):
@@ -755,46 +805,59 @@ class TextIndex:
         if lock is None:
             return  # another process is merging
         try:
-            names = None if chosen is None else {s.name for s in chosen}
-            self._load()
-            segments = [s for s in self.segments if names is None or s.name in names]
-            if len(segments) < (1 if keep is not None else 2):
-                return
-            digests = sorted(
-                {d for seg in segments for d in seg.digests() if keep is None or d in keep}
-            )
-            ordinal = {d: i for i, d in enumerate(digests)}
-            parts = []
-            lines = [0] * len(digests)
-            widths = [words.WINDOW] * len(digests)
-            claimed: set[int] = set()
-            for seg in segments:
-                keep_map = []
-                for doc, d in enumerate(seg.digests()):
-                    new = ordinal.get(d)
-                    if new is None or new in claimed:
-                        keep_map.append(_DROPPED)
-                        continue
-                    claimed.add(new)
-                    keep_map.append(new)
-                    lines[new], widths[new] = seg.doc_shape(doc)
-                parts.append(seg.parts(keep_map))
-            keys, offsets, pdocs, pmasks = merge_postings(parts)
-            del parts
-            pieces = encode_segment(digests, lines, widths, keys, offsets, pdocs, pmasks)
-            name = self._publish(pieces)
-            for seg in segments:
-                if seg.name != name:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(seg.name, dir_fd=self._fd)
-            self._load()
+            self._rewrite(keep, chosen)
+        except IndexDamaged as exc:
+            self.heal(exc)  # what it held is indexed again when next asked for
         finally:
             os.close(lock)
 
-    def _try_lock(self) -> int | None:
-        fd = os.open(
-            _LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=self._fd
+    def _rewrite(self, keep: set[Digest] | None, chosen: Sequence[Segment] | None) -> None:
+        names = None if chosen is None else {s.name for s in chosen}
+        self._load()
+        segments = [s for s in self.segments if names is None or s.name in names]
+        if len(segments) < (1 if keep is not None else 2):
+            return
+        digests = sorted(
+            {d for seg in segments for d in seg.digests() if keep is None or d in keep}
         )
+        ordinal = {d: i for i, d in enumerate(digests)}
+        parts = []
+        lines = [0] * len(digests)
+        widths = [words.WINDOW] * len(digests)
+        claimed: set[int] = set()
+        for seg in segments:
+            keep_map = []
+            for doc, d in enumerate(seg.digests()):
+                new = ordinal.get(d)
+                if new is None or new in claimed:
+                    keep_map.append(_DROPPED)
+                    continue
+                claimed.add(new)
+                keep_map.append(new)
+                lines[new], widths[new] = seg.doc_shape(doc)
+            parts.append(seg.parts(keep_map))
+        keys, offsets, pdocs, pmasks = merge_postings(parts)
+        del parts
+        pieces = encode_segment(digests, lines, widths, keys, offsets, pdocs, pmasks)
+        name = self._publish(pieces)
+        for seg in segments:
+            if seg.name != name:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(seg.name, dir_fd=self._fd)
+        self._load()
+
+    def _try_lock(self) -> int | None:
+        """The merge lock, or None when another process holds it (or it cannot be made: a
+        merge is only ever an economy)."""
+        try:
+            fd = os.open(
+                _LOCK,
+                os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                0o644,
+                dir_fd=self._fd,
+            )
+        except OSError:
+            return None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -824,7 +887,7 @@ class Writer:
 
     def __init__(self, index: TextIndex) -> None:
         self.index = index
-        self._held = {d for seg in index.segments for d in seg.digests()}
+        self._held = index.held()
         self._batch: list[tuple[Digest, Terms | None]] = []
         self._postings = 0
         self.problem: str | None = None
