@@ -288,7 +288,8 @@ def test_native_and_python_segments_agree(first: list[str], second: list[str]) -
     count_a, count_b = len(terms_a), len(terms_b)
     # merge the two, the second's bodies after the first's, dropping the first body of each
     dropped = 0xFFFFFFFF
-    later = range(max(count_a - 1, 0), count_a + count_b - 2)
+    kept_a = max(count_a - 1, 0)
+    later = range(kept_a, kept_a + count_b - 1)
     maps = [
         [dropped, *range(count_a - 1)] if count_a else [],
         [dropped, *later] if count_b else [],
