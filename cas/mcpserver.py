@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from cas import manifest as mf
-from cas.display import one_line
+from cas.display import echoed, one_line
 from cas.errors import CasError, NotFound, UsageError
 from cas.locate import load_pack, manifest_dir, pack_entry, usable_pack_name
 from cas.report import report_json
@@ -138,9 +138,9 @@ class Service:
         from packer.scan import decode_text
 
         if mode not in MODES or mode == "split":
-            raise ToolFailure(f"mode {mode!r}: use 'lite' or 'full'")
+            raise ToolFailure(f"mode {echoed(mode)}: use 'lite' or 'full'")
         if fmt not in FORMATS:
-            raise ToolFailure(f"format {fmt!r}: use one of {', '.join(FORMATS)}")
+            raise ToolFailure(f"format {echoed(fmt)}: use one of {', '.join(FORMATS)}")
 
         def run() -> str:
             m = self._located(pack)[1]
@@ -276,7 +276,7 @@ class Service:
             return self.scopes[0]
         if scope not in self.scopes:
             raise ToolFailure(
-                f"scope {scope!r} is not one this server may use ({', '.join(self.scopes)})"
+                f"scope {echoed(scope)} is not one this server may use ({', '.join(self.scopes)})"
             )
         return scope
 
@@ -346,7 +346,7 @@ def _pack_name(pack: str) -> str:
         return pack
     if not usable_pack_name(pack):
         raise ToolFailure(
-            f"pack {pack!r}: give a pack name such as 'repo.claude' (list_packs), not a path"
+            f"pack {echoed(pack)}: give a pack name such as 'repo.claude' (list_packs), not a path"
         )
     return pack
 

@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from cas.display import echoed
 from cas.errors import UsageError
 from packer.secrets import marker, redact, scan_secrets
 
@@ -50,7 +51,7 @@ def check_date(text: str) -> str:
             return text
         except ValueError:
             pass
-    raise UsageError(f"date {text!r} is not a calendar date written YYYY-MM-DD")
+    raise UsageError(f"date {echoed(text)} is not a calendar date written YYYY-MM-DD")
 
 
 def valid_key(text: str) -> bool:
@@ -60,8 +61,8 @@ def valid_key(text: str) -> bool:
 def check_key(text: str) -> str:
     if not valid_key(text):
         raise UsageError(
-            f"fact key {text!r} must be 1 to 64 letters, digits and ._- starting with a letter "
-            "or digit"
+            f"fact key {echoed(text)} must be 1 to 64 letters, digits and ._- starting with a "
+            "letter or digit"
         )
     return text
 

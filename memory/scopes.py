@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from cas.display import echoed
 from cas.errors import UsageError
 
 GLOBAL: Final = "global"
@@ -28,7 +29,7 @@ def check_scope(text: str) -> str:
     if sep and kind in KINDS and _ID.fullmatch(ident):
         return text
     raise UsageError(
-        f"scope {text!r} is not one: use 'global', 'user:ID' or 'session:ID' "
+        f"scope {echoed(text)} is not one: use 'global', 'user:ID' or 'session:ID' "
         "(ID: 1 to 64 letters, digits and ._@-)"
     )
 

@@ -41,6 +41,7 @@ from typing import Final
 from cas import locate
 from cas import manifest as mf
 from cas.digest import Digest
+from cas.display import echoed
 from cas.errors import BudgetError, NotFound, UsageError
 from cas.events import ProgressSink
 from cas.store import Store
@@ -189,7 +190,7 @@ class Loader:
     ) -> LoadResult:
         if not query_terms(query):
             raise UsageError(
-                f"the query {query!r} has no word to load for (only stop words); ask about "
+                f"the query {echoed(query)} has no word to load for (only stop words); ask about "
                 "names, files or topics of the project"
             )
         budget = budget or self.config.budget

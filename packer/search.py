@@ -32,6 +32,7 @@ from typing import ClassVar, Final
 from cas import locate
 from cas import manifest as mf
 from cas.digest import Digest
+from cas.display import echoed
 from cas.errors import BlobNotFound, CorruptBlob, NotFound, UsageError
 from cas.events import ProgressSink, emit
 from cas.report import json_rule, pairs
@@ -454,7 +455,8 @@ def search(
         raise UsageError(f"-k must be at least 1, not {k}")
     if not query_terms(query):
         raise UsageError(
-            f"the query {query!r} has no word to search for (stop words alone match everything)"
+            f"the query {echoed(query)} has no word to search for (stop words alone match "
+            "everything)"
         )
     src = source(root, store, packs, scopes, attached)
     ensure_indexed(index, store, src.paths, progress)

@@ -366,6 +366,25 @@ def test_argument_validation_errors_are_one_line(project: Path) -> None:
     run_stdio(project, body)
 
 
+def test_huge_arguments_are_echoed_cut_with_a_count(project: Path) -> None:
+    """A 1 MiB query, a 10 KB pack name: the error line quotes the first characters and counts
+    the rest."""
+    query = "the " * (1 << 18)
+
+    async def body(s: ClientSession) -> None:
+        for tool in ("search", "load"):
+            msg = assert_tool_error(
+                await s.call_tool(tool, {"query": query}), "stop words", "'the the the"
+            )
+            assert "... (1,048,376 more characters)" in msg and len(msg) < 500, msg
+        for args in ({"pack": "p" * 10_000}, {"pack": "p/" * 5_000}):
+            msg = assert_tool_error(await s.call_tool("render_pack", args), "more characters)")
+            assert len(msg) < 500, msg
+        await still_serving(s)
+
+    run_stdio(project, body)
+
+
 def _lines(stream: Any, out: queue.Queue[bytes | None]) -> None:
     for line in iter(stream.readline, b""):
         out.put(line)

@@ -29,7 +29,7 @@ from cas.cli.mem_cmds import COMMANDS as MEM_COMMANDS
 from cas.cli.pack_cmds import COMMANDS as PACK_COMMANDS
 from cas.cli.remote_cmds import COMMANDS as REMOTE_COMMANDS
 from cas.cli.store_cmds import COMMANDS as STORE_COMMANDS
-from cas.display import one_line, shown
+from cas.display import echoes_cut, one_line, shown
 from cas.errors import EXIT_INTERRUPTED, EXIT_PROBLEM, EXIT_USAGE, CasError, Interrupted
 from cas.residency import map_large_buffers
 
@@ -159,7 +159,8 @@ def main(argv: list[str] | None = None) -> None:
         ctx = getattr(exc, "ctx", None)
         if ctx is not None:
             hint = f" (see '{ctx.command_path} --help')"
-        click.echo(f"cas: error: {one_line(exc.format_message())}{one_line(hint)}", err=True)
+        message = echoes_cut(exc.format_message())
+        click.echo(f"cas: error: {one_line(message)}{one_line(hint)}", err=True)
         sys.exit(exc.exit_code if exc.exit_code else EXIT_USAGE)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)

@@ -16,7 +16,7 @@ from cas.cli._common import (
     quiet_option,
     warn,
 )
-from cas.display import shown
+from cas.display import echoed, shown
 from cas.errors import UsageError
 from cas.locate import manifest_dir, pack_path
 from cas.progress import Progress
@@ -228,7 +228,7 @@ def _check_name(name: str) -> None:
 
     if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,63}", name):
         raise UsageError(
-            f"--name {name!r} is not allowed: use [a-z0-9][a-z0-9_-]*, at most 64 characters"
+            f"--name {echoed(name)} is not allowed: use [a-z0-9][a-z0-9_-]*, at most 64 characters"
         )
 
 

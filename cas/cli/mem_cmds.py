@@ -20,7 +20,7 @@ from cas.cli._common import (
     project_root,
 )
 from cas.digest import Digest
-from cas.display import shown
+from cas.display import echoed, shown
 from cas.errors import NotFound, UsageError
 from cas.report import report_json
 
@@ -269,7 +269,7 @@ def mem_pack(
     for name in targets:
         if name not in known:
             raise UsageError(
-                f"memory target {name!r} is not configured; targets: {', '.join(known)}"
+                f"memory target {echoed(name)} is not configured; targets: {', '.join(known)}"
             )
     chosen = [known[n] for n in dict.fromkeys(targets)] if targets else list(config.targets)
     folder = project_packs()
