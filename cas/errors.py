@@ -155,6 +155,28 @@ class BadRecordSize(UsageError):
         self.path = path
 
 
+class MemoryNotGranted(UsageError):
+    """A pack that holds a memory (a memory pack, a load drawn on one), named where that memory
+    was not asked for (`cas.visibility`): it is refused, never shown."""
+
+    def __init__(self, pack: str, scopes: list[str], unknown: bool) -> None:
+        if unknown:
+            why = (
+                "holds a memory whose scope cannot be told (the memory state it was made from "
+                "is gone or unreadable), so no --memory-scope grants it"
+            )
+        else:
+            grant = " ".join(f"--memory-scope {scope}" for scope in scopes)
+            why = (
+                f"holds the memory of {', '.join(scopes)}, seen only where it is asked for: "
+                f"add {grant} to use it"
+            )
+        super().__init__(f"pack {echoed(pack)} {why}")
+        self.pack = pack
+        self.scopes = scopes
+        self.unknown = unknown
+
+
 class StoreExists(UsageError):
     """`cas init` on a directory that already holds a store."""
 

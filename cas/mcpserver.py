@@ -39,11 +39,11 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from cas import manifest as mf
 from cas.display import echoed, one_line
-from cas.errors import CasError, NotFound, UsageError
-from cas.locate import load_pack, manifest_dir, pack_entry, usable_pack_name
+from cas.errors import CasError, MemoryNotGranted, NotFound, UsageError
+from cas.locate import manifest_dir, pack_entry, usable_pack_name
 from cas.report import report_json
 from cas.store import Store
-from cas.visibility import SOURCE_PREFIX, carried, is_memory_pack, visible
+from cas.visibility import SOURCE_PREFIX, carried, granted_pack, is_memory_pack
 
 if TYPE_CHECKING:
     from packer.search import Attached
@@ -97,11 +97,9 @@ class Service:
                     return name, memory.manifest
             raise missing
         try:
-            found = load_pack(name, manifest_dir(self.root), self.store)
-        except NotFound:
+            found = granted_pack(name, manifest_dir(self.root), self.store, self.scopes)
+        except (NotFound, MemoryNotGranted):
             raise missing from None
-        if not visible(found.manifest, self.store, self.scopes):
-            raise missing
         return found.name, found.manifest
 
     # --- the tools ----------------------------------------------------------------------------

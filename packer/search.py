@@ -18,6 +18,7 @@ same hits, on every machine (DETERMINISM.md, "Search").
 
 Which packs: those of the project a reader may see (`visible_packs`, `cas.visibility`): never a
 memory pack, and a load drawn on a memory only where that memory was asked for (``scopes``). A
+pack named outright is refused unless it may be seen there too (`cas.visibility.granted_pack`). A
 memory asked for is searched as one more source (`Attached`, built by the surface that asked).
 """
 
@@ -38,7 +39,7 @@ from cas.events import ProgressSink, emit
 from cas.report import json_rule, pairs
 from cas.store import Store
 from cas.textindex import QueryName, TextIndex, query_names, split_name, text_of
-from cas.visibility import is_memory_pack, visible
+from cas.visibility import granted_pack, is_memory_pack, visible
 from packer.wildmatch import GlobList
 
 WHOLE_CODE: Final = 6
@@ -207,10 +208,11 @@ def source(
     attached: Sequence[Attached] = (),
 ) -> Source:
     """The files of ``packs`` (None: the `visible_packs` of ``scopes``; empty: none) and of
-    ``attached``."""
+    ``attached``. A pack named that holds a memory not among ``scopes`` is refused
+    (`cas.visibility.granted_pack`)."""
     folder = locate.manifest_dir(root)
     if packs is not None:
-        named = [(name, locate.load_pack(name, folder, store).manifest) for name in packs]
+        named = [(name, granted_pack(name, folder, store, scopes).manifest) for name in packs]
     else:
         named = [(p.name, p.manifest) for p in visible_packs(root, store, scopes)]
     named += [(a.name, a.manifest) for a in attached]
