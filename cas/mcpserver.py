@@ -26,7 +26,9 @@ never a new state of the memory. ``load`` fits and renders without writing a man
 ``verify`` does not record what it checked. Every path is a pack path, looked up in a pack's
 manifest, and every body comes from the store by digest: nothing outside the store can be read
 through the server.
-A tool that fails answers a tool error with the CLI's one-line message; the server goes on.
+A tool that fails answers a tool error with the CLI's one-line message; the server goes on. A
+call with an argument its tool does not take is refused the same way, for every tool alike
+(`build_server`'s server checks the names against the tool's schema before it runs).
 Nothing but protocol is written to stdout.
 """
 
@@ -155,24 +157,14 @@ class Service:
     ) -> str:
         from packer.scan import decode_text
 
-        if first is not None and first < 1:
-            raise ToolFailure(f"first line {first}: lines count from 1")
-        if first is not None and last is not None and last < first:
-            raise ToolFailure(f"last line {last} is before the first ({first})")
-
         def run() -> str:
             name, m = self._located(pack)
             digest = pack_entry(m, name, path)
             text = decode_text(self.store.get(digest))
+            if first is not None or last is not None:
+                text = _line_range(text, path, first, last)
             self._used(m, [path])
-            if first is None and last is None:
-                return text
-            lines = text.splitlines(keepends=True)
-            a = (first or 1) - 1
-            b = last if last is not None else len(lines)
-            if a >= len(lines):
-                raise UsageError(f"{path} has {len(lines)} lines; line {a + 1} is past its end")
-            return "".join(lines[a:b])
+            return text
 
         return self._run(run)
 
@@ -327,6 +319,29 @@ class Service:
         return self._run(run)
 
 
+def _line_range(text: str, path: str, first: int | None, last: int | None) -> str:
+    """Lines ``first`` to ``last`` of ``text``, counted from 1, both included (``first``
+    defaults to 1, ``last`` to the last line, and a ``last`` past the end reads to the end).
+    A line number below 1, a ``first`` past the end or a ``last`` before ``first``: one line
+    saying the range there is."""
+    lines = text.splitlines(keepends=True)
+    n = len(lines)
+    where = echoed(path, quoted=False)
+    if n == 0:
+        raise UsageError(f"{where} is empty: it has no lines; read it without first and last")
+    valid = f"{where} has lines 1 to {n}; give first and last in that range, first <= last"
+    for arg, value in (("first", first), ("last", last)):
+        if value is not None and value < 1:
+            raise UsageError(f"{arg}={value}: lines count from 1: {valid}")
+    a = 1 if first is None else first
+    b = n if last is None else min(last, n)
+    if a > n:
+        raise UsageError(f"first={a} is past the end: {valid}")
+    if last is not None and last < a:
+        raise UsageError(f"last={last} is before first={a}: {valid}")
+    return "".join(lines[a - 1 : b])
+
+
 def _today() -> str:
     import datetime as dt
 
@@ -351,6 +366,7 @@ def _pack_name(pack: str) -> str:
 
 def build_server(service: Service) -> Any:
     """The MCP server with its tools and resources."""
+    from mcp import types
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from pydantic import ValidationError
@@ -358,7 +374,26 @@ def build_server(service: Service) -> Any:
     from cas import __version__
 
     class Server(MCPServer):
+        """Every tool's arguments are its parameters and nothing else: the schemas listed say
+        so (``additionalProperties: false``) and a call with any other argument is a tool error
+        naming it, before the tool runs (the SDK itself would drop it silently)."""
+
+        async def list_tools(self) -> list[types.Tool]:
+            listed = await super().list_tools()
+            return [
+                tool.model_copy(
+                    update={"input_schema": {**tool.input_schema, "additionalProperties": False}}
+                )
+                for tool in listed
+            ]
+
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            schema = next((t.input_schema for t in await self.list_tools() if t.name == name), None)
+            if schema is not None:
+                known = list(schema.get("properties", {}))
+                unknown = sorted(set(arguments) - set(known))
+                if unknown:
+                    raise ToolError(f"{name}: {_unknown_arguments(unknown, known)}")
             try:
                 return await super().call_tool(name, arguments, context)
             except ToolError as exc:
@@ -390,7 +425,8 @@ def build_server(service: Service) -> Any:
     @server.tool()
     def read_file(pack: str, path: str, first: int | None = None, last: int | None = None) -> str:
         """One file of a pack by its path (also omitted ones: this expands a pointer), whole
-        or lines first..last (1-based, inclusive)."""
+        or lines first..last (counted from 1, both included; a last past the end reads to the
+        end)."""
         return guarded(lambda: service.read_file(pack, path, first, last))
 
     @server.tool()
@@ -459,6 +495,14 @@ def _arguments_problem(exc: Any) -> str:
         what = "is required" if kind == "missing" else one_line(str(err.get("msg", "is invalid")))
         parts.append(f"{field} {what}")
     return "; ".join(parts) or "bad arguments"
+
+
+def _unknown_arguments(unknown: list[str], known: list[str]) -> str:
+    """One line for arguments a tool does not take, and the ones it does."""
+    names = echoed(", ".join(unknown), quoted=False)
+    takes = ", ".join(known) if known else "none"
+    s = "s" if len(unknown) > 1 else ""
+    return f"unknown argument{s} {names}: this tool takes {takes}"
 
 
 def _static(fn: Callable[..., str]) -> Callable[[], str]:
