@@ -72,14 +72,18 @@ def one_line(text: str) -> str:
 ECHO_LIMIT: Final = 200
 
 
+def more_characters(more: int) -> str:
+    """What follows the part of a value that was shown: ``... (1,048,566 more characters)``
+    (nothing when nothing was left out)."""
+    return f"... ({more:,} more character{'s' if more != 1 else ''})" if more > 0 else ""
+
+
 def echoed(value: str, *, quoted: bool = True, limit: int = ECHO_LIMIT) -> str:
     """An outside value as an error line echoes it: its first ``limit`` characters, in single
     quotes with Python's escapes (``quoted``) or as `shown` writes a name, followed by how many
     characters were left out: ``'the the th'... (1,048,566 more characters)``."""
     head = value[:limit]
-    text = repr(head) if quoted else shown(head)
-    more = len(value) - len(head)
-    return f"{text}... ({more:,} more character{'s' if more != 1 else ''})" if more else text
+    return (repr(head) if quoted else shown(head)) + more_characters(len(value) - len(head))
 
 
 _LONG_QUOTE: Final = re.compile(f"'([^'\\n]{{{ECHO_LIMIT + 1},}})'")
@@ -91,8 +95,7 @@ def echoes_cut(message: str) -> str:
 
     def cut(match: re.Match[str]) -> str:
         body = match.group(1)
-        more = len(body) - ECHO_LIMIT
-        return f"'{body[:ECHO_LIMIT]}'... ({more:,} more character{'s' if more != 1 else ''})"
+        return f"'{body[:ECHO_LIMIT]}'" + more_characters(len(body) - ECHO_LIMIT)
 
     return _LONG_QUOTE.sub(cut, message)
 

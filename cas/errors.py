@@ -371,6 +371,19 @@ class BudgetError(ProblemError):
         self.required = required
 
 
+class LoadBudgetError(ProblemError):
+    """A load's header and list of files alone are over its maximum token budget."""
+
+    def __init__(self, name: str, budget_max: int, needed: int) -> None:
+        super().__init__(
+            f"load {echoed(name)}: its header and list of files alone need {needed:,} tokens, "
+            f"over the max of {budget_max:,}; ask with a larger budget (--budget)"
+        )
+        self.name = name
+        self.budget_max = budget_max
+        self.needed = needed
+
+
 class DistillBudgetError(ProblemError):
     """A recent-changes document's least content (its summary and the newest commit) is over
     the token budget on its own."""

@@ -224,7 +224,8 @@ class Service:
             if result.fallback:
                 notes.append("fallback: drew on every pack")
             if result.unmatched:
-                notes.append(f"not found in any pack: {', '.join(result.unmatched)}")
+                unmatched = echoed(", ".join(result.unmatched), quoted=False)
+                notes.append(f"not found in any pack: {unmatched}")
             text = render_lite(result.manifest, result.fetch(self.store))
             return text + ("\n" + "\n".join(notes) + "\n" if notes else "")
 

@@ -42,7 +42,7 @@ from cas import locate
 from cas import manifest as mf
 from cas.digest import Digest
 from cas.display import echoed
-from cas.errors import BudgetError, NotFound, UsageError
+from cas.errors import LoadBudgetError, NotFound, UsageError
 from cas.events import ProgressSink
 from cas.store import Store
 from cas.textindex import TextIndex, query_names, split_name
@@ -321,7 +321,7 @@ class Loader:
             else:
                 offers.append(self.pricer.offer(cand))
         depth = group_depth(paths, max(4, min(GROUP_LINES, budget.target // 400)))
-        room = budget.target - self._overhead(name, budget, entries, depth)
+        room = budget.target - self._overhead(name, query, drawn, budget, entries, depth)
         chosen_best: tuple[mf.Manifest, dict[str, int]] | None = None
         fits, too_big = 0, None
         for _round in range(8):
@@ -356,9 +356,7 @@ class Loader:
             )
             tokens = self._count(m)
             if max(tokens.values()) > budget.max:
-                raise BudgetError(
-                    name, budget.max, [("(the load's header and file list)", max(tokens.values()))]
-                )
+                raise LoadBudgetError(name, budget.max, max(tokens.values()))
             chosen_best = (m, tokens)
         m, tokens = chosen_best
         m = replace(m, totals={**m.totals, "tokens": dict(tokens)})
@@ -456,12 +454,22 @@ class Loader:
         )
         return offer, focused_outline, n_focused
 
-    def _overhead(self, name: str, budget: Budget, entries: dict[str, mf.Entry], depth: int) -> int:
+    def _overhead(
+        self,
+        name: str,
+        query: str,
+        drawn: list[str],
+        budget: Budget,
+        entries: dict[str, mf.Entry],
+        depth: int,
+    ) -> int:
+        """The tokens of what every load shows whatever it fits: its header (with the question,
+        as much of it as the header shows) and its omitted files' lines."""
         from packer.render import Header, omitted_groups
 
         md = renderer("markdown")
         n = len(entries)
-        h = Header(name, None, self.counter.name, budget.max, (n, n, n, n, n), "x", ())
+        h = Header(name, None, self.counter.name, budget.max, (n, n, n, n, n), query, tuple(drawn))
         pieces = [md.header(h, "lite"), md.omitted_open(), md.omitted_close()]
         low = [replace(e, tier="low") for e in entries.values()]
         pieces += [md.omitted_group(f, c, r) for f, c, r in omitted_groups(low, depth)]

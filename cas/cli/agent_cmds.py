@@ -213,7 +213,7 @@ def _report_lines(result: LoadResult, path: Path, dry_run: bool) -> list[str]:
     if result.fallback:
         out.append(f"fallback: names still not shown, drew on every pack ({m.budget_max} tokens)")
     if result.unmatched:
-        out.append(f"not found in any pack: {', '.join(result.unmatched)}")
+        out.append(f"not found in any pack: {echoed(', '.join(result.unmatched), quoted=False)}")
     where = "(dry run, not written)" if dry_run else shown(str(path))
     out.append(
         f"{m.name} {where}: {tiers['high']} in full, {tiers['medium']} summarized "
