@@ -32,7 +32,6 @@ values are integers; ties break on path bytes).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -45,7 +44,7 @@ from cas.display import echoed
 from cas.errors import LoadBudgetError, NotFound, UsageError
 from cas.events import ProgressSink
 from cas.store import Store
-from cas.textindex import TextIndex, query_names, split_name
+from cas.textindex import WORD, TextIndex, query_names, split_name
 from packer import outline as outline_mod
 from packer.cache import Cache
 from packer.config import Budget, LoadConfig
@@ -251,7 +250,7 @@ class Loader:
         # the sections only: the header repeats the query itself
         text = "".join(lite_layout(result.manifest, result.fetch(self.store)).sections)
         have = set()
-        for tok in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text):
+        for tok in WORD.findall(text):
             have.add(tok.lower())
         out = []
         for qname in code_names(query):

@@ -38,7 +38,7 @@ from cas.errors import BlobNotFound, CorruptBlob, NotFound, UsageError
 from cas.events import ProgressSink, emit
 from cas.report import json_rule, pairs
 from cas.store import Store
-from cas.textindex import QueryName, TextIndex, query_names, split_name, text_of
+from cas.textindex import WORD, QueryName, TextIndex, query_names, split_name, text_of
 from cas.visibility import granted_pack, is_memory_pack, visible
 from packer.wildmatch import GlobList
 
@@ -68,8 +68,6 @@ there these they this those through to too under up upon use used uses using via
 when where which while who whom whose why will with within without would you your yours value
 values return returns returned take takes called call calls way ways"""
 STOP_WORDS: Final = frozenset(_STOP_TEXT.split())
-
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def idf(files: int, holding: int) -> int:
@@ -370,7 +368,7 @@ def _path_score(path: str, terms: Sequence[tuple[tuple[str, ...], int]]) -> int:
 def line_terms(line: str) -> set[str]:
     """The index terms of one line: its tokens, lowercased, and the words of compound ones."""
     out: set[str] = set()
-    for tok in _TOKEN.findall(line):
+    for tok in WORD.findall(line):
         out.add(tok.lower())
         out.update(split_name(tok))
     return out

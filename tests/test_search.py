@@ -139,6 +139,29 @@ def test_a_huge_query_is_echoed_cut_with_a_count(tmp_path: Path) -> None:
         assert "more characters)" in line and len(line) < 500, line
 
 
+def test_words_of_any_script_find_the_files_holding_them(tmp_path: Path) -> None:
+    """Before: 'stop words alone match everything' for any query without ASCII letters."""
+    files = {
+        **FILES,
+        "docs/de.md": "# Dateien\n\nDie Größe jeder Datei wird geprüft.\n",
+        "docs/ja.md": "# 検索\n\n検索エンジン の 説明\n",
+        "docs/ru.md": "# Поиск\n\nПривет, мир: поиск по файлам.\n",
+    }
+    root = project(tmp_path, files)
+    for query, path, line in [
+        ("Größe", "docs/de.md", 3),
+        ("größe", "docs/de.md", 3),
+        ("GRÖSSE geprüft", "docs/de.md", 3),  # ß upper-cased is SS: geprüft still finds it
+        ("検索エンジン", "docs/ja.md", 3),
+        ("привет", "docs/ru.md", 3),
+        ("ПРИВЕТ МИР", "docs/ru.md", 3),
+    ]:
+        hits = search(root, query)
+        assert hits and hits[0]["path"] == path, (query, hits)
+        assert [s["line"] for s in hits[0]["snippet"]] == [line], (query, hits[0])  # type: ignore[union-attr]
+    assert search(root, "Schokolade") == []
+
+
 def test_index_is_a_cache(tmp_path: Path) -> None:
     root = project(tmp_path)
     store = root / ".cas"
