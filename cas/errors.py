@@ -228,19 +228,29 @@ class ManifestError(UsageError):
 
 
 class StoreFull(UsageError):
-    """The disk (or the largest map LMDB may grow to) is full; the batch was rolled back."""
+    """The disk (or the largest map LMDB may grow to) is full; the batch was rolled back. Unless
+    what failed was itself a cleanup (gc, a rollback: ``cleanup``), the way out it names is
+    `cas gc` too: what no pack references any more (the files of earlier packs) holds disk
+    space until gc deletes it and gives its pages back."""
 
     def __init__(
         self,
         path: str,
         detail: str,
         outcome: str = "the last batch was rolled back, nothing was half-written",
+        *,
+        cleanup: bool = False,
     ) -> None:
-        super().__init__(
-            f"store {_path(path)} is full ({detail}): {outcome}; free disk space and retry"
+        way_out = (
+            "free disk space and retry"
+            if cleanup
+            else "free disk space, or run 'cas gc' to delete what no pack references any more "
+            "and give its space back, and retry"
         )
+        super().__init__(f"store {_path(path)} is full ({detail}): {outcome}; {way_out}")
         self.path = path
         self.detail = detail
+        self.cleanup = cleanup
 
 
 class RollbackIncomplete(UsageError):
