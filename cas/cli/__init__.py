@@ -22,7 +22,7 @@ from typing import NoReturn
 import click
 
 from cas import procpool
-from cas.cli._common import Ctx, warn
+from cas.cli._common import DEBUG_HELP, QUIET_HELP, STORE_HELP, CasGroup, Ctx, warn
 from cas.cli.agent_cmds import COMMANDS as AGENT_COMMANDS
 from cas.cli.maint_cmds import COMMANDS as MAINT_COMMANDS
 from cas.cli.mem_cmds import COMMANDS as MEM_COMMANDS
@@ -36,20 +36,16 @@ from cas.residency import map_large_buffers
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-@click.group(context_settings=CONTEXT)
-@click.option(
-    "--store",
-    "store_opt",
-    envvar="CAS_STORE",
-    metavar="PATH",
-    help="The store directory (default: the nearest .cas upward; env CAS_STORE).",
-)
-@click.option("--debug", is_flag=True, envvar="CAS_DEBUG", help="Show tracebacks.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress or notes, only results.")
+@click.group(cls=CasGroup, context_settings=CONTEXT)
+@click.option("--store", "store_opt", envvar="CAS_STORE", metavar="PATH", help=STORE_HELP)
+@click.option("--debug", is_flag=True, envvar="CAS_DEBUG", help=DEBUG_HELP)
+@click.option("-q", "--quiet", is_flag=True, help=QUIET_HELP)
 @click.version_option(package_name="cas", prog_name="cas")
 @click.pass_context
 def cli(ctx: click.Context, store_opt: str | None, debug: bool, quiet: bool) -> None:
-    """Content-addressed storage with deterministic, token-bounded context packs."""
+    """Content-addressed storage with deterministic, token-bounded context packs.
+
+    --store, --debug and -q/--quiet go before the command or after it (cas init -q)."""
     if isinstance(ctx.obj, Ctx):  # main() passes one in, to read --quiet afterwards
         ctx.obj.store_opt, ctx.obj.debug, ctx.obj.quiet = store_opt, debug, quiet
     else:

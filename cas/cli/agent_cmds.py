@@ -13,7 +13,6 @@ from cas.cli._common import (
     json_option,
     pass_ctx,
     project_root,
-    quiet_option,
     warn,
 )
 from cas.display import echoed, shown
@@ -59,7 +58,6 @@ def _memories(store: Store, scopes: tuple[str, ...]) -> tuple[tuple[str, ...], l
 @click.option("-k", "k", type=int, default=10, show_default=True, help="How many files.")
 @memory_scope_option
 @json_option
-@quiet_option
 @pass_ctx
 def search(
     ctx: Ctx,
@@ -120,7 +118,6 @@ def _index(store_dir: Path) -> TextIndex:
 @click.option("--dry-run", is_flag=True, help="Write nothing (no manifest, no blobs).")
 @memory_scope_option
 @json_option
-@quiet_option
 @pass_ctx
 def load(
     ctx: Ctx,

@@ -15,7 +15,6 @@ from cas.cli._common import (
     json_option,
     pass_ctx,
     project_packs,
-    quiet_option,
     warn,
 )
 from cas.digest import Digest
@@ -95,7 +94,6 @@ def _open_for_verify(ctx: Ctx) -> Store:
 @click.option("--deep", is_flag=True, help="With --remote: download and re-hash every object.")
 @roots_option
 @json_option
-@quiet_option
 @pass_ctx
 def verify_cmd(
     ctx: Ctx,
@@ -208,7 +206,6 @@ def _verify_summary(report: VerifyReport) -> str:
 )
 @roots_option
 @json_option
-@quiet_option
 @pass_ctx
 def gc_cmd(
     ctx: Ctx,
@@ -335,7 +332,6 @@ def unpin_cmd(ctx: Ctx, name: str | None, folder: Path | None) -> None:
 
 @click.command(name="pins")
 @json_option
-@quiet_option
 @pass_ctx
 def pins_cmd(ctx: Ctx, as_json: bool) -> None:
     """List pins and recorded root folders."""

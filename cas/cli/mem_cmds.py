@@ -11,6 +11,7 @@ import sys
 import click
 
 from cas.cli._common import (
+    CasGroup,
     Ctx,
     emit_json,
     emit_report,
@@ -57,7 +58,7 @@ def _text(words: tuple[str, ...]) -> str:
     return " ".join(words)
 
 
-@click.group(name="mem")
+@click.group(name="mem", cls=CasGroup)
 def mem_group() -> None:
     """Agent memory: daily logs, curated memory and facts, kept in the store by scope.
 
@@ -425,7 +426,7 @@ def mem_usage(ctx: Ctx, scope: str, as_json: bool) -> None:
         click.echo(f"{scope}: no facts and no uses counted")
 
 
-@mem_group.group(name="fact")
+@mem_group.group(name="fact", cls=CasGroup)
 def fact_group() -> None:
     """Facts: one value per KEY, with every value it had."""
 
