@@ -198,8 +198,9 @@ def pack_entry(m: mf.Manifest, source: str, path: str, *, summary: bool = False)
         raise NotFound("path", wanted, hint)
     if entry.digest is None:
         raise ProblemError(
-            f"{shown(wanted)} was withheld as a secret ({entry.reason or 'secret'}): its body is "
-            "stored nowhere; read it from the working tree if you may"
+            f"{echoed(wanted, quoted=False)} was withheld as a secret "
+            f"({entry.reason or 'secret'}): its body is stored nowhere; read it from the working "
+            "tree if you may"
         )
     if summary:
         if entry.summary is None:

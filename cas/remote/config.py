@@ -259,10 +259,10 @@ def parse_url(url: str) -> tuple[str, str]:
         )
     if "?" in url or "#" in url:
         raise UsageError(
-            f"remote URL {shown_url(url)!r} must not have a query or fragment (not shown)"
+            f"remote URL {echoed(shown_url(url))} must not have a query or fragment (not shown)"
         )
     if not url.startswith("s3://"):
-        raise UsageError(f"remote URL {shown_url(url)!r} must look like s3://bucket/prefix")
+        raise UsageError(f"remote URL {echoed(shown_url(url))} must look like s3://bucket/prefix")
     bucket, _, prefix = url[len("s3://") :].partition("/")
     if not _BUCKET.fullmatch(bucket) or ".." in bucket:
         raise UsageError(
@@ -284,7 +284,7 @@ def check_endpoint(endpoint: str, what: str = "endpoint") -> str:
     """An http(s) URL with a host, and no credentials, query or fragment; returned without a
     trailing '/'. Anything else is a `UsageError` that shows the URL only through `shown_url`
     (``what`` names where the URL came from)."""
-    shown = repr(shown_url(endpoint))
+    shown = echoed(shown_url(endpoint))
     scheme, sep, rest = endpoint.partition("://")
     authority = rest.split("?", 1)[0].split("#", 1)[0].partition("/")[0]
     if "@" in authority:
