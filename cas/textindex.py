@@ -28,6 +28,7 @@ import contextlib
 import os
 import re
 import sqlite3
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -45,8 +46,13 @@ _BATCH: Final = 256  # bodies per write transaction
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD_PIECES = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+# A word of a query (or of a line scored against one) as the index's tokenizer sees it:
+# unicode61 keeps the letters and digits of every script and, here, ``_`` (folding case and
+# the combining diacritics U+0300-U+036F, which stay inside a word), so ``Größe``, ``Привет``
+# and ``検索エンジン`` are words like ``with_context``; a word starts with a letter or ``_``.
+WORD = re.compile(r"[^\W\d][\w\u0300-\u036f]*")
 # A query's identifiers: dotted and ``::`` paths are kept together (``os.path.join``).
-_QUERY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
+_QUERY_NAME = re.compile(rf"{WORD.pattern}(?:(?:\.|::){WORD.pattern})*")
 
 _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -62,11 +68,33 @@ _SCHEMA: Final = (
 @lru_cache(maxsize=1 << 16)
 def split_name(name: str) -> tuple[str, ...]:
     """The lowercase words of an identifier: ``with_context`` -> (with, context),
-    ``HTTPServerError`` -> (http, server, error), ``parse2`` -> (parse, 2)."""
+    ``HTTPServerError`` -> (http, server, error), ``parse2`` -> (parse, 2); in any script
+    (``größeWert`` -> (größe, wert); a script without case, ``検索エンジン``, is one word)."""
     out: list[str] = []
     for piece in name.split("_"):
-        out.extend(w.lower() for w in _WORD_PIECES.findall(piece))
+        if piece.isascii():
+            out.extend(w.lower() for w in _WORD_PIECES.findall(piece))
+        else:
+            out.extend(piece[a:b].lower() for a, b in _pieces_of(piece))
     return tuple(out)
+
+
+def _pieces_of(piece: str) -> list[tuple[int, int]]:
+    """Where the words of a non-ASCII identifier are, by the rule ASCII ones follow: each
+    character stands for its class (an upper-case letter A, any other letter a, a digit 0,
+    anything else -; a combining mark goes with its letter), and the same pattern cuts that
+    string."""
+    shape = "".join(
+        "A"
+        if ch.isupper()
+        else "a"
+        if ch.isalpha() or unicodedata.category(ch).startswith("M")
+        else "0"
+        if ch.isdigit()
+        else "-"
+        for ch in piece
+    )
+    return [m.span() for m in _WORD_PIECES.finditer(shape)]
 
 
 def text_of(data: bytes) -> str | None:
@@ -113,9 +141,12 @@ class QueryName:
 
 
 def query_names(query: str) -> list[QueryName]:
-    """The names of a query in order of first appearance, each once (case-insensitive)."""
+    """The names of a query in order of first appearance, each once (case-insensitive): its
+    words (`WORD`, in any script; composed first, NFC) and dotted or ``::`` paths of them."""
     out: list[QueryName] = []
     seen: set[tuple[str, ...]] = set()
+    if not query.isascii():
+        query = unicodedata.normalize("NFC", query)
     for m in _QUERY_NAME.finditer(query):
         text = m.group(0)
         pieces = [p for p in re.split(r"\.|::", text) if p]
