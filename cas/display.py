@@ -9,6 +9,10 @@ that needs one (``\\n``, ``\\x1b``, ``\\u202e``) and for ``\\`` and ``"`` themse
 stands for one byte (a C0 control, DEL, or a byte that is not UTF-8, which Python carries as a
 lone surrogate); ``\\uXXXX`` for a code point. JSON output keeps the real string instead, with
 the same characters escaped the JSON way (`json_safe`).
+
+An error that echoes what it was given (a query, a scope, a name, a path) shows at most
+`ECHO_LIMIT` characters of it and says how many it left out (`echoed`), so a megabyte of input
+never makes a megabyte of error line.
 """
 
 from __future__ import annotations
@@ -63,6 +67,37 @@ def one_line(text: str) -> str:
     if _plain(text):
         return text
     return "".join(_escape_char(ch) if needs_escape(ch) else ch for ch in text)
+
+
+ECHO_LIMIT: Final = 200
+
+
+def more_characters(more: int) -> str:
+    """What follows the part of a value that was shown: ``... (1,048,566 more characters)``
+    (nothing when nothing was left out)."""
+    return f"... ({more:,} more character{'s' if more != 1 else ''})" if more > 0 else ""
+
+
+def echoed(value: str, *, quoted: bool = True, limit: int = ECHO_LIMIT) -> str:
+    """An outside value as an error line echoes it: its first ``limit`` characters, in single
+    quotes with Python's escapes (``quoted``) or as `shown` writes a name, followed by how many
+    characters were left out: ``'the the th'... (1,048,566 more characters)``."""
+    head = value[:limit]
+    return (repr(head) if quoted else shown(head)) + more_characters(len(value) - len(head))
+
+
+_LONG_QUOTE: Final = re.compile(f"'([^'\\n]{{{ECHO_LIMIT + 1},}})'")
+
+
+def echoes_cut(message: str) -> str:
+    """A message built elsewhere (click's, which quotes the value it refuses) with every quoted
+    value longer than `ECHO_LIMIT` cut as `echoed` cuts one."""
+
+    def cut(match: re.Match[str]) -> str:
+        body = match.group(1)
+        return f"'{body[:ECHO_LIMIT]}'" + more_characters(len(body) - ECHO_LIMIT)
+
+    return _LONG_QUOTE.sub(cut, message)
 
 
 def _json_escape(match: re.Match[str]) -> str:

@@ -12,7 +12,13 @@ Exit codes (every command):
 
 from __future__ import annotations
 
-from cas.display import shown
+from cas.display import echoed
+
+
+def _path(path: str) -> str:
+    """A path from outside as an error echoes it: escaped if it must be, cut if it is long."""
+    return echoed(path, quoted=False)
+
 
 EXIT_OK = 0
 EXIT_PROBLEM = 1
@@ -46,9 +52,9 @@ class BadDigest(UsageError):
     """A digest that does not parse."""
 
     def __init__(self, text: str) -> None:
-        shown = text if len(text) <= 80 else text[:77] + "..."
         super().__init__(
-            f"malformed digest {shown!r}: expected 'blake3:' followed by 64 lowercase hex digits"
+            f"malformed digest {echoed(text, limit=80)}: expected 'blake3:' followed by 64 "
+            "lowercase hex digits"
         )
         self.text = text
 
@@ -57,7 +63,7 @@ class InputError(UsageError):
     """A path given as input cannot be read as a regular file."""
 
     def __init__(self, path: str, problem: str, hint: str = "") -> None:
-        msg = f"{shown(path)}: {problem}"
+        msg = f"{_path(path)}: {problem}"
         if hint:
             msg += f" ({hint})"
         super().__init__(msg)
@@ -70,7 +76,7 @@ class OutputError(UsageError):
     """The output (stdout or a file) cannot be written: a full disk, a closed device."""
 
     def __init__(self, where: str, problem: str) -> None:
-        super().__init__(f"cannot write {shown(where)}: {problem}")
+        super().__init__(f"cannot write {_path(where)}: {problem}")
         self.where = where
         self.problem = problem
 
@@ -80,7 +86,7 @@ class StoreNotFound(UsageError):
 
     def __init__(self, start: str) -> None:
         super().__init__(
-            f"no cas store found in {shown(start)} or any parent directory: run 'cas init' to "
+            f"no cas store found in {_path(start)} or any parent directory: run 'cas init' to "
             "create one, or pass --store PATH / set CAS_STORE"
         )
         self.start = start
@@ -91,7 +97,7 @@ class StoreVersionError(UsageError):
 
     def __init__(self, path: str, found: int, supported: int) -> None:
         super().__init__(
-            f"store {shown(path)} has format version {found}, but this cas supports up to "
+            f"store {_path(path)} has format version {found}, but this cas supports up to "
             f"{supported}: "
             "upgrade cas to open it"
         )
@@ -104,7 +110,7 @@ class StoreAccessError(UsageError):
     """The store exists but cannot be opened as asked (permissions, a damaged file)."""
 
     def __init__(self, path: str, problem: str, *, action: str = "open") -> None:
-        super().__init__(f"cannot {action} store {shown(path)}: {problem}")
+        super().__init__(f"cannot {action} store {_path(path)}: {problem}")
         self.path = path
         self.problem = problem
 
@@ -115,7 +121,7 @@ class IndexUnavailable(UsageError):
 
     def __init__(self, path: str, problem: str) -> None:
         super().__init__(
-            f"cannot use the search index {shown(path)}: {problem}; make it writable, or delete "
+            f"cannot use the search index {_path(path)}: {problem}; make it writable, or delete "
             "it (a cache: the next search rebuilds it)"
         )
         self.path = path
@@ -129,7 +135,7 @@ class StoreDamaged(UsageError):
     def __init__(self, path: str, problem: str, details: tuple[str, ...] = ()) -> None:
         more = f" (and {len(details) - 1} more problems)" if len(details) > 1 else ""
         super().__init__(
-            f"damaged store {shown(path)}: {problem}{more}; restore .cas from a copy, or move it "
+            f"damaged store {_path(path)}: {problem}{more}; restore .cas from a copy, or move it "
             "aside and rebuild it ('cas init', then 'cas pull' from a remote, or 'cas pack')"
         )
         self.path = path
@@ -156,17 +162,39 @@ class BadRecordSize(UsageError):
 
     def __init__(self, path: str) -> None:
         super().__init__(
-            f"store {shown(path)} refused a key or value of a size it cannot hold (keys, such as "
+            f"store {_path(path)} refused a key or value of a size it cannot hold (keys, such as "
             "pin names, are limited to 511 bytes); nothing was written"
         )
         self.path = path
+
+
+class MemoryNotGranted(UsageError):
+    """A pack that holds a memory (a memory pack, a load drawn on one), named where that memory
+    was not asked for (`cas.visibility`): it is refused, never shown."""
+
+    def __init__(self, pack: str, scopes: list[str], unknown: bool) -> None:
+        if unknown:
+            why = (
+                "holds a memory whose scope cannot be told (the memory state it was made from "
+                "is gone or unreadable), so no --memory-scope grants it"
+            )
+        else:
+            grant = " ".join(f"--memory-scope {scope}" for scope in scopes)
+            why = (
+                f"holds the memory of {', '.join(scopes)}, seen only where it is asked for: "
+                f"add {grant} to use it"
+            )
+        super().__init__(f"pack {echoed(pack)} {why}")
+        self.pack = pack
+        self.scopes = scopes
+        self.unknown = unknown
 
 
 class StoreExists(UsageError):
     """`cas init` on a directory that already holds a store."""
 
     def __init__(self, path: str) -> None:
-        super().__init__(f"a cas store already exists at {shown(path)}")
+        super().__init__(f"a cas store already exists at {_path(path)}")
         self.path = path
 
 
@@ -174,7 +202,7 @@ class ConfigError(UsageError):
     """The project configuration is wrong: names the file, the key and what is allowed."""
 
     def __init__(self, file: str, key: str, problem: str) -> None:
-        where = f"{shown(file)}: {key}" if key else shown(file)
+        where = f"{_path(file)}: {_path(key)}" if key else _path(file)
         super().__init__(f"{where}: {problem}")
         self.file = file
         self.key = key
@@ -186,7 +214,7 @@ class UnknownName(UsageError):
 
     def __init__(self, what: str, name: str, known: list[str], source: str, hint: str = "") -> None:
         listed = ", ".join(known) if known else "none"
-        msg = f"{what} {name!r} is not configured in {source}; {what}s there: {listed}"
+        msg = f"{what} {echoed(name)} is not configured in {source}; {what}s there: {listed}"
         super().__init__(msg + (f" ({hint})" if hint else ""))
         self.what = what
         self.name = name
@@ -198,7 +226,7 @@ class HistoryError(UsageError):
     """The git history of a project cannot be read: not a git repository, an unknown revision."""
 
     def __init__(self, root: str, problem: str) -> None:
-        super().__init__(f"{shown(root)}: {problem}")
+        super().__init__(f"{_path(root)}: {problem}")
         self.root = root
         self.problem = problem
 
@@ -220,25 +248,35 @@ class ManifestError(UsageError):
     """Bytes that do not decode as a valid manifest of a supported format."""
 
     def __init__(self, source: str, problem: str) -> None:
-        super().__init__(f"{shown(source)}: not a valid cas manifest: {problem}")
+        super().__init__(f"{_path(source)}: not a valid cas manifest: {problem}")
         self.source = source
         self.problem = problem
 
 
 class StoreFull(UsageError):
-    """The disk (or the largest map LMDB may grow to) is full; the batch was rolled back."""
+    """The disk (or the largest map LMDB may grow to) is full; the batch was rolled back. Unless
+    what failed was itself a cleanup (gc, a rollback: ``cleanup``), the way out it names is
+    `cas gc` too: what no pack references any more (the files of earlier packs) holds disk
+    space until gc deletes it and gives its pages back."""
 
     def __init__(
         self,
         path: str,
         detail: str,
         outcome: str = "the last batch was rolled back, nothing was half-written",
+        *,
+        cleanup: bool = False,
     ) -> None:
-        super().__init__(
-            f"store {shown(path)} is full ({detail}): {outcome}; free disk space and retry"
+        way_out = (
+            "free disk space and retry"
+            if cleanup
+            else "free disk space, or run 'cas gc' to delete what no pack references any more "
+            "and give its space back, and retry"
         )
+        super().__init__(f"store {_path(path)} is full ({detail}): {outcome}; {way_out}")
         self.path = path
         self.detail = detail
+        self.cleanup = cleanup
 
 
 class RollbackIncomplete(UsageError):
@@ -247,7 +285,7 @@ class RollbackIncomplete(UsageError):
 
     def __init__(self, path: str, cause: str, problem: object, blobs: int, chunks: int) -> None:
         super().__init__(
-            f"store {shown(path)}: a batch failed ({cause}) and rolling back its earlier commits "
+            f"store {_path(path)}: a batch failed ({cause}) and rolling back its earlier commits "
             f"failed too ({problem}): up to {blobs} blobs and {chunks} chunks are left, "
             "referenced by nothing; run 'cas gc --grace 0' once there is room"
         )
@@ -261,7 +299,7 @@ class RemoteError(UsageError):
     error text (which may echo request details); only what the user can act on."""
 
     def __init__(self, remote: str, problem: str, hint: str = "") -> None:
-        msg = f"remote {remote!r}: {problem}"
+        msg = f"remote {echoed(remote)}: {problem}"
         if hint:
             msg += f" ({hint})"
         super().__init__(msg)
@@ -311,7 +349,7 @@ class RemoteBucketMissing(RemoteError):
 
     def __init__(self, remote: str, bucket: str) -> None:
         super().__init__(
-            remote, f"bucket {bucket!r} does not exist", "create it, or fix 'cas remote add'"
+            remote, f"bucket {echoed(bucket)} does not exist", "create it, or fix 'cas remote add'"
         )
         self.bucket = bucket
 
@@ -346,7 +384,7 @@ class NotFound(ProblemError):
     """A named thing (pack, scope, pin, remote) that does not exist."""
 
     def __init__(self, what: str, name: str, hint: str = "") -> None:
-        msg = f"{what} {name!r} not found"
+        msg = f"{what} {echoed(name)} not found"
         if hint:
             msg += f": {hint}"
         super().__init__(msg)
@@ -361,12 +399,25 @@ class BudgetError(ProblemError):
         total = sum(t for _, t in required)
         listed = ", ".join(f"{p} ({t} tokens)" for p, t in required)
         super().__init__(
-            f"pack {scope!r}: required files alone need {total} tokens, over the max of "
+            f"pack {echoed(scope)}: required files alone need {total} tokens, over the max of "
             f"{budget_max}: {listed}; raise the budget or drop 'required' from a rule"
         )
         self.scope = scope
         self.budget_max = budget_max
         self.required = required
+
+
+class LoadBudgetError(ProblemError):
+    """A load's header and list of files alone are over its maximum token budget."""
+
+    def __init__(self, name: str, budget_max: int, needed: int) -> None:
+        super().__init__(
+            f"load {echoed(name)}: its header and list of files alone need {needed:,} tokens, "
+            f"over the max of {budget_max:,}; ask with a larger budget (--budget)"
+        )
+        self.name = name
+        self.budget_max = budget_max
+        self.needed = needed
 
 
 class DistillBudgetError(ProblemError):
@@ -401,7 +452,7 @@ class RemoteRefused(ProblemError):
         shown = "; ".join(f"{what}: {why}" for what, why in problems[:3])
         more = f"; and {total - 3} more" if total > 3 else ""
         count = f"{total} object{'s' if total != 1 else ''}"
-        super().__init__(f"remote {remote!r}: refused {count}: {shown}{more}")
+        super().__init__(f"remote {echoed(remote)}: refused {count}: {shown}{more}")
         self.remote = remote
         self.problems = problems
         self.total = total
@@ -452,7 +503,7 @@ class StoreBusy(ProblemError):
 
     def __init__(self, path: str) -> None:
         super().__init__(
-            f"store {shown(path)} is in use by another process: compaction needs it to itself; "
+            f"store {_path(path)} is in use by another process: compaction needs it to itself; "
             "retry in a maintenance window"
         )
         self.path = path
@@ -464,8 +515,8 @@ class RemoteBusy(ProblemError):
     def __init__(self, remote: str, holder: str, age_s: float, count: int) -> None:
         others = f" and {count - 1} more" if count > 1 else ""
         super().__init__(
-            f"remote {remote!r} is busy: {holder}{others} holds its lock (written {age_s:.0f} s "
-            "ago); nothing was changed, retry when it finishes or wait for it with "
+            f"remote {echoed(remote)} is busy: {holder}{others} holds its lock (written "
+            f"{age_s:.0f} s ago); nothing was changed, retry when it finishes or wait for it with "
             "CAS_REMOTE_LOCK_WAIT=10m (a lock of a process that died goes stale after 10 "
             "minutes)"
         )
@@ -477,7 +528,7 @@ class RemoteGcRefused(ProblemError):
     """A remote gc found something it cannot judge safely and stopped before deleting."""
 
     def __init__(self, remote: str, problem: str) -> None:
-        super().__init__(f"remote {remote!r}: gc refused, nothing was deleted: {problem}")
+        super().__init__(f"remote {echoed(remote)}: gc refused, nothing was deleted: {problem}")
         self.remote = remote
         self.problem = problem
 
@@ -496,7 +547,7 @@ class MemoryConflict(ProblemError):
 
     def __init__(self, scope: str, tries: int) -> None:
         super().__init__(
-            f"memory {scope!r} kept changing under this change ({tries} tries); nothing was "
+            f"memory {echoed(scope)} kept changing under this change ({tries} tries); nothing was "
             "lost: retry"
         )
         self.scope = scope

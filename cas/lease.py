@@ -167,7 +167,8 @@ def clear_stale(store: Store, ttl_ns: int = LEASE_TTL_NS) -> tuple[list[LeaseRec
     live, stale = split(store, time.time_ns(), ttl_ns)
     if store.readonly or not stale:
         return live, 0
-    return store.update(run)
+    # it only deletes: on a full disk it may use the store's reserve, as gc's pruning does
+    return store.update(run, cleanup=True)
 
 
 class Lease:

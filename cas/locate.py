@@ -34,7 +34,7 @@ from typing import Final
 from cas import manifest as mf
 from cas.cache import Cache
 from cas.digest import Digest
-from cas.display import shown
+from cas.display import echoed, shown
 from cas.errors import BlobNotFound, CasError, InputError, NotFound, ProblemError, UsageError
 from cas.store import Store
 
@@ -58,7 +58,7 @@ def check_pack_name(name: str, source: str) -> str:
     """``name``, or a `UsageError` naming ``source`` when it cannot be a pack's file name."""
     if not usable_pack_name(name):
         raise UsageError(
-            f"{source}: pack name {name!r} is not usable as a file name (letters, digits and "
+            f"{source}: pack name {echoed(name)} is not usable as a file name (letters, digits and "
             "._- only, not starting with a dot)"
         )
     return name
@@ -211,8 +211,9 @@ def pack_entry(m: mf.Manifest, source: str, path: str, *, summary: bool = False)
         raise NotFound("path", wanted, hint)
     if entry.digest is None:
         raise ProblemError(
-            f"{shown(wanted)} was withheld as a secret ({entry.reason or 'secret'}): its body is "
-            "stored nowhere; read it from the working tree if you may"
+            f"{echoed(wanted, quoted=False)} was withheld as a secret "
+            f"({entry.reason or 'secret'}): its body is stored nowhere; read it from the working "
+            "tree if you may"
         )
     if summary:
         if entry.summary is None:

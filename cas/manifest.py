@@ -45,6 +45,7 @@ from typing import Any, Final
 import msgpack
 
 from cas.digest import Digest
+from cas.display import echoed
 from cas.errors import ManifestError
 
 FORMAT: Final = 2
@@ -399,10 +400,10 @@ def _validate_entry(e: Any, i: int, previous: bytes | None, source: str, version
         raise bad(f"{where} must be a map with keys {sorted(entry_keys)}")
     path = e["path"]
     if not isinstance(path, str) or not _valid_path(path):
-        raise bad(f"{where}.path {path!r} is not a relative POSIX path")
+        raise bad(f"{where}.path {echoed(path)} is not a relative POSIX path")
     encoded = path.encode("utf-8", "surrogatepass")
     if previous is not None and encoded <= previous:
-        raise bad(f"{where}.path {path!r} is out of order or repeated")
+        raise bad(f"{where}.path {echoed(path)} is out of order or repeated")
     if e["kind"] not in ENTRY_KINDS:
         raise bad(f"{where}.kind must be one of {', '.join(ENTRY_KINDS)}")
     if e["tier"] not in TIERS:

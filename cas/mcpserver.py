@@ -26,7 +26,9 @@ never a new state of the memory. ``load`` fits and renders without writing a man
 ``verify`` does not record what it checked. Every path is a pack path, looked up in a pack's
 manifest, and every body comes from the store by digest: nothing outside the store can be read
 through the server.
-A tool that fails answers a tool error with the CLI's one-line message; the server goes on.
+A tool that fails answers a tool error with the CLI's one-line message; the server goes on. A
+call with an argument its tool does not take is refused the same way, for every tool alike
+(`build_server`'s server checks the names against the tool's schema before it runs).
 Nothing but protocol is written to stdout.
 """
 
@@ -38,12 +40,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from cas import manifest as mf
-from cas.display import one_line
-from cas.errors import CasError, NotFound, UsageError
-from cas.locate import load_pack, manifest_dir, pack_entry, usable_pack_name
+from cas.display import echoed, one_line
+from cas.errors import CasError, MemoryNotGranted, NotFound, UsageError
+from cas.locate import manifest_dir, pack_entry, usable_pack_name
 from cas.report import report_json
 from cas.store import Store
-from cas.visibility import SOURCE_PREFIX, carried, is_memory_pack, visible
+from cas.visibility import SOURCE_PREFIX, carried, granted_pack, is_memory_pack
 
 if TYPE_CHECKING:
     from packer.search import Attached
@@ -99,11 +101,9 @@ class Service:
                     return name, memory.manifest
             raise missing
         try:
-            found = load_pack(name, manifest_dir(self.root), self.store)
-        except NotFound:
+            found = granted_pack(name, manifest_dir(self.root), self.store, self.scopes)
+        except (NotFound, MemoryNotGranted):
             raise missing from None
-        if not visible(found.manifest, self.store, self.scopes):
-            raise missing
         return found.name, found.manifest
 
     # --- the tools ----------------------------------------------------------------------------
@@ -140,9 +140,9 @@ class Service:
         from packer.scan import decode_text
 
         if mode not in MODES or mode == "split":
-            raise ToolFailure(f"mode {mode!r}: use 'lite' or 'full'")
+            raise ToolFailure(f"mode {echoed(mode)}: use 'lite' or 'full'")
         if fmt not in FORMATS:
-            raise ToolFailure(f"format {fmt!r}: use one of {', '.join(FORMATS)}")
+            raise ToolFailure(f"format {echoed(fmt)}: use one of {', '.join(FORMATS)}")
 
         def run() -> str:
             m = self._located(pack)[1]
@@ -159,24 +159,14 @@ class Service:
     ) -> str:
         from packer.scan import decode_text
 
-        if first is not None and first < 1:
-            raise ToolFailure(f"first line {first}: lines count from 1")
-        if first is not None and last is not None and last < first:
-            raise ToolFailure(f"last line {last} is before the first ({first})")
-
         def run() -> str:
             name, m = self._located(pack)
             digest = pack_entry(m, name, path)
             text = decode_text(self.store.get(digest))
+            if first is not None or last is not None:
+                text = _line_range(text, path, first, last)
             self._used(m, [path])
-            if first is None and last is None:
-                return text
-            lines = text.splitlines(keepends=True)
-            a = (first or 1) - 1
-            b = last if last is not None else len(lines)
-            if a >= len(lines):
-                raise UsageError(f"{path} has {len(lines)} lines; line {a + 1} is past its end")
-            return "".join(lines[a:b])
+            return text
 
         return self._run(run)
 
@@ -236,7 +226,8 @@ class Service:
             if result.fallback:
                 notes.append("fallback: drew on every pack")
             if result.unmatched:
-                notes.append(f"not found in any pack: {', '.join(result.unmatched)}")
+                unmatched = echoed(", ".join(result.unmatched), quoted=False)
+                notes.append(f"not found in any pack: {unmatched}")
             text = render_lite(result.manifest, result.fetch(self.store))
             return text + ("\n" + "\n".join(notes) + "\n" if notes else "")
 
@@ -283,7 +274,7 @@ class Service:
         self._run(lambda: check_scope(scope))
         if scope not in self.scopes:
             raise ToolFailure(
-                f"scope {scope!r} is not one this server may use ({', '.join(self.scopes)})"
+                f"scope {echoed(scope)} is not one this server may use ({', '.join(self.scopes)})"
             )
         return scope
 
@@ -336,6 +327,29 @@ class Service:
         return self._run(run)
 
 
+def _line_range(text: str, path: str, first: int | None, last: int | None) -> str:
+    """Lines ``first`` to ``last`` of ``text``, counted from 1, both included (``first``
+    defaults to 1, ``last`` to the last line, and a ``last`` past the end reads to the end).
+    A line number below 1, a ``first`` past the end or a ``last`` before ``first``: one line
+    saying the range there is."""
+    lines = text.splitlines(keepends=True)
+    n = len(lines)
+    where = echoed(path, quoted=False)
+    if n == 0:
+        raise UsageError(f"{where} is empty: it has no lines; read it without first and last")
+    valid = f"{where} has lines 1 to {n}; give first and last in that range, first <= last"
+    for arg, value in (("first", first), ("last", last)):
+        if value is not None and value < 1:
+            raise UsageError(f"{arg}={value}: lines count from 1: {valid}")
+    a = 1 if first is None else first
+    b = n if last is None else min(last, n)
+    if a > n:
+        raise UsageError(f"first={a} is past the end: {valid}")
+    if last is not None and last < a:
+        raise UsageError(f"last={last} is before first={a}: {valid}")
+    return "".join(lines[a - 1 : b])
+
+
 def _today() -> str:
     import datetime as dt
 
@@ -355,14 +369,15 @@ def _pack_name(pack: str) -> str:
         from memory.redaction import redacted
 
         raise ToolFailure(
-            f"pack {redacted(pack)!r}: give a pack name such as 'repo.claude' (list_packs), not "
-            "a path"
+            f"pack {echoed(redacted(pack))}: give a pack name such as 'repo.claude' "
+            "(list_packs), not a path"
         )
     return pack
 
 
 def build_server(service: Service) -> Any:
     """The MCP server with its tools and resources."""
+    from mcp import types
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from pydantic import ValidationError
@@ -370,7 +385,26 @@ def build_server(service: Service) -> Any:
     from cas import __version__
 
     class Server(MCPServer):
+        """Every tool's arguments are its parameters and nothing else: the schemas listed say
+        so (``additionalProperties: false``) and a call with any other argument is a tool error
+        naming it, before the tool runs (the SDK itself would drop it silently)."""
+
+        async def list_tools(self) -> list[types.Tool]:
+            listed = await super().list_tools()
+            return [
+                tool.model_copy(
+                    update={"input_schema": {**tool.input_schema, "additionalProperties": False}}
+                )
+                for tool in listed
+            ]
+
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            schema = next((t.input_schema for t in await self.list_tools() if t.name == name), None)
+            if schema is not None:
+                known = list(schema.get("properties", {}))
+                unknown = sorted(set(arguments) - set(known))
+                if unknown:
+                    raise ToolError(f"{name}: {_unknown_arguments(unknown, known)}")
             try:
                 return await super().call_tool(name, arguments, context)
             except ToolError as exc:
@@ -402,7 +436,8 @@ def build_server(service: Service) -> Any:
     @server.tool()
     def read_file(pack: str, path: str, first: int | None = None, last: int | None = None) -> str:
         """One file of a pack by its path (also omitted ones: this expands a pointer), whole
-        or lines first..last (1-based, inclusive)."""
+        or lines first..last (counted from 1, both included; a last past the end reads to the
+        end)."""
         return guarded(lambda: service.read_file(pack, path, first, last))
 
     @server.tool()
@@ -471,6 +506,14 @@ def _arguments_problem(exc: Any) -> str:
         what = "is required" if kind == "missing" else one_line(str(err.get("msg", "is invalid")))
         parts.append(f"{field} {what}")
     return "; ".join(parts) or "bad arguments"
+
+
+def _unknown_arguments(unknown: list[str], known: list[str]) -> str:
+    """One line for arguments a tool does not take, and the ones it does."""
+    names = echoed(", ".join(unknown), quoted=False)
+    takes = ", ".join(known) if known else "none"
+    s = "s" if len(unknown) > 1 else ""
+    return f"unknown argument{s} {names}: this tool takes {takes}"
 
 
 def _static(fn: Callable[..., str]) -> Callable[[], str]:

@@ -53,6 +53,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import IO, Any, Final, Generic, TypeVar
 
+from cas.display import echoed
 from cas.errors import UsageError
 from cas.residency import map_large_buffers
 
@@ -129,7 +130,8 @@ def _mode() -> str:
     mode = os.environ.get("CAS_WORKERS", "").strip().lower() or "auto"
     if mode not in _MODES:
         raise UsageError(
-            f"CAS_WORKERS is {mode!r}: expected one of {', '.join(_MODES)} (or leave it unset)"
+            f"CAS_WORKERS is {echoed(mode)}: expected one of {', '.join(_MODES)} "
+            "(or leave it unset)"
         )
     return mode
 

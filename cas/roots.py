@@ -28,6 +28,7 @@ from typing import Final
 
 from cas import manifest as mf
 from cas.digest import Digest
+from cas.display import echoed
 from cas.errors import (
     BlobNotFound,
     CorruptBlob,
@@ -348,12 +349,12 @@ def _check_pin_name(name: str) -> str:
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
-        raise UsageError(f"pin name {name!r} is not valid UTF-8") from None
+        raise UsageError(f"pin name {echoed(name)} is not valid UTF-8") from None
     name = unicodedata.normalize("NFC", name)
     if not name.strip() or len(name.encode()) > _MAX_PIN_NAME:
-        raise UsageError(f"pin name {name!r} must be 1 to {_MAX_PIN_NAME} bytes, not blank")
+        raise UsageError(f"pin name {echoed(name)} must be 1 to {_MAX_PIN_NAME} bytes, not blank")
     if any(unicodedata.category(c) == "Cc" for c in name):
-        raise UsageError(f"pin name {name!r} holds a control character")
+        raise UsageError(f"pin name {echoed(name)} holds a control character")
     return name
 
 

@@ -613,10 +613,12 @@ class Store:
             fsync_dir(self.path)
         except OSError as exc:
             raise StoreFull(
-                str(self.path), f"compaction failed: {_os_problem(exc)}", _UNCHANGED
+                str(self.path), f"compaction failed: {_os_problem(exc)}", _UNCHANGED, cleanup=True
             ) from None
         except lmdb.Error as exc:
-            raise StoreFull(str(self.path), f"compaction failed: {exc}", _UNCHANGED) from None
+            raise StoreFull(
+                str(self.path), f"compaction failed: {exc}", _UNCHANGED, cleanup=True
+            ) from None
         finally:
             tmp.unlink(missing_ok=True)
             # Back to shared before reopening: a compaction that slips in between finds this
@@ -718,8 +720,10 @@ class Store:
         try:
             return self._write_once(fn, expected_bytes)
         except StoreFull as full:
-            if not cleanup or not space.release_reserve(self.path):
+            if not cleanup:
                 raise
+            if not space.release_reserve(self.path):
+                raise StoreFull(str(self.path), full.detail, cleanup=True) from None
             try:
                 return self._write_once(fn, expected_bytes)
             except StoreFull as again:
@@ -727,6 +731,7 @@ class Store:
                     str(self.path),
                     f"{again.detail}, even with its {space.RESERVE_BYTES >> 20} "
                     "MiB reserve released",
+                    cleanup=True,
                 ) from full
 
     def _write_once(self, fn: Callable[[Txn], Any], expected_bytes: int) -> Any:
@@ -1235,8 +1240,10 @@ class Store:
         return self._change(lambda t: t.put_lease(lease_id, record))
 
     def delete_leases(self, lease_ids: Iterable[str]) -> int:
+        """Delete these leases: a cleanup, which may use the reserve on a full disk (`_write`),
+        so a pack that failed for a full disk still takes its lease back."""
         wanted = list(lease_ids)
-        return self._change(lambda t: t.delete_leases(wanted))
+        return self._change(lambda t: t.delete_leases(wanted), cleanup=True)
 
     # --- tables of caller-chosen keys: the cache and the remotes --------------------------------
 

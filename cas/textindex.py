@@ -39,6 +39,7 @@ import re
 import secrets
 import stat
 import sys
+import unicodedata
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -51,10 +52,11 @@ from cas import words
 from cas.digest import Digest
 from cas.errors import IndexUnavailable
 from cas.threads import Threads
-from cas.words import Terms, key, split_name
+from cas.words import WORD, Terms, key, split_name
 
 __all__ = [
     "INDEX_DIR",
+    "WORD",
     "IndexDamaged",
     "QueryName",
     "TextIndex",
@@ -78,12 +80,9 @@ MAX_BODY: Final = 64 << 20  # larger bodies are not read at all: their terms wou
 _DROPPED: Final = 0xFFFFFFFF
 _LITTLE: Final = sys.byteorder == "little"
 
-# A query's names: ASCII identifiers with dotted and ``::`` paths kept together
-# (``os.path.join``), and runs of word characters holding a letter of another script
-# (``Größe``, ``naïve``), which are read as the index reads them (`cas.words.unicode_words`).
-_QUERY_NAME = re.compile(
-    r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*(?!\w)|\w*[^\W\x00-\x7f]\w*"
-)
+# A query's names: words of any script (`cas.words.WORD`), dotted and ``::`` paths of them kept
+# together (``os.path.join``).
+_QUERY_NAME = re.compile(rf"{WORD.pattern}(?:(?:\.|::){WORD.pattern})*")
 
 
 def text_of(data: bytes) -> str | None:
@@ -137,24 +136,21 @@ class QueryName:
 
 
 def query_names(query: str) -> list[QueryName]:
-    """The names of a query in order of first appearance, each once (case-insensitive)."""
+    """The names of a query in order of first appearance, each once (case-insensitive): its
+    words (`cas.words.WORD`, in any script; composed first, NFC) and dotted or ``::`` paths of
+    them."""
     out: list[QueryName] = []
     seen: set[tuple[str, ...]] = set()
-
-    def add(name: QueryName) -> None:
-        if name.words and name.words not in seen:
-            seen.add(name.words)
-            out.append(name)
-
+    if not query.isascii():
+        query = unicodedata.normalize("NFC", query)
     for m in _QUERY_NAME.finditer(query):
         text = m.group(0)
-        if text.isascii():
-            pieces = [p for p in re.split(r"\.|::", text) if p]
-            parts = tuple(w for p in pieces for w in split_name(p))
-            add(QueryName(text, tuple(p.lower() for p in pieces), parts))
-        else:
-            for word in words.unicode_words(text.encode("utf-8")):
-                add(QueryName(text, (word.decode("utf-8"),), ()))
+        pieces = [p for p in re.split(r"\.|::", text) if p]
+        found = tuple(p.lower() for p in pieces)
+        if found in seen:
+            continue
+        seen.add(found)
+        out.append(QueryName(text, found, tuple(w for p in pieces for w in split_name(p))))
     return out
 
 

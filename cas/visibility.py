@@ -18,16 +18,20 @@ memory scopes a manifest carries, read from the manifest itself, never from a fi
 
 A manifest carrying no scope is the project's, visible to all. One carrying scopes is visible
 only where every one of them was asked for (`visible`): by default nowhere, so a session's memory
-never shows in another's listing, search or load.
+never shows in another's listing, search or load. A pack named outright (``cas search --pack``,
+an MCP tool's ``pack``) goes through `granted_pack`, the one check both surfaces make: refused
+(`MemoryNotGranted`, saying which ``--memory-scope`` grants it) unless it is visible there.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection
 from typing import Final
 
 from cas import manifest as mf
-from cas.errors import CasError
+from cas.errors import CasError, MemoryNotGranted
+from cas.locate import LocatedPack, load_pack
 from cas.store import Store
 
 PACK_PREFIX: Final = "mem."  # the scope of every memory pack (`memory.scopes.pack_scope`)
@@ -66,6 +70,19 @@ def visible(m: mf.Manifest, store: Store | None, scopes: Collection[str]) -> boo
     """Whether ``m`` may be shown where the memories of ``scopes`` were asked for: every scope
     it carries is one of them."""
     return carried(m, store) <= frozenset(scopes)
+
+
+def granted_pack(
+    spec: str, folder: str | os.PathLike[str], store: Store, scopes: Collection[str]
+) -> LocatedPack:
+    """The pack ``spec`` names (`cas.locate.load_pack`: a name in ``folder``, a path, a digest)
+    when the memories of ``scopes`` let it be seen; `MemoryNotGranted` naming the scopes to ask
+    for when it holds another memory."""
+    found = load_pack(spec, folder, store)
+    missing = carried(found.manifest, store) - frozenset(scopes)
+    if missing:
+        raise MemoryNotGranted(found.name, sorted(missing - {UNKNOWN}), UNKNOWN in missing)
+    return found
 
 
 def _parent_scope(m: mf.Manifest, store: Store | None) -> str:

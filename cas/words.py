@@ -4,8 +4,9 @@ A body's terms are what a search can ask for. Each is kept as a 64-bit key (`key
 its UTF-8 bytes) with the set of windows of the body that hold it (a 32-bit mask):
 
 * every word, lowercased: a run of ASCII letters, digits and ``_`` (``with_context``,
-  ``newrouter``, ``404``); a run holding non-ASCII bytes is read as UTF-8 and split into Unicode
-  words (``\\w+``), each lowercased by Python's rules (``Größe`` -> ``größe``);
+  ``newrouter``, ``404``); a run holding non-ASCII bytes is read as UTF-8, composed (NFC) and
+  split into words of any script (`WORD`), each lowercased by Python's rules (``Größe`` ->
+  ``größe``), with the words inside a compound one (``größeWert`` -> ``größe``, ``wert``);
 * the words inside a compound ASCII word (`split_name`: ``with_context`` -> ``with``,
   ``context``; ``HTTPServerError`` -> ``http``, ``server``, ``error``), so ``router`` finds
   ``NewRouter``;
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import re
 import sys
+import unicodedata
 from array import array
 from dataclasses import dataclass
 from functools import lru_cache
@@ -52,7 +54,9 @@ _MASK64: Final = (1 << 64) - 1
 _TOKEN = re.compile(rb"[A-Za-z0-9_\x80-\xff]+")
 _IDENT_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _WORD_PIECES = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_UNICODE_WORD = re.compile(r"\w+")
+# A word in any script: a letter or ``_``, then letters, digits, ``_`` and the combining
+# diacritics U+0300-U+036F (which stay inside a word: ``Größe``, ``Привет``, ``検索エンジン``).
+WORD = re.compile(r"[^\W\d][\w\u0300-\u036f]*")
 
 
 def key(term: bytes) -> int:
@@ -66,17 +70,46 @@ def key(term: bytes) -> int:
 @lru_cache(maxsize=1 << 16)
 def split_name(name: str) -> tuple[str, ...]:
     """The lowercase words of an identifier: ``with_context`` -> (with, context),
-    ``HTTPServerError`` -> (http, server, error), ``parse2`` -> (parse, 2)."""
+    ``HTTPServerError`` -> (http, server, error), ``parse2`` -> (parse, 2); in any script
+    (``größeWert`` -> (größe, wert); a script without case, ``検索エンジン``, is one word)."""
     out: list[str] = []
     for piece in name.split("_"):
-        out.extend(w.lower() for w in _WORD_PIECES.findall(piece))
+        if piece.isascii():
+            out.extend(w.lower() for w in _WORD_PIECES.findall(piece))
+        else:
+            out.extend(piece[a:b].lower() for a, b in _pieces_of(piece))
     return tuple(out)
 
 
+def _pieces_of(piece: str) -> list[tuple[int, int]]:
+    """Where the words of a non-ASCII identifier are, by the rule ASCII ones follow: each
+    character stands for its class (an upper-case letter A, any other letter a, a digit 0,
+    anything else -; a combining mark goes with its letter), and the same pattern cuts that
+    string."""
+    shape = "".join(
+        "A"
+        if ch.isupper()
+        else "a"
+        if ch.isalpha() or unicodedata.category(ch).startswith("M")
+        else "0"
+        if ch.isdigit()
+        else "-"
+        for ch in piece
+    )
+    return [m.span() for m in _WORD_PIECES.finditer(shape)]
+
+
 def unicode_words(token: bytes) -> list[bytes]:
-    """The lowercased Unicode words of a token holding non-ASCII bytes, as UTF-8."""
-    text = token.decode("utf-8", errors="replace")
-    return [w.lower().encode("utf-8") for w in _UNICODE_WORD.findall(text)]
+    """The terms of a run of word bytes holding non-ASCII ones, as UTF-8: its words (`WORD`,
+    after NFC), lowercased, and the words inside each compound one (`split_name`)."""
+    text = unicodedata.normalize("NFC", token.decode("utf-8", errors="replace"))
+    out: list[bytes] = []
+    for word in WORD.findall(text):
+        out.append(word.lower().encode("utf-8"))
+        pieces = split_name(word)
+        if len(pieces) > 1:
+            out.extend(p.encode("utf-8") for p in pieces)
+    return out
 
 
 def width(lines: int) -> int:

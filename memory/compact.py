@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from cas.digest import Digest
+from cas.display import echoed
 from cas.errors import DeciderFailed, UsageError
 from cas.store import Store
 from memory import entries
@@ -112,7 +113,7 @@ def command_decider(command: str, *, timeout_s: float = DECIDER_TIMEOUT_S) -> De
                 check=False,
             )
         except FileNotFoundError:
-            raise UsageError(f"--llm command {redacted(argv[0])!r} not found") from None
+            raise UsageError(f"--llm command {echoed(redacted(argv[0]))} not found") from None
         except subprocess.TimeoutExpired:
             raise DeciderFailed(request["log"], f"no answer within {timeout_s:g} s") from None
         if done.returncode != 0:

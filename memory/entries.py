@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from cas.display import echoed
 from cas.errors import UsageError
 from memory.redaction import Layout, cut, redacted, refuse_secret
 from packer.secrets import marker, scan_secrets
@@ -57,7 +58,7 @@ def check_date(text: str) -> str:
             return text
         except ValueError:
             pass
-    raise UsageError(f"date {redacted(text)!r} is not a calendar date written YYYY-MM-DD")
+    raise UsageError(f"date {echoed(redacted(text))} is not a calendar date written YYYY-MM-DD")
 
 
 def valid_key(text: str) -> bool:
@@ -70,8 +71,8 @@ def check_key(text: str) -> str:
     refuse_secret("fact key", (text, f"{FACTS}{text}.md"), "choose a key without it")
     if not valid_key(text):
         raise UsageError(
-            f"fact key {text!r} must be 1 to 64 letters, digits and ._- starting with a letter "
-            "or digit"
+            f"fact key {echoed(text)} must be 1 to 64 letters, digits and ._- starting with a "
+            "letter or digit"
         )
     return text
 

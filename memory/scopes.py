@@ -17,6 +17,7 @@ import functools
 import re
 from typing import Final
 
+from cas.display import echoed
 from cas.errors import UsageError
 from cas.locate import usable_pack_name
 from cas.visibility import PACK_PREFIX
@@ -50,11 +51,11 @@ def check_scope(text: str) -> str:
         return text
     kind, sep, ident = text.partition(":")
     if not (sep and kind in KINDS and _ID.fullmatch(ident)):
-        raise UsageError(f"scope {text!r} is not one: {RULE}")
+        raise UsageError(f"scope {echoed(text)} is not one: {RULE}")
     if not usable_pack_name(_pack_scope(text)):
         raise UsageError(
-            f"scope {text!r} is too long: its memory packs are named {PACK_PREFIX}KIND-ID with "
-            "each @ written _at_, at most 200 characters"
+            f"scope {echoed(text)} is too long: its memory packs are named "
+            f"{PACK_PREFIX}KIND-ID with each @ written _at_, at most 200 characters"
         )
     return text
 

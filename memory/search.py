@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Final
 
 from cas import manifest as mf
+from cas.display import echoed
 from cas.errors import UsageError
 from cas.report import json_rule, pairs
 from cas.store import Store
@@ -101,8 +102,8 @@ def search(store: Store, index: TextIndex, scope: str, query: str, *, k: int = 2
         raise UsageError(f"-k must be at least 1, not {k}")
     if not query_terms(query):
         raise UsageError(
-            f"the query {redacted(query)!r} has no word to search for (stop words alone match "
-            "everything)"
+            f"the query {echoed(redacted(query))} has no word to search for (stop words alone "
+            "match everything)"
         )
     state = head(store, scope)
     src = Source()

@@ -95,6 +95,7 @@ from typing import NoReturn
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 from cas.ancestors import at_and_above
+from cas.display import echoed
 from cas.errors import ConfigError
 from packer.rules import DEFAULT_RULES, TIERS, Rule
 from packer.tokens import SUPPORTED_ENCODINGS
@@ -346,12 +347,14 @@ class _Reader:
         for i, glob in enumerate(globs):
             problem = glob_problem(glob)
             if problem is not None:
-                self.fail((*key, i), f"glob {glob!r} {problem}")
+                self.fail((*key, i), f"glob {echoed(glob)} {problem}")
         return tuple(globs)
 
     def name(self, value: str, key: tuple[str | int, ...], what: str) -> str:
         if len(value) > _NAME_MAX or not _NAME.fullmatch(value):
-            self.fail(key, f"{what} name {value!r} is not allowed: use {_NAME_RULE} characters")
+            self.fail(
+                key, f"{what} name {echoed(value)} is not allowed: use {_NAME_RULE} characters"
+            )
         return value
 
     def budget(self, value: object, key: tuple[str | int, ...]) -> Budget:
@@ -381,7 +384,7 @@ class _Reader:
             glob = self.string(table["glob"], (*key, "glob"))
             problem = glob_problem(glob)
             if problem is not None:
-                self.fail((*key, "glob"), f"glob {glob!r} {problem}")
+                self.fail((*key, "glob"), f"glob {echoed(glob)} {problem}")
             globs: tuple[str, ...] = (glob,)
         else:
             globs = self.globs(table["globs"], (*key, "globs"))
@@ -393,7 +396,7 @@ class _Reader:
             self.fail(key, f"needs a 'tier': one of {', '.join(TIERS)}")
         tier = self.string(table["tier"], (*key, "tier"))
         if tier not in TIERS:
-            self.fail((*key, "tier"), f"unknown tier {tier!r}; use one of {', '.join(TIERS)}")
+            self.fail((*key, "tier"), f"unknown tier {echoed(tier)}; use one of {', '.join(TIERS)}")
         reason = self.string(table.get("reason", ", ".join(globs)), (*key, "reason"))
         required = self.boolean(table.get("required", False), (*key, "required"))
         priority = None
@@ -424,7 +427,7 @@ class _Reader:
         if not text or text.startswith("/") or "\\" in text or ".." in text.split("/"):
             self.fail(
                 key,
-                f"root {value!r} must be a non-empty POSIX path inside the project root, "
+                f"root {echoed(value)} must be a non-empty POSIX path inside the project root, "
                 "relative to it ('.' for the whole tree), without '..' or backslashes",
             )
         return posixpath.normpath(text)
@@ -466,7 +469,8 @@ class _Reader:
         if tokenizer not in SUPPORTED_ENCODINGS:
             self.fail(
                 ("pack", "tokenizer"),
-                f"unknown tokenizer {tokenizer!r}; use one of {', '.join(SUPPORTED_ENCODINGS)}",
+                f"unknown tokenizer {echoed(tokenizer)}; use one of "
+                f"{', '.join(SUPPORTED_ENCODINGS)}",
             )
         budget = DEFAULT_BUDGET
         if "budget" in pack:
@@ -583,7 +587,7 @@ class _Reader:
     def pack_name(self, value: str, key: tuple[str | int, ...]) -> None:
         pieces = value.split(".")
         if len(pieces) > 2 or any(len(p) > _NAME_MAX or not _NAME.fullmatch(p) for p in pieces):
-            self.fail(key, f"pack name {value!r} is not 'scope' or 'scope.target'")
+            self.fail(key, f"pack name {echoed(value)} is not 'scope' or 'scope.target'")
 
 
 def _default_scopes(budget: Budget) -> tuple[Scope, ...]:

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from cas.display import one_line, shown
+from cas.display import echoed, one_line, shown
 from cas.errors import DistillBudgetError, HistoryError, UnknownName, UsageError
 from cas.manifest import Manifest
 from cas.report import json_rule
@@ -153,10 +153,10 @@ def read_window(
     limit = min(max(commits, 1), MAX_COMMITS)
     if since is not None:
         if not since or since.startswith("-") or any(c.isspace() for c in since):
-            raise HistoryError(str(root), f"{shown(since)} is not a revision")
+            raise HistoryError(str(root), f"{echoed(since, quoted=False)} is not a revision")
         start = run_git(root, ["rev-parse", "--verify", "--quiet", f"{since}^{{commit}}"], env)
         if start is None:
-            raise HistoryError(str(root), f"unknown revision {shown(since)}")
+            raise HistoryError(str(root), f"unknown revision {echoed(since, quoted=False)}")
         revs.append("^" + start.decode("ascii").strip())
         limit = MAX_COMMITS
     if run_git(root, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], env) is None:

@@ -32,7 +32,6 @@ values are integers; ties break on path bytes).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -42,10 +41,11 @@ from cas import locate
 from cas import manifest as mf
 from cas.cache import Cache
 from cas.digest import Digest
-from cas.errors import BudgetError, NotFound, UsageError
+from cas.display import echoed
+from cas.errors import LoadBudgetError, NotFound, UsageError
 from cas.events import ProgressSink
 from cas.store import Store
-from cas.textindex import TextIndex, query_names, split_name
+from cas.textindex import WORD, TextIndex, query_names, split_name
 from packer import outline as outline_mod
 from packer.config import Budget, LoadConfig
 from packer.fitting import HIGH, LOW, TIER_NAMES, Choice, Offer, SymbolOffer, fit
@@ -189,7 +189,7 @@ class Loader:
     ) -> LoadResult:
         if not query_terms(query):
             raise UsageError(
-                f"the query {query!r} has no word to load for (only stop words); ask about "
+                f"the query {echoed(query)} has no word to load for (only stop words); ask about "
                 "names, files or topics of the project"
             )
         budget = budget or self.config.budget
@@ -250,7 +250,7 @@ class Loader:
         # the sections only: the header repeats the query itself
         text = "".join(lite_layout(result.manifest, result.fetch(self.store)).sections)
         have = set()
-        for tok in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text):
+        for tok in WORD.findall(text):
             have.add(tok.lower())
         out = []
         for qname in code_names(query):
@@ -320,7 +320,7 @@ class Loader:
             else:
                 offers.append(self.pricer.offer(cand))
         depth = group_depth(paths, max(4, min(GROUP_LINES, budget.target // 400)))
-        room = budget.target - self._overhead(name, budget, entries, depth)
+        room = budget.target - self._overhead(name, query, drawn, budget, entries, depth)
         chosen_best: tuple[mf.Manifest, dict[str, int]] | None = None
         fits, too_big = 0, None
         for _round in range(8):
@@ -355,9 +355,7 @@ class Loader:
             )
             tokens = self._count(m)
             if max(tokens.values()) > budget.max:
-                raise BudgetError(
-                    name, budget.max, [("(the load's header and file list)", max(tokens.values()))]
-                )
+                raise LoadBudgetError(name, budget.max, max(tokens.values()))
             chosen_best = (m, tokens)
         m, tokens = chosen_best
         m = replace(m, totals={**m.totals, "tokens": dict(tokens)})
@@ -455,12 +453,22 @@ class Loader:
         )
         return offer, focused_outline, n_focused
 
-    def _overhead(self, name: str, budget: Budget, entries: dict[str, mf.Entry], depth: int) -> int:
+    def _overhead(
+        self,
+        name: str,
+        query: str,
+        drawn: list[str],
+        budget: Budget,
+        entries: dict[str, mf.Entry],
+        depth: int,
+    ) -> int:
+        """The tokens of what every load shows whatever it fits: its header (with the question,
+        as much of it as the header shows) and its omitted files' lines."""
         from packer.render import Header, omitted_groups
 
         md = renderer("markdown")
         n = len(entries)
-        h = Header(name, None, self.counter.name, budget.max, (n, n, n, n, n), "x", ())
+        h = Header(name, None, self.counter.name, budget.max, (n, n, n, n, n), query, tuple(drawn))
         pieces = [md.header(h, "lite"), md.omitted_open(), md.omitted_close()]
         low = [replace(e, tier="low") for e in entries.values()]
         pieces += [md.omitted_group(f, c, r) for f, c, r in omitted_groups(low, depth)]

@@ -30,13 +30,15 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from cas.digest import Digest
-from cas.display import one_line, shown
+from cas.display import more_characters, one_line, shown
 from cas.manifest import Entry, Manifest
 from packer.lang import fence_for
 
 FORMATS: Final = ("markdown", "xml", "plain")
 MODES: Final = ("lite", "full", "split")
 MAP_DEPTH: Final = 2
+# A load's header shows at most this many characters of its question.
+QUERY_SHOWN: Final = 500
 # Above this many directory lines, the map keeps only the top level.
 MAP_MAX_LINES: Final = 60
 
@@ -116,9 +118,12 @@ def header_for(m: Manifest) -> Header:
 
 
 def _query_line(h: Header) -> str:
+    """A load's question, its first `QUERY_SHOWN` characters (the manifest keeps it whole), so
+    that however long it is, its share of the load's budget is bounded."""
     if h.query is None:
         return ""
-    return f"Loaded for the question: {one_line(h.query)} (from {', '.join(h.sources)}).\n"
+    shown_query = one_line(h.query[:QUERY_SHOWN]) + more_characters(len(h.query) - QUERY_SHOWN)
+    return f"Loaded for the question: {shown_query} (from {', '.join(h.sources)}).\n"
 
 
 class Renderer:

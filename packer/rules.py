@@ -28,6 +28,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from cas.display import echoed
 from cas.errors import UsageError
 
 __all__ = ["DEFAULT_RULES", "NOT_CONTENT", "TIERS", "Rule", "age_days", "parse_day", "path_date"]
@@ -86,7 +87,7 @@ def parse_day(text: str) -> dt.date:
             return dt.date(int(m[1]), int(m[2]), int(m[3]))
         except ValueError:
             pass
-    raise UsageError(f"date {text!r} is not a calendar date written YYYY-MM-DD")
+    raise UsageError(f"date {echoed(text)} is not a calendar date written YYYY-MM-DD")
 
 
 def age_days(path: str, now: dt.date | None) -> int | None:

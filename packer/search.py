@@ -18,6 +18,7 @@ same hits, on every machine (DETERMINISM.md, "Search").
 
 Which packs: those of the project a reader may see (`visible_packs`, `cas.visibility`): never a
 memory pack, and a load drawn on a memory only where that memory was asked for (``scopes``). A
+pack named outright is refused unless it may be seen there too (`cas.visibility.granted_pack`). A
 memory asked for is searched as one more source (`Attached`, built by the surface that asked).
 """
 
@@ -32,12 +33,21 @@ from typing import ClassVar, Final
 from cas import locate
 from cas import manifest as mf
 from cas.digest import Digest
+from cas.display import echoed
 from cas.errors import BlobNotFound, CorruptBlob, NotFound, UsageError
 from cas.events import ProgressSink, emit
 from cas.report import json_rule, pairs
 from cas.store import Store
-from cas.textindex import QueryName, TextIndex, definition_key, query_names, split_name, text_of
-from cas.visibility import is_memory_pack, visible
+from cas.textindex import (
+    WORD,
+    QueryName,
+    TextIndex,
+    definition_key,
+    query_names,
+    split_name,
+    text_of,
+)
+from cas.visibility import granted_pack, is_memory_pack, visible
 from packer.wildmatch import GlobList
 
 WHOLE_CODE: Final = 6
@@ -58,10 +68,6 @@ there these they this those through to too under up upon use used uses using via
 when where which while who whom whose why will with within without would you your yours value
 values return returns returned take takes called call calls way ways"""
 STOP_WORDS: Final = frozenset(_STOP_TEXT.split())
-
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_OTHER_SCRIPT = re.compile(r"\w*[^\W\x00-\x7f]\w*")
-_UNICODE_WORD = re.compile(r"\w+")
 
 
 def idf(files: int, holding: int) -> int:
@@ -200,10 +206,11 @@ def source(
     attached: Sequence[Attached] = (),
 ) -> Source:
     """The files of ``packs`` (None: the `visible_packs` of ``scopes``; empty: none) and of
-    ``attached``."""
+    ``attached``. A pack named that holds a memory not among ``scopes`` is refused
+    (`cas.visibility.granted_pack`)."""
     folder = locate.manifest_dir(root)
     if packs is not None:
-        named = [(name, locate.load_pack(name, folder, store).manifest) for name in packs]
+        named = [(name, granted_pack(name, folder, store, scopes).manifest) for name in packs]
     else:
         named = [(p.name, p.manifest) for p in visible_packs(root, store, scopes)]
     named += [(a.name, a.manifest) for a in attached]
@@ -407,11 +414,9 @@ def _path_score(path: str, terms: Sequence[tuple[str, int]]) -> int:
 def line_terms(line: str) -> set[str]:
     """The index terms of one line: its tokens, lowercased, and the words of compound ones."""
     out: set[str] = set()
-    for tok in _TOKEN.findall(line):
+    for tok in WORD.findall(line):
         out.add(tok.lower())
         out.update(split_name(tok))
-    for run in _OTHER_SCRIPT.findall(line):
-        out.update(run.lower() for run in _UNICODE_WORD.findall(run))
     return out
 
 
@@ -496,7 +501,8 @@ def search(
         raise UsageError(f"-k must be at least 1, not {k}")
     if not query_terms(query):
         raise UsageError(
-            f"the query {query!r} has no word to search for (stop words alone match everything)"
+            f"the query {echoed(query)} has no word to search for (stop words alone match "
+            "everything)"
         )
     src = source(root, store, packs, scopes, attached)
     ensure_indexed(index, store, src.paths, progress)

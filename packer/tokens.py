@@ -49,6 +49,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from cas.display import echoed
 from cas.errors import UsageError
 
 __all__ = ["MAX_CALL_CHARS", "PIECE_CHARS", "SUPPORTED_ENCODINGS", "TokenCounter", "split_text"]
@@ -198,7 +199,7 @@ class TokenCounter:
     def __init__(self, encoding: str = "o200k_base", *, piece_chars: int = PIECE_CHARS) -> None:
         if encoding not in SUPPORTED_ENCODINGS:
             raise UsageError(
-                f"unknown tokenizer {encoding!r}; use one of {', '.join(SUPPORTED_ENCODINGS)}"
+                f"unknown tokenizer {echoed(encoding)}; use one of {', '.join(SUPPORTED_ENCODINGS)}"
             )
         if piece_chars < 1:
             raise ValueError("piece_chars must be positive")

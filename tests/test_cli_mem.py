@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from cas import Store
+from cas.digest import Digest
 from cas.manifest import Manifest
 from cas.manifest import decode as decode_manifest
 from tests.conftest import run_cas
@@ -533,3 +534,34 @@ def test_a_deciders_bad_answer_and_other_echoed_input_never_print_a_secret(proje
         seen += [r.stdout_bytes, r.err.encode()]
     assert mem(project, "log", "--json") == before
     assert leaks(token, seen + kept(project)) == []
+
+
+def test_a_pack_holding_a_memory_is_searched_by_name_only_with_its_scope(project: Path) -> None:
+    """`cas search --pack` names a memory pack, or a load drawn on user:1, by name or digest:
+    refused in one line naming the flag that grants it, unless --memory-scope user:1 is given
+    (the MCP server's rule, `cas.visibility.granted_pack`)."""
+    (project / "src").mkdir()
+    (project / "src" / "deploy.py").write_text('def deploy(host):\n    """Ship it."""\n')
+    assert run_cas("pack", cwd=project).code == 0
+    mem(project, "add", "--scope", "user:1", "--date", "2026-11-20", "codeword zanzibar deploy")
+    mem(project, "pack", "--scope", "user:1", "--now", "2026-11-21")
+    drew = run_cas("load", "zanzibar deploy", "--memory-scope", "user:1", "--name", "drew",
+                   cwd=project)  # fmt: skip
+    assert drew.code == 0, drew.err
+    mem_pack = project / "manifests" / "mem.user-1.claude.pack"
+    by_digest = str(Digest.of(mem_pack.read_bytes()))
+    for pack in ("mem.user-1.claude", "drew", by_digest, str(mem_pack)):
+        for grant in ((), ("--memory-scope", "user:2"), ("--memory-scope", "global")):
+            r = run_cas("search", "codeword zanzibar", "--pack", pack, *grant, cwd=project)
+            assert r.code == 2, (pack, grant, r.out, r.err)
+            assert "--memory-scope user:1" in one_line(r.err), r.err
+            assert "zanzibar" not in r.out and r.out == ""
+        granted = run_cas("search", "codeword zanzibar", "--pack", pack, "--memory-scope",
+                          "user:1", "--json", cwd=project)  # fmt: skip
+        assert granted.code == 0, granted.err
+        hits = json.loads(granted.out)["hits"]
+        assert hits and all(h["packs"] for h in hits)
+    # the project's own pack is searched as before, with or without a scope
+    for grant in ((), ("--memory-scope", "user:2")):
+        r = run_cas("search", "deploy", "--pack", "repo", *grant, cwd=project)
+        assert r.code == 0 and r.out.startswith("src/deploy.py:"), r.err

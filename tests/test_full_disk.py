@@ -176,8 +176,49 @@ def test_without_its_reserve_a_full_disk_stops_gc_with_one_line(small_fs: Path) 
     fill(small_fs)
     r = run_cas("gc", "--grace", "0", cwd=small_fs)
     assert r.code == 2
-    assert "is full" in one_line_error(r.err)
+    line = one_line_error(r.err)
+    assert "is full" in line and "free disk space and retry" in line
+    assert "cas gc" not in line  # the way out a full disk names is gc, but not to gc itself
     assert store_counts(store_dir)["chunks"] >= 16  # nothing half-done
+
+
+def _new_version(src: Path) -> None:
+    """Twelve files of 1 MiB that do not compress (nor are indexed: a NUL byte)."""
+    for i in range(12):
+        (src / f"b{i:02d}.bin").write_bytes(b"\0" + os.urandom(1 << 20))
+
+
+@needs_root
+def test_a_pack_meeting_a_full_disk_says_that_cas_gc_frees_the_space(
+    small_fs: Path, tmp_path: Path
+) -> None:
+    """A project changed and packed again and again (each version's files kept until gc) fills
+    the store's disk; that pack fails, and so does the next, until gc. Their line says so: 'cas
+    gc' deletes what no pack references any more, and after it the pack goes in."""
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "cas.toml").write_text("[pack]\nbudget = { target = 3000, max = 3000 }\n")
+    store = small_fs / ".cas"
+    assert run_cas("--store", store, "init").code == 0
+    failed = None
+    for version in range(1, 7):
+        _new_version(root / "src")
+        r = run_cas("--store", store, "pack", cwd=root)
+        if r.code != 0:
+            failed = version
+            break
+    assert failed is not None and failed >= 2, "the disk never filled"
+    for run in (r, run_cas("--store", store, "pack", cwd=root)):  # the failed one, the next
+        assert run.code == 2
+        line = one_line_error(run.err)
+        assert "is full" in line and "rolled back" in line
+        assert "run 'cas gc' to delete what no pack references any more" in line
+    gc = run_cas("--store", store, "gc", "--grace", "0", "--json", cwd=root)
+    assert gc.code == 0, gc.err
+    assert json.loads(gc.out)["pruned"] >= 12  # at least one older version
+    r = run_cas("--store", store, "pack", cwd=root)
+    assert r.code == 0, r.err
+    assert run_cas("--store", store, "verify", cwd=root).code == 0
 
 
 def test_a_large_put_over_a_file_size_limit_leaves_no_chunks(tmp_path: Path) -> None:

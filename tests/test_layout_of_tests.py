@@ -46,7 +46,8 @@ EXEMPT: dict[str, str] = {
     "cas/threads.py": "no direct tests yet: behind every pack (tests/test_ingest.py)",
     "cas/tree.py": "tests/test_cli_store.py (cas put -r) and tests/test_ingest_races.py",
     # cas/cli: one test file per command, named for the command.
-    "cas/cli/_common.py": "what every command shares; tested through every tests/test_cli_*.py",
+    "cas/cli/_common.py": "what every command shares; tested through every tests/test_cli_*.py "
+    "and, the global options after any command, tests/test_global_options.py",
     "cas/cli/agent_cmds.py": "tests/test_search.py, tests/test_load.py, tests/test_mcpserver.py",
     "cas/cli/maint_cmds.py": "tests/test_verify.py, tests/test_gc.py, tests/test_roots.py",
     # cas/remote

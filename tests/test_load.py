@@ -215,6 +215,32 @@ def test_same_query_same_bytes_and_dry_run_writes_nothing(tmp_path: Path) -> Non
     assert named["manifest"].endswith("manifests/mine.pack")  # type: ignore[union-attr]
 
 
+def test_a_long_question_shows_its_start_in_the_header_and_fits_the_budget(tmp_path: Path) -> None:
+    """A question of 30 KB (some 6,000 tokens, four times the budget): before, its header alone
+    broke the budget ("required files alone need ..."). The header now shows its first 500
+    characters and counts the rest; the manifest records it whole, the same bytes each time."""
+    root = project(tmp_path)
+    q = "How does BlobStore.put_blob keep data? " + "The store keeps on growing daily. " * 900
+    assert len(q) > 30_000
+    report = load(root, q)
+    assert max(report["tokens"].values()) <= 1500  # type: ignore[attr-defined]
+    data = (root / "manifests" / "load.pack").read_bytes()
+    assert mf.decode(data).query == q
+    assert load(root, q)["digest"] == report["digest"] == str(Digest.of(data))
+    text = render(root, q, "--dry-run")
+    header = next(line for line in text.splitlines() if line.startswith("Loaded for"))
+    assert header.startswith("Loaded for the question: How does BlobStore.put_blob keep data?")
+    assert f"... ({len(q) - 500:,} more characters) (from web, engine)." in header
+    assert len(header) < 600
+    assert "self.blobs[digest] = data" in text  # what it asks about is still what it shows
+    # a budget too small even for the header: one line saying so, not "drop 'required'"
+    r = run_cas("load", q, "--budget", "40", cwd=root)
+    assert r.code == 1 and "Traceback" not in r.err
+    (line,) = r.err.splitlines()
+    assert "its header and list of files alone need" in line and "larger budget" in line
+    assert "required" not in line and len(line) < 300
+
+
 def test_without_load_config_every_pack(tmp_path: Path) -> None:
     config = CONFIG.split("[load]", maxsplit=1)[0]
     root = project(tmp_path, config)

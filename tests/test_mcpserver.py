@@ -321,12 +321,12 @@ def test_malformed_calls_are_one_line_tool_errors_and_the_server_goes_on(project
             ("read_file", {"pack": "repo", "path": "/etc/passwd"}, ("/etc/passwd",)),
             ("read_file", {"pack": "repo", "path": "cas.toml"}, ("cas.toml", "not found")),
             ("read_file", {"pack": "repo", "path": ".cas/data.mdb"}, ("not found",)),
-            ("read_file", {"pack": "repo", "path": "README.md", "first": 0}, ("first line 0",)),
-            ("read_file", {"pack": "repo", "path": "README.md", "first": 99}, ("past its end",)),
+            ("read_file", {"pack": "repo", "path": "README.md", "first": 0}, ("first=0",)),
+            ("read_file", {"pack": "repo", "path": "README.md", "first": 99}, ("past the end",)),
             (
                 "read_file",
                 {"pack": "repo", "path": "README.md", "first": 3, "last": 2},
-                ("before the first",),
+                ("last=2 is before first=3",),
             ),
             ("search", {"query": "cart", "k": 0}, ("k=0",)),
             ("search", {"query": "cart", "k": 101}, ("k=101",)),
@@ -362,10 +362,95 @@ def test_malformed_calls_are_one_line_tool_errors_and_the_server_goes_on(project
     run_stdio(project, body)
 
 
+def test_read_file_gives_lines_first_to_last_counted_from_1_and_refuses_any_other(
+    project: Path,
+) -> None:
+    """1-based and inclusive; a last past the end reads to the end; zero, a negative number, a
+    first past the end or a last before the first: one line giving the range there is. (Before:
+    last=-1 gave the file without its last line, last=0 gave "".)"""
+    lines = CART_PY.splitlines(keepends=True)
+    n = len(lines)
+    valid = f"src/shop/cart.py has lines 1 to {n}"
+
+    async def body(s: ClientSession) -> None:
+        async def read(**lines_asked: int) -> Any:
+            args = {"pack": "repo", "path": "src/shop/cart.py", **lines_asked}
+            return await s.call_tool("read_file", args)
+
+        assert ok(await read(first=1, last=1)) == lines[0]
+        assert ok(await read(first=n, last=n)) == lines[-1]
+        assert ok(await read(first=n - 1)) == "".join(lines[-2:])
+        assert ok(await read(last=2)) == "".join(lines[:2])
+        assert ok(await read(first=2, last=n + 50)) == "".join(lines[1:])
+        assert ok(await read(first=1, last=n)) == CART_PY
+        for asked, needle in [
+            ({"last": -1}, "last=-1"),
+            ({"last": 0}, "last=0"),
+            ({"first": 0}, "first=0"),
+            ({"first": -3, "last": 2}, "first=-3"),
+            ({"first": n + 1}, f"first={n + 1} is past the end"),
+            ({"first": 5, "last": 4}, "last=4 is before first=5"),
+        ]:
+            assert_tool_error(await read(**asked), needle, valid)
+        await still_serving(s)
+
+    run_stdio(project, body)
+
+
+def test_an_argument_a_tool_does_not_take_is_refused_by_every_tool(project: Path) -> None:
+    """Every tool lists its arguments as all it takes (additionalProperties false) and refuses a
+    call with any other, naming it and the ones it takes, before it runs: a misspelt ``k`` is
+    not silently a search for 10."""
+
+    async def body(s: ClientSession) -> None:
+        tools = (await s.list_tools()).tools
+        assert {t.name for t in tools} == TOOLS | MEMORY_TOOLS
+        for tool in tools:
+            assert tool.input_schema.get("additionalProperties") is False, tool.name
+            takes = list(tool.input_schema.get("properties", {}))
+            msg = assert_tool_error(
+                await s.call_tool(tool.name, {"bogus_arg": 1}), "unknown argument bogus_arg"
+            )
+            assert msg.startswith(f"{tool.name}: ") and msg.endswith(", ".join(takes) or "none")
+        msg = assert_tool_error(
+            await s.call_tool("search", {"query": "cart", "K": 1, "packs": ["repo"]}),
+            "unknown arguments K, packs",
+            "query, pack, k",
+        )
+        assert_tool_error(
+            await s.call_tool("read_file", {"pack": "repo", "path": "README.md", "x" * 10_000: 1}),
+            "more characters)",
+        )
+        # the memory tools too, though this server has no memory: the arguments come first
+        assert_tool_error(await s.call_tool("remember", {"text": "t", "scop": "global"}), "scop")
+        await still_serving(s)
+
+    run_stdio(project, body)
+
+
 def test_argument_validation_errors_are_one_line(project: Path) -> None:
     async def body(s: ClientSession) -> None:
         assert_tool_error(await s.call_tool("read_file", {"pack": "repo"}), "path")
         assert_tool_error(await s.call_tool("search", {"query": "x", "k": "many"}), "k")
+
+    run_stdio(project, body)
+
+
+def test_huge_arguments_are_echoed_cut_with_a_count(project: Path) -> None:
+    """A 1 MiB query, a 10 KB pack name: the error line quotes the first characters and counts
+    the rest."""
+    query = "the " * (1 << 18)
+
+    async def body(s: ClientSession) -> None:
+        for tool in ("search", "load"):
+            msg = assert_tool_error(
+                await s.call_tool(tool, {"query": query}), "stop words", "'the the the"
+            )
+            assert "... (1,048,376 more characters)" in msg and len(msg) < 500, msg
+        for args in ({"pack": "p" * 10_000}, {"pack": "p/" * 5_000}):
+            msg = assert_tool_error(await s.call_tool("render_pack", args), "more characters)")
+            assert len(msg) < 500, msg
+        await still_serving(s)
 
     run_stdio(project, body)
 

@@ -8,6 +8,7 @@ forged name and no raw control character from a name reaches it; JSON keeps the 
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -19,7 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cas.display import human_bytes, json_safe, one_line, shown
+from cas.display import ECHO_LIMIT, echoed, human_bytes, json_safe, one_line, shown
 from tests.conftest import Result, run_cas
 
 # each name's second line would start a line of its own if printed raw
@@ -163,6 +164,29 @@ def test_any_text_is_shown_on_one_line_and_reads_back(text: str) -> None:
     assert _unshown(shown(text)) == text
     back = json.loads(json_safe(json.dumps(text, ensure_ascii=False)))
     assert back == text
+
+
+@given(st.text(max_size=3 * ECHO_LIMIT), st.integers(1, 2 * ECHO_LIMIT), st.booleans())
+def test_an_echoed_value_is_its_first_characters_and_a_count_of_the_rest(
+    value: str, limit: int, quoted: bool
+) -> None:
+    out = echoed(value, quoted=quoted, limit=limit)
+    head, more = value[:limit], len(value) - limit
+    written = repr(head) if quoted else shown(head)
+    if more <= 0:
+        assert out == written  # nothing cut, nothing said
+    else:
+        assert out == f"{written}... ({more:,} more character{'s' if more != 1 else ''})"
+    # what is shown reads back to the value's first characters, on one line
+    assert (ast.literal_eval(written) if quoted else _unshown(written)) == head
+    assert len(one_line(out).splitlines()) <= 1
+
+
+def test_a_megabyte_is_echoed_in_a_short_line() -> None:
+    value = "the " * (1 << 18)
+    out = echoed(value)
+    assert out.startswith("'the the ") and out.endswith("... (1,048,376 more characters)")
+    assert len(out) < ECHO_LIMIT + 40
 
 
 def test_byte_counts_read_as_people_read_them() -> None:

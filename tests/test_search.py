@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,7 @@ from realcode import corpus
 from cas.textindex import INDEX_DIR, TextIndex
 from cas.words import key as key_of
 from packer.search import idf, query_terms
-from tests.conftest import run_cas
+from tests.conftest import cas_env, run_cas
 
 FILES = {
     "src/router.py": '''"""Routing."""
@@ -103,6 +105,62 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
         assert r.code == code, (args, r.err)
         assert words in r.err and len(r.err.strip().splitlines()) == 1
         assert "Traceback" not in r.err
+
+
+# `cas` with one argument built in the process: a command line holds at most 128 KiB per
+# argument (Linux), so a 1 MiB query reaches `cas` this way (an agent's tool call, a script).
+_HUGE_QUERY = """
+import sys
+from cas.cli import main
+main([sys.argv[1], "the " * (1 << 18)])
+"""
+
+
+def test_a_huge_query_is_echoed_cut_with_a_count(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    for command in ("search", "load"):
+        proc = subprocess.run(
+            [sys.executable, "-P", "-c", _HUGE_QUERY, command],
+            cwd=root, env=cas_env(), capture_output=True, text=True, check=False, timeout=120,
+        )  # fmt: skip
+        assert proc.returncode == 2
+        (line,) = proc.stderr.splitlines()
+        assert "no word to" in line and "'the the the" in line
+        assert "... (1,048,376 more characters)" in line and len(line) < 500
+    # through the command line: as long an argument as it takes, a scope name of 10 KB, and a
+    # value click itself refuses
+    for args in (
+        ["search", "a " * 60_000],
+        ["search", "router", "--memory-scope", "u" * 10_000],
+        ["search", "router", "-k", "z" * 10_000],
+    ):
+        r = run_cas(*args, cwd=root)
+        assert r.code == 2
+        (line,) = r.err.splitlines()
+        assert "more characters)" in line and len(line) < 500, line
+
+
+def test_words_of_any_script_find_the_files_holding_them(tmp_path: Path) -> None:
+    """Before: 'stop words alone match everything' for any query without ASCII letters."""
+    files = {
+        **FILES,
+        "docs/de.md": "# Dateien\n\nDie Größe jeder Datei wird geprüft.\n",
+        "docs/ja.md": "# 検索\n\n検索エンジン の 説明\n",
+        "docs/ru.md": "# Поиск\n\nПривет, мир: поиск по файлам.\n",
+    }
+    root = project(tmp_path, files)
+    for query, path, line in [
+        ("Größe", "docs/de.md", 3),
+        ("größe", "docs/de.md", 3),
+        ("GRÖSSE geprüft", "docs/de.md", 3),  # ß upper-cased is SS: geprüft still finds it
+        ("検索エンジン", "docs/ja.md", 3),
+        ("привет", "docs/ru.md", 3),
+        ("ПРИВЕТ МИР", "docs/ru.md", 3),
+    ]:
+        hits = search(root, query)
+        assert hits and hits[0]["path"] == path, (query, hits)
+        assert [s["line"] for s in hits[0]["snippet"]] == [line], (query, hits[0])  # type: ignore[union-attr]
+    assert search(root, "Schokolade") == []
 
 
 def test_index_is_a_cache(tmp_path: Path) -> None:

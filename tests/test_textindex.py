@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from cas.textindex import (
     definition_key,
     merge_postings,
     query_names,
+    split_name,
     text_of,
 )
 
@@ -314,3 +316,60 @@ def test_text_of() -> None:
     assert text_of(b"\xef\xbb\xbfhi") == "hi"
     assert text_of(b"a\0b") is None
     assert text_of(b"caf\xe9") == "caf\ufffd"
+
+
+@given(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,30}", fullmatch=True))
+def test_split_name_words_are_lowercase_pieces(name: str) -> None:
+    words = split_name(name)
+    assert all(w and w == w.lower() for w in words)
+    assert "".join(words) == "".join(ch for ch in name.lower() if ch != "_")
+
+
+# Letters of scripts whose every letter SQLite's unicode61 (Unicode 6.1) knows: Latin-1 and
+# Latin Extended-A, Greek, Cyrillic, Hebrew, Arabic, kana and CJK ideographs.
+_RANGES = [(0xC0, 0x17F), (0x391, 0x3C9), (0x410, 0x44F), (0x5D0, 0x5EA), (0x627, 0x64A),
+           (0x3041, 0x30FA), (0x4E00, 0x9FA5)]  # fmt: skip
+_SCRIPTS = st.one_of(
+    [st.characters(categories=["Lu", "Ll", "Lo"], min_codepoint=a, max_codepoint=b)
+     for a, b in _RANGES]
+)  # fmt: skip
+
+
+def test_query_names_of_any_script() -> None:
+    """Non-ASCII letters are words of a query (before: 'stop words alone match everything')."""
+    assert [n.words for n in query_names("Wie groß ist die Größe?")] == [
+        ("wie",),
+        ("groß",),
+        ("ist",),
+        ("die",),
+        ("größe",),
+    ]
+    assert [n.text for n in query_names("検索エンジン と Привет, мир")] == [
+        "検索エンジン", "と", "Привет", "мир",
+    ]  # fmt: skip
+    assert query_names("größeWert")[0].parts == ("größe", "wert")
+    assert query_names("x_größe_wert")[0].words == ("x_größe_wert",)
+    assert split_name("ÜberGröße") == ("über", "größe")
+    assert query_names("e\u0301te")[0].words == ("\u00e9te",)  # composed first (NFC)
+
+
+@given(st.lists(st.text(_SCRIPTS, min_size=2, max_size=12), min_size=1, max_size=8))
+def test_a_word_of_any_script_the_query_keeps_is_found_where_a_body_holds_it(
+    words: list[str],
+) -> None:
+    """The query's tokenizer agrees with the index's: each word a body holds, asked for as it is
+    or in another case (one that maps back: not dotless i to I, nor ß to SS), is one name of the
+    query and its term finds that body."""
+    bodies = {Digest.of(w.encode()): f"before {w} after\n".encode() for w in words}
+    with tempfile.TemporaryDirectory() as where:
+        index = TextIndex.open(where)
+        assert index is not None
+        with index:
+            index.add(bodies, bodies.get)
+            for word in words:
+                holding = {d for d, body in bodies.items() if word in body.decode().split()}
+                cases = {word, word.upper(), word.lower()}
+                for asked in (c for c in cases if c.lower() == word.lower()):
+                    (name,) = query_names(asked)
+                    found = {d for d, _, _ in index.windows(name.words)}
+                    assert holding <= found, (asked, name)

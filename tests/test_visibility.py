@@ -4,14 +4,24 @@ memory state in a real store, and where it may be seen; unknown memories fail cl
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from cas import Store
 from cas import manifest as mf
 from cas.digest import Digest
-from cas.visibility import UNKNOWN, carried, is_memory_pack, source_name, visible
+from cas.errors import MemoryNotGranted
+from cas.visibility import (
+    UNKNOWN,
+    carried,
+    granted_pack,
+    is_memory_pack,
+    source_name,
+    visible,
+)
 from memory.ops import remember
 from memory.packs import build
 from memory.scopes import pack_scope, pin_name
@@ -79,3 +89,27 @@ def test_a_load_carries_the_memories_among_its_sources() -> None:
 def test_a_memorys_source_name_is_its_pin(scope: str) -> None:
     assert source_name(scope) == pin_name(scope)
     assert pack_scope(scope).startswith("mem.")
+
+
+def test_a_pack_named_outright_is_granted_as_it_is_seen(store: Store, tmp_path: Path) -> None:
+    """`granted_pack`: the project's pack for anyone; a memory pack, by name or by digest, only
+    where its scope is asked for, refused otherwise with the flag that grants it; an orphan
+    memory pack for no one."""
+    folder = tmp_path / "manifests"
+    folder.mkdir()
+    packs = {"repo.claude": PROJECT, "mine": memory_pack(store, "user:1")}
+    packs["orphan"] = replace(packs["mine"], parent=None)
+    for name, m in packs.items():
+        (folder / f"{name}.pack").write_bytes(mf.encode(m))
+    assert granted_pack("repo.claude", folder, store, ()).manifest == PROJECT
+    digest = str(store.put(mf.encode(packs["mine"])))
+    for spec in ("mine", digest):
+        assert granted_pack(spec, folder, store, ("user:1",)).manifest == packs["mine"]
+        for scopes in ((), ("user:2",), ("global", "session:1")):
+            with pytest.raises(MemoryNotGranted) as refused:
+                granted_pack(spec, folder, store, scopes)
+            assert refused.value.scopes == ["user:1"] and not refused.value.unknown
+            assert "add --memory-scope user:1 to use it" in str(refused.value)
+    with pytest.raises(MemoryNotGranted) as refused:
+        granted_pack("orphan", folder, store, ("user:1",))
+    assert refused.value.unknown and "no --memory-scope grants it" in str(refused.value)

@@ -22,34 +22,30 @@ from typing import NoReturn
 import click
 
 from cas import procpool
-from cas.cli._common import Ctx, warn
+from cas.cli._common import DEBUG_HELP, QUIET_HELP, STORE_HELP, CasGroup, Ctx, warn
 from cas.cli.agent_cmds import COMMANDS as AGENT_COMMANDS
 from cas.cli.maint_cmds import COMMANDS as MAINT_COMMANDS
 from cas.cli.mem_cmds import COMMANDS as MEM_COMMANDS
 from cas.cli.pack_cmds import COMMANDS as PACK_COMMANDS
 from cas.cli.remote_cmds import COMMANDS as REMOTE_COMMANDS
 from cas.cli.store_cmds import COMMANDS as STORE_COMMANDS
-from cas.display import one_line, shown
+from cas.display import echoes_cut, one_line, shown
 from cas.errors import EXIT_INTERRUPTED, EXIT_PROBLEM, EXIT_USAGE, CasError, Interrupted
 from cas.residency import map_large_buffers
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-@click.group(context_settings=CONTEXT)
-@click.option(
-    "--store",
-    "store_opt",
-    envvar="CAS_STORE",
-    metavar="PATH",
-    help="The store directory (default: the nearest .cas upward; env CAS_STORE).",
-)
-@click.option("--debug", is_flag=True, envvar="CAS_DEBUG", help="Show tracebacks.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress or notes, only results.")
+@click.group(cls=CasGroup, context_settings=CONTEXT)
+@click.option("--store", "store_opt", envvar="CAS_STORE", metavar="PATH", help=STORE_HELP)
+@click.option("--debug", is_flag=True, envvar="CAS_DEBUG", help=DEBUG_HELP)
+@click.option("-q", "--quiet", is_flag=True, help=QUIET_HELP)
 @click.version_option(package_name="cas", prog_name="cas")
 @click.pass_context
 def cli(ctx: click.Context, store_opt: str | None, debug: bool, quiet: bool) -> None:
-    """Content-addressed storage with deterministic, token-bounded context packs."""
+    """Content-addressed storage with deterministic, token-bounded context packs.
+
+    --store, --debug and -q/--quiet go before the command or after it (cas init -q)."""
     if isinstance(ctx.obj, Ctx):  # main() passes one in, to read --quiet afterwards
         ctx.obj.store_opt, ctx.obj.debug, ctx.obj.quiet = store_opt, debug, quiet
     else:
@@ -159,7 +155,8 @@ def main(argv: list[str] | None = None) -> None:
         ctx = getattr(exc, "ctx", None)
         if ctx is not None:
             hint = f" (see '{ctx.command_path} --help')"
-        click.echo(f"cas: error: {one_line(exc.format_message())}{one_line(hint)}", err=True)
+        message = echoes_cut(exc.format_message())
+        click.echo(f"cas: error: {one_line(message)}{one_line(hint)}", err=True)
         sys.exit(exc.exit_code if exc.exit_code else EXIT_USAGE)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)

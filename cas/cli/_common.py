@@ -55,20 +55,71 @@ pass_ctx = click.make_pass_decorator(Ctx)
 json_option = click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
 
 
+# --- the global options, before the command's name or after it ----------------------------------
+
+STORE_HELP = "The store directory (default: the nearest .cas upward; env CAS_STORE)."
+DEBUG_HELP = "Show tracebacks."
+QUIET_HELP = "No progress or notes, only results."
+
+
+def _set_store(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and isinstance(ctx.obj, Ctx):
+        ctx.obj.store_opt = value
+    return value
+
+
+def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    if value and isinstance(ctx.obj, Ctx):
+        ctx.obj.debug = True
+    return value
+
+
 def _set_quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
     if value and isinstance(ctx.obj, Ctx):
         ctx.obj.quiet = True
     return value
 
 
-quiet_option = click.option(
-    "-q",
-    "--quiet",
-    is_flag=True,
-    expose_value=False,
-    callback=_set_quiet,
-    help="No progress or notes, only results.",
-)
+def global_options() -> list[click.Option]:
+    """``--store``, ``--debug`` and ``-q/--quiet`` as a command takes them after its name: each
+    merged into the context the group made (the last one given wins), so ``cas init -q`` is
+    ``cas -q init``. (Tracebacks under ``--debug`` are decided from the whole command line, in
+    `cas.cli.main`, before any parsing.)"""
+    return [
+        click.Option(
+            ["--store"], metavar="PATH", expose_value=False, callback=_set_store, help=STORE_HELP
+        ),
+        click.Option(
+            ["--debug"], is_flag=True, expose_value=False, callback=_set_debug, help=DEBUG_HELP
+        ),
+        click.Option(
+            ["-q", "--quiet"],
+            is_flag=True,
+            expose_value=False,
+            callback=_set_quiet,
+            help=QUIET_HELP,
+        ),
+    ]
+
+
+def with_global_options(command: click.Command) -> click.Command:
+    """Give ``command``, and every command of it if it is a group, the global options."""
+    taken = {name for param in command.params for name in getattr(param, "opts", ())}
+    for option in global_options():
+        if not taken & set(option.opts):
+            command.params.append(option)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            with_global_options(sub)
+    return command
+
+
+class CasGroup(click.Group):
+    """A group of `cas` commands: every command added to it (and to its subgroups, which are
+    `CasGroup`s too) takes the global options after its name as well as before."""
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        super().add_command(with_global_options(cmd), name)
 
 
 def emit_json(obj: Any) -> None:

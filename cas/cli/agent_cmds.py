@@ -13,10 +13,9 @@ from cas.cli._common import (
     json_option,
     pass_ctx,
     project_root,
-    quiet_option,
     warn,
 )
-from cas.display import shown
+from cas.display import echoed, shown
 from cas.errors import UsageError
 from cas.locate import manifest_dir, pack_path
 from cas.progress import Progress
@@ -59,7 +58,6 @@ def _memories(store: Store, scopes: tuple[str, ...]) -> tuple[tuple[str, ...], l
 @click.option("-k", "k", type=int, default=10, show_default=True, help="How many files.")
 @memory_scope_option
 @json_option
-@quiet_option
 @pass_ctx
 def search(
     ctx: Ctx,
@@ -120,7 +118,6 @@ def _index(store_dir: Path) -> TextIndex:
 @click.option("--dry-run", is_flag=True, help="Write nothing (no manifest, no blobs).")
 @memory_scope_option
 @json_option
-@quiet_option
 @pass_ctx
 def load(
     ctx: Ctx,
@@ -213,7 +210,7 @@ def _report_lines(result: LoadResult, path: Path, dry_run: bool) -> list[str]:
     if result.fallback:
         out.append(f"fallback: names still not shown, drew on every pack ({m.budget_max} tokens)")
     if result.unmatched:
-        out.append(f"not found in any pack: {', '.join(result.unmatched)}")
+        out.append(f"not found in any pack: {echoed(', '.join(result.unmatched), quoted=False)}")
     where = "(dry run, not written)" if dry_run else shown(str(path))
     out.append(
         f"{m.name} {where}: {tiers['high']} in full, {tiers['medium']} summarized "
@@ -228,7 +225,7 @@ def _check_name(name: str) -> None:
 
     if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,63}", name):
         raise UsageError(
-            f"--name {name!r} is not allowed: use [a-z0-9][a-z0-9_-]*, at most 64 characters"
+            f"--name {echoed(name)} is not allowed: use [a-z0-9][a-z0-9_-]*, at most 64 characters"
         )
 
 

@@ -15,11 +15,10 @@ from cas.cli._common import (
     json_option,
     pass_ctx,
     project_packs,
-    quiet_option,
     warn,
 )
 from cas.digest import Digest
-from cas.display import human_bytes, one_line, shown
+from cas.display import echoed, human_bytes, one_line, shown
 from cas.errors import StoreAccessError, StoreDamaged, UsageError, VerifyFailed
 from cas.gc import DEFAULT_LEASE_WAIT_S, GcReport, collect
 from cas.locate import pack_digest
@@ -36,7 +35,9 @@ def parse_duration(text: str) -> float:
     """Seconds in ``text``: 90s, 10m, 1h, 2d, 500ms, or a bare number of seconds."""
     match = _DURATION.fullmatch(text.strip())
     if match is None:
-        raise click.BadParameter(f"{text!r} is not a duration: use forms like 0, 90s, 10m, 1h, 2d")
+        raise click.BadParameter(
+            f"{echoed(text)} is not a duration: use forms like 0, 90s, 10m, 1h, 2d"
+        )
     return float(match.group(1)) * _UNITS[match.group(2)]
 
 
@@ -51,7 +52,7 @@ def _subset(
         return None
     match = _SUBSET.fullmatch(value.strip())
     if match is None or not 1 <= int(match.group(1)) <= int(match.group(2)):
-        raise click.BadParameter(f"{value!r}: expected N/T with 1 <= N <= T, e.g. 3/7")
+        raise click.BadParameter(f"{echoed(value)}: expected N/T with 1 <= N <= T, e.g. 3/7")
     return int(match.group(1)), int(match.group(2))
 
 
@@ -93,7 +94,6 @@ def _open_for_verify(ctx: Ctx) -> Store:
 @click.option("--deep", is_flag=True, help="With --remote: download and re-hash every object.")
 @roots_option
 @json_option
-@quiet_option
 @pass_ctx
 def verify_cmd(
     ctx: Ctx,
@@ -206,7 +206,6 @@ def _verify_summary(report: VerifyReport) -> str:
 )
 @roots_option
 @json_option
-@quiet_option
 @pass_ctx
 def gc_cmd(
     ctx: Ctx,
@@ -333,7 +332,6 @@ def unpin_cmd(ctx: Ctx, name: str | None, folder: Path | None) -> None:
 
 @click.command(name="pins")
 @json_option
-@quiet_option
 @pass_ctx
 def pins_cmd(ctx: Ctx, as_json: bool) -> None:
     """List pins and recorded root folders."""

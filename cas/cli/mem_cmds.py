@@ -11,6 +11,7 @@ import sys
 import click
 
 from cas.cli._common import (
+    CasGroup,
     Ctx,
     emit_json,
     emit_report,
@@ -20,7 +21,7 @@ from cas.cli._common import (
     project_root,
 )
 from cas.digest import Digest
-from cas.display import shown
+from cas.display import echoed, shown
 from cas.errors import BadDigest, NotFound, UsageError
 from cas.report import report_json
 
@@ -77,7 +78,7 @@ def _text(words: tuple[str, ...]) -> str:
     return " ".join(words)
 
 
-@click.group(name="mem")
+@click.group(name="mem", cls=CasGroup)
 def mem_group() -> None:
     """Agent memory: daily logs, curated memory and facts, kept in the store by scope.
 
@@ -291,7 +292,8 @@ def mem_pack(
     for name in targets:
         if name not in known:
             raise UsageError(
-                f"memory target {redacted(name)!r} is not configured; targets: {', '.join(known)}"
+                f"memory target {echoed(redacted(name))} is not configured; targets: "
+                f"{', '.join(known)}"
             )
     chosen = [known[n] for n in dict.fromkeys(targets)] if targets else list(config.targets)
     folder = project_packs()
@@ -441,7 +443,7 @@ def mem_usage(ctx: Ctx, scope: str, as_json: bool) -> None:
         click.echo(f"{scope}: no facts and no uses counted")
 
 
-@mem_group.group(name="fact")
+@mem_group.group(name="fact", cls=CasGroup)
 def fact_group() -> None:
     """Facts: one value per KEY, with every value it had."""
 

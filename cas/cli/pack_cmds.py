@@ -17,7 +17,6 @@ from cas.cli._common import (
     json_option,
     pass_ctx,
     project_root,
-    quiet_option,
     warn,
 )
 from cas.display import one_line, shown
@@ -73,7 +72,6 @@ def _store_for_pack(ctx: Ctx, root: Path) -> Store:
     help="The day rules with an age condition count to (without it they match nothing).",
 )
 @json_option
-@quiet_option
 @pass_ctx
 def pack(
     ctx: Ctx,

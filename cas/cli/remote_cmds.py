@@ -9,13 +9,13 @@ from __future__ import annotations
 import click
 
 from cas.cli._common import (
+    CasGroup,
     Ctx,
     emit_json,
     emit_report,
     json_option,
     pass_ctx,
     project_packs,
-    quiet_option,
     warn,
 )
 from cas.digest import Digest
@@ -65,7 +65,7 @@ def _rate(nbytes: int, seconds: float) -> str:
     return f"{human_bytes(nbytes)} in {seconds:.1f}s ({human_bytes(nbytes / max(seconds, 1e-3))}/s)"
 
 
-@click.group(name="remote")
+@click.group(name="remote", cls=CasGroup)
 def remote_group() -> None:
     """Remotes: S3-compatible object storage to push packs to and pull them from.
 
@@ -203,7 +203,6 @@ def remote_unlock(ctx: Ctx, name: str | None) -> None:
 @click.option("--deep", is_flag=True, help="Download and re-hash every blob and chunk.")
 @jobs_option
 @json_option
-@quiet_option
 @pass_ctx
 def remote_verify(ctx: Ctx, name: str | None, deep: bool, jobs: int, as_json: bool) -> None:
     """Check that every blob the remote's manifests reference is on the remote; exit 1 if not."""
@@ -275,7 +274,6 @@ def remote_gc(
 @click.argument("args", nargs=-1, metavar="[NAME] [MANIFEST]...")
 @jobs_option
 @json_option
-@quiet_option
 @pass_ctx
 def push(ctx: Ctx, args: tuple[str, ...], jobs: int, as_json: bool) -> None:
     """Upload packs and every blob they reach that the remote lacks.
@@ -311,7 +309,6 @@ def push(ctx: Ctx, args: tuple[str, ...], jobs: int, as_json: bool) -> None:
 @click.option("--force", is_flag=True, help="Replace local manifest files that differ.")
 @jobs_option
 @json_option
-@quiet_option
 @pass_ctx
 def pull(
     ctx: Ctx, args: tuple[str, ...], everything: bool, force: bool, jobs: int, as_json: bool

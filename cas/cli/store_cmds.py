@@ -14,7 +14,6 @@ from cas.cli._common import (
     json_option,
     parse_digests,
     pass_ctx,
-    quiet_option,
     warn,
 )
 from cas.digest import Digest
@@ -55,7 +54,6 @@ def init(ctx: Ctx, path: Path | None, level: int, as_json: bool) -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("-r", "--recursive", is_flag=True, help="Store every regular file below each DIR.")
 @json_option
-@quiet_option
 @pass_ctx
 def put(ctx: Ctx, paths: tuple[str, ...], recursive: bool, as_json: bool) -> None:
     """Store FILE... (or - for standard input) and print each digest.

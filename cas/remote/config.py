@@ -34,6 +34,7 @@ from typing import Any, Final
 
 import msgpack
 
+from cas.display import echoed
 from cas.errors import ConfigError, NotFound, RemoteError, UsageError
 from cas.store import Store
 
@@ -181,18 +182,22 @@ def parse_setting(key: str, text: str, where: str) -> float | int:
     value: float | int
     if key == "attempts":
         if not text.isdigit():
-            raise UsageError(f"{where}: {text!r} is not a whole number of tries")
+            raise UsageError(f"{where}: {echoed(text)} is not a whole number of tries")
         value = int(text)
     elif key in _SIZES:
         size = _SIZE.fullmatch(text)
         if size is None:
-            raise UsageError(f"{where}: {text!r} is not a size: use forms like 4GiB or 512MiB")
+            raise UsageError(
+                f"{where}: {echoed(text)} is not a size: use forms like 4GiB or 512MiB"
+            )
         unit = (size.group(2) or "").lower()[:1]
         value = int(size.group(1)) << _SIZE_UNITS[unit]
     else:
         seconds = _SECONDS.fullmatch(text)
         if seconds is None:
-            raise UsageError(f"{where}: {text!r} is not a duration: use forms like 15, 15s, 500ms")
+            raise UsageError(
+                f"{where}: {echoed(text)} is not a duration: use forms like 15, 15s, 500ms"
+            )
         value = float(seconds.group(1)) * _SECOND_UNITS[seconds.group(2)]
     return check_setting(key, value, where)
 
@@ -254,14 +259,14 @@ def parse_url(url: str) -> tuple[str, str]:
         )
     if "?" in url or "#" in url:
         raise UsageError(
-            f"remote URL {shown_url(url)!r} must not have a query or fragment (not shown)"
+            f"remote URL {echoed(shown_url(url))} must not have a query or fragment (not shown)"
         )
     if not url.startswith("s3://"):
-        raise UsageError(f"remote URL {shown_url(url)!r} must look like s3://bucket/prefix")
+        raise UsageError(f"remote URL {echoed(shown_url(url))} must look like s3://bucket/prefix")
     bucket, _, prefix = url[len("s3://") :].partition("/")
     if not _BUCKET.fullmatch(bucket) or ".." in bucket:
         raise UsageError(
-            f"bucket {bucket!r} is not a valid S3 bucket name: 3 to 63 lowercase letters, "
+            f"bucket {echoed(bucket)} is not a valid S3 bucket name: 3 to 63 lowercase letters, "
             "digits, dots and hyphens"
         )
     prefix = prefix.strip("/")
@@ -269,7 +274,7 @@ def parse_url(url: str) -> tuple[str, str]:
         parts = prefix.split("/")
         if any(not _PREFIX_PART.fullmatch(p) or p in (".", "..") for p in parts):
             raise UsageError(
-                f"prefix {prefix!r} must be folder names of letters, digits and ._=+- "
+                f"prefix {echoed(prefix)} must be folder names of letters, digits and ._=+- "
                 "separated by single slashes"
             )
     return bucket, prefix
@@ -279,7 +284,7 @@ def check_endpoint(endpoint: str, what: str = "endpoint") -> str:
     """An http(s) URL with a host, and no credentials, query or fragment; returned without a
     trailing '/'. Anything else is a `UsageError` that shows the URL only through `shown_url`
     (``what`` names where the URL came from)."""
-    shown = repr(shown_url(endpoint))
+    shown = echoed(shown_url(endpoint))
     scheme, sep, rest = endpoint.partition("://")
     authority = rest.split("?", 1)[0].split("#", 1)[0].partition("/")[0]
     if "@" in authority:
@@ -301,7 +306,7 @@ def check_endpoint(endpoint: str, what: str = "endpoint") -> str:
     if not host:
         raise UsageError(f"{what} {shown} has no host")
     if not authority.startswith("[") and not _HOST.fullmatch(host):
-        raise UsageError(f"{what} {shown}: {host!r} is not a host name or IP address")
+        raise UsageError(f"{what} {shown}: {echoed(host)} is not a host name or IP address")
     try:
         port = parsed.port
     except ValueError:
@@ -328,14 +333,16 @@ def make_remote(
     """A validated `Remote`."""
     if not _NAME.fullmatch(name):
         raise UsageError(
-            f"remote name {name!r} must be 1 to 64 letters, digits and ._- starting with a "
+            f"remote name {echoed(name)} must be 1 to 64 letters, digits and ._- starting with a "
             "letter or digit"
         )
     bucket, prefix = parse_url(url)
     if region is not None and not _REGION.fullmatch(region):
-        raise UsageError(f"region {region!r} must be lowercase letters, digits and hyphens")
+        raise UsageError(f"region {echoed(region)} must be lowercase letters, digits and hyphens")
     if profile is not None and not _PROFILE.fullmatch(profile):
-        raise UsageError(f"profile name {profile!r} has characters a profile name cannot have")
+        raise UsageError(
+            f"profile name {echoed(profile)} has characters a profile name cannot have"
+        )
     return Remote(
         name,
         bucket,

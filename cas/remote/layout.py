@@ -29,7 +29,7 @@ from typing import Final
 from cas import frame
 from cas import manifest as mf
 from cas.digest import Digest
-from cas.display import human_bytes
+from cas.display import echoed, human_bytes
 from cas.errors import UsageError
 from cas.locate import (
     MANIFEST_DIRNAME,
@@ -98,7 +98,7 @@ def local_manifests(
             raise UsageError(f"{item.source}: {wrong}; name the file {proper}")
         other = found.get(item.name)
         if other is not None and other.digest != item.digest:
-            raise UsageError(f"{other.source} and {item.source} are both named {item.name!r}")
+            raise UsageError(f"{other.source} and {item.source} are both named {echoed(item.name)}")
         found[item.name] = item
     return [found[name] for name in sorted(found, key=str.encode)]
 
