@@ -15,6 +15,7 @@ from cas.cli._common import (
     emit_json,
     emit_report,
     json_option,
+    note_sink,
     pass_ctx,
     project_root,
     warn,
@@ -117,8 +118,6 @@ def pack(
             finally:
                 writer.index.close()
             report.timings["index"] = time.perf_counter() - started
-            for line in writer.index.notes:
-                _note(ctx, line)
             if writer.problem is not None:
                 _note(ctx, f"search index not updated ({one_line(writer.problem)})")
     if explain is not None:
@@ -144,7 +143,7 @@ def _index_writer(ctx: Ctx, store: Store) -> Writer | None:
     from cas.textindex import TextIndex, Writer
 
     try:
-        index = TextIndex.open(store.path)
+        index = TextIndex.open(store.path, note=note_sink(ctx))
     except CasError as exc:
         _note(ctx, f"search index not updated ({one_line(str(exc))})")
         return None
