@@ -952,7 +952,11 @@ def _open_folder(parent: int, path: Path, create: bool, notes: list[str]) -> int
         except OSError as exc:
             if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
                 raise IndexUnavailable(str(path), _why(exc)) from None
-            what = "a symlink" if exc.errno == errno.ELOOP else "not a folder"
+            try:
+                link = stat.S_ISLNK(os.lstat(INDEX_DIR, dir_fd=parent).st_mode)
+            except OSError:
+                link = exc.errno == errno.ELOOP
+            what = "a symlink" if link else "not a folder"
             try:
                 os.unlink(INDEX_DIR, dir_fd=parent)
             except OSError as exc2:
