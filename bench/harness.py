@@ -473,7 +473,7 @@ def fetch(corpus: Corpus) -> Path:
         return tree / corpus.inner if corpus.inner else _single_child(tree)
     shutil.rmtree(where, ignore_errors=True)
     tree.mkdir(parents=True)
-    note(f"fetching {corpus.spec} ({corpus.source})", "quality")
+    note(f"fetching {corpus.spec} ({corpus.source})")
     unpack(download(corpus.source, corpus.spec, where / "download"), tree)
     done.write_text(corpus.spec)
     return tree / corpus.inner if corpus.inner else _single_child(tree)

@@ -70,6 +70,7 @@ QUERY_SEED = 7
 SEARCH_K = 10  # files a search returns, on the command line and through the server
 # Files a benchmark must not move or edit: they steer the pack itself.
 CONFIG_NAMES = frozenset({"cas.toml", "pyproject.toml", ".gitignore", ".casignore"})
+BENCH_CONFIG = "cas.toml written by the bench"
 CAS_TOML = """\
 # Written by bench/pack_bench.py: the whole tree in one scope, one target.
 [scopes.repo]
@@ -295,8 +296,14 @@ def _has_config(root: Path) -> bool:
 
 def _git_files(top: Path) -> list[str] | None:
     """The files git sees in ``top`` (tracked, and untracked but not ignored), or None when
-    ``top`` is not in a git work tree."""
+    ``top`` is not in a git work tree or is a folder that work tree ignores (a download cached
+    under bench/.cache is a project of its own)."""
     try:
+        ignored = subprocess.run(
+            ["git", "-C", str(top), "check-ignore", "-q", str(top)],
+            capture_output=True,
+            check=False,
+        )
         done = subprocess.run(
             ["git", "-C", str(top), "ls-files", "-z", "-c", "-o", "--exclude-standard"],
             capture_output=True,
@@ -304,7 +311,7 @@ def _git_files(top: Path) -> list[str] | None:
         )
     except OSError:
         return None
-    if done.returncode != 0:
+    if done.returncode != 0 or ignored.returncode == 0:
         return None
     names = [n.decode("utf-8", "surrogateescape") for n in done.stdout.split(b"\0") if n]
     return sorted({n for n in names if os.path.lexists(top / n)}, key=lambda n: n.encode())
@@ -352,7 +359,7 @@ def prepare_tree(source: Path | None, work: Path, files: int, mib: float) -> Tre
         description = copy_tree(source.resolve(), root)
     if not _has_config(root):
         (root / "cas.toml").write_text(CAS_TOML, encoding="utf-8")
-        description += "; cas.toml written by the bench (one scope, target 10,000/12,000)"
+        description += f"; {BENCH_CONFIG} (one scope, target 10,000/12,000)"
     # Every file gets one old mtime, so no file is in the stat cache's racy window on the warm
     # run (a file modified within 2 s of a pack is re-read by the next one).
     treegen.set_fixed_mtimes(root)
