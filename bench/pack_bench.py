@@ -632,10 +632,13 @@ def cas_round(r: Runner, rows: Rows, i: int, available: dict[str, bool], queries
 # --- searches ------------------------------------------------------------------------------------
 
 NO_QUERIES = "no identifiers to search for in this tree"
-# A definition's name in the languages the packer summarizes: what an agent would search for.
+# A definition's name in the languages the packer summarizes, at the start of a line (so not a
+# word of prose in a comment): what an agent would search for.
 _DEFINED = re.compile(
-    r"\b(?:def|class|func|function|fn|struct|enum|trait|interface|type|module)\s+"
-    r"(?:\([^)\n]*\)\s*)?([A-Za-z_][A-Za-z0-9_]{5,})"
+    r"^[ \t]*(?:(?:export|pub(?:\([^)\n]*\))?|async|default|abstract|declare|public|static)\s+)*"
+    r"(?:def|class|func|function|fn|struct|enum|trait|interface|type|module)\s+"
+    r"(?:\([^)\n]*\)\s*)?([A-Za-z_][A-Za-z0-9_]{5,})",
+    re.M,
 )
 _QUERY_FILES = 400  # files read for names, spread evenly over the tree
 _QUERY_FILE_BYTES = 1 << 20
@@ -646,9 +649,9 @@ def draw_queries(root: Path, paths: Sequence[str], n: int, seed: int = QUERY_SEE
     drawn with a fixed seed from up to 400 of ``paths`` spread evenly over their sorted order,
     so a tree gives the same queries on every machine."""
     ordered = sorted(paths, key=lambda p: p.encode())
-    step = max(1, len(ordered) // _QUERY_FILES)
+    k = min(len(ordered), _QUERY_FILES)
     names: set[str] = set()
-    for rel in ordered[::step]:
+    for rel in (ordered[j * len(ordered) // k] for j in range(k)):
         path = root / rel
         try:
             if path.is_symlink() or path.stat().st_size > _QUERY_FILE_BYTES:
