@@ -31,6 +31,8 @@ QUESTIONS = HERE / "questions"
 MIB = 1 << 20
 REPOMIX = "repomix@1.18.1"
 REPOMIX_DIR = CACHE / REPOMIX.replace("@", "-")
+AIDER = "aider-chat==0.86.2"
+AIDER_VENV = CACHE / "aider"
 RESTIC_CACHE = CACHE / "restic"
 
 T = TypeVar("T")
@@ -145,16 +147,25 @@ def median_of(runs: Sequence[float]) -> int:
 class Proc:
     seconds: float
     cpu_seconds: float
-    peak_rss: int
-    peak_anon: int | None
+    peak_rss: int  # ru_maxrss of the process itself
+    peak_anon: int | None  # its RssAnon, polled
     stdout: bytes
+    # The process and every process below it (worker processes, git children), polled: the
+    # highest sum of their resident sizes (at least ``peak_rss``), of their RssAnon, and the
+    # most processes seen at once. Pages two processes share are counted in each.
+    peak_tree: int = 0
+    peak_tree_anon: int | None = None
+    processes: int = 1
 
 
 # Each measured command is started by this small launcher, not by the bench. Linux starts a
 # process's ru_maxrss at the resident size of whoever forked it (a vfork/posix_spawn child even
 # takes its parent's high-water mark), so a bench holding tens of MiB would inflate every row.
 # The launcher forks (a fork child starts from the launcher's few MiB of anonymous memory), execs
-# the command, polls its RssAnon, and writes the command's own rusage to a file.
+# the command, polls the memory of the command and of every process below it, and writes the
+# command's own rusage and those peaks to a file. The process tree is found from each process's
+# parent in /proc/PID/stat (every 50 ms, reading only processes it has not seen), the memory
+# from /proc/PID/status (every 5 ms).
 _LAUNCHER = r"""
 import os, sys, time
 report, argv = sys.argv[1], sys.argv[2:]
@@ -168,17 +179,59 @@ if pid == 0:
     finally:
         os._exit(127)
 import threading
-peak = [-1]
+peak = [-1, 0, 0, 1]  # own RssAnon, tree VmRSS, tree RssAnon (KiB), processes
 done = threading.Event()
+parents = {}
+def below():
+    seen = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        child = int(name)
+        parent = parents.get(child)
+        if parent is None:
+            try:
+                with open("/proc/%d/stat" % child, "rb") as stat:
+                    text = stat.read()
+                parent = int(text[text.rindex(b")") + 2:].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+        seen[child] = parent
+    parents.clear()
+    parents.update(seen)
+    tree, grew = {pid}, True
+    while grew:
+        grew = False
+        for child, parent in seen.items():
+            if parent in tree and child not in tree:
+                tree.add(child)
+                grew = True
+    return sorted(tree)
 def poll():
+    tree, tick = [pid], 0
     while not done.wait(0.005):
-        try:
-            with open("/proc/%d/status" % pid) as status:
-                for line in status:
-                    if line.startswith("RssAnon:"):
-                        peak[0] = max(peak[0], int(line.split()[1]))
-        except OSError:
-            return
+        if tick % 10 == 0:
+            tree = below()
+        tick += 1
+        rss = anon = count = 0
+        for each in tree:
+            try:
+                with open("/proc/%d/status" % each) as status:
+                    lines = status.readlines()
+            except OSError:
+                if each == pid:
+                    return
+                continue
+            count += 1
+            for line in lines:
+                if line.startswith("VmRSS:"):
+                    rss += int(line.split()[1])
+                elif line.startswith("RssAnon:"):
+                    kib = int(line.split()[1])
+                    anon += kib
+                    if each == pid:
+                        peak[0] = max(peak[0], kib)
+        peak[1], peak[2], peak[3] = max(peak[1], rss), max(peak[2], anon), max(peak[3], count)
 poller = threading.Thread(target=poll, daemon=True)
 poller.start()
 _, status, usage = os.wait4(pid, 0)
@@ -187,45 +240,92 @@ done.set()
 poller.join()
 code = os.waitstatus_to_exitcode(status)
 with open(report, "w") as out:
-    out.write("%r %r %d %d %d" % (seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss,
-                                  peak[0], code))
+    out.write("%r %r %d %d %d %d %d %d" % (seconds, usage.ru_utime + usage.ru_stime,
+                                           usage.ru_maxrss, peak[0], code, *peak[1:]))
 sys.exit(0 if code == 0 else 1)
 """
 
 
-def measure(argv: Sequence[str | os.PathLike[str]], env: dict[str, str], cwd: Path) -> Proc:
-    """Run ``argv`` to completion in a new process (through `_LAUNCHER`): wall time from fork to
-    reap, CPU time and peak RSS (ru_maxrss) from os.wait4 of that process, peak RssAnon polled
-    every 5 ms."""
+def launcher(report: Path) -> list[str]:
+    """The argv prefix that runs a command through `_LAUNCHER`, which writes the command's
+    usage to ``report`` when it ends (read it with `read_usage`)."""
+    return [sys.executable, "-S", "-I", "-c", _LAUNCHER, str(report)]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What `_LAUNCHER` reports of one process."""
+
+    seconds: float
+    cpu_seconds: float
+    peak_rss: int
+    peak_anon: int | None
+    code: int
+    peak_tree: int
+    peak_tree_anon: int | None
+    processes: int
+
+
+def read_usage(text: str) -> Usage | None:
+    """The report `_LAUNCHER` wrote, or None when it wrote none (it was killed)."""
+    fields = text.split()
+    if len(fields) != 8:
+        return None
+    seconds, cpu = float(fields[0]), float(fields[1])
+    maxrss, anon, code, tree, tree_anon, procs = map(int, fields[2:])
+    return Usage(
+        seconds=seconds,
+        cpu_seconds=cpu,
+        peak_rss=maxrss * 1024,  # Linux reports KiB
+        peak_anon=anon * 1024 if anon >= 0 else None,
+        code=code,
+        peak_tree=max(tree, maxrss) * 1024,
+        peak_tree_anon=tree_anon * 1024 if anon >= 0 else None,
+        processes=procs,
+    )
+
+
+def measure(
+    argv: Sequence[str | os.PathLike[str]],
+    env: dict[str, str],
+    cwd: Path,
+    ok: tuple[int, ...] = (0,),
+) -> Proc:
+    """Run ``argv`` to completion in a new process (through `_LAUNCHER`), its stdin empty: wall
+    time from fork to reap, CPU time and peak RSS (ru_maxrss) from os.wait4 of that process,
+    peak RssAnon and the peaks of its process tree polled. `BenchError` when it exits with a
+    code not in ``ok``."""
     with (
         tempfile.TemporaryFile() as out,
         tempfile.TemporaryFile() as err,
         tempfile.NamedTemporaryFile("r", encoding="ascii", suffix=".rusage") as report,
     ):
-        launcher = [sys.executable, "-S", "-I", "-c", _LAUNCHER, report.name]
-        done = subprocess.run(
-            [*launcher, *(os.fspath(a) for a in argv)],
+        subprocess.run(
+            [*launcher(Path(report.name)), *(os.fspath(a) for a in argv)],
+            stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,
             env=env,
             cwd=cwd,
             check=False,
         )
-        fields = report.read().split()
+        usage = read_usage(report.read())
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
-    if done.returncode != 0 or len(fields) != 5 or fields[4] != "0":
-        code = fields[4] if len(fields) == 5 else f"launcher {done.returncode}"
+    if usage is None or usage.code not in ok:
+        code = "with no report from the launcher" if usage is None else str(usage.code)
         message = stderr.decode("utf-8", "replace").strip()[-2000:]
         raise BenchError(f"{_shown(argv)} exited {code}: {message}")
-    seconds, cpu, maxrss_kib, anon_kib = float(fields[0]), float(fields[1]), *map(int, fields[2:4])
     return Proc(
-        seconds=seconds,
-        cpu_seconds=cpu,
-        peak_rss=maxrss_kib * 1024,  # Linux reports KiB
-        peak_anon=anon_kib * 1024 if anon_kib >= 0 else None,
+        seconds=usage.seconds,
+        cpu_seconds=usage.cpu_seconds,
+        peak_rss=usage.peak_rss,
+        peak_anon=usage.peak_anon,
         stdout=stdout,
+        peak_tree=usage.peak_tree,
+        peak_tree_anon=usage.peak_tree_anon,
+        processes=usage.processes,
     )
 
 
@@ -373,7 +473,7 @@ def fetch(corpus: Corpus) -> Path:
         return tree / corpus.inner if corpus.inner else _single_child(tree)
     shutil.rmtree(where, ignore_errors=True)
     tree.mkdir(parents=True)
-    note(f"fetching {corpus.spec} ({corpus.source})", "quality")
+    note(f"fetching {corpus.spec} ({corpus.source})")
     unpack(download(corpus.source, corpus.spec, where / "download"), tree)
     done.write_text(corpus.spec)
     return tree / corpus.inner if corpus.inner else _single_child(tree)
@@ -412,6 +512,56 @@ def ensure_repomix() -> tuple[list[str] | None, str]:
         if not script.is_file():
             return None, f"repomix missing: npm install {REPOMIX} left no {script}"
     return [node, str(script)], ""
+
+
+def ensure_aider() -> tuple[Path | None, str]:
+    """aider, installed once into its own venv under bench/.cache with pip, or None and why."""
+    exe = AIDER_VENV / "bin" / "aider"
+    if exe.is_file():
+        return exe, ""
+    note(f"installing {AIDER} into {AIDER_VENV} (once)")
+    try:
+        run([sys.executable, "-m", "venv", AIDER_VENV])
+        run([AIDER_VENV / "bin" / "pip", "install", "-q", AIDER])
+    except BenchError as exc:
+        return None, f"aider missing: {exc}"
+    return exe, ""
+
+
+def aider_env(home: Path) -> dict[str, str]:
+    """aider's environment: an empty home, no model price list fetched, no analytics."""
+    return {**os.environ, "HOME": str(home), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "AIDER_ANALYTICS": "false"}  # fmt: skip
+
+
+def aider_map_argv(exe: Path, budget: int) -> list[str]:
+    """aider printing its repo map of the git work tree it runs in, within ``budget`` tokens,
+    and exiting: no model is called (the key is a dummy), nothing is asked (stdin is empty)."""
+    return [str(exe), "--model", "gpt-4o", "--openai-api-key", "sk-none", "--show-repo-map",
+            "--map-tokens", str(budget), "--map-multiplier-no-files", "1", "--no-gitignore",
+            "--no-check-update", "--no-analytics", "--no-show-model-warnings", "--yes-always",
+            "--no-pretty", "--no-fancy-input"]  # fmt: skip
+
+
+def drop_aider_files(folder: Path) -> None:
+    """What aider leaves in a work tree (its tag cache, its history files), removed, so the
+    next run starts cold and no other tool reads them."""
+    for left in folder.glob(".aider*"):
+        if left.is_dir():
+            shutil.rmtree(left, ignore_errors=True)
+        else:
+            left.unlink(missing_ok=True)
+
+
+def git_snapshot(folder: Path) -> None:
+    """Make ``folder`` a git repository with everything in it committed once, at a fixed date,
+    ignore rules overridden (aider reads only what git tracks)."""
+    env = {**os.environ, "GIT_AUTHOR_DATE": "2020-01-01T00:00:00Z",
+           "GIT_COMMITTER_DATE": "2020-01-01T00:00:00Z"}  # fmt: skip
+    run(["git", "init", "-q"], cwd=folder)
+    run(["git", "add", "-A", "-f"], cwd=folder)
+    run(["git", "-c", "user.email=bench@cas", "-c", "user.name=bench", "commit", "-q", "-m",
+         "import"], cwd=folder, env=env)  # fmt: skip
 
 
 def find_restic() -> str | None:

@@ -34,11 +34,9 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import tomllib
@@ -48,20 +46,24 @@ from pathlib import Path
 
 from bench import harness
 from bench.harness import (
+    AIDER,
     CACHE,
     CORPORA,
     QUESTIONS,
     REPOMIX,
     BenchError,
     Corpus,
+    aider_env,
+    aider_map_argv,
+    drop_aider_files,
+    ensure_aider,
     ensure_repomix,
     fetch,
+    git_snapshot,
     markdown_table,
     run,
 )
 
-AIDER_VENV = CACHE / "aider"
-AIDER = "aider-chat==0.86.2"
 PEER_CACHE = CACHE / "quality-peers" / f"{AIDER}-{REPOMIX}"
 DEFAULT_BUDGETS = (3000, 12000, 32000)
 ENCODING = "o200k_base"
@@ -79,12 +81,7 @@ def prepare(corpus: Corpus, work: Path) -> Path:
     source = fetch(corpus)
     copy = work / corpus.name
     shutil.copytree(source, copy, symlinks=True)
-    env = {**os.environ, "GIT_AUTHOR_DATE": "2020-01-01T00:00:00Z",
-           "GIT_COMMITTER_DATE": "2020-01-01T00:00:00Z"}  # fmt: skip
-    run(["git", "init", "-q"], cwd=copy)
-    run(["git", "add", "-A", "-f"], cwd=copy)
-    run(["git", "-c", "user.email=bench@cas", "-c", "user.name=bench", "commit", "-q", "-m",
-         "import"], cwd=copy, env=env)  # fmt: skip
+    git_snapshot(copy)
     return copy
 
 
@@ -376,39 +373,22 @@ def cas_load_outputs(copy: Path, budget: int, questions: list[Question]) -> dict
     return out
 
 
-def ensure_aider() -> tuple[Path | None, str]:
-    exe = AIDER_VENV / "bin" / "aider"
-    if exe.is_file():
-        return exe, ""
-    note(f"installing {AIDER} into {AIDER_VENV} (once)")
-    try:
-        run([sys.executable, "-m", "venv", AIDER_VENV])
-        run([AIDER_VENV / "bin" / "pip", "install", "-q", AIDER])
-    except BenchError as exc:
-        return None, f"aider missing: {exc}"
-    return exe, ""
-
-
 def aider_output(exe: Path, copy: Path, budget: int) -> Output:
     home = Path(tempfile.mkdtemp(prefix="aider-home-"))
-    env = {**os.environ, "HOME": str(home), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-           "AIDER_ANALYTICS": "false"}  # fmt: skip
-    argv = [exe, "--model", "gpt-4o", "--openai-api-key", "sk-none", "--show-repo-map",
-            "--map-tokens", str(budget), "--map-multiplier-no-files", "1", "--no-gitignore",
-            "--no-check-update", "--no-analytics", "--no-show-model-warnings", "--yes-always",
-            "--no-pretty", "--no-fancy-input"]  # fmt: skip
     started = time.perf_counter()
     try:
-        out = run(argv, cwd=copy, env=env, stdin=subprocess.DEVNULL, timeout=900)
+        out = run(
+            aider_map_argv(exe, budget),
+            cwd=copy,
+            env=aider_env(home),
+            stdin=subprocess.DEVNULL,
+            timeout=900,
+        )
     except (BenchError, subprocess.TimeoutExpired) as exc:
         return Output(error=str(exc))
     finally:
         shutil.rmtree(home, ignore_errors=True)
-        for cache in copy.glob(".aider*"):
-            if cache.is_dir():
-                shutil.rmtree(cache, ignore_errors=True)
-            else:
-                cache.unlink(missing_ok=True)
+        drop_aider_files(copy)
     seconds = time.perf_counter() - started
     start = out.find("Here are summaries")
     if start < 0:

@@ -1,0 +1,58 @@
+"""The benchmarks' measured process: its memory is counted with every process below it, and its
+exit code is an answer only when the caller says so."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench import harness
+
+MIB = 1 << 20
+# Two children at once, each touching 48 MiB and holding it for two seconds (long enough for
+# the launcher, which looks for new processes every 50 ms, to see both on a busy machine).
+HOLD = "import time; block = b'x' * (48 << 20); time.sleep(2)"
+PARENT = f"""
+import subprocess, sys
+children = [subprocess.Popen([sys.executable, "-c", {HOLD!r}]) for _ in range(2)]
+sys.exit(max(child.wait() for child in children))
+"""
+
+
+def test_the_memory_of_a_process_tree_is_the_sum_of_its_processes(tmp_path: Path) -> None:
+    proc = harness.measure([sys.executable, "-c", PARENT], dict(os.environ), tmp_path)
+    assert proc.processes >= 3
+    # ru_maxrss knows one process at a time (the parent, or its largest child once reaped);
+    # the tree holds both children's blocks at once.
+    assert proc.peak_rss < 2 * 48 * MIB
+    assert proc.peak_tree >= 2 * 48 * MIB
+    assert proc.peak_tree_anon is not None and proc.peak_tree_anon >= 2 * 48 * MIB
+
+
+def test_a_lone_process_is_its_own_tree(tmp_path: Path) -> None:
+    proc = harness.measure([sys.executable, "-c", HOLD], dict(os.environ), tmp_path)
+    assert proc.processes == 1
+    assert proc.peak_rss >= 48 * MIB
+    assert proc.peak_tree >= proc.peak_rss
+    assert proc.peak_tree < 2 * 48 * MIB
+
+
+def test_an_exit_code_is_an_answer_only_when_allowed(tmp_path: Path) -> None:
+    env = dict(os.environ)
+    with pytest.raises(harness.BenchError, match="exited 3: nope"):
+        harness.measure(["sh", "-c", "echo nope >&2; exit 3"], env, tmp_path)
+    done = harness.measure(["sh", "-c", "echo found; exit 1"], env, tmp_path, ok=(0, 1))
+    assert done.stdout == b"found\n"
+    with pytest.raises(harness.BenchError, match="cannot run"):
+        harness.measure([str(tmp_path / "no-such-program")], env, tmp_path)
+
+
+def test_a_launcher_that_wrote_no_report_reads_as_none() -> None:
+    assert harness.read_usage("") is None
+    usage = harness.read_usage("1.5 0.25 2048 1024 0 6144 3072 3")
+    assert usage is not None
+    assert (usage.peak_rss, usage.peak_tree, usage.peak_tree_anon) == (2 * MIB, 6 * MIB, 3 * MIB)
+    assert (usage.seconds, usage.cpu_seconds, usage.code, usage.processes) == (1.5, 0.25, 0, 3)
