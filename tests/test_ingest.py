@@ -53,7 +53,7 @@ def test_processes_and_threads_give_the_same_facts_and_blobs(tmp_path: Path) -> 
     assert in_procs == in_threads
     assert procs.bytes_read == threads.bytes_read > 0
     assert set(procs.work) == set(threads.work) == {
-        "read", "hash", "secret scan", "compress and check", "lexicon"
+        "read", "hash", "secret scan", "compress and check", "lexicon", "terms"
     }  # fmt: skip
 
 
