@@ -115,6 +115,19 @@ class StoreAccessError(UsageError):
         self.problem = problem
 
 
+class IndexUnavailable(UsageError):
+    """The search index cannot be used or rebuilt where it is (its folder cannot be opened,
+    created or written): rebuilding would not help, the user must."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(
+            f"cannot use the search index {_path(path)}: {problem}; make it writable, or delete "
+            "it (a cache: the next search rebuilds it)"
+        )
+        self.path = path
+        self.problem = problem
+
+
 class StoreDamaged(UsageError):
     """The store's data file is damaged (truncated, overwritten, bits flipped): it is refused
     before anything reads the damaged part, by every command alike."""

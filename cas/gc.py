@@ -21,7 +21,6 @@ of the candidates it holds, reading them while they still exist.
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -122,14 +121,11 @@ def collect(
     sweep.reachable = roots.reachable()
     kept_by_grace = sweep.find_candidates(progress)
 
-    if not dry_run and sweep.candidates:
-        emit(progress, "index", 0, len(sweep.candidates))
-        report_index = _forget_indexed(store, sweep.candidates)
-    else:
-        report_index = 0
     emit(progress, "sweep", 0, len(sweep.candidates))
     report = sweep.run(lease_wait_s, lease_ttl_ns)
-    report.index_dropped = report_index
+    if not dry_run and report.pruned:
+        emit(progress, "index", 0)
+        report.index_dropped = _compact_index(store)
     report.manifests = sum(1 for m in roots.manifests if m.path is not None)
     report.pins = len(roots.pins)
     report.reachable = len(sweep.reachable)
@@ -244,28 +240,21 @@ class _Sweep:
         return out
 
 
-def _forget_indexed(store: Store, candidates: list[Digest]) -> int:
-    """Drop the search index's entries of the bodies gc is about to delete, while they can
-    still be read (a contentless index deletes a row by its terms, `cas.textindex`). A
-    candidate the sweep then spares is merely no longer indexed: the next search indexes it
-    again."""
+def _compact_index(store: Store) -> int:
+    """Drop the bodies the store no longer holds from the search index, once they are a
+    quarter of it (`cas.textindex.TextIndex.compact`): until then they only take room, since a
+    search scores only the bodies of the packs it searches. A cache: a problem with it is no
+    problem of gc's."""
     try:
         index = textindex.TextIndex.open(store.path, create=False)
     except CasError:
-        return 0  # busy: a cache; its stale rows are never shown (hits map through manifests)
+        return 0
     if index is None:
         return 0
-
-    def read(digest: Digest) -> bytes | None:
-        try:
-            return store.get(digest)
-        except CasError:
-            return None
-
     with index:
         try:
-            return index.forget(candidates, read)
-        except sqlite3.Error:
+            return index.compact(store.has_many)
+        except CasError:
             return 0
 
 

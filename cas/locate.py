@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Final
 
 from cas import manifest as mf
+from cas.cache import Cache
 from cas.digest import Digest
 from cas.display import echoed, shown
-from cas.errors import BlobNotFound, InputError, NotFound, ProblemError, UsageError
+from cas.errors import BlobNotFound, CasError, InputError, NotFound, ProblemError, UsageError
 from cas.store import Store
 
 MANIFEST_DIRNAME: Final = "manifests"
@@ -158,15 +159,27 @@ def load_pack(spec: str, folder: str | os.PathLike[str], store: Store | None) ->
             data = store.get(digest)
         except BlobNotFound:
             raise NotFound("pack", spec, "no blob with that digest in the store") from None
-        manifest = mf.decode(data, spec)
+        manifest = mf.decode(data, spec, trusted=_known_valid(store, digest))
         return LocatedPack(manifest.name, data, digest, manifest, spec)
     path = find_pack_file(spec, folder)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(str(path), exc.strerror or str(exc)) from None
-    manifest = mf.decode(data, str(path))
-    return LocatedPack(name_of(path), data, Digest.of(data), manifest, str(path), path)
+    digest = Digest.of(data)
+    manifest = mf.decode(data, str(path), trusted=_known_valid(store, digest))
+    return LocatedPack(name_of(path), data, digest, manifest, str(path), path)
+
+
+def _known_valid(store: Store | None, digest: Digest) -> bool:
+    """Whether these bytes were encoded by a writer of manifests of this store, which recorded
+    their digest (`cas.manifest.VALID_NS`): then they need no validation again."""
+    if store is None:
+        return False
+    try:
+        return Cache(store).get(mf.VALID_NS, bytes(digest)) is not None
+    except CasError:
+        return False
 
 
 def pack_digest(spec: str, folder: str | os.PathLike[str]) -> Digest:

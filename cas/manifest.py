@@ -54,6 +54,10 @@ KINDS: Final = ("lite", "full", "load", "memory")
 TIERS: Final = ("high", "medium", "low")
 ENTRY_KINDS: Final = ("file", "symlink")
 MAX_BYTES: Final = 256 << 20
+# The cache namespace (`cas.cache.Cache`) where a writer of manifests records the digest of each
+# one it encoded: bytes under that digest are known valid and canonical, and are decoded
+# without validating them again (`cas.locate.load_pack`).
+VALID_NS: Final = "manifest-valid:1"
 _PIECE: Final = 1 << 20  # encoding of a large manifest: its bytes are gathered in pieces this big
 
 _TOP_KEYS: Final = frozenset(

@@ -34,6 +34,7 @@ Nothing but protocol is written to stdout.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -184,7 +185,7 @@ class Service:
                 name = self._located(pack)[0]
                 memories = [m for m in memories if m.name == name]
                 packs = [] if memories else [name]
-            index = TextIndex.open(self.store.path)
+            index = TextIndex.open(self.store.path, note=_note)
             assert index is not None
             with index:
                 hits = search(
@@ -207,7 +208,7 @@ class Service:
 
         def run() -> str:
             config = load_config(self.root)
-            index = TextIndex.open(self.store.path)
+            index = TextIndex.open(self.store.path, note=_note)
             assert index is not None
             with index:
                 loader = Loader(
@@ -294,7 +295,7 @@ class Service:
             raise ToolFailure(f"k={k}: ask for 1 to {MAX_K} results")
 
         def run() -> list[dict[str, Any]]:
-            index = TextIndex.open(self.store.path)
+            index = TextIndex.open(self.store.path, note=_note)
             assert index is not None
             with index:
                 found = search(self.store, index, chosen, query, k=k)
@@ -348,6 +349,12 @@ def _line_range(text: str, path: str, first: int | None, last: int | None) -> st
     if last is not None and last < a:
         raise UsageError(f"last={last} is before first={a}: {valid}")
     return "".join(lines[a - 1 : b])
+
+
+def _note(text: str) -> None:
+    """A note of the server's (the search index set aside and rebuilt): stderr, since stdout
+    is the protocol's."""
+    print(f"cas: note: {one_line(text)}", file=sys.stderr, flush=True)
 
 
 def _today() -> str:
@@ -411,7 +418,12 @@ def build_server(service: Service) -> Any:
                 cause = exc.__cause__
                 if isinstance(cause, ValidationError):
                     raise ToolError(f"{name}: {_arguments_problem(cause)}") from None
-                raise ToolError(one_line(str(exc))) from None
+                message = str(exc)
+                # A deliberate error is the CLI's line as it is; the SDK's prefix says nothing.
+                prefix = f"Error executing tool {name}: "
+                if isinstance(cause, ToolError) and message.startswith(prefix):
+                    message = message[len(prefix) :]
+                raise ToolError(one_line(message)) from None
 
     server = Server("cas", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
@@ -420,6 +432,8 @@ def build_server(service: Service) -> Any:
             return fn()
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
+        except CasError as exc:  # wherever it was raised: its one line, as the CLI prints it
+            raise ToolError(one_line(str(exc))) from None
 
     @server.tool()
     def list_packs() -> list[dict[str, Any]]:

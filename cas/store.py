@@ -1250,7 +1250,7 @@ class Store:
     # Keys of these tables are chosen by callers (names, paths). One longer than LMDB takes
     # cannot be there, so reading or deleting it finds nothing, and writing it is refused with
     # `KeyTooLong`, before any transaction: never MDB_BAD_VALSIZE, never "store is full".
-    # (The cache keys its long keys by digest, see packer/cache.py.)
+    # (The cache keys its long keys by digest, see cas/cache.py.)
 
     def kv_get(self, table: KvTable, key: bytes) -> bytes | None:
         _check_kv(table)

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Final
 
-from cas import frame, locate
+from cas import frame, locate, textindex
 from cas import roots as roots_mod
 from cas.digest import Digest
-from cas.errors import CorruptBlob, NotFound, StoreDamaged, UsageError
+from cas.errors import CasError, CorruptBlob, NotFound, StoreDamaged, UsageError
 from cas.events import ProgressSink, emit
 from cas.reader import BlobReader
 from cas.report import json_rule
@@ -78,6 +78,9 @@ class VerifyReport:
         default=None, metadata=json_rule(convert=lambda s: f"{s[0]}/{s[1]}" if s else None)
     )
     recorded: bool = False
+    # The search index beside the store (a cache: what is wrong there is a note, never a
+    # problem of the store): "sound", "absent", or what was set aside.
+    search_index: str = "absent"
 
     @property
     def ok(self) -> bool:
@@ -142,8 +145,29 @@ def verify(
         record=record and not store.readonly,
         progress=progress,
     )
+    report.search_index = _check_index(store)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _check_index(store: Store) -> str:
+    """Re-hash the search index whole (`cas.textindex.TextIndex.verify`); a damaged segment is
+    set aside for the next search to rebuild."""
+    try:
+        index = textindex.TextIndex.open(store.path, create=False)
+    except CasError as exc:
+        return str(exc)
+    if index is None:
+        return "absent"
+    with index:
+        opened = list(index.notes)  # set aside while opening it
+        bad = index.verify()
+    if bad:
+        return (
+            f"search index: set aside {len(bad)} damaged segment(s) ({bad[0]}); the next "
+            "search rebuilds it"
+        )
+    return "; ".join(opened) if opened else "sound"
 
 
 def _verify(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -24,6 +24,7 @@ import msgpack
 
 from cas import locate, roots
 from cas import manifest as mf
+from cas.cache import Cache
 from cas.digest import Digest
 from cas.errors import BudgetError, CasError, UnknownName
 from cas.events import ProgressSink, emit
@@ -32,7 +33,7 @@ from cas.lease import Lease
 from cas.report import json_rule, pairs, rounded
 from cas.residency import trim_heap
 from cas.store import Store
-from packer.cache import Cache
+from cas.words import Terms
 from packer.config import Config, Scope, Target, assign_scopes, glob_spec
 from packer.explain import Explanation
 from packer.fitting import HIGH, LOW, MEDIUM, Choice, fit
@@ -147,8 +148,11 @@ class Packer:
         allow_secrets: Sequence[str] = (),
         progress: ProgressSink | None = None,
         now: dt.date | None = None,
+        terms: Callable[[Digest, Terms | None], None] | None = None,
     ) -> None:
         self.root = root
+        # Where the ingest sends each new body's search terms (`cas.textindex.Writer.add`).
+        self.terms = terms
         # The day rules with an age condition count to (packer.rules); None: they match nothing.
         self.now = now
         self.store = store
@@ -233,7 +237,13 @@ class Packer:
         )
         report.files = len(todo)
         with self.store.batch() as batch:
-            ingest = Ingest(batch, self.cache, self.counter, allow_secrets=self.allow_secrets)
+            ingest = Ingest(
+                batch,
+                self.cache,
+                self.counter,
+                allow_secrets=self.allow_secrets,
+                terms=None if check else self.terms,
+            )
             read = [0]  # bytes of the files taken in so far (their sizes)
 
             def tick(done: int, nbytes: int) -> None:
@@ -620,6 +630,7 @@ class Packer:
                     batch.touch(e.summary)
             batch.put(data)
         self.cache.put(MEMO_NS, memo_key, bytes(digest))
+        self.cache.put(mf.VALID_NS, bytes(digest), b"")
         self._prepare_folder()
         if self._lease is not None:
             self._lease.check()  # a gc that found the lease stale may have pruned our blobs

@@ -31,11 +31,13 @@ import msgpack
 
 from cas import procpool
 from cas.batch import Batch, Prepared
+from cas.cache import Cache
 from cas.digest import Digest
 from cas.fsutil import read_pieces, read_upto
 from cas.store import WorkerView
+from cas.textindex import body_terms, raw_terms, terms_of_raw
 from cas.threads import Threads
-from packer.cache import Cache
+from cas.words import Terms
 from packer.lexicon import cache_namespace, lex
 from packer.lexicon import encode as encode_lexicon
 from packer.scan import ChangedFile, ScannedFile, ScanNote, TreeOpener, is_binary
@@ -101,13 +103,16 @@ class _Worked:
     fact: Fact
     prepared: Prepared | None
     secrets: list[SecretFinding] | None  # computed now (to cache), or None if it came cached
-    seconds: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0, 0.0)  # see WORK_STEPS
+    seconds: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # see WORK_STEPS
     source: Digest | None = None  # the digest of the bytes read, which the findings are cached by
     read: int = -1  # how many bytes were read (a redacted body is shorter)
     lexicon: tuple[str, bytes] | None = None  # (cache namespace, encoded lexicon) made now
+    # The body's search terms (`cas.words`), found in the same pass when the run feeds an
+    # index: (keys, masks, lines, width), keys and masks little-endian; empty for a binary.
+    terms: tuple[bytes, bytes, int, int] | None = None
 
 
-WORK_STEPS = ("read", "hash", "secret scan", "compress and check", "lexicon")
+WORK_STEPS = ("read", "hash", "secret scan", "compress and check", "lexicon", "terms")
 
 
 def _secret_kind(findings: list[SecretFinding]) -> str:
@@ -200,8 +205,12 @@ class Ingest:
         allow_secrets: Iterable[str] = (),
         workers: int | None = None,
         processes: bool | None = None,
+        terms: Callable[[Digest, Terms | None], None] | None = None,
     ) -> None:
         self.batch = batch
+        # Where each body's search terms go (`cas.textindex.Writer.add`), found while its
+        # bytes are at hand; None: not found at all.
+        self.terms = terms
         self.processes = processes  # None: processes for large runs, threads for small ones
         self.cache = cache
         self.counter = counter
@@ -368,7 +377,7 @@ class Ingest:
     def _in_processes(
         self, todo: list[ScannedFile]
     ) -> Iterator[tuple[ScannedFile, _Worked | OSError | None]]:
-        extra = (self._secrets_ns, frozenset(self.allow))
+        extra = (self._secrets_ns, frozenset(self.allow), self.terms is not None)
         opener = self.batch.store.worker_opener(level=self.batch.level, extra=extra)
         for f, got in procpool.run(opener, _task, todo, inline=self._inline_only):
             yield f, _Unreadable(got) if isinstance(got, str) else got
@@ -399,6 +408,8 @@ class Ingest:
             report.redacted.append((f.path, fact.redacted))
         if worked.prepared is not None:
             self.batch.add(worked.prepared)
+        if worked.terms is not None and self.terms is not None and fact.digest is not None:
+            self.terms(fact.digest, terms_of_raw(worked.terms))
         return fact, read
 
     # --- per file -----------------------------------------------------------------------------
@@ -454,12 +465,24 @@ class Ingest:
 
     def _work(self, f: ScannedFile) -> _Worked | None:
         return work_file(
-            f, f.path in self.allow, self.cache, self.batch, self._secrets_ns, self._opener(f)
+            f,
+            f.path in self.allow,
+            self.cache,
+            self.batch,
+            self._secrets_ns,
+            self._opener(f),
+            self.terms is not None,
         )
 
 
 def work_file(
-    f: ScannedFile, allowed: bool, cache: Cache, batch: Batch, secrets_ns: str, opener: TreeOpener
+    f: ScannedFile,
+    allowed: bool,
+    cache: Cache,
+    batch: Batch,
+    secrets_ns: str,
+    opener: TreeOpener,
+    want_terms: bool = False,
 ) -> _Worked | None:
     """Read, hash, scan for secrets, compress and check one file (a worker's job: a thread's,
     or a process's with its own read-only view of the store). None: the file has grown past
@@ -487,7 +510,7 @@ def work_file(
             if body is None:
                 fact = Fact(f.path, "file", len(data), None, forced=f"secret: {kind}", secret=kind)
                 t3 = time.perf_counter()
-                seconds = (t1 - t0, t2 - t1, t3 - t2, 0.0, 0.0)
+                seconds = (t1 - t0, t2 - t1, t3 - t2, 0.0, 0.0, 0.0)
                 return _Worked(fact, None, secrets, seconds, source, read)
             data, redacted = body, kind
             digest = Digest.of(data)
@@ -500,8 +523,18 @@ def work_file(
     else:
         fact = Fact(f.path, "file", len(data), digest, text=True, redacted=redacted)
         made = _lexicon(f.path, data, digest, cache)
-    seconds = (t1 - t0, t2 - t1, t3 - t2, t4 - t3, time.perf_counter() - t4)
-    return _Worked(fact, prepared, secrets, seconds, source, read, made)
+    t5 = time.perf_counter()
+    terms = _terms(data) if want_terms else None
+    seconds = (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, time.perf_counter() - t5)
+    return _Worked(fact, prepared, secrets, seconds, source, read, made, terms)
+
+
+def _terms(data: bytes) -> tuple[bytes, bytes, int, int]:
+    """The body's search terms as bytes, to travel from a worker process."""
+    found = body_terms(data)
+    if found is None:
+        return b"", b"", 0, 0
+    return raw_terms(found)
 
 
 def _lexicon(path: str, data: bytes, digest: Digest, cache: Cache) -> tuple[str, bytes] | None:
@@ -536,12 +569,14 @@ _PROCESS_OPENERS: dict[str, TreeOpener] = {}
 
 def _task(view: WorkerView, f: ScannedFile) -> _Worked | str | None:
     """`work_file` in a worker process; a file that cannot be read gives its note."""
-    secrets_ns, allow = view.extra
+    secrets_ns, allow, want_terms = view.extra
     opener = _PROCESS_OPENERS.get(f.root)
     if opener is None:
         opener = _PROCESS_OPENERS[f.root] = TreeOpener(f.root)
     try:
-        return work_file(f, f.path in allow, Cache(view.store), view.batch, secrets_ns, opener)
+        return work_file(
+            f, f.path in allow, Cache(view.store), view.batch, secrets_ns, opener, want_terms
+        )
     except OSError as exc:
         return _problem(exc)
 

@@ -27,6 +27,7 @@ A `Lexicon` is cached by content digest (`encode`/`decode`); `LEXICON_VERSION` n
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import sys
@@ -39,6 +40,7 @@ from typing import Final
 
 import msgpack
 
+from cas.words import native_module
 from packer.lang import LANGUAGES as RECORDS
 from packer.lang import is_readme, language_for, named
 from packer.lang.record import Declarations, Lexing, Reader, word_set
@@ -247,10 +249,59 @@ _SHAPED = re.compile(rb"\b(?=[a-z]*[A-Z_0-9])[A-Za-z_][A-Za-z0-9_]{%d,}\b" % (MI
 
 def _words(
     data: bytes, keywords: frozenset[bytes], prose: bytes = b"", bound: Collection[bytes] = ()
-) -> tuple[bytes, bytes, Counter[bytes]]:
+) -> tuple[bytes, bytes, dict[bytes, int]]:
     """The fingerprints of the distinct references of ``data`` (code) and ``prose`` (its
-    comments and docstrings) in order of first use, their counts (see `Lexicon`), and the
-    counts of every word. Names in ``bound`` (bound by an import) are not references."""
+    comments and docstrings) in order of first use, their counts (see `Lexicon`), and how often
+    each name of ``bound`` (bound by an import) is used; those names are not references."""
+    native = native_module()
+    if native is None:
+        return _python_words(data, keywords, prose, bound)
+    wanted = sorted(set(bound))
+    exclude = _excluded(keywords, wanted)
+    wanted_fps = _le(array("Q", [fingerprint(w) for w in wanted]))
+    fps, counts, uses = native.refs(data, MIN_REF, False, exclude, wanted_fps)
+    bound_uses = dict(zip(wanted, _from_le("I", uses), strict=True))
+    if prose:
+        said, _, said_uses = native.refs(prose, MIN_REF, True, exclude, wanted_fps)
+        for w, n in zip(wanted, _from_le("I", said_uses), strict=True):
+            # a bound name only mentioned in prose counts once, as any shaped name there
+            if n and not bound_uses[w] and len(w) >= MIN_REF and _SHAPED.fullmatch(w):
+                bound_uses[w] = 1
+        if said:
+            known = set(_from_le("Q", fps))
+            more = [fp for fp in _from_le("Q", said) if fp not in known]
+            if more:
+                fps += _le(array("Q", more))
+                counts += _le(array("I", [1] * len(more)))
+    fp_list, count_list = _from_le("Q", fps), _from_le("I", counts)
+    if len(fp_list) > MAX_REFS:
+        keep = sorted(range(len(fp_list)), key=lambda i: (-count_list[i], i))[:MAX_REFS]
+        keep.sort()
+        fp_list = array("Q", [fp_list[i] for i in keep])
+        count_list = array("I", [count_list[i] for i in keep])
+    if count_list and max(count_list) > 65535:
+        count_list = array("I", [min(c, 65535) for c in count_list])
+    return _le(fp_list), _le(array("H", count_list)), bound_uses
+
+
+@functools.lru_cache(maxsize=64)
+def _keyword_fps(keywords: frozenset[bytes]) -> tuple[int, ...]:
+    return tuple(sorted({fingerprint(w) for w in keywords}))
+
+
+def _excluded(keywords: frozenset[bytes], bound: list[bytes]) -> bytes:
+    """The sorted fingerprints of the names that are never references here."""
+    fps = _keyword_fps(keywords)
+    if bound:
+        fps = tuple(sorted({*fps, *(fingerprint(w) for w in bound)}))
+    return _le(array("Q", fps))
+
+
+def _python_words(
+    data: bytes, keywords: frozenset[bytes], prose: bytes = b"", bound: Collection[bytes] = ()
+) -> tuple[bytes, bytes, dict[bytes, int]]:
+    """`_words` in Python alone (where `cas._words` was not built): the same result, the
+    reference the native version is tested against."""
     counted = Counter(data.translate(_TO_WORDS).split())
     if prose:
         # A name only mentioned in prose counts once; uses are counted in code.
@@ -268,7 +319,7 @@ def _words(
     uses = [counted[w] for w in names]
     if uses and max(uses) > 65535:
         uses = [min(u, 65535) for u in uses]
-    return _le(fps), _le(array("H", uses)), counted
+    return _le(fps), _le(array("H", uses)), {w: counted[w] for w in bound}
 
 
 # --- the shared declaration scan --------------------------------------------------------------
@@ -352,7 +403,7 @@ class _Builder:
         """The lexicon, with the references of ``data`` and ``prose``."""
         return self.done(_words(data, keywords, prose, {local for _, _, local in self.bound}))
 
-    def done(self, refs: tuple[bytes, bytes, Counter[bytes]]) -> Lexicon:
+    def done(self, refs: tuple[bytes, bytes, dict[bytes, int]]) -> Lexicon:
         defined = sorted(self.defines)[:MAX_DEFINES]
         attributes = self.attributes - self.minor - self.toplevel
         minor = (self.minor | attributes) - self.toplevel
@@ -380,7 +431,11 @@ class _Builder:
             tuple(
                 sorted(
                     {
-                        (spec.decode("utf-8", "replace"), name.decode("ascii"), refs[2][local])
+                        (
+                            spec.decode("utf-8", "replace"),
+                            name.decode("ascii"),
+                            refs[2].get(local, 0),
+                        )
                         for spec, name, local in self.bound
                         if _PY_NAME.fullmatch(name)
                     }
@@ -815,7 +870,7 @@ _PATH = re.compile(
 
 def _document(
     data: bytes, b: _Builder, not_refs: frozenset[bytes]
-) -> tuple[bytes, bytes, Counter[bytes]]:
+) -> tuple[bytes, bytes, dict[bytes, int]]:
     """A document refers to the identifiers in its code and to the paths its code and links
     name; its prose is not code, so words there are not references."""
     code = [m.group(2) for m in _FENCE.finditer(data)]

@@ -39,6 +39,7 @@ from typing import Final
 
 from cas import locate
 from cas import manifest as mf
+from cas.cache import Cache
 from cas.digest import Digest
 from cas.display import echoed
 from cas.errors import LoadBudgetError, NotFound, UsageError
@@ -46,7 +47,6 @@ from cas.events import ProgressSink
 from cas.store import Store
 from cas.textindex import WORD, TextIndex, query_names, split_name
 from packer import outline as outline_mod
-from packer.cache import Cache
 from packer.config import Budget, LoadConfig
 from packer.fitting import HIGH, LOW, TIER_NAMES, Choice, Offer, SymbolOffer, fit
 from packer.ingest import Fact

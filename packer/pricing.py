@@ -29,11 +29,11 @@ from math import isqrt
 
 import msgpack
 
+from cas.cache import Cache
 from cas.digest import Digest
 from cas.manifest import Entry
 from cas.store import Store
 from packer import outline as outline_mod
-from packer.cache import Cache
 from packer.fitting import HIGH, LOW, MEDIUM, Offer, SymbolOffer
 from packer.ingest import RENDER_VERSION, Fact
 from packer.lang import language_for

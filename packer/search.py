@@ -38,7 +38,15 @@ from cas.errors import BlobNotFound, CorruptBlob, NotFound, UsageError
 from cas.events import ProgressSink, emit
 from cas.report import json_rule, pairs
 from cas.store import Store
-from cas.textindex import WORD, QueryName, TextIndex, query_names, split_name, text_of
+from cas.textindex import (
+    WORD,
+    QueryName,
+    TextIndex,
+    definition_key,
+    query_names,
+    split_name,
+    text_of,
+)
 from cas.visibility import granted_pack, is_memory_pack, visible
 from packer.wildmatch import GlobList
 
@@ -47,14 +55,6 @@ WHOLE_WORD: Final = 2
 PART: Final = 1
 PATH_FACTOR: Final = 2
 DEFINES: Final = 3  # a file defining a name of the query gains this many times its weight
-RERANK: Final = 200  # files read per word to find where the query's names are defined
-# A line that defines NAME, in the languages the packer reads: a keyword before it, or NAME
-# assigned or declared with a type at the start of a line.
-_DEFINITION: Final = (
-    r"(?:\b(?:def|class|func|fn|function|type|interface|struct|trait|enum|const|let|var|"
-    r"module|impl|macro_rules!|object|record|protocol|extension|defmacro)\s+(?:\([^)]*\)\s*)?"
-    r"{name}\b)|(?:^\s*(?:export\s+)?(?:pub\s+)?{name}\s*(?::[^=\n]*)?=[^=])"
-)
 SNIPPET_LINES: Final = 3
 SNIPPET_WIDTH: Final = 200
 _FRACTION: Final = 6  # fixed-point bits of `idf`
@@ -273,96 +273,142 @@ class Scored:
     terms: list[Term]
     files: int
     scores: dict[str, int] = field(default_factory=dict)  # path -> score
+    # Windows given outright (first line, last line) -> score; the others are made from
+    # `marks` when asked for (`spans`), which only the files shown need.
     windows: dict[str, dict[tuple[int, int], int]] = field(default_factory=dict)
     weights: dict[tuple[str, ...], int] = field(default_factory=dict)  # term -> weight x idf
+    # Per body: (windows mask, weight) of each term it holds, and its (lines, window size).
+    marks: dict[Digest, list[tuple[int, int]]] = field(default_factory=dict)
+    shapes: dict[Digest, tuple[int, int]] = field(default_factory=dict)
+    digest_of: dict[str, Digest] = field(default_factory=dict)
 
     def ranked(self) -> list[tuple[str, int]]:
         return sorted(self.scores.items(), key=lambda kv: (-kv[1], kv[0].encode()))
+
+    def spans(self, path: str) -> dict[tuple[int, int], int]:
+        """(first line, last line) -> score of each window of ``path`` holding a term."""
+        given = self.windows.get(path)
+        if given is not None:
+            return given
+        digest = self.digest_of.get(path)
+        if digest is None:
+            return {}
+        lines, width = self.shapes[digest]
+        out: dict[tuple[int, int], int] = {}
+        for mask, weight in self.marks[digest]:
+            for first, last in windows_of(mask, lines, width):
+                out[(first, last)] = out.get((first, last), 0) + weight
+        return out
+
+
+def windows_of(mask: int, lines: int, width: int) -> list[tuple[int, int]]:
+    """(first line, last line) of each window in a mask, from 1."""
+    out = []
+    index = 0
+    while mask:
+        if mask & 1:
+            first = index * width + 1
+            out.append((first, min(first + width - 1, max(lines, first))))
+        mask >>= 1
+        index += 1
+    return out
+
+
+def _best_and_total(marks: list[tuple[int, int]]) -> tuple[int, int]:
+    """The best window's score and the sum over windows, from each term's (mask, weight)."""
+    total = sum(w * m.bit_count() for m, w in marks)
+    if len(marks) == 1:
+        return marks[0][1], total
+    either = 0
+    for m, _ in marks:
+        either |= m
+    best = 0
+    bit = 0
+    while either:
+        if either & 1:
+            here = sum(w for m, w in marks if m >> bit & 1)
+            best = max(best, here)
+        either >>= 1
+        bit += 1
+    return best, total
 
 
 def score(
     index: TextIndex, src: Source, query: str, read: Callable[[Digest], str] | None = None
 ) -> Scored:
-    """Score every file of ``src`` that holds a term of ``query``; with ``read``, the best
-    `RERANK` files are read and those that define a name of the query (``def NAME``,
-    ``class NAME``, ``func NAME``, ``NAME =`` ...) gain `DEFINES` times its weight."""
+    """Score every file of ``src`` that holds a term of ``query``; with ``read`` given, files
+    that define a name of the query (``def NAME``, ``class NAME``, ``func NAME``, ``NAME =``:
+    the index's definition terms) gain `DEFINES` times its weight (the index knows where names
+    are defined, so ``read`` is not called)."""
     terms = query_terms(query)
     out = Scored(terms, len(src.paths))
-    per_window: dict[Digest, dict[tuple[int, int], int]] = {}
+    wanted = src.paths
     for term in terms:
-        hits = [h for h in index.windows(term.words) if h[0] in src.paths]
-        holding = len({d for d, _, _ in hits})
-        weight = term.weight * idf(len(src.paths), holding)
+        postings = [p for p in index.term(term.words) if p.digest in wanted]
+        weight = term.weight * idf(len(wanted), len(postings))
         out.weights[term.words] = weight
-        for digest, first, last in hits:
-            spans = per_window.setdefault(digest, {})
-            spans[(first, last)] = spans.get((first, last), 0) + weight
-    path_terms = [(t.words, out.weights[t.words]) for t in terms if len(t.words) == 1]
-    for digest, spans in per_window.items():
-        best = max(spans.values())
-        rest = min(best // 2, (sum(spans.values()) - best) // 16)
+        for p in postings:
+            marks = out.marks.get(p.digest)
+            if marks is None:
+                marks = out.marks[p.digest] = []
+                out.shapes[p.digest] = (p.lines, p.width)
+            marks.append((p.mask, weight))
+    path_terms = [(t.words[0], out.weights[t.words]) for t in terms if len(t.words) == 1]
+    for digest, marks in out.marks.items():
+        best, total = _best_and_total(marks)
+        rest = min(best // 2, (total - best) // 16)
         for path in src.paths[digest]:
             out.scores[path] = best + rest + _path_score(path, path_terms)
-            out.windows[path] = spans
+            out.digest_of[path] = digest
     # a file whose path alone answers (``router.go`` for "router") counts too
-    for path, e in src.entries.items():
-        if path not in out.scores and e.digest is not None:
-            bonus = _path_score(path, path_terms)
-            if bonus:
-                out.scores[path] = bonus
-                out.windows[path] = {}
+    if path_terms:
+        for path, e in src.entries.items():
+            if path not in out.scores and e.digest is not None:
+                bonus = _path_score(path, path_terms)
+                if bonus:
+                    out.scores[path] = bonus
+                    out.windows[path] = {}
     if read is not None:
-        _rerank(out, index, src, terms, read)
+        _rerank(out, index, src, terms)
     return out
 
 
-def _rerank(
-    out: Scored, index: TextIndex, src: Source, terms: list[Term], read: Callable[[Digest], str]
-) -> None:
+def _rerank(out: Scored, index: TextIndex, src: Source, terms: list[Term]) -> None:
     """Files that define a code-shaped name of the query gain the best score so far plus
     `DEFINES` times the name's weight (split between the words of a dotted name; half for a
-    definition that is indented, a method or a nested function): the files holding each word
-    are read (at most `RERANK`, best first) and searched for a line defining it."""
+    definition that is indented, a method or a nested function)."""
     bonus: dict[str, int] = {}
     best = max(out.scores.values(), default=0)
     for term in terms:
         if term.weight != WHOLE_CODE:
             continue
         weight = out.weights[term.words]
+        gain = (best + weight * DEFINES) // len(term.words)
         for word in term.words:
-            holding = sorted(
-                {p for d, _, _ in index.windows((word,)) if d in src.paths for p in src.paths[d]},
-                key=lambda p: (-out.scores.get(p, 0), p.encode()),
-            )[:RERANK]
-            pattern = re.compile(
-                _DEFINITION.format(name=re.escape(word)), re.IGNORECASE | re.MULTILINE
-            )
-            for path in holding:
-                digest = src.entries[path].digest
-                if digest is None:
-                    continue
-                try:
-                    text = read(digest)
-                except (BlobNotFound, CorruptBlob):
-                    continue
-                found = pattern.search(text)
-                if found:
-                    gain = (best + weight * DEFINES) // len(term.words)
-                    line_start = text.rfind("\n", 0, found.start()) + 1
-                    at_top = text[line_start : line_start + 1] not in (" ", "\t")
-                    bonus[path] = bonus.get(path, 0) + (gain if at_top else gain // 2)
+            top = {p.digest for p in index.lookup(definition_key(word, top=True))}
+            nested = {p.digest for p in index.lookup(definition_key(word, top=False))}
+            for digest in sorted((top | nested) & src.paths.keys()):
+                for path in src.paths[digest]:
+                    bonus[path] = bonus.get(path, 0) + (gain if digest in top else gain // 2)
     for path, extra in bonus.items():
+        if path not in out.scores and path not in out.digest_of:
+            out.windows[path] = {}
         out.scores[path] = out.scores.get(path, 0) + extra
-        out.windows.setdefault(path, {})
 
 
-def _path_score(path: str, terms: Sequence[tuple[tuple[str, ...], int]]) -> int:
+def _path_score(path: str, terms: Sequence[tuple[str, int]]) -> int:
+    """What the words of a path (its folders and name, and their compounds' words) hold of a
+    query's single-word terms, twice over."""
+    lowered = path.lower()
+    present = [(word, w) for word, w in terms if word in lowered]
+    if not present:  # a word that is no substring of the path is none of its words
+        return 0
     words: set[str] = set()
     for piece in re.split(r"[/.\-]", path):
         if piece:
             words.add(piece.lower())
             words.update(split_name(piece))
-    return sum(w * PATH_FACTOR for t, w in terms if len(t) == 1 and t[0] in words)
+    return sum(w * PATH_FACTOR for word, w in present if word in words)
 
 
 def line_terms(line: str) -> set[str]:
@@ -401,7 +447,7 @@ def hits(
         except (BlobNotFound, CorruptBlob):
             continue
         lines = text.split("\n")
-        spans = scored.windows.get(path, {})
+        spans = scored.spans(path)
         if spans:
             (first, last), _ = min(spans.items(), key=lambda kv: (-kv[1], kv[0]))
         else:

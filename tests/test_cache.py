@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cas import Store
-from packer.cache import Cache
+from cas.cache import Cache
 from tests import rawstore
 from tests.conftest import run_cas
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cas import Store, procpool
-from packer.cache import Cache
+from cas.cache import Cache
 from packer.ingest import Ingest, IngestReport
 from packer.lexicon import cache_namespace, decode, lex
 from packer.scan import ScannedFile, scan
@@ -53,7 +53,7 @@ def test_processes_and_threads_give_the_same_facts_and_blobs(tmp_path: Path) -> 
     assert in_procs == in_threads
     assert procs.bytes_read == threads.bytes_read > 0
     assert set(procs.work) == set(threads.work) == {
-        "read", "hash", "secret scan", "compress and check", "lexicon"
+        "read", "hash", "secret scan", "compress and check", "lexicon", "terms"
     }  # fmt: skip
 
 

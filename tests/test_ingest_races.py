@@ -21,12 +21,12 @@ from hypothesis import strategies as st
 
 from cas import Store, frame
 from cas import manifest as mf
+from cas.cache import Cache
 from cas.digest import Digest
 from cas.events import ProgressEvent
 from cas.verify import verify
 from packer import ingest as ingest_mod
 from packer.build import Packer, PackReport
-from packer.cache import Cache
 from packer.config import load_config
 from packer.ingest import LARGE_FILE, Ingest
 from packer.render import render_full

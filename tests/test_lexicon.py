@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from realcode import corpus, read
 
+from cas import words
 from packer.lang import language_for
 from packer.lexicon import (
     LANGUAGES,
@@ -548,6 +549,40 @@ def test_lex_never_raises_and_round_trips(lang: str, body: bytes) -> None:
     assert found is not None and found.lang == lang
     assert decode(encode(found)) == found
     assert encode(decode(encode(found)) or found) == encode(found)
+
+
+def _both_ways(path: str, body: bytes) -> tuple[object, object]:
+    """The lexicon with the C reference counter (cas._words) and with Python's alone."""
+    native = lex(path, body)
+    saved = list(words._NATIVE)
+    words._NATIVE[:] = [None]
+    try:
+        return native, lex(path, body)
+    finally:
+        words._NATIVE[:] = saved
+
+
+@pytest.mark.skipif(words.native_module() is None, reason="cas._words was not built")
+@settings(max_examples=150, deadline=None)
+@given(
+    lang=st.sampled_from(["python", "go", "typescript", "rust", "markdown", "ruby"]),
+    body=st.binary(max_size=400)
+    | st.text(alphabet=_ALPHABET + "ö_xX1", max_size=600).map(str.encode),
+)
+def test_native_and_python_references_agree(lang: str, body: bytes) -> None:
+    ext = {"python": "py", "go": "go", "typescript": "ts", "rust": "rs", "markdown": "md"}
+    native, python = _both_ways(f"x.{ext.get(lang, 'rb')}", body)
+    assert native == python
+
+
+@pytest.mark.skipif(words.native_module() is None, reason="cas._words was not built")
+def test_native_and_python_references_agree_on_real_code() -> None:
+    root = corpus("click")
+    paths = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".py", ".rst", ".md"))
+    assert len(paths) > 40
+    for path in paths:
+        native, python = _both_ways(path.relative_to(root).as_posix(), path.read_bytes())
+        assert native == python, path
 
 
 def test_damaged_cache_entries_decode_to_none() -> None:

@@ -60,7 +60,7 @@ CASES: dict[str, tuple[Any, set[str]]] = {
     "verify": (
         VerifyReport(problems=[Problem("", "gone", ("a.pack",))], subset=(2, 5), seconds=1.23456),
         {"ok", "problems", "manifests", "pins", "checked", "bytes_checked", "not_reached",
-         "outside_subset", "vanished", "seconds", "subset", "recorded"},
+         "outside_subset", "vanished", "seconds", "subset", "recorded", "search_index"},
     ),
     "gc": (
         GcReport(dry_run=True, grace_ns=1_500_000_000, waited_s=0.5, digests=[D]),

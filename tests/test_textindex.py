@@ -1,23 +1,31 @@
-"""The search index: code-aware terms, one entry per body, forgetting, rebuilding."""
+"""The search index: segments of terms by digest, merged, compacted, checked and healed."""
 
 from __future__ import annotations
 
-import sqlite3
+import os
 import tempfile
 from pathlib import Path
 
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cas import textindex, words
 from cas.digest import Digest
+from cas.errors import IndexUnavailable
 from cas.textindex import (
-    INDEX_FILE,
-    WINDOW,
+    INDEX_DIR,
+    MAX_SEGMENTS,
+    IndexDamaged,
     TextIndex,
+    Writer,
+    body_terms,
+    build_postings,
+    definition_key,
+    merge_postings,
     query_names,
     split_name,
     text_of,
-    window_rows,
 )
 
 PY = b'''import os.path
@@ -31,6 +39,7 @@ def with_context(value):
 class HTTPServerError(Exception):
     pass
 '''
+GO = b"package mux\n\nfunc NewRouter() *Router { return nil }\n"
 
 
 def _bodies(*texts: bytes) -> dict[Digest, bytes]:
@@ -44,120 +53,269 @@ def _index(tmp_path: Path, bodies: dict[Digest, bytes]) -> TextIndex:
     return index
 
 
-def test_split_name() -> None:
-    assert split_name("with_context") == ("with", "context")
-    assert split_name("HTTPServerError") == ("http", "server", "error")
-    assert split_name("NewRouter") == ("new", "router")
-    assert split_name("parse2") == ("parse", "2")
-    assert split_name("__init__") == ("init",)
+def _found(index: TextIndex, *term: str) -> set[Digest]:
+    return {p.digest for p in index.term(term)}
 
 
-def test_query_names_keep_dotted_and_path_names() -> None:
-    names = {
-        n.text: n for n in query_names("How does os.path.join and Error::msg work? os.path.join")
-    }
+def test_terms_find_their_bodies(tmp_path: Path) -> None:
+    bodies = _bodies(PY, GO, b"\x00\x01binary")
+    py, go = Digest.of(PY), Digest.of(GO)
+    with _index(tmp_path, bodies) as index:
+        assert _found(index, "with_context") == _found(index, "context") == {py}
+        assert _found(index, "router") == _found(index, "newrouter") == {go}
+        assert _found(index, "os", "path", "join") == {py}
+        assert _found(index, "path", "os") == set()  # a dotted name keeps its order
+        assert _found(index, "absent") == set()
+        assert index.windows(("with_context",)) == [(py, 1, 10)]
+        assert {p.digest for p in index.lookup(definition_key("NewRouter", top=True))} == {go}
+        assert index.indexed(bodies) == set(bodies)  # the binary too: with no terms
+        assert index.count() == 3
+        read: list[Digest] = []
+        assert index.add(bodies, lambda d: read.append(d) or bodies[d]) == 0
+        assert read == []
+
+
+def test_a_long_dotted_name_is_found_by_its_runs(tmp_path: Path) -> None:
+    body = b"x = a.b.c.d.e.f\ny = b.c.d.e\n"
+    with _index(tmp_path, _bodies(body)) as index:
+        assert _found(index, "a", "b", "c", "d", "e", "f") == {Digest.of(body)}
+        assert _found(index, "a", "b", "c", "d", "e", "g") == set()
+
+
+def test_windows_of_a_long_body(tmp_path: Path) -> None:
+    lines = [f"line_{i} word{i}" for i in range(1, 2 * words.WINDOW + 6)]
+    body = ("\n".join(lines) + "\n").encode()
+    d = Digest.of(body)
+    with _index(tmp_path, _bodies(body)) as index:
+        assert index.windows((f"line_{words.WINDOW + 1}",)) == [(d, 41, 80)]
+        assert index.windows((f"line_{len(lines)}",)) == [(d, 81, len(lines))]
+
+
+def test_many_segments_merge_into_fewer_with_the_same_answers(tmp_path: Path) -> None:
+    texts = [b"def name_%d():\n    return shared_word\n" % i for i in range(MAX_SEGMENTS + 3)]
+    index = TextIndex.open(tmp_path)
+    assert index is not None
+    with index:
+        for text in texts:  # one segment per add
+            index.add(_bodies(text), {Digest.of(text): text}.get)
+        assert 1 < len(index.segments) <= MAX_SEGMENTS
+        assert _found(index, "shared_word") == {Digest.of(t) for t in texts}
+        assert _found(index, "name_3") == {Digest.of(texts[3])}
+        index.rewrite(None)
+        assert len(index.segments) == 1
+        assert _found(index, "shared_word") == {Digest.of(t) for t in texts}
+
+
+def test_compact_drops_bodies_gone_from_the_store(tmp_path: Path) -> None:
+    texts = [b"def kept_%d(): pass\n" % i for i in range(6)] + [b"def gone(): pass\n"]
+    bodies = {Digest.of(t): t for t in texts}
+    with _index(tmp_path, bodies) as index:
+        live = set(bodies) - {Digest.of(b"def gone(): pass\n")}
+        assert index.compact(lambda ds: {d for d in ds if d in live}) == 0  # under a quarter
+        assert index.count() == 7
+        live = {Digest.of(t) for t in texts[:3]}
+        assert index.compact(lambda ds: {d for d in ds if d in live}) == 4
+        assert index.count() == 3 and _found(index, "gone") == set()
+        assert _found(index, "kept_2") == {Digest.of(texts[2])}
+    with TextIndex.open(tmp_path) as again:  # type: ignore[union-attr]
+        assert again.count() == 3
+
+
+def test_a_writer_skips_what_is_indexed_and_writes_at_close(tmp_path: Path) -> None:
+    index = TextIndex.open(tmp_path)
+    assert index is not None
+    with index:
+        index.add(_bodies(PY), {Digest.of(PY): PY}.get)
+        writer = Writer(index)
+        writer.add(Digest.of(PY), body_terms(PY))
+        writer.add(Digest.of(GO), body_terms(GO))
+        assert len(index.segments) == 1  # nothing written before close
+        writer.close()
+        assert writer.written == 1 and writer.problem is None
+        assert index.count() == 2 and _found(index, "router") == {Digest.of(GO)}
+
+
+# --- damage -------------------------------------------------------------------------------
+
+
+def _segment(tmp_path: Path) -> Path:
+    (seg,) = (tmp_path / INDEX_DIR).glob("*.cix")
+    return seg
+
+
+def _damage_garbage(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    third = len(data) // 3
+    data[third : 2 * third] = os.urandom(third)
+    path.write_bytes(bytes(data))
+
+
+def _damage_zeros(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle - 64 : middle + 64] = bytes(128)
+    path.write_bytes(bytes(data))
+
+
+def _damage_truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:-5])
+
+
+def _damage_header(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[9] ^= 1  # the count of bodies
+    path.write_bytes(bytes(data))
+
+
+def _damage_posting(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[-3] ^= 0x40  # the last posting's mask: the header still reads well
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    "damage", [_damage_garbage, _damage_zeros, _damage_truncate, _damage_header, _damage_posting]
+)
+def test_a_damaged_segment_is_set_aside_and_never_answers(tmp_path: Path, damage: object) -> None:
+    bodies = _bodies(PY, GO)
+    _index(tmp_path, bodies).close()
+    assert callable(damage)
+    damage(_segment(tmp_path))
+    index = TextIndex.open(tmp_path)
+    assert index is not None
+    with index:
+        try:
+            answer = _found(index, "router") | _found(index, "with_context")
+        except IndexDamaged as exc:  # found while reading: set aside by the caller
+            index.heal(exc)
+            answer = set()
+        assert answer in (set(), set(bodies))  # never a wrong answer
+        if answer:
+            return  # the damage was in bytes no lookup reads: verify finds it
+        assert not index.segments
+        assert any("set aside" in n for n in index.notes) or not index.notes
+        assert index.add(bodies, bodies.get) == 2  # rebuilt from the store
+        assert _found(index, "router") == {Digest.of(GO)}
+
+
+def test_verify_rehashes_every_block(tmp_path: Path) -> None:
+    _index(tmp_path, _bodies(PY, GO)).close()
+    _damage_posting(_segment(tmp_path))
+    with TextIndex.open(tmp_path) as index:  # type: ignore[union-attr]
+        assert index.verify() and not index.segments
+
+
+def test_symlinks_under_the_index_are_never_followed(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    _index(store, _bodies(PY)).close()
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"another program's file")
+    seg = _segment(store)
+    seg.unlink()
+    seg.symlink_to(outside)
+    with TextIndex.open(store) as index:  # type: ignore[union-attr]
+        assert not index.segments and index.notes
+        index.add(_bodies(PY), _bodies(PY).get)
+    assert outside.read_bytes() == b"another program's file"
+    # the folder itself a symlink to a folder elsewhere: the link goes, the folder stays
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("mine")
+    for entry in (store / INDEX_DIR).iterdir():
+        entry.unlink()
+    (store / INDEX_DIR).rmdir()
+    (store / INDEX_DIR).symlink_to(elsewhere)
+    with TextIndex.open(store) as index:  # type: ignore[union-attr]
+        assert index.notes and not index.segments
+        index.add(_bodies(GO), _bodies(GO).get)
+    assert not (store / INDEX_DIR).is_symlink() and (store / INDEX_DIR).is_dir()
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["keep.txt"]
+
+
+def test_what_is_not_a_segment_is_set_aside(tmp_path: Path) -> None:
+    (tmp_path / INDEX_DIR).write_bytes(b"a file where the folder goes")
+    with TextIndex.open(tmp_path) as index:  # type: ignore[union-attr]
+        assert index.notes
+    (tmp_path / INDEX_DIR / "x.cix").mkdir()
+    (tmp_path / INDEX_DIR / "stray").write_text("?")
+    with TextIndex.open(tmp_path) as index:  # type: ignore[union-attr]
+        assert len(index.notes) == 2
+    assert sorted(os.listdir(tmp_path / INDEX_DIR)) == []
+
+
+def test_an_index_that_cannot_be_made_is_one_clear_error(tmp_path: Path) -> None:
+    """A store folder that is not a folder: no rebuild can help, the error says what to do."""
+    blocked = tmp_path / "store"
+    blocked.write_text("not a folder")
+    with pytest.raises(IndexUnavailable, match="make it writable, or delete it"):
+        TextIndex.open(blocked)
+    assert TextIndex.open(tmp_path / "nowhere", create=False) is None
+
+
+def test_the_sqlite_index_of_older_versions_is_removed(tmp_path: Path) -> None:
+    (tmp_path / textindex.OLD_INDEX_FILE).write_bytes(b"SQLite format 3\0" + bytes(100))
+    (tmp_path / (textindex.OLD_INDEX_FILE + "-wal")).write_bytes(b"x")
+    TextIndex.open(tmp_path).close()  # type: ignore[union-attr]
+    assert sorted(os.listdir(tmp_path)) == [INDEX_DIR]
+
+
+# --- the C half and the Python half build the same segments ---------------------------------
+
+
+_TEXTS = st.lists(
+    st.text(alphabet=st.sampled_from(list("abAB_ .:=\n()09ö")), max_size=120), max_size=12
+)
+
+
+@pytest.mark.skipif(words.native_module() is None, reason="cas._words was not built")
+@settings(max_examples=60)
+@given(_TEXTS, _TEXTS)
+def test_native_and_python_segments_agree(first: list[str], second: list[str]) -> None:
+    def both(fn: object, *args: object) -> tuple[object, object]:
+        assert callable(fn)
+        native = fn(*args)
+        saved = list(words._NATIVE)
+        words._NATIVE[:] = [None]
+        try:
+            return native, fn(*args)
+        finally:
+            words._NATIVE[:] = saved
+
+    terms_a = [words.index_terms(t.encode()) for t in first]
+    terms_b = [words.index_terms(t.encode()) for t in second]
+    native, python = both(build_postings, terms_a)
+    assert native == python
+    built_b = build_postings(terms_b)
+    count_a, count_b = len(terms_a), len(terms_b)
+    # merge the two, the second's bodies after the first's, dropping the first body of each
+    dropped = 0xFFFFFFFF
+    kept_a = max(count_a - 1, 0)
+    later = range(kept_a, kept_a + count_b - 1)
+    maps = [
+        [dropped, *range(count_a - 1)] if count_a else [],
+        [dropped, *later] if count_b else [],
+    ]
+    parts = []
+    for keep, built in zip(maps, (build_postings(terms_a), built_b), strict=True):
+        raw = textindex._le32(keep)
+        parts.append((raw, *(memoryview(b) for b in built)))
+    native_m, python_m = both(merge_postings, parts)
+    assert native_m == python_m
+
+
+def test_query_names_keep_dotted_names_and_other_scripts() -> None:
+    names = {n.text: n for n in query_names("How does os.path.join and Error::msg use Größe?")}
     assert names["os.path.join"].words == ("os", "path", "join")
     assert names["Error::msg"].words == ("error", "msg")
+    assert names["Größe"].words == ("größe",)
     assert names["os.path.join"].compound and not names["How"].compound
-    assert len([n for n in query_names("a A a") if n.words == ("a",)]) == 1
-
-
-def test_terms_whole_parts_and_phrases(tmp_path: Path) -> None:
-    other = b"nothing to see here\n"
-    bodies = _bodies(PY, other)
-    with _index(tmp_path, bodies) as index:
-        py = Digest.of(PY)
-        for words in [("with_context",), ("context",), ("httpservererror",), ("server",),
-                      ("os", "path", "join"), ("wrap",)]:  # fmt: skip
-            assert {d for d, _, _ in index.windows(words)} == {py}, words
-        assert index.windows(("path", "os")) == []  # a phrase keeps its order
-        assert index.windows(("absent",)) == []
-        hits = index.windows(("with_context",))
-        assert hits == [(py, 1, len(PY.decode().splitlines()))]
-
-
-def test_each_body_once_and_binary_recorded(tmp_path: Path) -> None:
-    binary = b"\0\1\2 with_context"
-    bodies = _bodies(PY, binary)
-    with _index(tmp_path, bodies) as index:
-        assert index.indexed(bodies) == set(bodies)
-        reads: list[Digest] = []
-
-        def read(d: Digest) -> bytes | None:
-            reads.append(d)
-            return bodies[d]
-
-        assert index.add(bodies, read) == 0
-        assert reads == []  # already indexed: not read again
-        assert index.windows(("with_context",)) == [(Digest.of(PY), 1, 10)]
-
-
-def test_windows_cover_every_line(tmp_path: Path) -> None:
-    lines = [f"line_{i} word{i}" for i in range(1, 2 * WINDOW + 6)]
-    body = ("\n".join(lines) + "\n").encode()
-    with _index(tmp_path, _bodies(body)) as index:
-        found = index.windows((f"line_{WINDOW + 1}",))
-        assert found == [(Digest.of(body), WINDOW + 1, 2 * WINDOW)]
-        last = index.windows((f"line_{len(lines)}",))
-        assert last == [(Digest.of(body), 2 * WINDOW + 1, len(lines))]
-
-
-def test_forget_drops_rows_and_terms(tmp_path: Path) -> None:
-    other = b"def with_context(): pass\n"
-    bodies = _bodies(PY, other)
-    with _index(tmp_path, bodies) as index:
-        assert index.forget([Digest.of(PY)], bodies.get) == 1
-        assert index.indexed(bodies) == {Digest.of(other)}
-        assert {d for d, _, _ in index.windows(("with_context",))} == {Digest.of(other)}
-        assert index.windows(("httpservererror",)) == []
-        # the FTS rows are gone too, not only unlinked: an integrity check passes
-        conn = sqlite3.connect(tmp_path / INDEX_FILE)
-        conn.execute("INSERT INTO fts(fts, rank) VALUES('integrity-check', 0)")
-        count = conn.execute("SELECT count(*) FROM fts WHERE fts MATCH 'httpservererror'")
-        assert count.fetchone()[0] == 0
-        conn.close()
-
-
-def test_forget_unreadable_body_unlinks(tmp_path: Path) -> None:
-    bodies = _bodies(PY)
-    with _index(tmp_path, bodies) as index:
-        assert index.forget(bodies, lambda d: None) == 1
-        assert index.windows(("with_context",)) == []
-        assert index.count() == 0
-
-
-def test_damaged_or_old_index_is_rebuilt(tmp_path: Path) -> None:
-    (tmp_path / INDEX_FILE).write_bytes(b"not a database at all" * 100)
-    with _index(tmp_path, _bodies(PY)) as index:
-        assert index.count() == 1
-    conn = sqlite3.connect(tmp_path / INDEX_FILE)
-    conn.execute("UPDATE info SET value = '0' WHERE key = 'version'")
-    conn.commit()
-    conn.close()
-    reopened = TextIndex.open(tmp_path)
-    assert reopened is not None
-    with reopened:
-        assert reopened.count() == 0  # another version: emptied, to be rebuilt
-    assert TextIndex.open(tmp_path / "nowhere", create=False) is None
 
 
 def test_text_of() -> None:
     assert text_of(b"\xef\xbb\xbfhi") == "hi"
     assert text_of(b"a\0b") is None
     assert text_of(b"caf\xe9") == "caf\ufffd"
-
-
-@given(st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\r"), max_size=600))
-def test_window_rows_partition_the_lines(text: str) -> None:
-    rows = window_rows(text)
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    assert "\n".join(body for _, _, body, _ in rows) == "\n".join(lines)
-    expect = 1
-    for first, last, body, _ in rows:
-        assert first == expect and last - first + 1 == len(body.split("\n")) <= WINDOW
-        expect = last + 1
 
 
 @given(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,30}", fullmatch=True))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,14 @@ def warn(message: str) -> None:
     """One line on stderr; names in ``message`` should have gone through `shown`, and whatever
     else could break the line or act on a terminal is escaped here."""
     click.echo(f"cas: {one_line(message)}", err=True)
+
+
+def note_sink(ctx: Ctx) -> Callable[[str], None] | None:
+    """Where a library's notes go (the search index set aside and rebuilt): one line each on
+    stderr, none with -q."""
+    if ctx.quiet:
+        return None
+    return lambda text: warn(f"note: {text}")
 
 
 def parse_digests(texts: tuple[str, ...]) -> list[Digest]:

@@ -11,6 +11,7 @@ from cas.cli._common import (
     Ctx,
     emit_json,
     json_option,
+    note_sink,
     pass_ctx,
     project_root,
     warn,
@@ -75,7 +76,7 @@ def search(
     root = project_root()
     with (
         ctx.open_store() as store,
-        _index(store.path) as index,
+        _index(ctx, store.path) as index,
         Progress("indexing", enabled=ctx.progress) as bar,
     ):
         asked, memories = _memories(store, scopes)
@@ -101,10 +102,10 @@ def search(
             click.echo(f"  {n:>5}: {text}")
 
 
-def _index(store_dir: Path) -> TextIndex:
+def _index(ctx: Ctx, store_dir: Path) -> TextIndex:
     from cas.textindex import TextIndex
 
-    index = TextIndex.open(store_dir)
+    index = TextIndex.open(store_dir, note=note_sink(ctx))
     assert index is not None  # open creates one
     return index
 
@@ -145,7 +146,7 @@ def load(
         raise UsageError(f"--budget must be a positive number of tokens, not {budget}")
     root = project_root()
     config = load_config(root)
-    with ctx.open_store() as store, _index(store.path) as index:
+    with ctx.open_store() as store, _index(ctx, store.path) as index:
         asked, memories = _memories(store, scopes)
         with Progress("indexing", enabled=ctx.progress) as bar:
             loader = Loader(

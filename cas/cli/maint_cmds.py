@@ -153,6 +153,8 @@ def verify_cmd(
             f"note: {report.not_reached} blobs not reached before the time limit; "
             "the next run starts with them"
         )
+    if report.search_index not in ("sound", "absent") and not ctx.quiet and not as_json:
+        warn(f"note: {report.search_index}")
     if report.problems:
         raise VerifyFailed(len(report.problems))
 

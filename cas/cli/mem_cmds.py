@@ -16,6 +16,7 @@ from cas.cli._common import (
     emit_json,
     emit_report,
     json_option,
+    note_sink,
     pass_ctx,
     project_packs,
     project_root,
@@ -207,7 +208,7 @@ def mem_search(ctx: Ctx, query: tuple[str, ...], scope: str, k: int, as_json: bo
 
     text = " ".join(query)
     with ctx.open_store() as store:
-        index = TextIndex.open(store.path)
+        index = TextIndex.open(store.path, note=note_sink(ctx))
         assert index is not None  # open creates one
         with index:
             hits = search(store, index, scope, text, k=k)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -16,6 +15,7 @@ from cas.cli._common import (
     emit_json,
     emit_report,
     json_option,
+    note_sink,
     pass_ctx,
     project_root,
     warn,
@@ -35,6 +35,7 @@ from cas.progress import Progress
 from cas.store import Store
 
 if TYPE_CHECKING:
+    from cas.textindex import Writer
     from packer.build import PackReport
 
 # packer is imported inside each command: its tokenizer and parsers cost start-up time that
@@ -94,19 +95,31 @@ def pack(
     config = load_config(root)
     with _store_for_pack(ctx, root) as store:
         parent = load_pack(baseline, manifest_dir(root), store).digest if baseline else None
+        indexing = not check and explain is None
+        writer = _index_writer(ctx, store) if indexing else None
         with Progress("packing", enabled=ctx.progress, stages=True) as bar:
-            packer = Packer(root, store, config, allow_secrets=allow, progress=bar.sink, now=day)
-            report = packer.run(
-                scopes=scopes, targets=targets, baseline=parent, check=check, explain=explain
-            )
-        if not check and explain is None:
-            started = time.perf_counter()
+            packer = Packer(
+                root, store, config, allow_secrets=allow, progress=bar.sink, now=day,
+                terms=writer.add if writer is not None else None,
+            )  # fmt: skip
             try:
-                _index_packs(ctx, store, report)
-            except (CasError, sqlite3.Error) as exc:  # a cache: the pack stands without it
-                if not ctx.quiet:
-                    warn(f"note: search index not updated ({one_line(str(exc))})")
+                report = packer.run(
+                    scopes=scopes, targets=targets, baseline=parent, check=check, explain=explain
+                )
+            finally:
+                if writer is not None:
+                    started = time.perf_counter()
+                    writer.close()
+        if writer is not None:
+            try:
+                _index_packs(ctx, store, report, writer)
+            except CasError as exc:  # a cache: the pack stands without it
+                writer.problem = writer.problem or str(exc)
+            finally:
+                writer.index.close()
             report.timings["index"] = time.perf_counter() - started
+            if writer.problem is not None:
+                _note(ctx, f"search index not updated ({one_line(writer.problem)})")
     if explain is not None:
         _print_explained(report, explain, as_json=as_json)
         return
@@ -119,19 +132,35 @@ def pack(
         sys.exit(EXIT_PROBLEM)
 
 
-def _index_packs(ctx: Ctx, store: Store, report: PackReport) -> None:
-    """Index the bodies of the packs just written that the search index does not hold yet
-    (`cas search`, `cas load`); an unchanged pack costs one lookup per body."""
-    from cas.textindex import TextIndex
+def _note(ctx: Ctx, line: str) -> None:
+    if not ctx.quiet:
+        warn(f"note: {line}")
+
+
+def _index_writer(ctx: Ctx, store: Store) -> Writer | None:
+    """A writer of the store's search index for the pack to feed, or None (with a note) when
+    the index cannot be opened: the pack stands without it."""
+    from cas.textindex import TextIndex, Writer
+
+    try:
+        index = TextIndex.open(store.path, note=note_sink(ctx))
+    except CasError as exc:
+        _note(ctx, f"search index not updated ({one_line(str(exc))})")
+        return None
+    assert index is not None  # open creates one
+    return Writer(index)
+
+
+def _index_packs(ctx: Ctx, store: Store, report: PackReport, writer: Writer) -> None:
+    """Index the bodies of the packs just written that the ingest did not read (unchanged
+    files whose bodies the index lost): an unchanged pack costs one lookup per body."""
     from packer.search import ensure_indexed
 
     digests = {e.digest for r in report.results for e in r.manifest.entries if e.digest}
-    if not digests:
+    if not digests or writer.problem is not None:
         return
-    index = TextIndex.open(store.path)
-    assert index is not None  # open creates one
-    with index, Progress("indexing", enabled=ctx.progress) as bar:
-        ensure_indexed(index, store, digests, bar.sink)
+    with Progress("indexing", enabled=ctx.progress) as bar:
+        ensure_indexed(writer.index, store, digests, bar.sink)
 
 
 def _print_explained(report: PackReport, path: str, *, as_json: bool) -> None:
