@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -50,6 +50,7 @@ from memory.ages import age_days, log_tiers, tier_at
 from memory.scopes import pack_scope
 from memory.state import CURATED, TOKENIZER, State, read_file
 from packer.config import MemoryConfig, Target
+from packer.fit_loop import PRIMARY, Pieces, Steps, Trial, refit
 from packer.tokens import TokenCounter
 
 __all__ = ["MemoryPack", "build", "describe", "save", "summarize"]
@@ -230,12 +231,7 @@ def build(
     if changes is not None and share > 0:
         shown_recent = recent.section(changes, share, counter)
     recent_piece = shown_recent.piece if shown_recent is not None else ""
-    cost: dict[str, int] = {}
-
-    def count(piece: str) -> int:
-        if piece not in cost:
-            cost[piece] = counter.count(piece)
-        return cost[piece]
+    count = Pieces(counter)
 
     def render(curated_cut: int, facts_cut: int) -> list[str]:
         pieces = [head_piece]
@@ -257,36 +253,50 @@ def build(
             pieces.append(("\n" if omitted else "") + recent_piece + "\n")
         return [p for p in pieces if p]
 
-    def total(pieces: list[str]) -> int:
-        return counter.count("".join(pieces))
-
     curated_cut = facts_cut = 0
     budget = target.budget
     pieces = render(0, 0)
-    # Demote the oldest log still shown, one step at a time, until within the target.
     order = sorted(logs, key=lambda log: log.date)  # oldest first
-    while total(pieces) > budget.target:
-        log = next((x for x in order if x.level is not None), None)
-        if log is None:
-            break
-        log.level = LEVELS[LEVELS.index(log.level) + 1]
-        pieces = render(0, 0)
-    # Still over max: the recent changes become one line, then the facts and the curated
-    # memory lose lines from their end, and last the recent changes' line goes.
-    if shown_recent is not None and shown_recent.shown and total(pieces) > budget.max:
-        assert changes is not None
-        shown_recent = recent.left_out(changes, share)
-        recent_piece = shown_recent.piece
-        pieces = render(0, 0)
-    while total(pieces) > budget.max and (facts_cut < len(facts) or curated_cut < len(curated)):
-        if facts_cut < len(facts):
-            facts_cut += 1
-        else:
-            curated_cut += 1
+
+    def drops() -> Iterator[None]:
+        """Detail dropped, one step at a time: the oldest log still shown one step less;
+        then the recent changes become one line, the facts and then the curated memory lose
+        lines from their end, and last the recent changes' line goes."""
+        nonlocal shown_recent, recent_piece, facts_cut, curated_cut
+        while (log := next((x for x in order if x.level is not None), None)) is not None:
+            log.level = LEVELS[LEVELS.index(log.level) + 1]
+            yield
+        if shown_recent is not None and shown_recent.shown:
+            assert changes is not None
+            shown_recent = recent.left_out(changes, share)
+            recent_piece = shown_recent.piece
+            yield
+        while facts_cut < len(facts) or curated_cut < len(curated):
+            if facts_cut < len(facts):
+                facts_cut += 1
+            else:
+                curated_cut += 1
+            yield
+        if recent_piece:
+            recent_piece = ""
+            yield
+
+    steps = drops()
+
+    def trial(k: int) -> Trial[None] | None:
+        nonlocal pieces
+        if k and next(steps, StopIteration) is StopIteration:
+            return None
         pieces = render(curated_cut, facts_cut)
-    if recent_piece and total(pieces) > budget.max:
-        recent_piece = ""
-        pieces = render(curated_cut, facts_cut)
+        tokens = counter.count("".join(pieces))
+        return Trial(None, {PRIMARY: tokens}, tokens)
+
+    def limit(_k: int) -> int:
+        """Within the target while a log is left to show less; then within the max."""
+        return budget.target if any(x.level is not None for x in logs) else budget.max
+
+    # The loop leaves ``pieces`` at the first document within its limit, or at the last.
+    refit(trial, Steps(limit))
     text = "".join(pieces).rstrip("\n") + "\n"
     tokens = counter.count(text)
 

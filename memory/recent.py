@@ -25,16 +25,15 @@ from dataclasses import dataclass
 from typing import Final
 
 from cas.errors import DistillBudgetError, HistoryError
-from packer.distill import DOCUMENT_NAME, Window, distill_text, read_window
+from packer.config import Budget
+from packer.distill import DOCUMENT_NAME, RecentChanges, Window, distill_text, read_window
+from packer.fit_loop import PRIMARY, Rooms, Trial, refit
 from packer.tokens import TokenCounter
 
 __all__ = ["DOCUMENT_NAME", "History", "Section", "history", "left_out", "section"]
 
 TITLE: Final = "# Recent changes\n\n"
 HEADING: Final = f"## Recent changes ({DOCUMENT_NAME})\n\n"
-# Tries at fitting the section in its share: each takes what the last one was over off the
-# document's budget (its headings grow by a '#' as the pack shows them).
-_TRIES: Final = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,25 +84,32 @@ def section(found: History, budget: int, counter: TokenCounter) -> Section:
     for the newest commit."""
     if found.window is None:
         return _one_line("Not a git repository: no recent changes.", 0, "high", "no git history")
-    commits = len(found.window.commits)
+    window = found.window
+    commits = len(window.commits)
     if not commits:
         line = f"No commits dated {found.now} or before."
         return _one_line(line, 0, "high", "no commits in the window")
-    room = budget
-    for _ in range(_TRIES):
+
+    def trial(room: int) -> Trial[tuple[str, RecentChanges]] | None:
+        """The document distilled within ``room``, as the section shows it (its headings one
+        level down cost a little more than the room said)."""
         if room < 1:
-            break
+            return None
         try:
-            done = distill_text(found.window, room, counter)
+            done = distill_text(window, room, counter)
         except DistillBudgetError:
-            break
+            return None  # not even the newest commit fits
         piece = _piece(done.text)
-        over = counter.count(piece) - budget
-        if over <= 0:
-            reason = f"recent changes: {done.shown} of {commits} commits up to {found.now}"
-            return Section(piece, done.text, commits, done.shown, "high", reason)
-        room -= over
-    return left_out(found, budget)
+        return Trial((piece, done), {PRIMARY: counter.count(piece)}, room)
+
+    # Each try takes what the last one was over off the document's budget; the first within
+    # the budget is the section.
+    fitted = refit(trial, Rooms(Budget(budget, budget), budget, grow=False, margin=0, floors=False))
+    if fitted is None:
+        return left_out(found, budget)
+    piece, done = fitted.made
+    reason = f"recent changes: {done.shown} of {commits} commits up to {found.now}"
+    return Section(piece, done.text, commits, done.shown, "high", reason)
 
 
 def left_out(found: History, budget: int) -> Section:

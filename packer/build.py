@@ -36,6 +36,7 @@ from cas.store import Store
 from cas.words import Terms
 from packer.config import Config, Scope, Target, assign_scopes, glob_spec
 from packer.explain import Explanation
+from packer.fit_loop import FileRow, Rooms, Trial, manifest_of, refit
 from packer.fitting import HIGH, LOW, MEDIUM, Choice, fit
 from packer.history import History, read_history
 from packer.ingest import RENDER_VERSION, Fact, Ingest, IngestReport
@@ -43,7 +44,7 @@ from packer.lang import language_for, record_for
 from packer.lexicon import LEXICON_VERSION, Lexicon, cache_namespace, lex
 from packer.lexicon import decode as decode_lexicon
 from packer.lexicon import encode as encode_lexicon
-from packer.pricing import TIER_NAMES, TIER_OF, Candidate, Pricer, weighted
+from packer.pricing import TIER_OF, Candidate, Pricer, weighted
 from packer.rating_scale import AVERAGE, RATING_VERSION
 from packer.render import (
     FORMATS,
@@ -498,7 +499,7 @@ class Packer:
     ) -> tuple[mf.Manifest, dict[str, int]]:
         """Fit the target: choose on value per token, render every format, count it exactly,
         and refit with more or less room until the pack is within its max and, when there is
-        more to show, near its target."""
+        more to show, near its target (`packer.fit_loop`)."""
         budget = target.budget
         pricer = self.pricer
         start = time.perf_counter()
@@ -506,53 +507,43 @@ class Packer:
         self._spent("price", start)
         depth = group_depth((c.path for c in cands), _group_lines(budget.target))
         overhead = self._overhead(scope, target, cands, depth)
-        room = budget.target - overhead
-        # The fit's costs are estimates (a summary's tokens are not quite the sum of its
-        # lines'; other formats cost more than markdown): each round renders and counts every
-        # format, then narrows the room between one that fits within max and one that did not.
-        best: tuple[mf.Manifest, dict[str, int]] | None = None
-        fits, too_big = 0, None
-        for _round in range(8):
+        rows = [
+            FileRow(
+                c.path,
+                c.fact.kind,
+                c.fact.digest,
+                c.fact.size,
+                c.reason,
+                min(c.value, mf.MAX_RATING),
+            )
+            for c in cands
+        ]
+        facts = {c.path: c.fact for c in cands}
+        head = mf.Manifest(
+            scope=scope.name,
+            target=target.name or None,
+            tokenizer=self.counter.name,
+            budget_target=budget.target,
+            budget_max=budget.max,
+            entries=(),
+            parent=parent,
+        )
+
+        def summary(row: FileRow, keep: tuple[int, ...]) -> str:
+            return pricer.summary_text(facts[row.path], keep)
+
+        def trial(room: int) -> Trial[tuple[mf.Manifest, dict[str, Choice]]]:
             start = time.perf_counter()
             chosen = fit(offers, max(room, 0))
             self._spent("fit", start)
-            m = self._manifest(scope, target, cands, chosen.choices, parent, depth)
-            tokens = self._count_formats(m)
-            worst = max(tokens.values())
-            if worst <= budget.max:
-                fits = max(fits, room)
-                if best is None or tokens["markdown"] > best[1]["markdown"]:
-                    best = (m, tokens)
-                    self._last_fit = chosen.choices
-                short = min(budget.target - tokens["markdown"], budget.max - worst)
-                if tokens["markdown"] >= budget.target * 98 // 100 or short <= 0:
-                    break
-                if chosen.cost < room - short:
-                    break  # nothing more to show: the room was not filled
-                nxt = room + short
-            else:
-                too_big = room if too_big is None else min(too_big, room)
-                # Shrink from what was chosen, not from the room: the choice may have left
-                # some of the room unused, and shrinking the room by less changes nothing.
-                nxt = min(room, chosen.cost) - (worst - budget.max) - 2
-            if too_big is not None and nxt >= too_big:
-                nxt = (fits + too_big) // 2
-            if (nxt <= fits and best is not None) or nxt == room:
-                break
-            room = nxt
-        if best is None and room > 0:
-            # The rounds ran out while still over the max: the floors alone (an empty room)
-            # decide whether any pack fits.
-            chosen = fit(offers, 0)
-            m = self._manifest(scope, target, cands, chosen.choices, parent, depth)
-            tokens = self._count_formats(m)
-            if max(tokens.values()) <= budget.max:
-                best = (m, tokens)
-                self._last_fit = chosen.choices
+            m = manifest_of(rows, chosen.choices, summary, self._summary_texts, head, depth)
+            return Trial((m, chosen.choices), self._count_formats(m), chosen.cost)
+
+        best = refit(trial, Rooms(budget, budget.target - overhead))
         if best is None:
             self._refuse(scope, target, cands)
         assert best is not None
-        m, tokens = best
+        (m, self._last_fit), tokens = best.made, dict(best.tokens)
         m = replace(m, totals={**m.totals, "tokens": dict(tokens)})
         return m, tokens
 
@@ -680,60 +671,6 @@ class Packer:
         if not isinstance(tokens, dict):
             return None
         return m, {k: int(v) for k, v in tokens.items()}, data
-
-    def _manifest(
-        self,
-        scope: Scope,
-        target: Target,
-        cands: list[Candidate],
-        choices: dict[str, Choice],
-        parent: Digest | None,
-        depth: int,
-    ) -> mf.Manifest:
-        entries = []
-        for c in cands:
-            choice = choices[c.path]
-            tier = TIER_NAMES[choice.tier]
-            summary = None
-            if tier == "medium":
-                text = self.pricer.summary_text(c.fact, choice.keep)
-                summary = Digest.of(text.encode("utf-8"))
-                self._summary_texts[summary] = text
-            entries.append(
-                mf.Entry(
-                    path=c.path,
-                    kind=c.fact.kind,
-                    digest=c.fact.digest,
-                    size=c.fact.size,
-                    tier=tier,
-                    tokens=choice.cost,
-                    summary=summary,
-                    reason=c.reason,
-                    rating=min(c.value, mf.MAX_RATING),
-                    listed=choice.listed,
-                )
-            )
-        entries.sort(key=lambda e: e.path.encode())
-        totals: dict[str, object] = {"files": len(entries), "bytes": sum(e.size for e in entries)}
-        for tier in ("high", "medium", "low"):
-            sel = [e for e in entries if e.tier == tier and e.digest is not None]
-            totals[tier] = {
-                "files": len(sel),
-                "bytes": sum(e.size for e in sel),
-                "tokens": sum(e.tokens for e in sel),
-            }
-        totals["withheld"] = sum(1 for e in entries if e.digest is None)
-        totals["group_depth"] = depth
-        return mf.Manifest(
-            scope=scope.name,
-            target=target.name or None,
-            tokenizer=self.counter.name,
-            budget_target=target.budget.target,
-            budget_max=target.budget.max,
-            entries=tuple(entries),
-            totals=totals,
-            parent=parent,
-        )
 
     # --- summaries ----------------------------------------------------------------------------
 

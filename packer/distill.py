@@ -55,6 +55,7 @@ from cas.manifest import Manifest
 from cas.report import json_rule
 from packer.config import Config, Target
 from packer.diff import Change, PackDiff, diff
+from packer.fit_loop import PRIMARY, Pieces, Steps, Trial, refit
 from packer.history import FIRST_PARENT_LOG, git_environment, run_git
 from packer.rules import parse_day
 from packer.secrets import marker, redact, redact_path, scan_secrets, secrets_in_paths
@@ -342,26 +343,11 @@ def _distill_message(message: str) -> tuple[str, str, int]:
     return subject, body, secrets + more + more2
 
 
-class _Counts:
-    """Token counts of pieces of text, each counted once."""
-
-    def __init__(self, counter: TokenCounter) -> None:
-        self.counter = counter
-        self.cache: dict[str, int] = {}
-
-    def __call__(self, text: str) -> int:
-        n = self.cache.get(text)
-        if n is None:
-            n = self.counter.count(text)
-            self.cache[text] = n
-        return n
-
-
 class _Section:
     """A heading and its rows (each one line or an item with its indented line, ending in a
     newline), then the ``tail`` row saying what is not shown. Its count is kept as rows change."""
 
-    def __init__(self, count: _Counts, header: str, rows: list[str]) -> None:
+    def __init__(self, count: Pieces, header: str, rows: list[str]) -> None:
         self.count = count
         self.header = header
         self.rows = rows
@@ -424,7 +410,7 @@ def distill_text(
     `DistillBudgetError` when the summary and the newest commit alone do not fit."""
     if budget < 1:
         raise UsageError(f"a token budget is a positive number, not {budget}")
-    count = _Counts(counter)
+    count = Pieces(counter)
     commits = window.commits
     redacted = 0
 
@@ -583,27 +569,37 @@ def distill_text(
             yield
 
     steps = edits()
-    while True:
-        if total() <= budget:
-            text = title + "\n".join(s.text() for s in sections)
-            text, found = _without_secrets(text)  # what the pieces' scans could not see
-            tokens = counter.count(text)
-            if tokens <= budget:
-                shown_commits = len(commit_sec.rows) if commits else 0
-                return RecentChanges(
-                    text=text,
-                    tokens=tokens,
-                    budget=budget,
-                    tokenizer=counter.name,
-                    commits=len(commits),
-                    shown=shown_commits,
-                    bodies=sum(1 for r in commit_sec.rows[:shown_commits] if "\n  " in r),
-                    files=len(changed),
-                    folders=len(folders),
-                    redacted=redacted + found,
-                )
-        if next(steps, StopIteration) is StopIteration:
-            raise DistillBudgetError(budget, total())
+
+    def trial(k: int) -> Trial[RecentChanges | None] | None:
+        """The document after ``k`` edits: counted whole only when its sections' counts say
+        it may fit (they are exact but for a secret the whole text's scan finds)."""
+        if k and next(steps, StopIteration) is StopIteration:
+            return None
+        estimate = total()
+        if estimate > budget:
+            return Trial(None, {PRIMARY: estimate}, estimate)
+        text = title + "\n".join(s.text() for s in sections)
+        text, found = _without_secrets(text)  # what the pieces' scans could not see
+        tokens = counter.count(text)
+        shown_commits = len(commit_sec.rows) if commits else 0
+        done = RecentChanges(
+            text=text,
+            tokens=tokens,
+            budget=budget,
+            tokenizer=counter.name,
+            commits=len(commits),
+            shown=shown_commits,
+            bodies=sum(1 for r in commit_sec.rows[:shown_commits] if "\n  " in r),
+            files=len(changed),
+            folders=len(folders),
+            redacted=redacted + found,
+        )
+        return Trial(done, {PRIMARY: tokens}, estimate)
+
+    best = refit(trial, Steps(lambda _k: budget))
+    if best is None or best.made is None:
+        raise DistillBudgetError(budget, total())
+    return best.made
 
 
 # --- the project's side --------------------------------------------------------------------------

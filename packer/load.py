@@ -48,7 +48,8 @@ from cas.store import Store
 from cas.textindex import WORD, TextIndex, query_names, split_name
 from packer import outline as outline_mod
 from packer.config import Budget, LoadConfig
-from packer.fitting import HIGH, LOW, TIER_NAMES, Choice, Offer, SymbolOffer, fit
+from packer.fit_loop import FileRow, Rooms, Trial, manifest_of, refit
+from packer.fitting import HIGH, LOW, Offer, SymbolOffer, fit
 from packer.ingest import Fact
 from packer.pricing import Candidate, Pricer, head_share
 from packer.render import FORMATS, GROUP_LINES, group_depth, lite_layout, renderer
@@ -321,44 +322,39 @@ class Loader:
                 offers.append(self.pricer.offer(cand))
         depth = group_depth(paths, max(4, min(GROUP_LINES, budget.target // 400)))
         room = budget.target - self._overhead(name, query, drawn, budget, entries, depth)
-        chosen_best: tuple[mf.Manifest, dict[str, int]] | None = None
-        fits, too_big = 0, None
-        for _round in range(8):
+        rows = [
+            FileRow(path, e.kind, e.digest, e.size, e.reason, values[path])
+            for path, e in entries.items()
+        ]
+        head = mf.Manifest(
+            scope=name,
+            target=None,
+            tokenizer=self.counter.name,
+            budget_target=budget.target,
+            budget_max=budget.max,
+            entries=(),
+            kind="load",
+            query=query,
+            sources=tuple((n, self._pack(n)[1]) for n in drawn),
+        )
+
+        def summary(row: FileRow, keep: tuple[int, ...]) -> str:
+            o = texts.get(row.path)
+            if o is not None:
+                return outline_mod.render(o, keep)
+            fact = Fact(row.path, row.kind, row.size, row.digest, text=True)
+            return self.pricer.summary_text(fact, keep)
+
+        def trial(room: int) -> Trial[mf.Manifest]:
             chosen = fit(offers, max(room, 0))
-            m = self._manifest(
-                name, query, drawn, budget, src, values, texts, chosen.choices, depth
-            )
-            tokens = self._count(m)
-            worst = max(tokens.values())
-            if worst <= budget.max:
-                fits = max(fits, room)
-                if chosen_best is None or tokens["markdown"] > chosen_best[1]["markdown"]:
-                    chosen_best = (m, tokens)
-                short = min(budget.target - tokens["markdown"], budget.max - worst)
-                if tokens["markdown"] >= budget.target * 98 // 100 or short <= 0:
-                    break
-                if chosen.cost < room - short:
-                    break
-                nxt = room + short
-            else:
-                too_big = room if too_big is None else min(too_big, room)
-                nxt = min(room, chosen.cost) - (worst - budget.max) - 2
-            if too_big is not None and nxt >= too_big:
-                nxt = (fits + too_big) // 2
-            if (nxt <= fits and chosen_best is not None) or nxt == room:
-                break
-            room = nxt
-        if chosen_best is None:
-            chosen = fit(offers, 0)
-            m = self._manifest(
-                name, query, drawn, budget, src, values, texts, chosen.choices, depth
-            )
-            tokens = self._count(m)
-            if max(tokens.values()) > budget.max:
-                raise LoadBudgetError(name, budget.max, max(tokens.values()))
-            chosen_best = (m, tokens)
-        m, tokens = chosen_best
-        m = replace(m, totals={**m.totals, "tokens": dict(tokens)})
+            m = manifest_of(rows, chosen.choices, summary, self._summaries, head, depth)
+            return Trial(m, self._count(m), chosen.cost)
+
+        fitted = refit(trial, Rooms(budget, room))
+        if fitted is None:
+            raise LoadBudgetError(name, budget.max, trial(0).worst)
+        tokens = dict(fitted.tokens)
+        m = replace(fitted.made, totals={**fitted.made.totals, "tokens": dict(tokens)})
         shown = {e.path for e in m.entries if e.tier == "medium"}
         return m, tokens, {p: n for p, n in focused.items() if p in shown}
 
@@ -481,72 +477,6 @@ class Loader:
     def _fetch(self, digest: Digest) -> str:
         text = self._summaries.get(digest)
         return text if text is not None else self.pricer.text(digest)
-
-    def _manifest(
-        self,
-        name: str,
-        query: str,
-        drawn: list[str],
-        budget: Budget,
-        src: Source,
-        values: dict[str, int],
-        texts: dict[str, outline_mod.Outline],
-        choices: dict[str, Choice],
-        depth: int,
-    ) -> mf.Manifest:
-        out = []
-        for path, e in src.entries.items():
-            choice = choices[path]
-            tier = TIER_NAMES[choice.tier]
-            summary = None
-            if tier == "medium":
-                o = texts.get(path)
-                fact = Fact(path, e.kind, e.size, e.digest, text=True)
-                text = (
-                    outline_mod.render(o, choice.keep)
-                    if o is not None
-                    else self.pricer.summary_text(fact, choice.keep)
-                )
-                summary = Digest.of(text.encode("utf-8"))
-                self._summaries[summary] = text
-            out.append(
-                mf.Entry(
-                    path=path,
-                    kind=e.kind,
-                    digest=e.digest,
-                    size=e.size,
-                    tier=tier,
-                    tokens=choice.cost,
-                    summary=summary,
-                    reason=e.reason,
-                    rating=values[path],
-                    listed=choice.listed,
-                )
-            )
-        out.sort(key=lambda e: e.path.encode())
-        totals: dict[str, object] = {"files": len(out), "bytes": sum(e.size for e in out)}
-        for tier in ("high", "medium", "low"):
-            sel = [e for e in out if e.tier == tier and e.digest is not None]
-            totals[tier] = {
-                "files": len(sel),
-                "bytes": sum(e.size for e in sel),
-                "tokens": sum(e.tokens for e in sel),
-            }
-        totals["withheld"] = sum(1 for e in out if e.digest is None)
-        totals["group_depth"] = depth
-        sources = tuple((n, self._pack(n)[1]) for n in drawn)
-        return mf.Manifest(
-            scope=name,
-            target=None,
-            tokenizer=self.counter.name,
-            budget_target=budget.target,
-            budget_max=budget.max,
-            entries=tuple(out),
-            totals=totals,
-            kind="load",
-            query=query,
-            sources=sources,
-        )
 
 
 def _names(name: str, code: list[tuple[str, ...]], parent: str) -> bool:
