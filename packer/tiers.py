@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from packer.config import Config, Scope, glob_spec
 from packer.rules import DEFAULT_RULES, TIERS, Rule, age_days
+from packer.wildmatch import Key, path_keys
 
 __all__ = [
     "DEFAULT_RULES",
@@ -68,6 +69,16 @@ class TierRules:
         self._aged = any(rule.aged for rule in self.rules)
         # each rule's globs: one regular expression when none is a negation (packer.wildmatch)
         self._specs = [glob_spec(rule.globs) for rule in self.rules]
+        # The rules a path can match, found from its keys (`packer.wildmatch.path_keys`): each
+        # rule under every key its globs require, or among those tried for every path.
+        self._by_key: dict[Key, list[int]] = {}
+        self._always: list[int] = []
+        for index, spec in enumerate(self._specs):
+            keys = spec.keys()
+            if keys is None:
+                self._always.append(index)
+            for key in keys or ():
+                self._by_key.setdefault(key, []).append(index)
         # Decisions by path. An age rule's decision depends on now as well, which is fixed for
         # the life of this object: the memo never serves one day's decision on another.
         self._memo: dict[str, TierDecision] = {}
@@ -88,9 +99,16 @@ class TierRules:
 
     def classify_aged(self, path: str, age: int | None) -> TierDecision:
         """The decision for ``path`` as if it were ``age`` days old (None: undated), whatever
-        its name and ``now`` say. Not remembered."""
-        for index, spec in enumerate(self._specs):
-            if self.rules[index].accepts_age(age) and spec.match_file(path):
+        its name and ``now`` say. Not remembered. Only the rules the path's keys can match
+        are tried, in their order: the first that matches decides, as if all were tried."""
+        found = set(self._always)
+        by_key = self._by_key
+        for key in path_keys(path):
+            rules = by_key.get(key)
+            if rules is not None:
+                found.update(rules)
+        for index in sorted(found):
+            if self.rules[index].accepts_age(age) and self._specs[index].match_file(path):
                 return self.decision_at(index)
         return self.decision_at(len(self.rules))
 

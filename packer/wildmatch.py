@@ -85,6 +85,44 @@ class Globstar:
     least: int
 
 
+# A fact about a path that a pattern can require (`Glob.keys`, `path_keys`): ("name", a
+# component), ("ext", a component's last extension with its dot), ("lead", the first _LEAD
+# characters of a component), ("top", the first component), ("top-lead", its first _LEAD
+# characters), ("top-ext", its last extension).
+Key = tuple[str, str]
+_LEAD: Final = 3
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def path_keys(path: str) -> set[Key]:
+    """Every key `Glob.keys` may ask of ``path`` (a POSIX path relative to the root)."""
+    parts = path.split("/")
+    top = parts[0]
+    out: set[Key] = {("top", top), ("top-lead", top[:_LEAD])}
+    if "." in top:
+        out.add(("top-ext", top[top.rfind(".") :]))
+    for part in parts:
+        out.add(("name", part))
+        out.add(("lead", part[:_LEAD]))
+        dot = part.rfind(".")
+        if dot >= 0:
+            out.add(("ext", part[dot:]))
+    return out
+
+
+def _star_suffix(segment: Segment) -> bytes | None:
+    """For a segment that is a star and then literal bytes (``*.py``): those bytes."""
+    if len(segment) < 2 or segment[0] is not None:
+        return None
+    tokens = segment[1:]
+    if not all(t is not None and len(t) == 1 for t in tokens):
+        return None
+    return bytes(min(t) for t in tokens if t is not None)
+
+
 class _Never(Exception):
     """The pattern can match no name (git aborts on it: an unclosed class, a trailing ``\\``)."""
 
@@ -407,6 +445,43 @@ class Glob:
             assert self.sieve is not None
             self._sieve = re.compile(self.sieve + b"\\Z", re.DOTALL)
 
+    def keys(self) -> frozenset[Key] | None:
+        """What a path must show for this pattern to match it or one of its folders: at least
+        one of these keys is among the path's (`path_keys`). None when no such set is known
+        (a basename that starts with a wildcard and is not ``*.ext``, say)."""
+        if self.never:
+            return frozenset()
+        if self.basename:
+            if self._literal:
+                return frozenset({("name", _text(self.text))})
+            if self.suffix is not None and b"." in self.suffix:  # `*.py`
+                return frozenset({("ext", _text(self.suffix[self.suffix.rfind(b".") :]))})
+            lead = self.text[: next((i for i, c in enumerate(self.text) if c in _SPECIAL), 0)]
+            if len(lead) >= _LEAD:
+                return frozenset({("lead", _text(lead[:_LEAD]))})
+            return None
+        prefix = self._prefix
+        if b"/" in prefix or self._literal:
+            return frozenset({("top", _text(prefix.split(b"/", 1)[0]))})
+        if len(prefix) >= _LEAD:
+            return frozenset({("top-lead", _text(prefix[:_LEAD]))})
+        first = self._segments[0] if self._segments else None
+        second = self._segments[1] if len(self._segments) > 1 else None
+        if not prefix and second is None and isinstance(first, tuple):
+            end = _star_suffix(first)  # `/*.gemspec`: the first component's extension
+            if end is not None and b"." in end:
+                return frozenset({("top-ext", _text(end[end.rfind(b".") :]))})
+            return None
+        if (
+            not prefix
+            and isinstance(first, Globstar)
+            and isinstance(second, tuple)
+            and second
+            and all(t is not None and len(t) == 1 for t in second)
+        ):
+            return frozenset({("name", _text(bytes(min(t) for t in second if t is not None)))})
+        return None
+
     def match(self, name: bytes, *, counted: bool = False) -> bool:
         """Whether ``name`` (a basename, or a path relative to the ignore file) matches.
         ``counted`` takes the step-counting matcher even where a regex exists (for tests)."""
@@ -551,6 +626,18 @@ class GlobList:
             # greedy: the last component, where a file's own name is, is tried first
             parts.append(b"(?:[^/]*+/)*(?:" + b"|".join(anywhere) + b")")
         return re.compile(b"|".join(parts), re.DOTALL) if parts else None
+
+    def keys(self) -> frozenset[Key] | None:
+        """What a path must show for any line to match it (`Glob.keys`): the union of the
+        lines' keys; None when a line has none, or a line is negated (the last match decides
+        then, so every path must be tried)."""
+        out: set[Key] = set()
+        for line in self._lines:
+            found = None if line.negated else line.glob.keys()
+            if found is None:
+                return None
+            out |= found
+        return frozenset(out)
 
     def match_file(self, path: str) -> bool:
         raw = path.encode("utf-8", "surrogateescape")

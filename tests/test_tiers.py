@@ -12,7 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from cas.errors import ConfigError
-from packer.config import TIERS, Rule, glob_problem, load_config
+from packer.config import TIERS, Rule, glob_problem, glob_spec, load_config
 from packer.rules import age_days, path_date
 from packer.tiers import (
     DEFAULT_RULES,
@@ -453,8 +453,6 @@ def test_rule_globs_match_like_pathspec_did_for_any_globs(globs: list[str], path
     included."""
     from pathspec import GitIgnoreSpec
 
-    from packer.tiers import glob_spec
-
     def before_of(lines: list[str]) -> bool:
         combined = GitIgnoreSpec.from_lines(lines).match_file(path)
         one_by_one = False
@@ -472,3 +470,33 @@ def test_rule_globs_match_like_pathspec_did_for_any_globs(globs: list[str], path
     for listed in (globs, [*globs, "!" + globs[0]], ["!" + globs[-1], *globs]):
         before = before_of(listed)
         assert glob_spec(tuple(listed)).match_file(path) == before, (listed, path)
+
+
+_RULE_GLOBS = st.sampled_from(
+    ["*.py", "*.md", "*.min.js", "docs/", "/dist/**", "**/fixtures/**", "README*", "/README*",
+     "a*.txt", "src/**/*.rs", "x.py", "*.c", "pkg/*.go", "ü*", "!x.py", "!docs/", "**", "*",
+     "*wordlist*", "/*.gemspec", "Makefile", "tests/", "**/tests/**", "*_test.go", "/docs/conf.py"]
+)  # fmt: skip
+
+
+@given(
+    st.lists(st.lists(_RULE_GLOBS, min_size=1, max_size=4), min_size=1, max_size=8),
+    st.lists(_PATH_SEGMENTS, min_size=1, max_size=5).map("/".join),
+)
+@example([["!x.py", "*.py"], ["x.py"]], "x.py")
+@example([["*.md"], ["/README*"], ["**"]], "README.md")
+def test_a_path_is_tried_against_few_rules_and_the_first_match_still_decides(
+    globs: list[list[str]], path: str
+) -> None:
+    """Classifying tries only the rules a path's keys can match (`GlobList.keys`); the decision
+    is the first rule that matches when every rule is tried in order."""
+    rules = [
+        Rule(tuple(g), "high", f"rule {i}", False, None, i, "config") for i, g in enumerate(globs)
+    ]
+    every = next(
+        (i for i, r in enumerate(rules) if glob_spec(r.globs).match_file(path)), len(rules)
+    )
+    assert TierRules(rules).classify(path).rule_index == every
+    assert TierRules([*rules, *DEFAULT_RULES]).classify(path).rule_index == next(
+        i for i, r in enumerate([*rules, *DEFAULT_RULES]) if glob_spec(r.globs).match_file(path)
+    )

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from packer.ignore import IgnoreStack
-from packer.wildmatch import GlobList, Work, parse_line
+from packer.wildmatch import GlobList, Work, parse_line, path_keys
 from tests.conftest import run_cas
 from tests.gitoracle import GIT, Git
 
@@ -198,3 +198,45 @@ def test_config_globs_see_a_top_level_file_and_each_folder_of_a_deeper_one() -> 
     assert not globs.match_file("f.py") and not globs.match_file("d/e/f.py")
     assert not globs.match_file("")
     assert not GlobList(["axbyc/", "!zz"]).match_file("axbyc")  # a folder line, not a file
+
+
+# --- keys: what a path must show for a glob to match it ------------------------------------------
+
+_KEY_PIECES = [
+    *_PIECES, ".", ".py", ".min", "x", "src", "tests", "README", "**/", "/**", "/", "*.", "CHA",
+]  # fmt: skip
+_KEY_NAMES = [*_NAMES, "src", "tests", "x.py", "a.min.py", "READMEx", "README", ".py", "CHANGES"]
+key_patterns = st.lists(st.sampled_from(_KEY_PIECES), min_size=1, max_size=6).map("".join)
+key_paths = st.lists(st.sampled_from(_KEY_NAMES), min_size=1, max_size=4).map("/".join)
+
+
+@given(st.lists(key_patterns, min_size=1, max_size=3), st.lists(key_paths, max_size=12))
+@example(["*.py"], ["a.min.py", "x.py/a", "a"])
+@example(["/*.gemspec", "README*"], ["x.gemspec", "a/x.gemspec", "READMEx/b", "a/README"])
+@example(["**/tests/**", "src/**", "/a", "ab"], ["x/tests/y", "src", "a/b", "b/ab/c", "b/a"])
+def test_a_glob_list_matches_only_paths_showing_one_of_its_keys(
+    globs: list[str], names: list[str]
+) -> None:
+    """`GlobList.keys` is a necessary condition: a path without any of them never matches, so
+    the tier rules may skip a rule for it (`packer.tiers`)."""
+    spec = GlobList(globs)
+    keys = spec.keys()
+    for name in names:
+        if keys is not None and not keys & path_keys(name):
+            assert not spec.match_file(name), (globs, name, keys)
+
+
+def test_usual_globs_have_keys_and_a_negation_has_none() -> None:
+    assert GlobList(["*.py", "Makefile"]).keys() == {("ext", ".py"), ("name", "Makefile")}
+    assert GlobList(["**/node_modules/**", "vendor/**"]).keys() == {
+        ("name", "node_modules"),
+        ("top", "vendor"),
+    }
+    assert GlobList(["/README*", "CHANGELOG*"]).keys() == {
+        ("top-lead", "REA"),
+        ("lead", "CHA"),
+    }
+    assert GlobList(["/*.gemspec"]).keys() == {("top-ext", ".gemspec")}
+    assert GlobList(["*.py", "!x.py"]).keys() is None
+    assert GlobList(["*wordlist*"]).keys() is None
+    assert GlobList([]).keys() == frozenset()
