@@ -44,7 +44,16 @@ from packer.lang import language_for, record_for
 from packer.lexicon import LEXICON_VERSION, Lexicon, cache_namespace, lex
 from packer.lexicon import decode as decode_lexicon
 from packer.lexicon import encode as encode_lexicon
-from packer.pricing import TIER_OF, Candidate, Pricer, weighted
+from packer.pricing import (
+    MAX_VALUE,
+    NO_SYMBOLS,
+    PUBLIC_BOOST,
+    TIER_OF,
+    Candidate,
+    Pricer,
+    SymbolValues,
+    weighted,
+)
 from packer.rating_scale import AVERAGE, RATING_VERSION
 from packer.render import (
     FORMATS,
@@ -352,6 +361,11 @@ class Packer:
             priorities={p: max(d.weight, 0) for p, d in decisions.items()},
         )
         self._ratings = ratings
+        shifts = {p: d.weight for p, d in decisions.items()}
+        symbols = {
+            path: SymbolValues(names, values, best, total)
+            for path, names, values, best, total in ratings.shifted(shifts, PUBLIC_BOOST, MAX_VALUE)
+        }
         self._spent("rate", start)
         out: list[Candidate] = []
         for fact in facts:
@@ -370,7 +384,6 @@ class Packer:
                 # graph says little, so they rate at least as an average file would.
                 rating = max(rating, AVERAGE)
             weight = decision.weight
-            symbols = {n: weighted(r, weight) for n, r in ratings.symbols_of(fact.path).items()}
             out.append(
                 Candidate(
                     path=fact.path,
@@ -381,8 +394,7 @@ class Packer:
                     reason=reason,
                     rating=rating,
                     value=weighted(rating, weight),
-                    symbols=symbols,
-                    public=ratings.public_of(fact.path),
+                    symbols=symbols.get(fact.path, NO_SYMBOLS),
                 )
             )
         return out

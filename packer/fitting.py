@@ -223,6 +223,8 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
     for path in list(options):
         offer_next(path)
     while heap:
+        if used >= room:
+            break  # full: every step costs a token at least, and no unread offer can fit
         _key, raw, cost = heapq.heappop(heap)
         path = raw.decode()
         if cost < 0:  # an unread offer's bound reached the top: read it, if it can still fit

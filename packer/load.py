@@ -374,7 +374,6 @@ class Loader:
             reason=e.reason or "",
             rating=value,
             value=value,
-            symbols={},
         )
 
     def _focused(

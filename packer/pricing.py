@@ -23,9 +23,10 @@ content digest, so a large tree is parsed only as far as the budget can show.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import isqrt
+from typing import Final
 
 import msgpack
 
@@ -84,6 +85,37 @@ _MORE_LINE = "... (999 more symbols not shown)"
 MAX_VALUE = (1 << 62) - 1
 
 
+class SymbolValues:
+    """A file's rated symbols as pricing weighs them: each name's rating times two to the
+    power of the file's weight class (`weighted`), `PUBLIC_BOOST` times that for a name the
+    project's public surface holds. ``best``: the same values, best first; ``total``: their
+    sum. The mapping by name is made only when asked (a file the fit reads)."""
+
+    __slots__ = ("_by_name", "_names", "_values", "best", "total")
+
+    def __init__(
+        self, names: Sequence[str], values: Sequence[int], best: Sequence[int], total: int
+    ) -> None:
+        self._names = names
+        self._values = values
+        self._by_name: dict[str, int] | None = None
+        self.best = best
+        self.total = total
+
+    @classmethod
+    def of(cls, by_name: dict[str, int]) -> SymbolValues:
+        values = list(by_name.values())
+        return cls(list(by_name), values, sorted(values, reverse=True), sum(values))
+
+    def by_name(self) -> dict[str, int]:
+        if self._by_name is None:
+            self._by_name = dict(zip(self._names, self._values, strict=True))
+        return self._by_name
+
+
+NO_SYMBOLS: Final = SymbolValues((), (), (), 0)
+
+
 @dataclass(slots=True)
 class Candidate:
     """One file of a scope, classified and rated: the input of one offer per target."""
@@ -96,8 +128,7 @@ class Candidate:
     reason: str
     rating: int  # the file's rating (packer.rating)
     value: int  # rating x 2**weight, at least 1
-    symbols: dict[str, int]  # symbol ratings by name, x 2**weight
-    public: frozenset[str] = frozenset()  # names the project's public surface holds
+    symbols: SymbolValues = NO_SYMBOLS  # rated symbols, x 2**weight, public ones boosted
 
     @property
     def withheld(self) -> bool:
@@ -252,7 +283,7 @@ class Pricer:
         only makes the fit read a file later than it would otherwise.)"""
         head_value = cand.value * head_share(cand.path) // 100
         head_cost = max(self.frame(cand, True) + self._fence + 4, 1)
-        rated = sorted(_boosted(cand).values(), reverse=True)[:32]
+        rated = list(cand.symbols.best[:32])
         fallback = cand.value * max(_FALLBACK.values()) // 100
         inherited = [v * share // 100 for v in rated[:4] for share in (50, 40)]
         count = min(FALLBACK_CAP // 4, cand.fact.size // 20 + 1)
@@ -266,7 +297,7 @@ class Pricer:
                 best_value, best_cost = total_value, total_cost
         # a symbol takes some 20 bytes of source at least: few fit in a small file
         fallbacks = min(FALLBACK_CAP, max(_FALLBACK.values()) * (cand.fact.size // 20 + 1))
-        full_value = (head_value + sum(_boosted(cand).values())) * 13 // 10
+        full_value = (head_value + cand.symbols.total) * 13 // 10
         full_value += cand.value * (fallbacks * 13 // 10 + 10) // 100
         full_cost = max(self.frame(cand, False) + cand.fact.size // 24, 1)
         if full_value * best_cost > best_value * full_cost:
@@ -309,7 +340,7 @@ def _symbol_values(cand: Candidate, o: outline_mod.Outline) -> list[int]:
     own: list[int] = []
     seen: set[str] = set()
     fallback: list[int] = []
-    boosted = _boosted(cand)
+    boosted = cand.symbols.by_name()
     for i, s in enumerate(o.symbols):
         rated = boosted.get(s.name) if s.name not in seen else None
         seen.add(s.name)
@@ -341,14 +372,6 @@ def _symbol_values(cand: Candidate, o: outline_mod.Outline) -> list[int]:
             inherited = parent * _INHERIT_PRIVATE // 100 // max(1, isqrt(public.get(s.parent, 1)))
         out[i] = max(out[i], inherited)
     return out
-
-
-def _boosted(cand: Candidate) -> dict[str, int]:
-    """The rated symbols' values, the public ones `PUBLIC_BOOST` times their rating: a file that
-    holds the public surface is worth more than its place in the graph says."""
-    if not cand.public:
-        return cand.symbols
-    return {n: v * PUBLIC_BOOST if n in cand.public else v for n, v in cand.symbols.items()}
 
 
 def _encode_priced(p: Priced) -> bytes:

@@ -50,7 +50,7 @@ import bisect
 import math
 import os
 import posixpath
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Final
 
 # numpy's BLAS starts a thread per core when it loads: the rating uses integer arithmetic only,
@@ -178,6 +178,33 @@ class Ratings:
         names = lexicon.defines
         flags = self._public[start : start + len(names)].tolist()
         return frozenset(n for n, f in zip(names, flags, strict=True) if f)
+
+    def shifted(
+        self, shifts: Mapping[str, int], boost: int, cap: int
+    ) -> Iterator[tuple[str, tuple[str, ...], list[int], list[int], int]]:
+        """For every file that defines names, in one pass over the arrays: (path, its names,
+        each name's rating shifted left by the file's ``shifts`` (right when negative, none
+        when absent) and kept within [1, ``cap``], times ``boost`` when the public surface
+        holds the name; the same values, largest first; their sum). Ratings stay below 2**45
+        (a file's is at most the file count times `AVERAGE`), so no product passes 2**63."""
+        paths = list(self._spans)  # in the order of their rows, which follow one another
+        if not paths:
+            return
+        sizes = np.array([len(self._spans[p][0].defines) for p in paths], dtype=np.int64)
+        shift = np.repeat(np.array([shifts.get(p, 0) for p in paths], dtype=np.int64), sizes)
+        ratings = self._values
+        up = ratings << np.maximum(shift, 0)
+        down = ratings >> np.maximum(-shift, 0)
+        values = np.clip(np.where(shift >= 0, up, down), 1, cap)
+        values = np.where(self._public, values * boost, values)
+        owner = np.repeat(np.arange(len(paths), dtype=np.int64), sizes)
+        best = values[np.lexsort((-values, owner))]
+        bounds = np.concatenate(([0], np.cumsum(sizes))).tolist()
+        totals = np.add.reduceat(values, bounds[:-1]).tolist()
+        listed, ranked = values.tolist(), best.tolist()
+        for k, path in enumerate(paths):
+            a, b = bounds[k], bounds[k + 1]
+            yield path, self._spans[path][0].defines, listed[a:b], ranked[a:b], totals[k]
 
     def symbol(self, path: str, name: str) -> int:
         return self.symbols_of(path).get(name, 0)

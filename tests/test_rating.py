@@ -354,3 +354,44 @@ def test_rating_bench_runs(tmp_path: Path) -> None:
     assert ("synthetic", "lexicon,") in steps and ("synthetic", "history") in steps
     assert ("click", "rating") in steps
     assert "MB/s" in done.stdout
+
+
+# --- symbol values as pricing weighs them ---------------------------------------------------------
+
+
+def _check_shifted(r: Ratings, shifts: Mapping[str, int], boost: int, cap: int) -> None:
+    """`Ratings.shifted` gives, for every file, what shifting and boosting each of its symbols
+    one by one gives (`symbols_of`, `public_of`), best first and summed."""
+    seen = set()
+    for path, names, values, best, total in r.shifted(shifts, boost, cap):
+        seen.add(path)
+        shift, public = shifts.get(path, 0), r.public_of(path)
+        expected = {}
+        for name, rating in r.symbols_of(path).items():
+            value = max(1, min(rating << shift if shift >= 0 else rating >> -shift, cap))
+            expected[name] = value * boost if name in public else value
+        assert dict(zip(names, values, strict=True)) == expected, path
+        assert best == sorted(values, reverse=True) and total == sum(values)
+    assert {p for p in r.files if r.symbols_of(p)} <= seen
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    project=projects(),
+    shifts=st.lists(st.integers(min_value=-50, max_value=8), min_size=12, max_size=12),
+    cap=st.sampled_from([(1 << 62) - 1, 5000, 1]),
+)
+def test_shifted_symbols_are_each_symbol_shifted(
+    project: tuple[list[str], list[str]], shifts: list[int], cap: int
+) -> None:
+    names, bodies = project
+    paths = [f"{name}.py" for name in names[: len(bodies)]]
+    r = _rate_bodies(paths, bodies)
+    _check_shifted(r, dict(zip(paths, shifts, strict=False)), 4, cap)
+
+
+def test_shifted_symbols_boost_the_public_surface() -> None:
+    _files, r = rated("click")
+    assert any(r.public_of(p) for p in r.files)
+    shifts = {p: (i % 7) - 3 for i, p in enumerate(sorted(r.files))}
+    _check_shifted(r, shifts, 4, (1 << 62) - 1)
