@@ -294,6 +294,7 @@ class Packer:
             report.work.update({f"tier: {k}": v for k, v in sorted(self._work.items())})
         finally:
             # Derived facts are worth keeping even when a budget turned out impossible.
+            self.pricer.remember()
             self.cache.flush()
             watch.lap("cache")
         return report

@@ -171,7 +171,10 @@ class Pricer:
         self.counter = counter
         self.work = work
         self.md = renderer("markdown")
-        self._lines: dict[str, int] = {}
+        self._lines: dict[str, int] = {}  # the lines counted or looked up in this run
+        self._remembered: dict[str, int] | None = None  # the lines of runs before (`remember`)
+        self.lines_counted = 0  # lines counted with the tokenizer: no run before knew them
+        self._lines_kept = 0  # `lines_counted` when `remember` last kept the lines
         self._priced: dict[tuple[Digest, str], Priced] = {}
         self._texts: dict[Digest, str] = {}
         self._fence = self._count(self.md.section_body("x\n", "")) - self._count("x\n")
@@ -189,11 +192,35 @@ class Pricer:
         return n
 
     def line(self, text: str) -> int:
-        """Tokens of a line that repeats across targets and runs: counted once."""
+        """Tokens of a line that repeats across targets and runs (a file's listed line, a
+        section's heading): counted once, then known from the runs before (`remember`)."""
         known = self._lines.get(text)
         if known is None:
-            known = self._lines[text] = self._count(text)
+            if self._remembered is None:
+                self._remembered = _decode_lines(self.cache.get(self.lines_namespace, LINES_KEY))
+            known = self._remembered.get(text)
+            if known is None:
+                known = self._count(text)
+                self.lines_counted += 1
+            self._lines[text] = known
         return known
+
+    @property
+    def lines_namespace(self) -> str:
+        return f"line-tokens:{self.counter.name}"
+
+    def remember(self) -> None:
+        """Keep the lines this run counted for the next run (in the cache, one entry): the
+        lines this run used, and those of runs before as long as they are not most of it (a
+        scope not packed this time keeps its lines; renamed files do not pile up)."""
+        if self.lines_counted == self._lines_kept:
+            return
+        kept = dict(self._lines)
+        before = self._remembered or {}
+        if len(before) <= 2 * len(kept) + _LINES_SLACK:
+            kept = {**before, **kept}
+        self.cache.put(self.lines_namespace, LINES_KEY, _encode_lines(kept))
+        self._remembered, self._lines_kept = kept, self.lines_counted
 
     def text(self, digest: Digest) -> str:
         known = self._texts.get(digest)
@@ -379,6 +406,32 @@ def _encode_priced(p: Priced) -> bytes:
         [outline_mod.encode(p.outline), p.head, list(p.symbols)], use_bin_type=True
     )
     return data
+
+
+# The cache entry of `Pricer.remember`, and how many lines beyond twice a run's it may keep.
+LINES_KEY: Final = b"lines"
+_LINES_SLACK: Final = 4096
+
+
+def _encode_lines(lines: dict[str, int]) -> bytes:
+    data: bytes = msgpack.packb([list(lines), list(lines.values())], use_bin_type=True)
+    return data
+
+
+def _decode_lines(raw: bytes | None) -> dict[str, int]:
+    """The remembered line counts; an entry that does not decode is none (counted again)."""
+    if raw is None:
+        return {}
+    try:
+        texts, counts = msgpack.unpackb(raw, raw=False)
+        if len(texts) != len(counts):
+            return {}
+        out = dict(zip(texts, counts, strict=True))
+    except (ValueError, TypeError, msgpack.ExtraData):
+        return {}
+    if not all(isinstance(t, str) and type(c) is int for t, c in out.items()):
+        return {}
+    return out
 
 
 def _decode_priced(raw: bytes) -> Priced | None:

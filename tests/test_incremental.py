@@ -118,6 +118,38 @@ def test_cached_prices_and_memo_give_the_bytes_a_cold_store_gives(tmp_path: Path
     with Store.at(root / ".cas") as store:
         keys = [k for k, _ in store.kv_items("cache")]
         assert any(b"lex:" in k for k in keys) and any(b"priced:" in k for k in keys)
+        assert any(b"line-tokens:" in k for k in keys)
+
+
+def test_line_counts_are_remembered_exactly_and_not_counted_again(tmp_path: Path) -> None:
+    """A pack keeps the token counts of the lines it counted (each file's listed line, the
+    sections' headings) for the next: each is the tokenizer's count, and a pack that fits
+    afresh (`--explain`) counts none of them again."""
+    from packer.pricing import LINES_KEY, _decode_lines
+
+    root = build_tree(tmp_path / "r", with_specials=False)
+    _age(root)
+    Store.create(root / ".cas").close()
+    _run(root)
+    with Store.at(root / ".cas") as store:
+        packer = Packer(root, store, load_config(root))
+        raw = packer.cache.get(packer.pricer.lines_namespace, LINES_KEY)
+        remembered = _decode_lines(raw)
+        assert len(remembered) >= 10
+        assert all(packer.counter.count(text) == n for text, n in remembered.items())
+        packer.run(explain="README.md")
+        assert packer.pricer.lines_counted == 0
+
+
+def test_damaged_remembered_line_counts_are_none() -> None:
+    from packer.pricing import _decode_lines, _encode_lines
+
+    good = {"- `a.py` (3 lines)\n": 9, "## x\n": 3}
+    assert _decode_lines(_encode_lines(good)) == good
+    raw = _encode_lines(good)
+    for bad in (b"", b"\x00", raw[:-1], raw + b"x", _encode_lines({"a": 1})[:-1] + b"\xc3"):
+        assert _decode_lines(bad) == {}, bad
+    assert _decode_lines(None) == {}
 
 
 def test_damaged_cached_outlines_are_misses() -> None:
