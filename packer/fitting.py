@@ -204,7 +204,10 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
         if offer.expand is not None and offer.floor <= LOW and offer.bound is not None:
             value, cost = offer.bound
             heapq.heappush(heap, (-(value * _SCALE // max(cost, 1)), offer.path.encode(), -1))
-            options[offer.path] = points(Offer(offer.path, ceiling=LOW, listed=offer.listed))
+            listed = offer.listed  # until it is read, what it may become is its listed line
+            options[offer.path] = (
+                [OMITTED] if listed is None else [OMITTED, Point(*listed, LOW, listed=True)]
+            )
             current[offer.path] = OMITTED
             continue
         if offer.expand is not None:

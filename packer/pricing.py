@@ -322,6 +322,10 @@ class Pricer:
             total_cost += _MIN_SYMBOL_COST
             if total_value * best_cost > best_value * total_cost:
                 best_value, best_cost = total_value, total_cost
+            else:
+                # The values come best first at one cost each: once one lowers the density,
+                # every later one does too (each is at most the density it meets).
+                break
         # a symbol takes some 20 bytes of source at least: few fit in a small file
         fallbacks = min(FALLBACK_CAP, max(_FALLBACK.values()) * (cand.fact.size // 20 + 1))
         full_value = (head_value + cand.symbols.total) * 13 // 10
