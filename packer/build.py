@@ -60,7 +60,7 @@ from packer.render import (
     GROUP_LINES,
     Header,
     group_depth,
-    lite_layout,
+    lite_layouts,
     omitted_groups,
     renderer,
 )
@@ -562,7 +562,8 @@ class Packer:
 
     def _count_formats(self, m: mf.Manifest) -> dict[str, int]:
         start = time.perf_counter()
-        out = {fmt: self.counter.count(lite_layout(m, self._fetch, fmt).text()) for fmt in FORMATS}
+        layouts = lite_layouts(m, self._fetch, FORMATS)
+        out = {fmt: self.counter.count(layout.text()) for fmt, layout in layouts.items()}
         self._spent("tokenize", start)
         return out
 

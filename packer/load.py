@@ -52,7 +52,14 @@ from packer.fit_loop import FileRow, Rooms, Trial, manifest_of, refit
 from packer.fitting import HIGH, LOW, Offer, SymbolOffer, fit
 from packer.ingest import Fact
 from packer.pricing import Candidate, Pricer, head_share
-from packer.render import FORMATS, GROUP_LINES, group_depth, lite_layout, renderer
+from packer.render import (
+    FORMATS,
+    GROUP_LINES,
+    group_depth,
+    lite_layout,
+    lite_layouts,
+    renderer,
+)
 from packer.scan import decode_text
 from packer.search import (
     WHOLE_CODE,
@@ -471,7 +478,8 @@ class Loader:
 
     def _count(self, m: mf.Manifest) -> dict[str, int]:
         fetch = self._fetch
-        return {fmt: self.counter.count(lite_layout(m, fetch, fmt).text()) for fmt in FORMATS}
+        layouts = lite_layouts(m, fetch, FORMATS)
+        return {fmt: self.counter.count(layout.text()) for fmt, layout in layouts.items()}
 
     def _fetch(self, digest: Digest) -> str:
         text = self._summaries.get(digest)

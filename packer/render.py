@@ -422,18 +422,36 @@ class Layout:
         return "".join(self.head + self.sections + self.tail)
 
 
-def tail_pieces(r: Renderer, m: Manifest, depth: int) -> list[str]:
-    """The omitted list (listed lines, then folder counts) and the withheld list."""
-    tail: list[str] = []
+@dataclass(frozen=True, slots=True)
+class _Parts:
+    """What a manifest's LITE render shows, the same in every format: the sections' entries in
+    order, the omitted files listed by name, the folders of the others, the withheld files."""
+
+    shown: list[Entry]
+    listed: list[Entry]
+    groups: list[tuple[str, int, list[str]]]
+    any_low: bool
+    withheld: list[Entry]
+
+
+def _parts(m: Manifest, depth: int) -> _Parts:
     low = [e for e in m.entries if e.tier == "low" and not e.withheld]
-    if low:
-        listed = [r.omitted_line(e) for e in low if e.listed]
-        grouped = [
-            r.omitted_group(folder, count, reasons)
-            for folder, count, reasons in omitted_groups((e for e in low if not e.listed), depth)
-        ]
+    return _Parts(
+        shown=shown_order(e for e in m.entries if e.tier in ("high", "medium")),
+        listed=[e for e in low if e.listed],
+        groups=omitted_groups((e for e in low if not e.listed), depth),
+        any_low=bool(low),
+        withheld=[e for e in m.entries if e.withheld],
+    )
+
+
+def _tail(r: Renderer, parts: _Parts) -> list[str]:
+    tail: list[str] = []
+    if parts.any_low:
+        listed = [r.omitted_line(e) for e in parts.listed]
+        grouped = [r.omitted_group(folder, n, reasons) for folder, n, reasons in parts.groups]
         tail += [r.omitted_open(), *listed, *grouped, r.omitted_close()]
-    withheld = [e for e in m.entries if e.withheld]
+    withheld = parts.withheld
     if withheld:
         lines = [r.withheld_line(e) for e in withheld if e.listed]
         rest = sum(1 for e in withheld if not e.listed)
@@ -444,15 +462,30 @@ def tail_pieces(r: Renderer, m: Manifest, depth: int) -> list[str]:
     return [p for p in tail if p]
 
 
+def tail_pieces(r: Renderer, m: Manifest, depth: int) -> list[str]:
+    """The omitted list (listed lines, then folder counts) and the withheld list."""
+    return _tail(r, _parts(m, depth))
+
+
 def lite_layout(m: Manifest, fetch: Fetch, fmt: str = "markdown") -> Layout:
-    r = renderer(fmt)
-    head = [r.header(header_for(m), "lite")]
-    sections: list[str] = []
-    for e in shown_order(e for e in m.entries if e.tier in ("high", "medium")):
-        sections.extend(entry_section(r, e, fetch))
+    return lite_layouts(m, fetch, (fmt,))[fmt]
+
+
+def lite_layouts(m: Manifest, fetch: Fetch, formats: Iterable[str]) -> dict[str, Layout]:
+    """The LITE layout of ``m`` in each of ``formats``; what they share (the order of the
+    sections, the omitted files' folders) is worked out once."""
     depth = m.totals.get("group_depth", GROUP_DEPTH)
     depth = depth if isinstance(depth, int) else GROUP_DEPTH
-    return Layout(head, sections, tail_pieces(r, m, depth))
+    parts = _parts(m, depth)
+    out: dict[str, Layout] = {}
+    for fmt in formats:
+        r = renderer(fmt)
+        head = [r.header(header_for(m), "lite")]
+        sections: list[str] = []
+        for e in parts.shown:
+            sections.extend(entry_section(r, e, fetch))
+        out[fmt] = Layout(head, sections, _tail(r, parts))
+    return out
 
 
 def entry_section(r: Renderer, e: Entry, fetch: Fetch) -> list[str]:
