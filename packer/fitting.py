@@ -146,14 +146,14 @@ def hull(current: Point, options: Sequence[Point], room: int) -> list[Point]:
     """The upper concave hull of the points beyond ``current`` that fit in ``room``, in order of
     cost: each step gives the most value per token among what is left, and the value per token
     falls along it (integer cross products: exact)."""
-    candidates = sorted(
-        (
-            p
-            for p in options
-            if p.cost > current.cost and p.value > current.value and p.cost - current.cost <= room
-        ),
-        key=lambda p: (p.cost, -p.value),
-    )
+    candidates = [
+        p
+        for p in options
+        if p.cost > current.cost and p.value > current.value and p.cost - current.cost <= room
+    ]
+    if len(candidates) <= 1:
+        return candidates  # one step or none (an unread file's listed line): nothing to weigh
+    candidates.sort(key=lambda p: (p.cost, -p.value))
     chain = [current]
     for p in candidates:
         if p.value <= chain[-1].value:
