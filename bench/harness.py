@@ -148,6 +148,9 @@ class Proc:
     peak_rss: int
     peak_anon: int | None
     stdout: bytes
+    # The highest sum of VmRSS over the process and every process below it (its worker
+    # processes), polled every 5 ms; None where /proc cannot tell.
+    peak_tree: int | None = None
 
 
 # Each measured command is started by this small launcher, not by the bench. Linux starts a
@@ -169,16 +172,44 @@ if pid == 0:
         os._exit(127)
 import threading
 peak = [-1]
+tree = [-1]
 done = threading.Event()
+def fields(proc):
+    found = {}
+    with open("/proc/%d/status" % proc) as status:
+        for line in status:
+            if line.startswith(("RssAnon:", "VmRSS:", "VmSize:")):
+                found[line.split(":")[0]] = int(line.split()[1])
+    return found
+def below(proc):
+    found = []
+    try:
+        for task in os.listdir("/proc/%d/task" % proc):
+            with open("/proc/%d/task/%s/children" % (proc, task)) as kids:
+                found += [int(k) for k in kids.read().split()]
+    except OSError:
+        pass
+    return found
 def poll():
     while not done.wait(0.005):
         try:
-            with open("/proc/%d/status" % pid) as status:
-                for line in status:
-                    if line.startswith("RssAnon:"):
-                        peak[0] = max(peak[0], int(line.split()[1]))
+            top = fields(pid)
         except OSError:
             return
+        peak[0] = max(peak[0], top.get("RssAnon", -1))
+        # A child between fork (or vfork) and exec shows its parent's memory as its own: the
+        # same pages, counted once (the same sizes as its parent's tell it).
+        total, todo = 0, [(pid, None)]
+        while todo:
+            proc, parent = todo.pop()
+            try:
+                mine = fields(proc)
+            except OSError:
+                continue
+            same = parent is not None and (mine.get("VmRSS"), mine.get("VmSize")) == parent
+            total += 0 if same else mine.get("VmRSS", 0)
+            todo += [(kid, (mine.get("VmRSS"), mine.get("VmSize"))) for kid in below(proc)]
+        tree[0] = max(tree[0], total)
 poller = threading.Thread(target=poll, daemon=True)
 poller.start()
 _, status, usage = os.wait4(pid, 0)
@@ -187,16 +218,16 @@ done.set()
 poller.join()
 code = os.waitstatus_to_exitcode(status)
 with open(report, "w") as out:
-    out.write("%r %r %d %d %d" % (seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss,
-                                  peak[0], code))
+    out.write("%r %r %d %d %d %d" % (seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss,
+                                     peak[0], code, tree[0]))
 sys.exit(0 if code == 0 else 1)
 """
 
 
 def measure(argv: Sequence[str | os.PathLike[str]], env: dict[str, str], cwd: Path) -> Proc:
     """Run ``argv`` to completion in a new process (through `_LAUNCHER`): wall time from fork to
-    reap, CPU time and peak RSS (ru_maxrss) from os.wait4 of that process, peak RssAnon polled
-    every 5 ms."""
+    reap, CPU time and peak RSS (ru_maxrss) from os.wait4 of that process, peak RssAnon and the
+    peak RSS of the process with its children polled every 5 ms."""
     with (
         tempfile.TemporaryFile() as out,
         tempfile.TemporaryFile() as err,
@@ -215,17 +246,20 @@ def measure(argv: Sequence[str | os.PathLike[str]], env: dict[str, str], cwd: Pa
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
-    if done.returncode != 0 or len(fields) != 5 or fields[4] != "0":
-        code = fields[4] if len(fields) == 5 else f"launcher {done.returncode}"
+    if done.returncode != 0 or len(fields) != 6 or fields[4] != "0":
+        code = fields[4] if len(fields) == 6 else f"launcher {done.returncode}"
         message = stderr.decode("utf-8", "replace").strip()[-2000:]
         raise BenchError(f"{_shown(argv)} exited {code}: {message}")
-    seconds, cpu, maxrss_kib, anon_kib = float(fields[0]), float(fields[1]), *map(int, fields[2:4])
+    seconds, cpu = float(fields[0]), float(fields[1])
+    maxrss_kib, anon_kib, tree_kib = int(fields[2]), int(fields[3]), int(fields[5])
     return Proc(
         seconds=seconds,
         cpu_seconds=cpu,
         peak_rss=maxrss_kib * 1024,  # Linux reports KiB
         peak_anon=anon_kib * 1024 if anon_kib >= 0 else None,
         stdout=stdout,
+        # at least the process's own peak: a polled sum can miss a peak between two polls
+        peak_tree=max(tree_kib, maxrss_kib) * 1024 if tree_kib >= 0 else None,
     )
 
 
