@@ -258,7 +258,8 @@ def _forget_indexed(store: Store, candidates: list[Digest]) -> int:
 
     def read(digest: Digest) -> bytes | None:
         try:
-            return store.get(digest)
+            with store.open(digest) as reader:
+                return reader.read(textindex.READ_LIMIT)  # all the index reads of a body
         except CasError:
             return None
 

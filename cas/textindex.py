@@ -41,6 +41,9 @@ INDEX_FILE: Final = "search.sqlite"
 VERSION: Final = 1
 WINDOW: Final = 40  # lines per window
 MAX_BODY: Final = 8 << 20  # larger bodies (logs, data dumps) are not indexed
+# The most of one body a reader for the index needs (`text_of` tells a larger body by its
+# length alone): a 1 GiB log costs the index 8 MiB of reading, and as much memory, not 1 GiB.
+READ_LIMIT: Final = MAX_BODY + 1
 _BATCH: Final = 256  # bodies per write transaction
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -71,7 +74,8 @@ def split_name(name: str) -> tuple[str, ...]:
 
 def text_of(data: bytes) -> str | None:
     """The text the index reads from a body, or None for a body it does not index (binary:
-    a NUL byte in its first 8 KiB; or larger than `MAX_BODY`)."""
+    a NUL byte in its first 8 KiB; or larger than `MAX_BODY`). ``data`` may be the body's first
+    `READ_LIMIT` bytes only: the answer is the same."""
     if len(data) > MAX_BODY or b"\0" in data[:8192]:
         return None
     if data.startswith(b"\xef\xbb\xbf"):

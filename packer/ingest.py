@@ -318,9 +318,12 @@ class Ingest:
     def use_processes(self, todo: list[ScannedFile]) -> bool:
         # The secret scan and the per-file Python work hold the interpreter lock: a large run
         # keeps both cores busy only in processes (see cas.procpool).
+        # Only the files workers take count: a large file is streamed on the committing thread,
+        # so a tree of one 1 GiB log starts no worker.
         if self.processes is not None:
             return self.processes
-        return procpool.worth_it(len(todo), sum(f.size for f in todo))
+        worked = [f for f in todo if not self._inline_only(f)]
+        return procpool.worth_it(len(worked), sum(f.size for f in worked))
 
     def _outcomes(
         self, todo: list[ScannedFile], report: IngestReport

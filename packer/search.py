@@ -36,7 +36,7 @@ from cas.errors import BlobNotFound, CorruptBlob, NotFound, UsageError
 from cas.events import ProgressSink, emit
 from cas.report import json_rule, pairs
 from cas.store import Store
-from cas.textindex import QueryName, TextIndex, query_names, split_name, text_of
+from cas.textindex import READ_LIMIT, QueryName, TextIndex, query_names, split_name, text_of
 from cas.visibility import is_memory_pack, visible
 from packer.wildmatch import GlobList
 
@@ -221,6 +221,18 @@ def source(
     return out
 
 
+def _head(store: Store, digest: Digest) -> bytes:
+    """As much of a body as the index reads (`READ_LIMIT`): all of one it may index, re-hashed;
+    of a larger one, which it does not index, its first chunks only."""
+    with store.open(digest) as reader:
+        return reader.read(READ_LIMIT)
+
+
+def _text(store: Store, digest: Digest) -> str:
+    """The text the index read of a body; empty for a body it does not index."""
+    return text_of(_head(store, digest)) or ""
+
+
 def ensure_indexed(
     index: TextIndex,
     store: Store,
@@ -235,7 +247,7 @@ def ensure_indexed(
 
     def read(digest: Digest) -> bytes | None:
         try:
-            return store.get(digest)
+            return _head(store, digest)
         except (BlobNotFound, CorruptBlob):
             return None  # verify reports it; search goes on without it
 
@@ -396,7 +408,7 @@ def hits(
         e = src.entries[path]
         assert e.digest is not None
         try:
-            text = text_of(store.get(e.digest)) or ""
+            text = _text(store, e.digest)
         except (BlobNotFound, CorruptBlob):
             continue
         lines = text.split("\n")
@@ -458,5 +470,5 @@ def search(
         )
     src = source(root, store, packs, scopes, attached)
     ensure_indexed(index, store, src.paths, progress)
-    scored = score(index, src, query, lambda d: text_of(store.get(d)) or "")
+    scored = score(index, src, query, lambda d: _text(store, d))
     return hits(store, src, scored, k=k, path_glob=path_glob)
