@@ -186,6 +186,10 @@ class _Stream:
             yield held
 
 
+def _size(f: ScannedFile) -> int:
+    return f.size
+
+
 def _stat_key(f: ScannedFile) -> list[int]:
     return [f.size, f.mtime_ns, f.ctime_ns, f.ino, f.dev]
 
@@ -373,7 +377,8 @@ class Ingest:
     ) -> Iterator[tuple[ScannedFile, _Worked | OSError | None]]:
         extra = (self._secrets_ns, frozenset(self.allow))
         opener = self.batch.store.worker_opener(level=self.batch.level, extra=extra)
-        for f, got in procpool.run(opener, _task, todo, inline=self._inline_only):
+        work = procpool.run(opener, _task, todo, inline=self._inline_only, weight=_size)
+        for f, got in work:
             yield f, _Unreadable(got) if isinstance(got, str) else got
 
     def _finish(

@@ -30,6 +30,7 @@ MiB = 1 << 20
 # A cold pack of a small project peaks near 110 MiB; these bounds leave room for that and for
 # what a pack may hold of a file at a time (pieces of 4 MiB, a commit of 16 MiB, ...).
 BOUND = 256 * MiB
+ONE_PROCESS = 224 * MiB
 HUGE = 384 * MiB  # one file: half as large again as the bound
 SEED = 21
 
@@ -104,6 +105,25 @@ def test_every_command_on_a_huge_file_holds_under_the_bound(huge_project: Path) 
         assert str(entry.digest) not in listed
     finally:
         (project.parent / "data.bin").rename(project / "data.bin")
+
+
+@pytest.mark.slow
+def test_many_files_just_under_the_large_file_limit(tmp_path: Path) -> None:
+    """Sixteen files of 7.5 MiB (a file over 8 MiB is streamed instead), read by worker
+    processes: no process of the pack holds more than a few of them. Before, a worker took 32
+    files to a request and held all their frames until it answered, and the main process held
+    as many answers: 390 MiB in one process for these 120 MiB."""
+    project = tmp_path / "project"
+    project.mkdir()
+    rng = random.Random(SEED)
+    for i in range(16):
+        _write_random(project / f"part{i:02}.bin", 15 * MiB // 2, rng)
+    pack, out = _cas(project, "pack", "--json", env={"CAS_WORKERS": "processes"})
+    assert json.loads(out)["ingest_mode"] == "processes"
+    assert pack.peak_rss < ONE_PROCESS, pack.peak_rss  # each process alone
+    for i in range(16):
+        entry = _entry(project, f"part{i:02}.bin")
+        assert (entry.size, entry.reason) == (15 * MiB // 2, "binary")
 
 
 @pytest.mark.slow
