@@ -1421,6 +1421,146 @@ static PyObject *declarations(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* --- Python: its defs and classes, and the names assigned at the start of a line ----------- */
+
+typedef struct {
+    Py_ssize_t pos, indent, name_start, name_end;
+    int is_class;
+} header_t;
+
+/* Where the name after keyword `kw` at d[i] ends (`kw[ \t]+` then an identifier), or -1. */
+static Py_ssize_t keyword_name(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, const char *kw,
+                               Py_ssize_t kwlen, Py_ssize_t *name_start) {
+    if (i + kwlen > n || memcmp(d + i, kw, (size_t)kwlen) != 0) return -1;
+    Py_ssize_t j = i + kwlen;
+    if (j >= n || !is_blank(d[j])) return -1;
+    j = blanks_from(d, n, j);
+    if (j >= n || !is_ident_start(d[j])) return -1;
+    *name_start = j;
+    while (j < n && is_word(d[j])) j++;
+    return j;
+}
+
+/* The indentation of a def or class at d[pos] (packer.lexicon._python_headers): its line's
+ * prefix (at most MAX_PREFIX - 1 bytes) all blanks, or white space around one "async"; -1
+ * when it is neither. */
+static Py_ssize_t header_indent(const unsigned char *d, Py_ssize_t pos) {
+    Py_ssize_t lo = pos > MAX_PREFIX ? pos - MAX_PREFIX : 0, line = pos - 1;
+    while (line >= lo && d[line] != '\n') line--;
+    if (line < lo) return -1;
+    Py_ssize_t s = line + 1, k = s;
+    while (k < pos && is_blank(d[k])) k++;
+    if (k == pos) return pos - s;
+    k = s;
+    while (k < pos && is_ws(d[k])) k++;
+    Py_ssize_t indent = k - s;
+    if (pos - k < 5 || memcmp(d + k, "async", 5) != 0) return -1;
+    for (k += 5; k < pos; k++)
+        if (!is_ws(d[k])) return -1;
+    return indent;
+}
+
+/* python_names(data) -> (headers, assigned): what packer.lexicon._python_headers gives,
+ * [(position, indentation, name, is a class)] by position, and the names that
+ * packer.lexicon._PY_ASSIGN finds (a name at the start of a line assigned with "=", after an
+ * optional annotation), each once, in order of first assignment. */
+static PyObject *python_names(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*", &buf)) return NULL;
+    const unsigned char *d = buf.buf;
+    Py_ssize_t n = buf.len;
+    header_t *found = NULL;
+    Py_ssize_t *assigned = NULL; /* start, end of each assigned name */
+    size_t count = 0, cap = 0, nassigned = 0, acap = 0;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    /* each keyword's matches as its expression's search finds them: each after the previous
+     * one's end */
+    Py_ssize_t resume_def = 0, resume_class = 0;
+    for (Py_ssize_t i = 0; i < n && ok; i++) {
+        unsigned char c = d[i];
+        if (c == '\n' && i + 1 < n && is_ident_start(d[i + 1])) {
+            /* \n name [ \t]* (: [^\n=]+)? = (?!=) */
+            Py_ssize_t e = i + 2;
+            while (e < n && is_word(d[e])) e++;
+            Py_ssize_t j = blanks_from(d, n, e);
+            if (j < n && d[j] == ':') {
+                Py_ssize_t k = j + 1;
+                while (k < n && d[k] != '\n' && d[k] != '=') k++;
+                j = k > j + 1 ? k : n;
+            }
+            if (j < n && d[j] == '=' && (j + 1 >= n || d[j + 1] != '=')) {
+                if (nassigned == acap) {
+                    size_t grown = acap ? acap * 2 : 64;
+                    Py_ssize_t *more = realloc(assigned, grown * 2 * sizeof(Py_ssize_t));
+                    if (!more) {
+                        ok = 0;
+                        break;
+                    }
+                    assigned = more;
+                    acap = grown;
+                }
+                assigned[2 * nassigned] = i + 1;
+                assigned[2 * nassigned + 1] = e;
+                nassigned++;
+            }
+            continue;
+        }
+        int is_class = c == 'c';
+        if (c != 'd' && !is_class) continue;
+        if (i < (is_class ? resume_class : resume_def)) continue;
+        Py_ssize_t ns = 0, ne = is_class ? keyword_name(d, n, i, "class", 5, &ns)
+                                         : keyword_name(d, n, i, "def", 3, &ns);
+        if (ne < 0) continue;
+        if (is_class) resume_class = ne;
+        else resume_def = ne;
+        Py_ssize_t indent = header_indent(d, i);
+        if (indent < 0) continue;
+        if (count == cap) {
+            size_t grown = cap ? cap * 2 : 64;
+            header_t *more = realloc(found, grown * sizeof(header_t));
+            if (!more) {
+                ok = 0;
+                break;
+            }
+            found = more;
+            cap = grown;
+        }
+        found[count].pos = i;
+        found[count].indent = indent;
+        found[count].name_start = ns;
+        found[count].name_end = ne;
+        found[count].is_class = is_class;
+        count++;
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *headers = ok ? PyList_New((Py_ssize_t)count) : NULL;
+    PyObject *names = ok ? PyList_New(0) : NULL;
+    for (size_t k = 0; headers && k < count; k++) {
+        header_t *f = &found[k];
+        PyObject *item = Py_BuildValue("(nny#O)", f->pos, f->indent, (const char *)d + f->name_start,
+                                       f->name_end - f->name_start, f->is_class ? Py_True : Py_False);
+        if (!item) Py_CLEAR(headers);
+        else PyList_SET_ITEM(headers, (Py_ssize_t)k, item);
+    }
+    for (size_t k = 0; names && k < nassigned; k++) {
+        PyObject *name = PyBytes_FromStringAndSize((const char *)d + assigned[2 * k],
+                                                   assigned[2 * k + 1] - assigned[2 * k]);
+        if (!name || PyList_Append(names, name) < 0) Py_CLEAR(names);
+        Py_XDECREF(name);
+    }
+    free(found);
+    free(assigned);
+    PyBuffer_Release(&buf);
+    PyObject *result = NULL;
+    if (headers && names) result = Py_BuildValue("(OO)", headers, names);
+    else if (!ok) PyErr_NoMemory();
+    Py_XDECREF(headers);
+    Py_XDECREF(names);
+    return result;
+}
+
 static PyMethodDef METHODS[] = {
     {"terms", terms, METH_VARARGS, "The terms of a text (see cas/words.py)."},
     {"build", build, METH_VARARGS, "A segment's postings from bodies' terms (cas/textindex.py)."},
@@ -1429,6 +1569,7 @@ static PyMethodDef METHODS[] = {
     {"fingerprints", fingerprints, METH_VARARGS, "Names' fingerprints and shapes (packer/lexicon.py)."},
     {"comments", comments, METH_VARARGS, "A text's code and comments (packer/lexicon.py)."},
     {"declarations", declarations, METH_VARARGS, "A text's declarations (packer/lexicon.py)."},
+    {"python_names", python_names, METH_VARARGS, "A Python text's defs, classes and assignments (packer/lexicon.py)."},
     {NULL, NULL, 0, NULL},
 };
 

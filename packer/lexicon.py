@@ -516,13 +516,23 @@ def _python_headers(data: bytes) -> list[tuple[int, int, bytes, bool]]:
     return found
 
 
+def _python_names(data: bytes) -> tuple[list[tuple[int, int, bytes, bool]], list[bytes]]:
+    """`_python_headers`, and the names `_PY_ASSIGN` finds: in one pass in C where built."""
+    native = native_module()
+    if native is None:
+        return _python_headers(data), _PY_ASSIGN.findall(data)
+    found: tuple[list[tuple[int, int, bytes, bool]], list[bytes]] = native.python_names(data)
+    return found
+
+
 def _python(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
     is_init = posixpath.basename(path) in ("__init__.py", "__init__.pyi")
+    headers, assigned = _python_names(data)
     # Enclosing blocks, innermost last: (indent, is_class, private).
     stack: list[tuple[int, bool, bool]] = []
     previous = 0
     defines, exported, minor, toplevel = b.defines, b.exported, b.minor, b.toplevel
-    for pos, indent, name, is_class in _python_headers(data):
+    for pos, indent, name, is_class in headers:
         # A top-level statement since the previous declaration closes every block: a def
         # indented under a top-level `if` or `try` after a function is not that function's.
         if stack and indent and _STATEMENT.search(data, previous, pos) is not None:
@@ -543,7 +553,7 @@ def _python(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
             if not private:
                 exported.add(name)
         stack.append((indent, is_class, private))
-    for name in set(_PY_ASSIGN.findall(data)):
+    for name in set(assigned):
         if not (name[:2] == b"__" and name[-2:] == b"__"):
             b.define(name, name[:1] != b"_", True)
     # Instance attributes (`self.status_code = ...`): members of the class, so that

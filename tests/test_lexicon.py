@@ -23,6 +23,7 @@ from cas import words
 from packer.lang import LANGUAGES as RECORDS
 from packer.lang import language_for, named
 from packer.lexicon import (
+    _PY_ASSIGN,
     LANGUAGES,
     MAX_REFS,
     PLAIN,
@@ -31,6 +32,7 @@ from packer.lexicon import (
     Lexicon,
     _declarations,
     _python_declarations,
+    _python_headers,
     decode,
     encode,
     fingerprint,
@@ -688,7 +690,7 @@ _EXTENSIONS = {
 # Lines shaped like declarations of every language the lexicon reads (an indentation, modifier
 # and keyword words, a name, the rest of the line), and pieces of comments, strings and imports
 # between them: random bodies made mostly of what its scans look for.
-_INDENTS = ("", "", "    ", "\t", "  ", "        ")
+_INDENTS = ("", "", "    ", "\t", "  ", "        ", "\x0c", " \r\t")
 _WORDS = (
     "def", "class", "async", "function", "function*", "export", "default", "declare", "const",
     "let", "var", "interface", "type", "enum", "namespace", "abstract", "func", "func (r *T)",
@@ -781,3 +783,12 @@ def test_declaration_scan_in_c_is_the_python_reference(lang: str, body: bytes) -
     spec = named(lang).lexicon.declarations  # type: ignore[union-attr]
     data = b"\n" + body
     assert _declarations(data, spec) == list(_python_declarations(data, spec))
+
+
+@pytest.mark.skipif(words.native_module() is None, reason="cas._words was not built")
+@given(body=_BODY | st.lists(_LINE, max_size=30).map("\n".join).map(str.encode))
+def test_python_scan_in_c_is_the_python_reference(body: bytes) -> None:
+    data = b"\n" + body
+    headers, assigned = words.native_module().python_names(data)
+    assert headers == _python_headers(data)
+    assert assigned == _PY_ASSIGN.findall(data)
