@@ -21,12 +21,12 @@ are those of one day: another day is another `TierRules`. Without ``now``, no ag
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from packer.config import Config, Scope, glob_spec
 from packer.rules import DEFAULT_RULES, TIERS, Rule, age_days
-from packer.wildmatch import Key, path_keys
+from packer.wildmatch import Key, folder_keys, name_keys
 
 __all__ = [
     "DEFAULT_RULES",
@@ -70,7 +70,8 @@ class TierRules:
         # each rule's globs: one regular expression when none is a negation (packer.wildmatch)
         self._specs = [glob_spec(rule.globs) for rule in self.rules]
         # The rules a path can match, found from its keys (`packer.wildmatch.path_keys`): each
-        # rule under every key its globs require, or among those tried for every path.
+        # rule under every key its globs require, or among those tried for every path; those
+        # a folder's keys name are worked out once per folder.
         self._by_key: dict[Key, list[int]] = {}
         self._always: list[int] = []
         for index, spec in enumerate(self._specs):
@@ -82,6 +83,7 @@ class TierRules:
         # Decisions by path. An age rule's decision depends on now as well, which is fixed for
         # the life of this object: the memo never serves one day's decision on another.
         self._memo: dict[str, TierDecision] = {}
+        self._by_folder: dict[str, frozenset[int]] = {}
         self._decisions: dict[int, TierDecision] = {}  # one shared object per rule
 
     def classify(self, path: str) -> TierDecision:
@@ -101,16 +103,27 @@ class TierRules:
         """The decision for ``path`` as if it were ``age`` days old (None: undated), whatever
         its name and ``now`` say. Not remembered. Only the rules the path's keys can match
         are tried, in their order: the first that matches decides, as if all were tried."""
-        found = set(self._always)
-        by_key = self._by_key
-        for key in path_keys(path):
-            rules = by_key.get(key)
-            if rules is not None:
-                found.update(rules)
+        folder, _, name = path.rpartition("/")
+        within = self._by_folder.get(folder)
+        if within is None:
+            within = self._by_folder[folder] = frozenset(
+                self._named(folder_keys(folder), self._always)
+            )
+        found = self._named(name_keys(name, top=not folder), within)
         for index in sorted(found):
             if self.rules[index].accepts_age(age) and self._specs[index].match_file(path):
                 return self.decision_at(index)
         return self.decision_at(len(self.rules))
+
+    def _named(self, keys: set[Key], given: Iterable[int]) -> set[int]:
+        """``given`` and the rules any of ``keys`` names."""
+        found = set(given)
+        by_key = self._by_key
+        for key in keys:
+            rules = by_key.get(key)
+            if rules is not None:
+                found.update(rules)
+        return found
 
     def decision_at(self, index: int) -> TierDecision:
         """The decision of the rule at ``index`` (``len(rules)``: no rule matched). Decisions

@@ -98,19 +98,44 @@ def _text(raw: bytes) -> str:
 
 
 def path_keys(path: str) -> set[Key]:
-    """Every key `Glob.keys` may ask of ``path`` (a POSIX path relative to the root)."""
-    parts = path.split("/")
-    top = parts[0]
-    out: set[Key] = {("top", top), ("top-lead", top[:_LEAD])}
+    """Every key `Glob.keys` may ask of ``path`` (a POSIX path relative to the root): those of
+    its folder and those of its name."""
+    folder, _, name = path.rpartition("/")
+    return folder_keys(folder) | name_keys(name, top=not folder)
+
+
+def folder_keys(folder: str) -> set[Key]:
+    """The keys a path shows through its folder (``""``: the root, none)."""
+    out: set[Key] = set()
+    if folder:
+        _top_keys(folder.split("/", 1)[0], out)
+        for part in folder.split("/"):
+            _part_keys(part, out)
+    return out
+
+
+def name_keys(name: str, *, top: bool) -> set[Key]:
+    """The keys a path shows through its last component, ``top`` when it is the first too."""
+    out: set[Key] = set()
+    if top:
+        _top_keys(name, out)
+    _part_keys(name, out)
+    return out
+
+
+def _top_keys(top: str, out: set[Key]) -> None:
+    out.add(("top", top))
+    out.add(("top-lead", top[:_LEAD]))
     if "." in top:
         out.add(("top-ext", top[top.rfind(".") :]))
-    for part in parts:
-        out.add(("name", part))
-        out.add(("lead", part[:_LEAD]))
-        dot = part.rfind(".")
-        if dot >= 0:
-            out.add(("ext", part[dot:]))
-    return out
+
+
+def _part_keys(part: str, out: set[Key]) -> None:
+    out.add(("name", part))
+    out.add(("lead", part[:_LEAD]))
+    dot = part.rfind(".")
+    if dot >= 0:
+        out.add(("ext", part[dot:]))
 
 
 def _star_suffix(segment: Segment) -> bytes | None:

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from packer.ignore import IgnoreStack
-from packer.wildmatch import GlobList, Work, parse_line, path_keys
+from packer.wildmatch import GlobList, Work, folder_keys, name_keys, parse_line, path_keys
 from tests.conftest import run_cas
 from tests.gitoracle import GIT, Git
 
@@ -240,3 +240,23 @@ def test_usual_globs_have_keys_and_a_negation_has_none() -> None:
     assert GlobList(["*.py", "!x.py"]).keys() is None
     assert GlobList(["*wordlist*"]).keys() is None
     assert GlobList([]).keys() == frozenset()
+
+
+@given(key_paths)
+@example("a.b/c.d")
+@example("README")
+def test_a_paths_keys_are_its_components_and_its_first_ones(path: str) -> None:
+    """`path_keys` (the union of `folder_keys` and `name_keys`, as `packer.tiers` looks them
+    up) is: each component's name, first three characters and last extension, and the same
+    of the first component as the top."""
+    parts = path.split("/")
+    expected = {("top", parts[0]), ("top-lead", parts[0][:3])}
+    if "." in parts[0]:
+        expected.add(("top-ext", "." + parts[0].rsplit(".", 1)[1]))
+    for part in parts:
+        expected |= {("name", part), ("lead", part[:3])}
+        if "." in part:
+            expected.add(("ext", "." + part.rsplit(".", 1)[1]))
+    assert path_keys(path) == expected
+    folder, _, name = path.rpartition("/")
+    assert folder_keys(folder) | name_keys(name, top=not folder) == expected
