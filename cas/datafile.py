@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from cas.residency import FAULT_AROUND, RELEASE_EVERY
+
 # LMDB 0.9's file layout on a 64-bit host. Integers are in the host's byte order: an LMDB file
 # does not travel between architectures.
 _ORDER: Final = "<" if sys.byteorder == "little" else ">"
@@ -64,6 +66,7 @@ _SEAL_TAG: Final = "cas-datafile-walk 1"
 # write within one tick of the file system's clock could leave its ctime unchanged.
 _SEAL_SETTLE_NS: Final = 100_000_000
 _MAX_PROBLEMS: Final = 20
+_MADV_DONTNEED: Final = getattr(mmap, "MADV_DONTNEED", None)
 
 
 class Damage(Exception):
@@ -260,6 +263,7 @@ class _Walker:
         self.freed: list[tuple[int, tuple[int, ...]]] = []
         self.tables: list[tuple[str, Db]] = []
         self.key_size: int | None = None  # what the table being walked requires, if anything
+        self.mapped = 0  # what the reads since the last release may hold mapped
 
     def problem(self, text: str) -> None:
         if len(self.problems) < _MAX_PROBLEMS:
@@ -290,6 +294,15 @@ class _Walker:
 
     def read_page(self, pgno: int) -> bytes:
         start = pgno * self.psize
+        # Each read faults in the pages around it too (`FAULT_AROUND`): on a large file the
+        # walk would end holding most of the file's tree pages mapped, counted in the
+        # process's resident memory. Every `RELEASE_EVERY` bytes that may be mapped, the map
+        # is released (lossless for a file map: the page cache keeps the pages).
+        self.mapped += max(self.psize, FAULT_AROUND)
+        if self.mapped >= RELEASE_EVERY and _MADV_DONTNEED is not None:
+            self.mapped = 0
+            with contextlib.suppress(OSError):
+                self.mem.madvise(_MADV_DONTNEED)
         return self.mem[start : start + self.psize]
 
     def run(self) -> Walk:

@@ -159,7 +159,7 @@ def load_pack(spec: str, folder: str | os.PathLike[str], store: Store | None) ->
             data = store.get(digest)
         except BlobNotFound:
             raise NotFound("pack", spec, "no blob with that digest in the store") from None
-        manifest = mf.decode(data, spec, trusted=_known_valid(store, digest))
+        manifest = mf.decode(data, spec, trusted=known_valid(store, digest))
         return LocatedPack(manifest.name, data, digest, manifest, spec)
     path = find_pack_file(spec, folder)
     try:
@@ -167,13 +167,14 @@ def load_pack(spec: str, folder: str | os.PathLike[str], store: Store | None) ->
     except OSError as exc:
         raise InputError(str(path), exc.strerror or str(exc)) from None
     digest = Digest.of(data)
-    manifest = mf.decode(data, str(path), trusted=_known_valid(store, digest))
+    manifest = mf.decode(data, str(path), trusted=known_valid(store, digest))
     return LocatedPack(name_of(path), data, digest, manifest, str(path), path)
 
 
-def _known_valid(store: Store | None, digest: Digest) -> bool:
+def known_valid(store: Store | None, digest: Digest) -> bool:
     """Whether these bytes were encoded by a writer of manifests of this store, which recorded
-    their digest (`cas.manifest.VALID_NS`): then they need no validation again."""
+    their digest (`cas.manifest.VALID_NS`): then they need no validation again (a pack's
+    loader, and gc and verify reading the roots, decode them with ``trusted=True``)."""
     if store is None:
         return False
     try:

@@ -34,7 +34,7 @@ import stat as stat_mod
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -1019,6 +1019,23 @@ class Store:
                 return
             after = keys[-1]
 
+    def unreferenced(
+        self, reachable: Container[bytes], before_ns: int, *, page: int = 10_000
+    ) -> Iterator[tuple[list[Digest], int, int]]:
+        """The blobs not in ``reachable`` last referenced before ``before_ns`` (gc's candidates),
+        from a walk of the metadata rows in key order, a page at a time in short read
+        transactions. Per page: those blobs, how many rows it held, and how many of them it
+        kept: not reachable but referenced since, or a damaged row (no time to judge: kept, and
+        'cas verify' reports it)."""
+        after = b""
+        while True:
+            with self._tables() as t:
+                found, rows, kept, last = t.unreferenced(after, page, reachable, before_ns)
+            yield found, rows, kept
+            if last is None:
+                return
+            after = last
+
     def iter_meta(
         self, *, page: int = 10_000, damaged: list[Digest] | None = None
     ) -> Iterator[tuple[Digest, int, int, int, int]]:
@@ -1064,6 +1081,15 @@ class Store:
             out.append(BlobRecord(digest, value, meta, problem))
         return out
 
+    def frames(self, digests: Iterable[Digest]) -> list[tuple[Digest, bytes | None, int]]:
+        """Each blob's stored frame (None: not in the store) and the raw size its metadata
+        records (-1: no record, or a damaged one), in one short read transaction: what checking
+        many blobs needs when they pass (`blob_records` says more, to name what is wrong)."""
+        with self._tables() as t:
+            rows, mapped = t.frames_and_sizes(digests)
+        self.residency.note(mapped)
+        return rows
+
     def chunk_refs(self, chunks: Iterable[Digest]) -> list[tuple[Digest, int | CorruptBlob]]:
         """Each chunk once, in key order, with how many blob indexes reference it (0: none, so
         a sweep would take it), or the `CorruptBlob` that describes its damaged record."""
@@ -1105,14 +1131,11 @@ class Store:
         ordered = sorted(digests)
         rows: list[tuple[Digest, int, int]] = []
         for start in range(0, len(ordered), page):
+            wanted = ordered[start : start + page]
             with self._tables() as t:
-                for digest in ordered[start : start + page]:
-                    try:
-                        meta = t.meta(digest)
-                    except CorruptBlob:
-                        meta = None  # unknown: verify reports the damaged record
-                    size = meta.raw_size if meta is not None else 0
-                    rows.append((digest, t.last_verified(digest), size))
+                rows += t.verified_and_sizes(wanted)
+            # Two lookups a digest, in key order (see `has_many`).
+            self.residency.note_lookups(2 * len(wanted) // _SORTED_LOOKUPS_PER_LOOKUP)
         return rows
 
     def stamp_verified(self, digests: Iterable[Digest], when_ns: int) -> int:
@@ -1338,6 +1361,18 @@ class Update:
     def delete(self, digests: Iterable[Digest]) -> tuple[int, int]:
         """`Store.delete` inside this transaction."""
         return self._tables.delete(digests, now_ns())
+
+    def prune(
+        self, digests: Iterable[Digest], before_ns: int, keep: Container[bytes]
+    ) -> tuple[list[Digest], int, int, int]:
+        """Delete each of ``digests`` (in key order) that is still unreferenced, judged now, in
+        this transaction: not in ``keep``, and last referenced before ``before_ns`` (a put that
+        deduplicated onto it since refreshed that time in its own transaction). One pass of
+        cursors over the metadata and blobs. Returns the blobs judged unreferenced, how many
+        were spared (referenced since, or a damaged metadata row: no time to judge), the blobs
+        removed and the stored bytes freed (a metadata row left without its blob is judged but
+        not removed)."""
+        return self._tables.prune(digests, before_ns, keep, now_ns())
 
     def sweep_chunks(self, older_than_ns: int, *, dry_run: bool = False) -> tuple[int, int]:
         """`Store.sweep_chunks` inside this transaction."""
