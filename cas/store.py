@@ -29,7 +29,6 @@ import errno
 import fcntl
 import functools
 import os
-import shutil
 import stat as stat_mod
 import threading
 import time
@@ -38,14 +37,13 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal, TypeVar
 
 import lmdb
 import msgpack
 
 from cas import blobstore, datafile, frame, space
 from cas.ancestors import at_and_above
-from cas.batch import Batch
 from cas.digest import Digest
 from cas.errors import (
     BadRecordSize,
@@ -67,6 +65,9 @@ from cas.reader import BlobReader
 from cas.records import Meta, Txn, meta_of, now_ns
 from cas.residency import MapReleaser
 from cas.store_tables import ADDED, KEY_SIZES, KV_TABLES, NAMES, TOTAL_KEYS, Tables, usage_of
+
+if TYPE_CHECKING:
+    from cas.batch import Batch  # imported by `Store.batch`: a reader never loads the writer
 
 FORMAT_VERSION: Final = 1
 STORE_DIRNAME: Final = ".cas"
@@ -198,6 +199,8 @@ def _release(fd: int | None) -> None:
 
 def _unlink_partial(tmp: Path) -> None:
     """Remove a data file built by `Store._build` and the folder it was built in."""
+    import shutil
+
     shutil.rmtree(tmp.parent, ignore_errors=True)
 
 
@@ -810,6 +813,8 @@ class Store:
 
     def batch(self, *, level: int | None = None, workers: int | None = None) -> Batch:
         """A write batch: ``with store.batch() as b: b.put(...)``; commits on clean exit."""
+        from cas.batch import Batch
+
         return Batch(self, level=self.level if level is None else level, workers=workers)
 
     def worker_opener(
