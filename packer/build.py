@@ -34,6 +34,7 @@ from cas.report import json_rule, pairs, rounded
 from cas.residency import trim_heap
 from cas.store import Store
 from cas.words import Terms
+from packer import packview
 from packer.config import Config, Scope, Target, assign_scopes, glob_spec
 from packer.explain import Explanation
 from packer.fitting import HIGH, LOW, MEDIUM, Choice, fit
@@ -631,6 +632,7 @@ class Packer:
             batch.put(data)
         self.cache.put(MEMO_NS, memo_key, bytes(digest))
         self.cache.put(mf.VALID_NS, bytes(digest), b"")
+        packview.remember(self.cache, m, digest)  # what searches read instead of the manifest
         self._prepare_folder()
         if self._lease is not None:
             self._lease.check()  # a gc that found the lease stale may have pruned our blobs

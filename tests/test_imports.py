@@ -425,7 +425,7 @@ def test_a_command_loads_its_own_module_and_not_the_others(tmp_path: Path) -> No
     assert run_cas("pack", cwd=tmp_path).code == 0
     loaded, out = loaded_by(["search", "new_router"], tmp_path)
     assert out.startswith("router.py:1-")
-    assert {"cas.cli.agent_cmds", "packer.search", "cas.store"} <= loaded
+    assert {"cas.cli.agent_cmds", "packer.search", "packer.packview", "cas.store"} <= loaded
     for unwanted in (
         "cas.cli.pack_cmds",
         "cas.cli.remote_cmds",
