@@ -436,7 +436,7 @@ class Packer:
         name = manifest_name(scope.name, target.name or None)
         history = self._history_for([f.path for f in facts])
         memo_key = self._memo_key(scope, target, facts, rules, baseline, history)
-        reused = self._reuse(memo_key) if self._explain is None else None
+        reused = self._reuse(memo_key, facts) if self._explain is None else None
         if reused is not None:
             m, tokens, data = reused
             return self._finish(scope, target, name, m, tokens, check, memo_key, data)
@@ -667,7 +667,12 @@ class Packer:
             h.update(msgpack.packb(row, use_bin_type=True))
         return bytes(h.digest())
 
-    def _reuse(self, memo_key: bytes) -> tuple[mf.Manifest, dict[str, int], bytes] | None:
+    def _reuse(
+        self, memo_key: bytes, facts: list[Fact]
+    ) -> tuple[mf.Manifest, dict[str, int], bytes] | None:
+        """The manifest made before from the same input (the memo), if everything it references
+        is still stored. The files' bodies are (the ingest just found or put every one of them,
+        under this pack's lease): only the others, the summaries, are looked up."""
         known = self.cache.get(MEMO_NS, memo_key)
         if known is None or len(known) != 32:
             return None
@@ -676,7 +681,9 @@ class Packer:
             m = mf.decode(data, trusted=True)  # our own bytes, under the digest we recorded
         except (CasError, KeyError, TypeError, ValueError):
             return None  # pruned, damaged or from another version: build it again
-        if self.store.has_many(m.digests()) != m.digests():
+        bodies = {f.digest for f in facts}
+        others = m.digests().difference(bodies)
+        if self.store.has_many(others) != others:
             return None
         tokens = m.totals.get("tokens")
         if not isinstance(tokens, dict):
