@@ -10,6 +10,7 @@ processes a script measures get ``PYTHONPATH`` set to the root (`clean_env`) for
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import platform
 import shutil
@@ -465,17 +466,20 @@ CORPUS_CACHE = CACHE / "quality"
 
 
 def fetch(corpus: Corpus) -> Path:
-    """The unpacked project, fetched once into the cache."""
+    """The unpacked project, fetched once into the cache (one process at a time: test workers
+    running side by side wait for the one fetching)."""
     where = CORPUS_CACHE / corpus.name
     done = where / ".fetched"
     tree = where / "tree"
-    if done.is_file() and done.read_text() == corpus.spec:
-        return tree / corpus.inner if corpus.inner else _single_child(tree)
-    shutil.rmtree(where, ignore_errors=True)
-    tree.mkdir(parents=True)
-    note(f"fetching {corpus.spec} ({corpus.source})")
-    unpack(download(corpus.source, corpus.spec, where / "download"), tree)
-    done.write_text(corpus.spec)
+    CORPUS_CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CORPUS_CACHE / f".{corpus.name}.lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (done.is_file() and done.read_text() == corpus.spec):
+            shutil.rmtree(where, ignore_errors=True)
+            tree.mkdir(parents=True)
+            note(f"fetching {corpus.spec} ({corpus.source})")
+            unpack(download(corpus.source, corpus.spec, where / "download"), tree)
+            done.write_text(corpus.spec)
     return tree / corpus.inner if corpus.inner else _single_child(tree)
 
 

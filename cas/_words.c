@@ -28,6 +28,26 @@ static inline int is_ident_start(unsigned char c) { return is_upper(c) || is_low
 static inline int is_blank(unsigned char c) { return c == ' ' || c == '\t'; }
 static inline unsigned char lower(unsigned char c) { return is_upper(c) ? (unsigned char)(c + 32) : c; }
 
+/* Each byte's class, for the scanning loop: one load instead of a chain of comparisons. */
+enum { C_UPPER = 1, C_LOWER = 2, C_DIGIT = 4, C_UNDER = 8, C_HIGH = 16, C_NEWLINE = 32 };
+#define C_TOKEN (C_UPPER | C_LOWER | C_DIGIT | C_UNDER | C_HIGH)
+static unsigned char CLASS[256];
+static unsigned char LOWERED[256];
+
+static void classes_init(void) {
+    for (int c = 0; c < 256; c++) {
+        unsigned char k = 0;
+        if (is_upper((unsigned char)c)) k = C_UPPER;
+        else if (is_lower((unsigned char)c)) k = C_LOWER;
+        else if (is_digit((unsigned char)c)) k = C_DIGIT;
+        else if (c == '_') k = C_UNDER;
+        else if (c >= 0x80) k = C_HIGH;
+        else if (c == '\n') k = C_NEWLINE;
+        CLASS[c] = k;
+        LOWERED[c] = lower((unsigned char)c);
+    }
+}
+
 static inline uint64_t fnv_lower(uint64_t h, const unsigned char *p, Py_ssize_t n) {
     for (Py_ssize_t i = 0; i < n; i++) h = (h ^ lower(p[i])) * FNV_PRIME;
     return h;
@@ -36,26 +56,24 @@ static inline uint64_t fnv_lower(uint64_t h, const unsigned char *p, Py_ssize_t 
 /* --- a set of keys, each with a mask: open addressing, power-of-two capacity --------------- */
 
 typedef struct {
-    uint64_t *keys;
-    uint32_t *masks;
-    unsigned char *used;
+    uint64_t key;
+    uint32_t mask;
+    uint32_t used;
+} slot_t;
+
+typedef struct {
+    slot_t *slots;
     size_t cap, n;
 } table_t;
 
 static int table_init(table_t *t, size_t cap) {
     t->cap = cap;
     t->n = 0;
-    t->keys = malloc(cap * sizeof(uint64_t));
-    t->masks = malloc(cap * sizeof(uint32_t));
-    t->used = calloc(cap, 1);
-    return t->keys && t->masks && t->used;
+    t->slots = calloc(cap, sizeof(slot_t));
+    return t->slots != NULL;
 }
 
-static void table_free(table_t *t) {
-    free(t->keys);
-    free(t->masks);
-    free(t->used);
-}
+static void table_free(table_t *t) { free(t->slots); }
 
 static inline size_t slot_of(uint64_t key, size_t cap) {
     return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17) & (cap - 1);
@@ -63,17 +81,12 @@ static inline size_t slot_of(uint64_t key, size_t cap) {
 
 static int table_grow(table_t *t) {
     table_t bigger;
-    if (!table_init(&bigger, t->cap * 2)) {
-        table_free(&bigger);
-        return 0;
-    }
+    if (!table_init(&bigger, t->cap * 2)) return 0;
     for (size_t i = 0; i < t->cap; i++) {
-        if (!t->used[i]) continue;
-        size_t j = slot_of(t->keys[i], bigger.cap);
-        while (bigger.used[j]) j = (j + 1) & (bigger.cap - 1);
-        bigger.used[j] = 1;
-        bigger.keys[j] = t->keys[i];
-        bigger.masks[j] = t->masks[i];
+        if (!t->slots[i].used) continue;
+        size_t j = slot_of(t->slots[i].key, bigger.cap);
+        while (bigger.slots[j].used) j = (j + 1) & (bigger.cap - 1);
+        bigger.slots[j] = t->slots[i];
         bigger.n++;
     }
     table_free(t);
@@ -81,19 +94,20 @@ static int table_grow(table_t *t) {
     return 1;
 }
 
-static int table_add(table_t *t, uint64_t key, uint32_t bit) {
+static inline int table_add(table_t *t, uint64_t key, uint32_t bit) {
     if ((t->n + 1) * 4 > t->cap * 3 && !table_grow(t)) return 0;
     size_t j = slot_of(key, t->cap);
-    while (t->used[j]) {
-        if (t->keys[j] == key) {
-            t->masks[j] |= bit;
+    slot_t *slots = t->slots;
+    while (slots[j].used) {
+        if (slots[j].key == key) {
+            slots[j].mask |= bit;
             return 1;
         }
         j = (j + 1) & (t->cap - 1);
     }
-    t->used[j] = 1;
-    t->keys[j] = key;
-    t->masks[j] = bit;
+    slots[j].used = 1;
+    slots[j].key = key;
+    slots[j].mask = bit;
     t->n++;
     return 1;
 }
@@ -185,6 +199,14 @@ static int add_parts(table_t *t, const unsigned char *p, Py_ssize_t n, uint32_t 
             }
         }
     }
+    return 1;
+}
+
+/* Whether an identifier of letters is one capitalized word (Name): a capital, then small
+ * letters only. */
+static int single_capital(const unsigned char *p, Py_ssize_t n) {
+    for (Py_ssize_t k = 1; k < n; k++)
+        if (!is_lower(p[k])) return 0;
     return 1;
 }
 
@@ -299,27 +321,37 @@ static PyObject *terms(PyObject *self, PyObject *args) {
     int chain = 0;
     Py_ssize_t chain_end = -1;
     starts_t starts = {-1, {-1, -1, -1, -1}};
+    uint32_t window_bit = 1;
+    Py_ssize_t next_window = wide;
     Py_BEGIN_ALLOW_THREADS
     while (i < n && ok) {
         unsigned char c = d[i];
-        if (c == '\n') {
-            line++;
-            line_start = ++i;
-            continue;
-        }
-        if (!is_token(c)) {
+        unsigned char cls = CLASS[c];
+        if (!(cls & C_TOKEN)) {
+            if (cls == C_NEWLINE) {
+                line_start = i + 1;
+                if (++line == next_window) { /* line / wide, without dividing */
+                    window_bit <<= 1;
+                    next_window += wide;
+                }
+            }
             i++;
             continue;
         }
         Py_ssize_t start = i;
-        int ascii = 1;
         uint64_t h = FNV_OFFSET;
-        while (i < n && is_token(d[i])) {
-            if (d[i] >= 0x80) ascii = 0;
-            h = (h ^ lower(d[i])) * FNV_PRIME;
+        /* the classes met: C_UPPER, C_LOWER, C_DIGIT, C_HIGH; C_UNDER after the first byte */
+        int kinds = cls & ~C_UNDER;
+        h = (h ^ LOWERED[c]) * FNV_PRIME;
+        i++;
+        while (i < n && (CLASS[d[i]] & C_TOKEN)) {
+            unsigned char x = d[i];
+            kinds |= CLASS[x];
+            h = (h ^ LOWERED[x]) * FNV_PRIME;
             i++;
         }
-        uint32_t bit = 1u << (line / wide);
+        int ascii = !(kinds & C_HIGH);
+        uint32_t bit = window_bit;
         if (!ascii) {
             if (nspans == span_cap) {
                 size_t cap = span_cap ? span_cap * 2 : 16;
@@ -348,7 +380,12 @@ static PyObject *terms(PyObject *self, PyObject *args) {
             chain_end = -1;
             continue;
         }
-        if (!add_parts(&t, d + start, i - start, bit)) {
+        /* a compound has two words or more: an inner underscore, a capital after a small letter
+         * or a digit, letters and digits; one word alone (self, HTTP, Name) has no parts */
+        int compound = (kinds & C_UNDER) || ((kinds & C_DIGIT) && (kinds & (C_UPPER | C_LOWER))) ||
+                       ((kinds & C_UPPER) && (kinds & C_LOWER) &&
+                        !(is_upper(c) && single_capital(d + start, i - start)));
+        if (compound && !add_parts(&t, d + start, i - start, bit)) {
             ok = 0;
             break;
         }
@@ -408,9 +445,9 @@ static PyObject *terms(PyObject *self, PyObject *args) {
     unsigned char *mp = (unsigned char *)PyBytes_AS_STRING(masks);
     size_t o = 0;
     for (size_t j = 0; j < t.cap; j++) { /* little-endian, whatever the machine */
-        if (!t.used[j]) continue;
-        uint64_t k = t.keys[j];
-        uint32_t m = t.masks[j];
+        if (!t.slots[j].used) continue;
+        uint64_t k = t.slots[j].key;
+        uint32_t m = t.slots[j].mask;
         for (int b = 0; b < 8; b++) kp[8 * o + (size_t)b] = (unsigned char)(k >> (8 * b));
         for (int b = 0; b < 4; b++) mp[4 * o + (size_t)b] = (unsigned char)(m >> (8 * b));
         o++;
@@ -773,15 +810,15 @@ static PyObject *refs(PyObject *self, PyObject *args) {
             break;
         }
         size_t j = slot_of(fp, t.cap);
-        while (t.used[j] && t.keys[j] != fp) j = (j + 1) & (t.cap - 1);
-        if (t.used[j]) {
-            if (t.masks[j] != 0xFFFFFFFFu) counts[t.masks[j]]++;
+        while (t.slots[j].used && t.slots[j].key != fp) j = (j + 1) & (t.cap - 1);
+        if (t.slots[j].used) {
+            if (t.slots[j].mask != 0xFFFFFFFFu) counts[t.slots[j].mask]++;
             continue;
         }
         if (nex && in_sorted(exclude.buf, nex, fp)) {
-            t.used[j] = 1; /* remembered, never counted: its place is past the end */
-            t.keys[j] = fp;
-            t.masks[j] = 0xFFFFFFFFu;
+            t.slots[j].used = 1; /* remembered, never counted: its place is past the end */
+            t.slots[j].key = fp;
+            t.slots[j].mask = 0xFFFFFFFFu;
             t.n++;
             continue;
         }
@@ -801,9 +838,9 @@ static PyObject *refs(PyObject *self, PyObject *args) {
             counts = c2;
             cap = grown;
         }
-        t.used[j] = 1;
-        t.keys[j] = fp;
-        t.masks[j] = (uint32_t)norder;
+        t.slots[j].used = 1;
+        t.slots[j].key = fp;
+        t.slots[j].mask = (uint32_t)norder;
         t.n++;
         order[norder] = fp;
         counts[norder] = 1;
@@ -853,4 +890,7 @@ static PyMethodDef METHODS[] = {
 static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_words", NULL, -1, METHODS,
                                      NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__words(void) { return PyModule_Create(&MODULE); }
+PyMODINIT_FUNC PyInit__words(void) {
+    classes_init();
+    return PyModule_Create(&MODULE);
+}
