@@ -64,6 +64,8 @@ SNIPPET_WIDTH: Final = 200
 _FRACTION: Final = 6  # fixed-point bits of `idf`
 _PATH_PIECES: Final = re.compile(r"[/.\-]")  # a path's folders, names and extensions
 _KEPT_TERMS: Final = 256  # terms and words a source keeps what it found for
+_SCANS_BEFORE_INDEX: Final = 16  # path words looked for one by one before `Source.index_paths`
+_KEPT_RESULTS: Final = 64  # searches whose hits a source keeps (`Source.results`)
 
 # Words that say nothing about code; a query's name made of one of them gives no term.
 _STOP_TEXT: Final = """a about above after all also an and any are as at be been before being
@@ -166,6 +168,11 @@ class Source:
     # The index, and its generation, under which every body was found indexed.
     indexed: tuple[int, int] | None = field(default=None, repr=False)
     _held: dict[tuple[str, ...], tuple[Found, Found]] = field(default_factory=dict, repr=False)
+    # Every path word's paths (`index_paths`), once enough words were looked for one by one.
+    _path_index: dict[str, list[str]] | None = field(default=None, repr=False)
+    _scans: int = field(default=0, repr=False)
+    # The hits of the searches of this source, by index, its generation, query, k and globs.
+    results: dict[tuple[object, ...], list[Hit]] = field(default_factory=dict, repr=False)
 
     def add(self, name: str, m: mf.Manifest) -> None:
         held = set()
@@ -224,6 +231,8 @@ class Source:
         self._lowered = None
         self._path_hits.clear()
         self._held.clear()
+        self._path_index = None
+        self.results.clear()
         self.indexed = None
 
     def held(self, term: tuple[str, ...], found: Found) -> Found:
@@ -239,12 +248,42 @@ class Source:
 
     def path_hits(self, word: str) -> list[str]:
         """The paths one of whose words (`path_words`) is ``word``."""
+        if self._path_index is not None:
+            return self._path_index.get(word, [])
         known = self._path_hits.get(word)
         if known is None:
+            self._scans += 1
+            if self._scans > _SCANS_BEFORE_INDEX:  # a process that searches on and on
+                return self.index_paths().get(word, [])
             if len(self._path_hits) >= _KEPT_TERMS:
                 self._path_hits.clear()
             known = self._path_hits[word] = self._find_path_hits(word)
         return known
+
+    def index_paths(self) -> dict[str, list[str]]:
+        """Each word of a path (`path_words`) -> the paths holding it: made once, what
+        `path_hits` answers from after `_SCANS_BEFORE_INDEX` words were looked for by going
+        through every path (a one-shot search looks for a few words: the scan is cheaper)."""
+        if self._path_index is None:
+            index: dict[str, list[str]] = {}
+            words_of: dict[str, set[str]] = {}  # piece -> its words
+            for path in self.digest_of:
+                words: set[str] = set()
+                for piece in _PATH_PIECES.split(path):
+                    if piece:
+                        known = words_of.get(piece)
+                        if known is None:
+                            known = words_of[piece] = _piece_words(piece)
+                        words |= known
+                for word in words:
+                    group = index.get(word)
+                    if group is None:
+                        index[word] = [path]
+                    else:
+                        group.append(path)
+            self._path_index = index
+            self._path_hits.clear()
+        return self._path_index
 
     def _find_path_hits(self, word: str) -> list[str]:
         if self._lowered is None:
@@ -751,6 +790,12 @@ def search(
         ensure_indexed(index, store, src.paths, progress)
         src.indexed = (id(index), index.generation)
 
+    # A search asked again of the same source and index (a long-running process): its hits.
+    key = (id(index), index.generation, query, k, tuple(path_glob))
+    kept = src.results.get(key)
+    if kept is not None:
+        return list(kept)
+
     def read(d: Digest) -> str:
         return text_of(store.get(d)) or ""
 
@@ -760,4 +805,7 @@ def search(
     found = hits(store, src, scored, k=k, path_glob=path_glob)
     if len(found) < k and scored.complete_above:
         found = hits(store, src, score(index, src, query, read), k=k, path_glob=path_glob)
-    return found
+    if len(src.results) >= _KEPT_RESULTS:
+        src.results.clear()
+    src.results[key] = found
+    return list(found)

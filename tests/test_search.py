@@ -292,11 +292,16 @@ def test_a_sources_path_hits_are_the_paths_whose_words_hold_the_word(
     from cas.digest import Digest
     from packer.search import Source
 
-    src = Source()
+    expected = sorted(p for p in paths if word in _brute_path_words(p))
+    src, indexed = Source(), Source()
     for path in paths:
         src._take(path, bytes(Digest.of(path.encode())))
-    assert sorted(src.path_hits(word)) == sorted(p for p in paths if word in _brute_path_words(p))
+        indexed._take(path, bytes(Digest.of(path.encode())))
+    assert sorted(src.path_hits(word)) == expected
     assert src.path_hits(word) is src.path_hits(word)  # kept for the next search of the source
+    # a long-running process, having looked for many words, answers from every path's words
+    indexed.index_paths()
+    assert sorted(indexed.path_hits(word)) == expected
 
 
 @pytest.fixture(scope="module")
@@ -361,3 +366,35 @@ def test_the_best_k_scored_first_are_the_best_of_all(
     assert best == full[: len(best)]
     assert len(best) >= min(k, len(full))
     assert all(pruned.spans(path) == whole.spans(path) for path, _ in best)
+
+
+def test_a_process_keeping_views_answers_a_search_again_and_follows_a_pack(
+    tmp_path: Path,
+) -> None:
+    """Through kept views (the MCP server's), a search asked again is answered from the hits
+    kept with its source, another k or query is searched anew, and a pack made again
+    underneath gives a new source whose search finds the new content."""
+    from cas.store import Store
+    from packer.packview import Views
+    from packer.search import search as run_search
+
+    root = project(tmp_path)
+    with Store.at(root / ".cas") as store, TextIndex.open(store.path) as index:  # type: ignore[union-attr]
+        views = Views(store)
+        first = run_search(store, index, root, "router", views=views)
+        assert [h.path for h in first][:1] == ["src/router.py"]
+        assert views.last_source is not None
+        kept = views.last_source[1]
+        assert run_search(store, index, root, "router", views=views) == first
+        assert len(kept.results) == 1  # answered from what was kept
+        assert run_search(store, index, root, "router", k=1, views=views) == first[:1]
+        assert len(kept.results) == 2
+        (root / "src" / "router.py").write_text("def newroutename():\n    return 1\n")
+        assert run_cas("pack", cwd=root).code == 0
+        index.refresh()
+        again = run_search(store, index, root, "newroutename", views=views)
+        assert [h.path for h in again] == ["src/router.py"]
+        assert views.last_source[1] is not kept
+        assert "src/router.py" not in [
+            h.path for h in run_search(store, index, root, "add_route", views=views)
+        ]
