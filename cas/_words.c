@@ -725,7 +725,7 @@ done:
     return result;
 }
 
-/* --- identifiers with their counts, for the packer's lexicon --------------------------------- */
+/* --- the packer's lexicon: identifiers with their counts, comments, declarations -------------- */
 
 /* zlib's CRC-32 and Adler-32, computed here so that the fingerprints equal Python's
  * (crc32(name) << 32 | adler32(name), packer.lexicon.fingerprint) with no library. */
@@ -743,10 +743,18 @@ static void crc_init(void) {
 
 static uint64_t fingerprint(const unsigned char *p, Py_ssize_t n) {
     uint32_t crc = 0xFFFFFFFFu, a = 1, b = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        crc = CRC_TABLE[(crc ^ p[i]) & 255] ^ (crc >> 8);
-        a = (a + p[i]) % 65521u;
-        b = (b + a) % 65521u;
+    while (n > 0) {
+        /* Adler-32's sums fit 32 bits for 5552 bytes before they must be reduced */
+        Py_ssize_t block = n < 5552 ? n : 5552;
+        for (Py_ssize_t i = 0; i < block; i++) {
+            crc = CRC_TABLE[(crc ^ p[i]) & 255] ^ (crc >> 8);
+            a += p[i];
+            b += a;
+        }
+        a %= 65521u;
+        b %= 65521u;
+        p += block;
+        n -= block;
     }
     return ((uint64_t)(crc ^ 0xFFFFFFFFu) << 32) | ((b << 16) | a);
 }
@@ -762,100 +770,204 @@ static int in_sorted(const unsigned char *keys, Py_ssize_t n, uint64_t key) {
     return lo < n && get_u64(keys + 8 * lo) == key;
 }
 
-/* refs(data, min_len, shaped_only, exclude, wanted) -> (fps, counts, wanted_counts)
- * The identifiers of data (runs of [A-Za-z0-9_] that start with a letter or _), each once in
- * order of first use: fingerprints (u64) and counts (u32), little-endian; only those of
- * min_len characters or more, not in exclude (sorted u64 fingerprints), and with shaped_only
- * only those holding an uppercase letter, a digit or _. wanted_counts: how often each of the
- * wanted fingerprints (u64) occurs as an identifier, whatever its length. */
-static PyObject *refs(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer buf, exclude, wanted;
-    Py_ssize_t min_len;
-    int shaped_only;
-    if (!PyArg_ParseTuple(args, "y*npy*y*", &buf, &min_len, &shaped_only, &exclude, &wanted))
-        return NULL;
-    if (!crc_ready) crc_init();
-    const unsigned char *d = buf.buf;
-    Py_ssize_t n = buf.len;
-    Py_ssize_t nex = exclude.len / 8, nwant = wanted.len / 8;
-    table_t t; /* fingerprint -> (first use << 32 | count) kept in keys/masks: order below */
-    uint64_t *order = NULL;
-    uint32_t *counts = NULL;
-    size_t norder = 0, cap = 0;
-    uint32_t *want = calloc((size_t)(nwant ? nwant : 1), sizeof(uint32_t));
-    int ok = table_init(&t, 512) && want != NULL;
-    Py_BEGIN_ALLOW_THREADS
+#define C_WORD (C_UPPER | C_LOWER | C_DIGIT | C_UNDER)
+
+/* One distinct identifier of a text, found by its bytes: where it first is and what it counts
+ * for. The fingerprint is computed once per identifier, not per use. */
+typedef struct {
+    uint64_t hash; /* FNV-1a of its bytes, never 0: 0 marks a free slot */
+    const unsigned char *text;
+    uint32_t len;
+    int32_t order; /* its place among the references, or -1: not one */
+    int32_t want;  /* its place among the wanted names, or -1 */
+    uint32_t shaped; /* of min_len or more, with an uppercase letter, a digit or _ */
+} ident_t;
+
+typedef struct {
+    ident_t *slots;
+    size_t cap, n;
+} idents_t;
+
+/* The table doubles when three quarters full; it starts small for a small text. */
+static int idents_grow(idents_t *t, size_t bytes) {
+    size_t cap = t->cap * 2;
+    if (!t->cap)
+        for (cap = 64; cap < 4096 && cap * 16 < bytes;) cap *= 2;
+    ident_t *bigger = calloc(cap, sizeof(ident_t));
+    if (!bigger) return 0;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->slots[i].hash) continue;
+        size_t j = slot_of(t->slots[i].hash, cap);
+        while (bigger[j].hash) j = (j + 1) & (cap - 1);
+        bigger[j] = t->slots[i];
+    }
+    free(t->slots);
+    t->slots = bigger;
+    t->cap = cap;
+    return 1;
+}
+
+typedef struct {
+    idents_t t;
+    uint64_t *order; /* the references' fingerprints, by first use */
+    uint32_t *counts;
+    size_t n, cap;
+} refs_t;
+
+/* Adds the identifiers of d[0:n] to r: in code (prose 0) each use counts, and a wanted name's
+ * uses go to want[]; in prose only identifiers shaped like names are references, a new one
+ * counts once, and a wanted name's uses go to said[]. */
+static int add_refs(refs_t *r, const unsigned char *d, Py_ssize_t n, int prose, Py_ssize_t min_len,
+                    const unsigned char *exclude, Py_ssize_t nex, const unsigned char *wanted,
+                    Py_ssize_t nwant, uint32_t *want, uint32_t *said) {
     Py_ssize_t i = 0;
-    while (ok && i < n) {
-        unsigned char c = d[i];
-        if (!(is_upper(c) || is_lower(c) || is_digit(c) || c == '_')) {
+    while (i < n) {
+        unsigned char cls = CLASS[d[i]];
+        if (!(cls & C_WORD)) {
             i++;
             continue;
         }
         Py_ssize_t start = i;
-        int shaped = 0;
-        while (i < n && (is_upper(d[i]) || is_lower(d[i]) || is_digit(d[i]) || d[i] == '_')) {
-            if (is_upper(d[i]) || is_digit(d[i]) || d[i] == '_') shaped = 1;
+        int kinds = 0;
+        uint64_t h = FNV_OFFSET;
+        while (i < n && (CLASS[d[i]] & C_WORD)) {
+            kinds |= CLASS[d[i]];
+            h = (h ^ d[i]) * FNV_PRIME;
             i++;
         }
-        if (!is_ident_start(c)) continue;
-        uint64_t fp = fingerprint(d + start, i - start);
-        for (Py_ssize_t w = 0; w < nwant; w++)
-            if (get_u64((const unsigned char *)wanted.buf + 8 * w) == fp) want[w]++;
-        if (i - start < min_len || (shaped_only && !shaped)) continue;
-        /* the table maps a fingerprint to its place in `order` (+1), kept in the mask */
-        if ((t.n + 1) * 4 > t.cap * 3 && !table_grow(&t)) {
-            ok = 0;
-            break;
+        if (cls & C_DIGIT) continue; /* a number, or a word that starts with a digit */
+        if (!h) h = 1;
+        Py_ssize_t len = i - start;
+        size_t j = slot_of(h, r->t.cap);
+        ident_t *s;
+        for (;;) {
+            s = &r->t.slots[j];
+            if (!s->hash || (s->hash == h && s->len == (uint32_t)len &&
+                             memcmp(s->text, d + start, (size_t)len) == 0))
+                break;
+            j = (j + 1) & (r->t.cap - 1);
         }
-        size_t j = slot_of(fp, t.cap);
-        while (t.slots[j].used && t.slots[j].key != fp) j = (j + 1) & (t.cap - 1);
-        if (t.slots[j].used) {
-            if (t.slots[j].mask != 0xFFFFFFFFu) counts[t.slots[j].mask]++;
+        if (s->hash) { /* seen before */
+            if (s->want >= 0) (prose ? said : want)[s->want]++;
+            else if (s->order >= 0 && !prose) r->counts[s->order]++;
             continue;
         }
-        if (nex && in_sorted(exclude.buf, nex, fp)) {
-            t.slots[j].used = 1; /* remembered, never counted: its place is past the end */
-            t.slots[j].key = fp;
-            t.slots[j].mask = 0xFFFFFFFFu;
-            t.n++;
-            continue;
-        }
-        if (norder == cap) {
-            size_t grown = cap ? cap * 2 : 256;
-            uint64_t *o2 = realloc(order, grown * sizeof(uint64_t));
-            if (!o2) {
-                ok = 0;
+        uint64_t fp = fingerprint(d + start, len);
+        int32_t w = -1;
+        for (Py_ssize_t k = 0; k < nwant; k++)
+            if (get_u64(wanted + 8 * k) == fp) {
+                w = (int32_t)k;
                 break;
             }
-            order = o2;
-            uint32_t *c2 = realloc(counts, grown * sizeof(uint32_t));
-            if (!c2) {
-                ok = 0;
-                break;
+        int32_t place = -1;
+        int shaped = (kinds & (C_UPPER | C_DIGIT | C_UNDER)) != 0;
+        if (w >= 0) {
+            (prose ? said : want)[w]++;
+        } else if (len >= min_len && (!prose || shaped) && !(nex && in_sorted(exclude, nex, fp))) {
+            if (r->n == r->cap) {
+                size_t grown = r->cap ? r->cap * 2 : 256;
+                uint64_t *o2 = realloc(r->order, grown * sizeof(uint64_t));
+                if (!o2) return 0;
+                r->order = o2;
+                uint32_t *c2 = realloc(r->counts, grown * sizeof(uint32_t));
+                if (!c2) return 0;
+                r->counts = c2;
+                r->cap = grown;
             }
-            counts = c2;
-            cap = grown;
+            place = (int32_t)r->n;
+            r->order[r->n] = fp;
+            r->counts[r->n] = 1;
+            r->n++;
         }
-        t.slots[j].used = 1;
-        t.slots[j].key = fp;
-        t.slots[j].mask = (uint32_t)norder;
-        t.n++;
-        order[norder] = fp;
-        counts[norder] = 1;
-        norder++;
+        s->hash = h;
+        s->text = d + start;
+        s->len = (uint32_t)len;
+        s->order = place;
+        s->want = w;
+        s->shaped = (unsigned char)(shaped && len >= min_len);
+        if (++r->t.n * 4 > r->t.cap * 3 && !idents_grow(&r->t, 0)) return 0;
+    }
+    return 1;
+}
+
+static int nwant_too_many(const Py_buffer *wanted) { return wanted->len / 8 > 0x7FFFFFFF; }
+
+/* refs(code, prose, min_len, max_refs, exclude, wanted) -> (fps, counts, uses)
+ * The references of a file (packer.lexicon._words): the identifiers of code (runs of
+ * [A-Za-z0-9_] that start with a letter or _) of min_len characters or more, and those of
+ * prose that hold an uppercase letter, a digit or _, each once in order of first use, neither
+ * in exclude (sorted u64 fingerprints) nor wanted (u64 fingerprints of names bound by an
+ * import); a use in code counts one, a name found in prose alone counts one. When there are
+ * more than max_refs, the most used are kept (the first used among equals), in their order.
+ * fps: u64 each, counts: u16 each (at most 65535), uses: u32 for each wanted name, its uses in
+ * code, or 1 when it has none there but prose names it and it is shaped as above. All
+ * little-endian. */
+static PyObject *refs(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer code, prose, exclude, wanted;
+    Py_ssize_t min_len, max_refs;
+    if (!PyArg_ParseTuple(args, "y*y*nny*y*", &code, &prose, &min_len, &max_refs, &exclude,
+                          &wanted))
+        return NULL;
+    if (code.len > 0xFFFFFFFFLL || prose.len > 0xFFFFFFFFLL || nwant_too_many(&wanted)) {
+        PyBuffer_Release(&code);
+        PyBuffer_Release(&prose);
+        PyBuffer_Release(&exclude);
+        PyBuffer_Release(&wanted);
+        PyErr_SetString(PyExc_ValueError, "refs: a text of 4 GiB or more, or too many names");
+        return NULL;
+    }
+    if (!crc_ready) crc_init();
+    Py_ssize_t nex = exclude.len / 8, nwant = wanted.len / 8;
+    refs_t r = {{NULL, 0, 0}, NULL, NULL, 0, 0};
+    uint32_t *want = calloc((size_t)(nwant ? 2 * nwant : 1), sizeof(uint32_t));
+    uint32_t *said = want + nwant;
+    uint64_t *keep = NULL; /* when some are dropped: the places of those kept */
+    size_t kept = 0;
+    int ok = idents_grow(&r.t, (size_t)(code.len + prose.len)) && want != NULL;
+    Py_BEGIN_ALLOW_THREADS
+    ok = ok &&
+         add_refs(&r, code.buf, code.len, 0, min_len, exclude.buf, nex, wanted.buf, nwant, want,
+                  said) &&
+         add_refs(&r, prose.buf, prose.len, 1, min_len, exclude.buf, nex, wanted.buf, nwant, want,
+                  said);
+    if (ok) {
+        /* a wanted name only mentioned in prose counts once, as any shaped name there */
+        for (size_t j = 0; j < r.t.cap; j++) {
+            ident_t *s = &r.t.slots[j];
+            if (s->hash && s->want >= 0 && !want[s->want] && said[s->want] && s->shaped)
+                want[s->want] = 1;
+        }
+        kept = r.n;
+        if ((Py_ssize_t)r.n > max_refs && max_refs >= 0) {
+            keep = malloc(r.n * sizeof(uint64_t));
+            if (!keep) {
+                ok = 0;
+            } else { /* by count, most first, then by place; those kept back in place order */
+                for (size_t k = 0; k < r.n; k++)
+                    keep[k] = ((uint64_t)(0xFFFFFFFFu - r.counts[k]) << 32) | (uint64_t)k;
+                qsort(keep, r.n, sizeof(uint64_t), compare_u64);
+                kept = (size_t)max_refs;
+                for (size_t k = 0; k < kept; k++) keep[k] &= 0xFFFFFFFFu;
+                qsort(keep, kept, sizeof(uint64_t), compare_u64);
+            }
+        }
     }
     Py_END_ALLOW_THREADS
     PyObject *result = NULL;
     if (ok) {
-        PyObject *fps = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(norder * 8));
-        PyObject *cnt = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(norder * 4));
+        PyObject *fps = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(kept * 8));
+        PyObject *cnt = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(kept * 2));
         PyObject *wc = PyBytes_FromStringAndSize(NULL, nwant * 4);
         if (fps && cnt && wc) {
-            for (size_t k = 0; k < norder; k++) {
-                put_u64((unsigned char *)PyBytes_AS_STRING(fps) + 8 * k, order[k]);
-                put_u32((unsigned char *)PyBytes_AS_STRING(cnt) + 4 * k, counts[k]);
+            unsigned char *f = (unsigned char *)PyBytes_AS_STRING(fps);
+            unsigned char *c = (unsigned char *)PyBytes_AS_STRING(cnt);
+            for (size_t k = 0; k < kept; k++) {
+                size_t at = keep ? (size_t)keep[k] : k;
+                uint32_t count = r.counts[at] > 65535 ? 65535 : r.counts[at];
+                put_u64(f + 8 * k, r.order[at]);
+                c[2 * k] = (unsigned char)(count & 255);
+                c[2 * k + 1] = (unsigned char)(count >> 8);
             }
             for (Py_ssize_t k = 0; k < nwant; k++)
                 put_u32((unsigned char *)PyBytes_AS_STRING(wc) + 4 * k, want[k]);
@@ -868,14 +980,584 @@ static PyObject *refs(PyObject *self, PyObject *args) {
     } else {
         PyErr_NoMemory();
     }
-    /* the table's masks were used in place of the slots' masks: skip entries marked excluded */
-    table_free(&t);
-    free(order);
-    free(counts);
+    free(r.t.slots);
+    free(r.order);
+    free(r.counts);
     free(want);
-    PyBuffer_Release(&buf);
+    free(keep);
+    PyBuffer_Release(&code);
+    PyBuffer_Release(&prose);
     PyBuffer_Release(&exclude);
     PyBuffer_Release(&wanted);
+    return result;
+}
+
+/* fingerprints(names) -> (fps, shapes): for names joined by newlines, each name's
+ * fingerprint (u64, little-endian) and its shape byte (packer.lexicon.shape: 0 plain, 1
+ * structured, 2 specific). */
+static PyObject *fingerprints(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*", &buf)) return NULL;
+    if (!crc_ready) crc_init();
+    const unsigned char *d = buf.buf;
+    Py_ssize_t n = buf.len, count = n ? 1 : 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (d[i] == '\n') count++;
+    PyObject *fps = PyBytes_FromStringAndSize(NULL, count * 8);
+    PyObject *shapes = PyBytes_FromStringAndSize(NULL, count);
+    if (!fps || !shapes) {
+        Py_XDECREF(fps);
+        Py_XDECREF(shapes);
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
+    unsigned char *fp_out = (unsigned char *)PyBytes_AS_STRING(fps);
+    unsigned char *shape_out = (unsigned char *)PyBytes_AS_STRING(shapes);
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t start = 0, k = 0;
+    while (k < count) {
+        const unsigned char *nl = memchr(d + start, '\n', (size_t)(n - start));
+        Py_ssize_t end = nl ? nl - d : n;
+        const unsigned char *p = d + start;
+        Py_ssize_t len = end - start;
+        put_u64(fp_out + 8 * k, fingerprint(p, len));
+        /* structured: not lowercase in Python's sense (a cased letter and none uppercase), an
+         * underscore inside once the outer ones are cut, or a digit */
+        int upper = 0, lower = 0, digit = 0, inner = 0;
+        Py_ssize_t lo = 0, hi = len;
+        while (lo < hi && p[lo] == '_') lo++;
+        while (hi > lo && p[hi - 1] == '_') hi--;
+        for (Py_ssize_t i = 0; i < len; i++) {
+            unsigned char c = p[i];
+            if (is_upper(c)) upper = 1;
+            else if (is_lower(c)) lower = 1;
+            else if (is_digit(c)) digit = 1;
+            else if (c == '_' && i >= lo && i < hi) inner = 1;
+        }
+        int structured = upper || !lower || inner || digit;
+        shape_out[k] = (unsigned char)(structured ? (len >= 8 ? 2 : 1) : 0);
+        start = end + 1;
+        k++;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(NN)", fps, shapes);
+}
+
+/* comments(data, slash) -> (code, comments, count): a text cut into its code and its
+ * comments (packer.lexicon._prose): with slash, "//" to the end of a line and "/" "*" to the
+ * next "*" "/" (a block never closed is not a comment); else "#" to the end of a line. The code is the text
+ * with each comment replaced by one space, the comments are joined by newlines; count is how
+ * many were found (0: the code is the text, and None stands for it). */
+static PyObject *comments(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buf;
+    int slash;
+    if (!PyArg_ParseTuple(args, "y*p", &buf, &slash)) return NULL;
+    const unsigned char *d = buf.buf;
+    Py_ssize_t n = buf.len;
+    Py_ssize_t *spans = NULL; /* start, end of each comment */
+    size_t count = 0, cap = 0;
+    Py_ssize_t said = 0; /* bytes of comments */
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    const unsigned char marker = slash ? '/' : '#';
+    Py_ssize_t i = 0, unclosed = n; /* no end of a block starts at or after this */
+    while (i < n) {
+        const unsigned char *at = memchr(d + i, marker, (size_t)(n - i));
+        if (!at) break;
+        Py_ssize_t s = at - d, e;
+        if (!slash || (s + 1 < n && d[s + 1] == '/')) {
+            const unsigned char *nl = memchr(d + s, '\n', (size_t)(n - s));
+            e = nl ? nl - d : n;
+        } else if (s + 1 < n && d[s + 1] == '*' && s + 2 < unclosed) {
+            e = -1;
+            for (Py_ssize_t j = s + 2; j + 1 < n; j++) {
+                const unsigned char *star = memchr(d + j, '*', (size_t)(n - 1 - j));
+                if (!star) break;
+                j = star - d;
+                if (d[j + 1] == '/') {
+                    e = j + 2;
+                    break;
+                }
+            }
+            if (e < 0) {
+                unclosed = s + 2;
+                i = s + 1;
+                continue;
+            }
+        } else {
+            i = s + 1;
+            continue;
+        }
+        if (count == cap) {
+            size_t grown = cap ? cap * 2 : 64;
+            Py_ssize_t *more = realloc(spans, grown * 2 * sizeof(Py_ssize_t));
+            if (!more) {
+                ok = 0;
+                break;
+            }
+            spans = more;
+            cap = grown;
+        }
+        spans[2 * count] = s;
+        spans[2 * count + 1] = e;
+        count++;
+        said += e - s;
+        i = e;
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL;
+    if (!ok) {
+        PyErr_NoMemory();
+    } else if (!count) {
+        result = Py_BuildValue("(Oy#n)", Py_None, "", (Py_ssize_t)0, (Py_ssize_t)0);
+    } else {
+        Py_ssize_t code_len = n - said + (Py_ssize_t)count;
+        Py_ssize_t text_len = said + (Py_ssize_t)count - 1;
+        PyObject *code = PyBytes_FromStringAndSize(NULL, code_len);
+        PyObject *text = PyBytes_FromStringAndSize(NULL, text_len);
+        if (code && text) {
+            unsigned char *c = (unsigned char *)PyBytes_AS_STRING(code);
+            unsigned char *t = (unsigned char *)PyBytes_AS_STRING(text);
+            Py_ssize_t from = 0;
+            for (size_t k = 0; k < count; k++) {
+                Py_ssize_t s = spans[2 * k], e = spans[2 * k + 1];
+                memcpy(c, d + from, (size_t)(s - from));
+                c += s - from;
+                *c++ = ' ';
+                if (k) *t++ = '\n';
+                memcpy(t, d + s, (size_t)(e - s));
+                t += e - s;
+                from = e;
+            }
+            memcpy(c, d + from, (size_t)(n - from));
+            result = Py_BuildValue("(NNn)", code, text, (Py_ssize_t)count);
+        } else {
+            Py_XDECREF(code);
+            Py_XDECREF(text);
+        }
+    }
+    free(spans);
+    PyBuffer_Release(&buf);
+    return result;
+}
+
+/* --- declarations: a keyword, a gap, a name, on a line with nothing but modifiers before -- */
+
+/* The gaps between a declaration's keyword and its name, and the names' forms, in the order
+ * of packer.lang.record.GAPS and NAMES: what each regular expression there matches, here. */
+enum { GAP_BLANKS, GAP_ANY_BLANKS, GAP_STAR, GAP_RECEIVER, GAPS };
+enum { NAME_IDENT, NAME_JS, NAME_DOTTED, NAMES };
+#define MAX_DECLS 32
+#define MAX_MODIFIERS 64
+#define MAX_PREFIX 160 /* packer.lexicon._MAX_PREFIX */
+
+static inline int is_ws(unsigned char c) { /* what bytes.split() splits on */
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 0x0b || c == 0x0c;
+}
+static inline int is_word(unsigned char c) { return (CLASS[c] & C_WORD) != 0; }
+static inline int is_js_word(unsigned char c) { return is_word(c) || c == '$'; }
+
+/* The end of the name of form `form` at d[at], or -1 when none starts there; *name_start is
+ * where the name itself starts (the last part of a dotted one). */
+static Py_ssize_t name_end(const unsigned char *d, Py_ssize_t n, Py_ssize_t at, int form,
+                           Py_ssize_t *name_start) {
+    if (at >= n) return -1;
+    if (form == NAME_JS) {
+        if (!(is_ident_start(d[at]) || d[at] == '$')) return -1;
+        Py_ssize_t e = at + 1;
+        while (e < n && is_js_word(d[e])) e++;
+        *name_start = at;
+        return e;
+    }
+    if (!is_ident_start(d[at])) return -1;
+    Py_ssize_t e = at + 1;
+    while (e < n && is_word(d[e])) e++;
+    *name_start = at;
+    if (form == NAME_DOTTED) /* a.b:c: the last identifier of the chain */
+        while (e + 1 < n && (d[e] == '.' || d[e] == ':') && is_ident_start(d[e + 1])) {
+            *name_start = e + 1;
+            e += 2;
+            while (e < n && is_word(d[e])) e++;
+        }
+    return e;
+}
+
+static inline Py_ssize_t blanks_from(const unsigned char *d, Py_ssize_t n, Py_ssize_t at) {
+    while (at < n && is_blank(d[at])) at++;
+    return at;
+}
+
+/* Where the name after a keyword ending at `at` ends, by the declaration's gap and form, or
+ * -1 when the declaration's pattern does not match there. */
+static Py_ssize_t declared(const unsigned char *d, Py_ssize_t n, Py_ssize_t at, int gap,
+                           int form, Py_ssize_t *name_start) {
+    Py_ssize_t j = blanks_from(d, n, at);
+    switch (gap) {
+    case GAP_BLANKS:
+        return j > at ? name_end(d, n, j, form, name_start) : -1;
+    case GAP_ANY_BLANKS:
+        return name_end(d, n, j, form, name_start);
+    case GAP_STAR: /* a generator's star, or blanks */
+        if (j < n && d[j] == '*') {
+            Py_ssize_t e = name_end(d, n, blanks_from(d, n, j + 1), form, name_start);
+            if (e >= 0) return e;
+        }
+        return j > at ? name_end(d, n, j, form, name_start) : -1;
+    case GAP_RECEIVER: /* (r *T): a Go method's receiver */
+        if (j >= n || d[j] != '(') return -1;
+        for (j++; j < n && d[j] != ')' && d[j] != '\n'; j++) {
+        }
+        if (j >= n || d[j] != ')') return -1;
+        return name_end(d, n, blanks_from(d, n, j + 1), form, name_start);
+    }
+    return -1;
+}
+
+typedef struct {
+    const unsigned char *p;
+    Py_ssize_t len;
+} word_t;
+
+/* The words of a line's prefix as bytes.split() gives them, after pub(...) became
+ * "restricted" (packer.lexicon._PUB_RESTRICTED); written into `out` (room for 4 * MAX_PREFIX
+ * bytes), at most MAX_PREFIX words. Returns how many. */
+static int prefix_words(const unsigned char *p, Py_ssize_t len, unsigned char *out,
+                        word_t *words) {
+    Py_ssize_t m = 0;
+    for (Py_ssize_t i = 0; i < len;) {
+        if (i + 4 <= len && memcmp(p + i, "pub(", 4) == 0) {
+            const unsigned char *close = memchr(p + i + 4, ')', (size_t)(len - i - 4));
+            if (close) {
+                memcpy(out + m, "restricted", 10);
+                m += 10;
+                i = (close - p) + 1;
+                continue;
+            }
+        }
+        out[m++] = p[i++];
+    }
+    int count = 0;
+    for (Py_ssize_t i = 0; i < m;) {
+        while (i < m && is_ws(out[i])) i++;
+        if (i >= m) break;
+        Py_ssize_t s = i;
+        while (i < m && !is_ws(out[i])) i++;
+        words[count].p = out + s;
+        words[count].len = i - s;
+        count++;
+    }
+    return count;
+}
+
+typedef struct {
+    Py_ssize_t pos, name_start, name_end, prefix_start; /* prefix_start: -1 when none */
+    int decl, indented;
+} found_t;
+
+/* declarations(data, decls, modifiers, keywords, bare_indented) -> [(index, position, name,
+ * indented, words)]: what packer.lexicon._python_declarations yields, for the declarations
+ * (keyword, gap, form, top) of `decls`, in their order and each by position; `index` is the
+ * declaration's place in `decls`, `words` the modifiers before its keyword. */
+static PyObject *declarations(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buf;
+    PyObject *decl_seq, *modifier_seq, *keywords;
+    int bare_indented;
+    if (!PyArg_ParseTuple(args, "y*O!O!O!p", &buf, &PyTuple_Type, &decl_seq, &PyTuple_Type,
+                          &modifier_seq, &PyFrozenSet_Type, &keywords, &bare_indented))
+        return NULL;
+    Py_ssize_t ndecls = PyTuple_GET_SIZE(decl_seq), nmods = PyTuple_GET_SIZE(modifier_seq);
+    const unsigned char *kw[MAX_DECLS];
+    Py_ssize_t kwlen[MAX_DECLS], resume[MAX_DECLS];
+    /* the declarations whose keyword starts with a byte, and those whose keyword's second byte
+     * is one (or which have none: `single`) */
+    uint32_t first[256] = {0}, second[256] = {0}, single = 0;
+    int gap[MAX_DECLS], form[MAX_DECLS], top[MAX_DECLS];
+    word_t mods[MAX_MODIFIERS];
+    if (ndecls > MAX_DECLS || nmods > MAX_MODIFIERS) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "declarations: too many declarations or modifiers");
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < ndecls; k++) {
+        PyObject *kwd;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(decl_seq, k), "O!iip", &PyBytes_Type, &kwd,
+                              &gap[k], &form[k], &top[k])) {
+            PyBuffer_Release(&buf);
+            return NULL;
+        }
+        kw[k] = (const unsigned char *)PyBytes_AS_STRING(kwd);
+        kwlen[k] = PyBytes_GET_SIZE(kwd);
+        if (!kwlen[k] || gap[k] < 0 || gap[k] >= GAPS || form[k] < 0 || form[k] >= NAMES) {
+            PyBuffer_Release(&buf);
+            PyErr_SetString(PyExc_ValueError, "declarations: an empty keyword, or no such gap or name");
+            return NULL;
+        }
+        first[kw[k][0]] |= 1u << k;
+        if (kwlen[k] > 1) {
+            second[kw[k][1]] |= 1u << k;
+        } else {
+            single |= 1u << k;
+            for (int b = 0; b < 256; b++) second[b] |= 1u << k;
+        }
+        resume[k] = 0;
+    }
+    for (Py_ssize_t k = 0; k < nmods; k++) {
+        PyObject *m = PyTuple_GET_ITEM(modifier_seq, k);
+        if (!PyBytes_Check(m)) {
+            PyBuffer_Release(&buf);
+            PyErr_SetString(PyExc_TypeError, "declarations: modifiers are bytes");
+            return NULL;
+        }
+        mods[k].p = (const unsigned char *)PyBytes_AS_STRING(m);
+        mods[k].len = PyBytes_GET_SIZE(m);
+    }
+    const unsigned char *d = buf.buf;
+    Py_ssize_t n = buf.len;
+    found_t *found = NULL;
+    size_t count = 0, cap = 0;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    unsigned char scratch[4 * MAX_PREFIX];
+    word_t words[MAX_PREFIX];
+    /* every place a keyword starts, found by its first two bytes; each declaration's matches
+     * are those its expression's search finds: each after the previous one's end */
+    for (Py_ssize_t i = 0; i < n && ok; i++) {
+        uint32_t candidates = first[d[i]] & (i + 1 < n ? second[d[i + 1]] : single);
+        while (candidates) {
+            int k = __builtin_ctz(candidates);
+            candidates &= candidates - 1;
+            if (i < resume[k] || i + kwlen[k] > n || memcmp(d + i, kw[k], (size_t)kwlen[k]))
+                continue;
+            Py_ssize_t ns = 0, ne = declared(d, n, i + kwlen[k], gap[k], form[k], &ns);
+            if (ne < 0) continue;
+            resume[k] = ne; /* the expression's next match starts after this one */
+            unsigned char before = d[i > 0 ? i - 1 : n - 1];
+            Py_ssize_t prefix_start = -1;
+            int indented = 0;
+            if (before == ' ' || before == '\t') {
+                Py_ssize_t lo = i - MAX_PREFIX > 0 ? i - MAX_PREFIX : 0, ls = i - 1;
+                while (ls >= lo && d[ls] != '\n') ls--;
+                if (ls < lo) continue; /* a longer prefix: not a declaration */
+                Py_ssize_t s = blanks_from(d, i, ls + 1);
+                indented = s > ls + 1;
+                if (indented && (top[k] || (s == i && !bare_indented))) continue;
+                int nw = prefix_words(d + s, i - s, scratch, words), all = 1;
+                for (int w = 0; w < nw && all; w++) {
+                    int known = words[w].p[0] == '"';
+                    for (Py_ssize_t m = 0; m < nmods && !known; m++)
+                        known = mods[m].len == words[w].len &&
+                                memcmp(mods[m].p, words[w].p, (size_t)words[w].len) == 0;
+                    all = known;
+                }
+                if (!all) continue;
+                prefix_start = nw ? s : -1;
+            } else if (before != '\n') {
+                continue; /* glued to what precedes it */
+            }
+            if (count == cap) {
+                size_t grown = cap ? cap * 2 : 64;
+                found_t *more = realloc(found, grown * sizeof(found_t));
+                if (!more) {
+                    ok = 0;
+                    break;
+                }
+                found = more;
+                cap = grown;
+            }
+            found[count].pos = i;
+            found[count].name_start = ns;
+            found[count].name_end = ne;
+            found[count].prefix_start = prefix_start;
+            found[count].decl = k;
+            found[count].indented = indented;
+            count++;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *result = ok ? PyList_New(0) : NULL;
+    unsigned char scratch[4 * MAX_PREFIX];
+    word_t words[MAX_PREFIX];
+    /* by declaration, then by position: the order the Python reference yields them in */
+    for (size_t at = 0; result && at < (size_t)ndecls * count; at++) {
+        found_t *f = &found[at % count];
+        if ((size_t)f->decl != at / count) continue;
+        PyObject *name = PyBytes_FromStringAndSize((const char *)d + f->name_start,
+                                                   f->name_end - f->name_start);
+        int reserved = name ? PySet_Contains(keywords, name) : -1;
+        PyObject *list = NULL, *item = NULL;
+        if (reserved == 0) {
+            if (f->prefix_start < 0) {
+                list = PyList_New(0);
+            } else {
+                int nw = prefix_words(d + f->prefix_start, f->pos - f->prefix_start, scratch,
+                                      words);
+                list = PyList_New(nw);
+                for (int w = 0; list && w < nw; w++) {
+                    PyObject *word = PyBytes_FromStringAndSize((const char *)words[w].p,
+                                                               words[w].len);
+                    if (!word) Py_CLEAR(list);
+                    else PyList_SET_ITEM(list, w, word);
+                }
+            }
+            if (list)
+                item = Py_BuildValue("(nnOOO)", (Py_ssize_t)f->decl, f->pos, name,
+                                     f->indented ? Py_True : Py_False, list);
+            if (!item || PyList_Append(result, item) < 0) Py_CLEAR(result);
+        } else if (reserved < 0) {
+            Py_CLEAR(result);
+        }
+        Py_XDECREF(item);
+        Py_XDECREF(list);
+        Py_XDECREF(name);
+        if (!result) break;
+    }
+    if (!ok) PyErr_NoMemory();
+    free(found);
+    PyBuffer_Release(&buf);
+    return result;
+}
+
+/* --- Python: its defs and classes, and the names assigned at the start of a line ----------- */
+
+typedef struct {
+    Py_ssize_t pos, indent, name_start, name_end;
+    int is_class;
+} header_t;
+
+/* Where the name after keyword `kw` at d[i] ends (`kw[ \t]+` then an identifier), or -1. */
+static Py_ssize_t keyword_name(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, const char *kw,
+                               Py_ssize_t kwlen, Py_ssize_t *name_start) {
+    if (i + kwlen > n || memcmp(d + i, kw, (size_t)kwlen) != 0) return -1;
+    Py_ssize_t j = i + kwlen;
+    if (j >= n || !is_blank(d[j])) return -1;
+    j = blanks_from(d, n, j);
+    if (j >= n || !is_ident_start(d[j])) return -1;
+    *name_start = j;
+    while (j < n && is_word(d[j])) j++;
+    return j;
+}
+
+/* The indentation of a def or class at d[pos] (packer.lexicon._python_headers): its line's
+ * prefix (at most MAX_PREFIX - 1 bytes) all blanks, or white space around one "async"; -1
+ * when it is neither. */
+static Py_ssize_t header_indent(const unsigned char *d, Py_ssize_t pos) {
+    Py_ssize_t lo = pos > MAX_PREFIX ? pos - MAX_PREFIX : 0, line = pos - 1;
+    while (line >= lo && d[line] != '\n') line--;
+    if (line < lo) return -1;
+    Py_ssize_t s = line + 1, k = s;
+    while (k < pos && is_blank(d[k])) k++;
+    if (k == pos) return pos - s;
+    k = s;
+    while (k < pos && is_ws(d[k])) k++;
+    Py_ssize_t indent = k - s;
+    if (pos - k < 5 || memcmp(d + k, "async", 5) != 0) return -1;
+    for (k += 5; k < pos; k++)
+        if (!is_ws(d[k])) return -1;
+    return indent;
+}
+
+/* python_names(data) -> (headers, assigned): what packer.lexicon._python_headers gives,
+ * [(position, indentation, name, is a class)] by position, and the names that
+ * packer.lexicon._PY_ASSIGN finds (a name at the start of a line assigned with "=", after an
+ * optional annotation), each once, in order of first assignment. */
+static PyObject *python_names(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*", &buf)) return NULL;
+    const unsigned char *d = buf.buf;
+    Py_ssize_t n = buf.len;
+    header_t *found = NULL;
+    Py_ssize_t *assigned = NULL; /* start, end of each assigned name */
+    size_t count = 0, cap = 0, nassigned = 0, acap = 0;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    /* each keyword's matches as its expression's search finds them: each after the previous
+     * one's end */
+    Py_ssize_t resume_def = 0, resume_class = 0;
+    for (Py_ssize_t i = 0; i < n && ok; i++) {
+        unsigned char c = d[i];
+        if (c == '\n' && i + 1 < n && is_ident_start(d[i + 1])) {
+            /* \n name [ \t]* (: [^\n=]+)? = (?!=) */
+            Py_ssize_t e = i + 2;
+            while (e < n && is_word(d[e])) e++;
+            Py_ssize_t j = blanks_from(d, n, e);
+            if (j < n && d[j] == ':') {
+                Py_ssize_t k = j + 1;
+                while (k < n && d[k] != '\n' && d[k] != '=') k++;
+                j = k > j + 1 ? k : n;
+            }
+            if (j < n && d[j] == '=' && (j + 1 >= n || d[j + 1] != '=')) {
+                if (nassigned == acap) {
+                    size_t grown = acap ? acap * 2 : 64;
+                    Py_ssize_t *more = realloc(assigned, grown * 2 * sizeof(Py_ssize_t));
+                    if (!more) {
+                        ok = 0;
+                        break;
+                    }
+                    assigned = more;
+                    acap = grown;
+                }
+                assigned[2 * nassigned] = i + 1;
+                assigned[2 * nassigned + 1] = e;
+                nassigned++;
+            }
+            continue;
+        }
+        int is_class = c == 'c';
+        if (c != 'd' && !is_class) continue;
+        if (i < (is_class ? resume_class : resume_def)) continue;
+        Py_ssize_t ns = 0, ne = is_class ? keyword_name(d, n, i, "class", 5, &ns)
+                                         : keyword_name(d, n, i, "def", 3, &ns);
+        if (ne < 0) continue;
+        if (is_class) resume_class = ne;
+        else resume_def = ne;
+        Py_ssize_t indent = header_indent(d, i);
+        if (indent < 0) continue;
+        if (count == cap) {
+            size_t grown = cap ? cap * 2 : 64;
+            header_t *more = realloc(found, grown * sizeof(header_t));
+            if (!more) {
+                ok = 0;
+                break;
+            }
+            found = more;
+            cap = grown;
+        }
+        found[count].pos = i;
+        found[count].indent = indent;
+        found[count].name_start = ns;
+        found[count].name_end = ne;
+        found[count].is_class = is_class;
+        count++;
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *headers = ok ? PyList_New((Py_ssize_t)count) : NULL;
+    PyObject *names = ok ? PyList_New(0) : NULL;
+    for (size_t k = 0; headers && k < count; k++) {
+        header_t *f = &found[k];
+        PyObject *item = Py_BuildValue("(nny#O)", f->pos, f->indent, (const char *)d + f->name_start,
+                                       f->name_end - f->name_start, f->is_class ? Py_True : Py_False);
+        if (!item) Py_CLEAR(headers);
+        else PyList_SET_ITEM(headers, (Py_ssize_t)k, item);
+    }
+    for (size_t k = 0; names && k < nassigned; k++) {
+        PyObject *name = PyBytes_FromStringAndSize((const char *)d + assigned[2 * k],
+                                                   assigned[2 * k + 1] - assigned[2 * k]);
+        if (!name || PyList_Append(names, name) < 0) Py_CLEAR(names);
+        Py_XDECREF(name);
+    }
+    free(found);
+    free(assigned);
+    PyBuffer_Release(&buf);
+    PyObject *result = NULL;
+    if (headers && names) result = Py_BuildValue("(OO)", headers, names);
+    else if (!ok) PyErr_NoMemory();
+    Py_XDECREF(headers);
+    Py_XDECREF(names);
     return result;
 }
 
@@ -884,6 +1566,10 @@ static PyMethodDef METHODS[] = {
     {"build", build, METH_VARARGS, "A segment's postings from bodies' terms (cas/textindex.py)."},
     {"merge", merge, METH_VARARGS, "One segment's postings from several (cas/textindex.py)."},
     {"refs", refs, METH_VARARGS, "A text's identifiers and their counts (packer/lexicon.py)."},
+    {"fingerprints", fingerprints, METH_VARARGS, "Names' fingerprints and shapes (packer/lexicon.py)."},
+    {"comments", comments, METH_VARARGS, "A text's code and comments (packer/lexicon.py)."},
+    {"declarations", declarations, METH_VARARGS, "A text's declarations (packer/lexicon.py)."},
+    {"python_names", python_names, METH_VARARGS, "A Python text's defs, classes and assignments (packer/lexicon.py)."},
     {NULL, NULL, 0, NULL},
 };
 

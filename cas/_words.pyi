@@ -1,4 +1,5 @@
-# The C half of cas/words.py and cas/textindex.py (cas/_words.c); built where a compiler is.
+# The C half of cas/words.py, cas/textindex.py and packer/lexicon.py (cas/_words.c); built
+# where a compiler is.
 
 def terms(
     data: bytes, window: int, max_windows: int, max_chain: int
@@ -8,5 +9,15 @@ def merge(
     parts: list[tuple[bytes, memoryview, memoryview, memoryview, memoryview]],
 ) -> tuple[bytes, bytes, bytes, bytes]: ...
 def refs(
-    data: bytes, min_len: int, shaped_only: bool, exclude: bytes, wanted: bytes
+    code: bytes, prose: bytes, min_len: int, max_refs: int, exclude: bytes, wanted: bytes
 ) -> tuple[bytes, bytes, bytes]: ...
+def fingerprints(names: bytes) -> tuple[bytes, bytes]: ...
+def comments(data: bytes, slash: bool) -> tuple[bytes | None, bytes, int]: ...
+def declarations(
+    data: bytes,
+    decls: tuple[tuple[bytes, int, int, bool], ...],
+    modifiers: tuple[bytes, ...],
+    keywords: frozenset[bytes],
+    bare_indented: bool,
+) -> list[tuple[int, int, bytes, bool, list[bytes]]]: ...
+def python_names(data: bytes) -> tuple[list[tuple[int, int, bytes, bool]], list[bytes]]: ...

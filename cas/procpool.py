@@ -61,6 +61,14 @@ from cas.residency import map_large_buffers
 MIN_FILES: Final = 1500
 MIN_BYTES: Final = 64 << 20
 CHUNK: Final = 32  # items per request
+# ... or fewer: a request is closed once its items weigh this much (a caller's weight is about
+# the bytes an item's result holds, a file's size). A worker holds a request's results until
+# it answers, and the parent up to `_IN_FLIGHT` answers per worker: 32 files of 8 MiB to a
+# request kept over 1 GiB in flight; this way a few tens of MiB, whatever the files' sizes.
+CHUNK_WEIGHT: Final = 4 << 20
+# Requests sent and not yet handed to the caller weigh at most this much per worker (beyond one
+# request each): the answers waiting in the parent for the one before them stay bounded too.
+_IN_FLIGHT_WEIGHT: Final = 4 * CHUNK_WEIGHT
 _IN_FLIGHT: Final = 4  # requests per worker queued ahead
 _READ: Final = 1 << 20
 _LENGTH: Final = struct.Struct(">Q")
@@ -377,18 +385,20 @@ def run(
     items: Sequence[T],
     *,
     inline: Callable[[T], bool] | None = None,
+    weight: Callable[[T], int] | None = None,
 ) -> Iterator[tuple[T, R | None]]:
     """``(item, task(state, item))`` for each item, in input order, computed in worker
     processes, where ``state`` is what ``opener()`` entered in the worker (once per worker; it
     is left when the worker ends). Items ``inline`` picks come back with None, in their place,
-    for the caller to handle."""
+    for the caller to handle. ``weight``: about the bytes an item's result holds (a request
+    closes at `CHUNK` items or `CHUNK_WEIGHT` of weight, so memory in flight stays bounded)."""
     if _STATE["failure"] is not None:
         raise BrokenProcessPool(_STATE["failure"])
     pool: list[_Worker] = []
     finished = False
     try:
         _spawn(workers(), _Setup(opener, task), pool)
-        yield from _dispatch(pool, items, inline)
+        yield from _dispatch(pool, items, inline, weight)
         finished = True
     except BrokenProcessPool as exc:
         _STATE["failure"] = _STATE["failure"] or str(exc)
@@ -401,29 +411,40 @@ def run(
 
 
 def _dispatch(
-    pool: list[_Worker], items: Sequence[T], inline: Callable[[T], bool] | None
+    pool: list[_Worker],
+    items: Sequence[T],
+    inline: Callable[[T], bool] | None,
+    weight: Callable[[T], int] | None,
 ) -> Iterator[tuple[T, R | None]]:
     # the window, in input order: ([an item handled inline], None) or (a chunk, its request id)
     window: deque[tuple[list[T], int | None]] = deque()
     results: dict[int, tuple[str, Any]] = {}
     chunk: list[T] = []
-    position = next_id = outstanding = 0
+    position = next_id = outstanding = weighed = in_flight = 0
     limit = _IN_FLIGHT * len(pool)
+    heavy = _IN_FLIGHT_WEIGHT * len(pool)
+    weights: dict[int, int] = {}  # request id -> what its items weigh
 
     def send() -> None:
-        nonlocal chunk, next_id, outstanding
+        nonlocal chunk, next_id, outstanding, weighed, in_flight
         if chunk:
             least = min(pool, key=lambda w: len(w.sent))
             least.outbox += _frame(chunk)
             least.sent.append(next_id)
             window.append((chunk, next_id))
+            weights[next_id] = weighed
+            in_flight += weighed
             next_id += 1
             outstanding += 1
             chunk = []
+            weighed = 0
+
+    def room() -> bool:
+        return outstanding < limit and (in_flight < heavy or outstanding < len(pool))
 
     def fill() -> None:
-        nonlocal position
-        while position < len(items) and outstanding < limit and len(window) < limit * CHUNK:
+        nonlocal position, weighed
+        while position < len(items) and room() and len(window) < limit * CHUNK:
             item = items[position]
             position += 1
             if inline is not None and inline(item):
@@ -431,7 +452,8 @@ def _dispatch(
                 window.append(([item], None))
             else:
                 chunk.append(item)
-                if len(chunk) >= CHUNK:
+                weighed += weight(item) if weight is not None else 0
+                if len(chunk) >= CHUNK or weighed >= CHUNK_WEIGHT:
                     send()
         if position >= len(items):
             send()
@@ -452,6 +474,7 @@ def _dispatch(
             continue
         window.popleft()
         outstanding -= 1
+        in_flight -= weights.pop(request)
         kind, value = reply
         if kind != "ok":
             raise value  # the task raised: the same error as in a thread

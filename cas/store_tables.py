@@ -287,6 +287,9 @@ class Tables:
         for key in doomed:
             value = txn.get(key, db=chunks_db)
             freed += len(value) if value is not None else 0
+            # its pages are mapped now: counted, so a sweep of a large blob's chunks gives
+            # them back as it goes
+            self._residency.note(len(value or b""))
             if not dry_run:
                 txn.delete(key, db=chunks_db)
                 txn.delete(key, db=refs_db)

@@ -191,6 +191,10 @@ class _Stream:
             yield held
 
 
+def _size(f: ScannedFile) -> int:
+    return f.size
+
+
 def _stat_key(f: ScannedFile) -> list[int]:
     return [f.size, f.mtime_ns, f.ctime_ns, f.ino, f.dev]
 
@@ -327,9 +331,12 @@ class Ingest:
     def use_processes(self, todo: list[ScannedFile]) -> bool:
         # The secret scan and the per-file Python work hold the interpreter lock: a large run
         # keeps both cores busy only in processes (see cas.procpool).
+        # Only the files workers take count: a large file is streamed on the committing thread,
+        # so a tree of one 1 GiB log starts no worker.
         if self.processes is not None:
             return self.processes
-        return procpool.worth_it(len(todo), sum(f.size for f in todo))
+        worked = [f for f in todo if not self._inline_only(f)]
+        return procpool.worth_it(len(worked), sum(f.size for f in worked))
 
     def _outcomes(
         self, todo: list[ScannedFile], report: IngestReport
@@ -379,7 +386,8 @@ class Ingest:
     ) -> Iterator[tuple[ScannedFile, _Worked | OSError | None]]:
         extra = (self._secrets_ns, frozenset(self.allow), self.terms is not None)
         opener = self.batch.store.worker_opener(level=self.batch.level, extra=extra)
-        for f, got in procpool.run(opener, _task, todo, inline=self._inline_only):
+        work = procpool.run(opener, _task, todo, inline=self._inline_only, weight=_size)
+        for f, got in work:
             yield f, _Unreadable(got) if isinstance(got, str) else got
 
     def _finish(

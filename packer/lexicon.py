@@ -1,11 +1,14 @@
 """The words of a file: the names it defines (and exports), the names it uses, what it imports.
 
-`lex` reads every text file of a repository once, in the ingest workers, so it must be fast: a
-few regular-expression passes whose patterns start with a literal (a keyword), which Python's
-engine finds with a fast substring search, and one tokenizing pass (``bytes.translate`` then
-``split``, both in C). No parse: a definition is a declaration keyword whose line holds nothing
-before it but the language's modifiers (``export``, ``pub``, ``public static``...), so a keyword
-in a comment or a string is rarely mistaken for one, and a rare mistake only adds a name. The
+`lex` reads every text file of a repository once, in the ingest workers, so it must be fast:
+where `cas._words` was built, the comments are cut out, the declarations found (one pass for all
+of a language's keywords, driven by its record) and the identifiers counted in C, and the
+fingerprints of the defined names taken in one call per file; elsewhere the same in Python
+(`_python_declarations`, `_python_words`: the references the C is tested against). The rest
+is a few regular-expression passes whose patterns start with a literal (a keyword). No parse: a
+definition is a declaration keyword whose line holds nothing before it but the language's
+modifiers (``export``, ``pub``, ``public static``...), so a keyword in a comment or a string is
+rarely mistaken for one, and a rare mistake only adds a name. The
 rating (`packer.rating`) links each file that uses a name to the files that define it; the precise
 structure of the files a pack shows comes from their outlines (`packer.outline`), not from here.
 
@@ -27,6 +30,7 @@ A `Lexicon` is cached by content digest (`encode`/`decode`); `LEXICON_VERSION` n
 
 from __future__ import annotations
 
+import bisect
 import functools
 import posixpath
 import re
@@ -43,8 +47,7 @@ import msgpack
 from cas.words import native_module
 from packer.lang import LANGUAGES as RECORDS
 from packer.lang import is_readme, language_for, named
-from packer.lang.record import Declarations, Lexing, Reader, word_set
-from packer.lang.record import decl as _decl
+from packer.lang.record import GAPS, IDENT, NAMES, Declarations, Lexing, Reader, word_set
 from packer.lang.registry import JS_IDENT
 
 LEXICON_VERSION: Final = "1"
@@ -102,6 +105,19 @@ def shape(name: str | bytes) -> int:
 
 
 _DIGIT = re.compile(rb"[0-9]")
+# A shape as the bits it takes in a name's info byte.
+_SHAPE_BITS: Final = bytes((v << SHAPE_SHIFT) & 255 for v in range(256))
+
+
+def _fingerprints(joined: bytes, names: list[bytes]) -> tuple[bytes, bytes]:
+    """The fingerprints (little-endian uint64) and shapes (a byte each) of ``names``, which
+    ``joined`` holds separated by newlines: in C where built."""
+    native = native_module()
+    if native is not None:
+        found: tuple[bytes, bytes] = native.fingerprints(joined)
+        return found
+    crc, adler = zlib.crc32, zlib.adler32
+    return _le(array("Q", [(crc(n) << 32) | adler(n) for n in names])), bytes(map(shape, names))
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,44 +273,17 @@ def _words(
     if native is None:
         return _python_words(data, keywords, prose, bound)
     wanted = sorted(set(bound))
-    exclude = _excluded(keywords, wanted)
     wanted_fps = _le(array("Q", [fingerprint(w) for w in wanted]))
-    fps, counts, uses = native.refs(data, MIN_REF, False, exclude, wanted_fps)
-    bound_uses = dict(zip(wanted, _from_le("I", uses), strict=True))
-    if prose:
-        said, _, said_uses = native.refs(prose, MIN_REF, True, exclude, wanted_fps)
-        for w, n in zip(wanted, _from_le("I", said_uses), strict=True):
-            # a bound name only mentioned in prose counts once, as any shaped name there
-            if n and not bound_uses[w] and len(w) >= MIN_REF and _SHAPED.fullmatch(w):
-                bound_uses[w] = 1
-        if said:
-            known = set(_from_le("Q", fps))
-            more = [fp for fp in _from_le("Q", said) if fp not in known]
-            if more:
-                fps += _le(array("Q", more))
-                counts += _le(array("I", [1] * len(more)))
-    fp_list, count_list = _from_le("Q", fps), _from_le("I", counts)
-    if len(fp_list) > MAX_REFS:
-        keep = sorted(range(len(fp_list)), key=lambda i: (-count_list[i], i))[:MAX_REFS]
-        keep.sort()
-        fp_list = array("Q", [fp_list[i] for i in keep])
-        count_list = array("I", [count_list[i] for i in keep])
-    if count_list and max(count_list) > 65535:
-        count_list = array("I", [min(c, 65535) for c in count_list])
-    return _le(fp_list), _le(array("H", count_list)), bound_uses
+    fps, counts, uses = native.refs(
+        data, prose, MIN_REF, MAX_REFS, _keyword_fps(keywords), wanted_fps
+    )
+    return fps, counts, dict(zip(wanted, _from_le("I", uses), strict=True))
 
 
 @functools.lru_cache(maxsize=64)
-def _keyword_fps(keywords: frozenset[bytes]) -> tuple[int, ...]:
-    return tuple(sorted({fingerprint(w) for w in keywords}))
-
-
-def _excluded(keywords: frozenset[bytes], bound: list[bytes]) -> bytes:
-    """The sorted fingerprints of the names that are never references here."""
-    fps = _keyword_fps(keywords)
-    if bound:
-        fps = tuple(sorted({*fps, *(fingerprint(w) for w in bound)}))
-    return _le(array("Q", fps))
+def _keyword_fps(keywords: frozenset[bytes]) -> bytes:
+    """The sorted fingerprints of a language's words that are never references."""
+    return _le(array("Q", sorted({fingerprint(w) for w in keywords})))
 
 
 def _python_words(
@@ -339,12 +328,46 @@ def _line_prefix(data: bytes, pos: int) -> bytes:
 _PUB_RESTRICTED = re.compile(rb"pub\([^)]*\)")
 
 
-def _declarations(
-    data: bytes, spec: Declarations
-) -> Iterator[tuple[bytes, list[bytes], bool, int, bool]]:
-    """(name, modifier words, indented, position, minor) of each declaration ``spec`` knows;
-    ``minor``: the declaration is a variable or says it belongs to a type (a Go method)."""
-    for decl in spec.decls:
+# A declaration found: (its place in the language's `Declarations.decls`, the position of its
+# keyword, its name, whether its line is indented, the modifier words before the keyword).
+Found = tuple[int, int, bytes, bool, list[bytes]]
+
+_GAP_CODES: Final = {gap: k for k, gap in enumerate(GAPS)}
+_NAME_CODES: Final = {form: k for k, form in enumerate(NAMES)}
+_SCAN_TABLES: dict[int, tuple[Declarations, tuple[object, ...]]] = {}
+
+
+def _scan_table(spec: Declarations) -> tuple[object, ...]:
+    """What `cas._words.declarations` is given for ``spec``: its declarations as (keyword, gap,
+    name form, top), its modifiers, its reserved words and `bare_indented`; made once per
+    record."""
+    known = _SCAN_TABLES.get(id(spec))
+    if known is not None and known[0] is spec:
+        return known[1]
+    table = (
+        tuple((d.keyword, _GAP_CODES[d.gap], _NAME_CODES[d.name], d.top) for d in spec.decls),
+        tuple(sorted(spec.modifiers)),
+        spec.keywords,
+        spec.bare_indented,
+    )
+    _SCAN_TABLES[id(spec)] = (spec, table)
+    return table
+
+
+def _declarations(data: bytes, spec: Declarations) -> list[Found]:
+    """Each declaration ``spec`` knows (`Found`), declaration by declaration, each by position:
+    in one pass in C where built, else `_python_declarations`."""
+    native = native_module()
+    if native is None:
+        return list(_python_declarations(data, spec))
+    found: list[Found] = native.declarations(data, *_scan_table(spec))
+    return found
+
+
+def _python_declarations(data: bytes, spec: Declarations) -> Iterator[Found]:
+    """`_declarations` in Python alone, one regular-expression pass per declaration: the
+    reference the C scan is tested against."""
+    for index, decl in enumerate(spec.decls):
         for m in decl.pattern.finditer(data):
             start = m.start()
             before = data[start - 1]  # `data` starts with a newline: a keyword never at 0
@@ -367,7 +390,7 @@ def _declarations(
             name = m.group(1)
             if name in spec.keywords:
                 continue
-            yield name, words, indented, start, decl.minor
+            yield index, start, name, indented, words
 
 
 class _Builder:
@@ -405,23 +428,26 @@ class _Builder:
 
     def done(self, refs: tuple[bytes, bytes, dict[bytes, int]]) -> Lexicon:
         defined = sorted(self.defines)[:MAX_DEFINES]
+        joined = b"\n".join(defined)
         attributes = self.attributes - self.minor - self.toplevel
         minor = (self.minor | attributes) - self.toplevel
-        crc, adler = zlib.crc32, zlib.adler32
-        fps = array("Q", [(crc(n) << 32) | adler(n) for n in defined])
-        info = bytes(
-            (EXPORTED if n in self.exported else 0)
-            | (MINOR if n in minor else 0)
-            | (UNDERSCORE if n[:1] == b"_" else 0)
-            | (ATTRIBUTE if n in attributes else 0)
-            | (shape(n) << SHAPE_SHIFT)
-            for n in defined
-        )
+        fps, shapes = _fingerprints(joined, defined)
+        info = bytearray(shapes.translate(_SHAPE_BITS))
+        # The names that start with an underscore are one run of the sorted names (``_`` sorts
+        # after the capitals and before the small letters).
+        for i in range(bisect.bisect_left(defined, b"_"), bisect.bisect_left(defined, b"`")):
+            info[i] |= UNDERSCORE
+        place = {n: i for i, n in enumerate(defined)}
+        for flag, names in ((EXPORTED, self.exported), (MINOR, minor), (ATTRIBUTE, attributes)):
+            for n in names:
+                i = place.get(n, -1)
+                if i >= 0:
+                    info[i] |= flag
         return Lexicon(
             self.lang,
-            b"\n".join(defined).decode("ascii"),
-            _le(fps),
-            info,
+            joined.decode("ascii"),
+            fps,
+            bytes(info),
             tuple(sorted(n.decode("ascii") for n in self.exported - self.defines)),
             refs[0],
             refs[1],
@@ -445,8 +471,9 @@ class _Builder:
 
 
 def _generic(data: bytes, b: _Builder, spec: Declarations) -> None:
-    for name, words, indented, _pos, minor in _declarations(data, spec):
-        b.define(name, spec.exported(words, name), minor or indented)
+    decls = spec.decls
+    for index, _pos, name, indented, words in _declarations(data, spec):
+        b.define(name, spec.exported(words, name), decls[index].minor or indented)
     for pattern in spec.imports:
         for m in pattern.finditer(data):
             b.imported(m.group(1))
@@ -457,8 +484,8 @@ def _generic(data: bytes, b: _Builder, spec: Declarations) -> None:
 
 # --- Python -----------------------------------------------------------------------------------
 
-_PY_DEF = _decl(b"def")
-_PY_CLASS = _decl(b"class")
+_PY_DEF = re.compile(rb"def[ \t]+" + IDENT)
+_PY_CLASS = re.compile(rb"class[ \t]+" + IDENT)
 _PY_ASSIGN = re.compile(rb"\n([A-Za-z_]\w*)[ \t]*(?::[^\n=]+)?=(?!=)")
 _PY_IMPORT = re.compile(rb"import[ \t]+(\([^)]*\)|[^\n;#]*)")
 _PY_FROM = re.compile(rb"from[ \t]+(\.*[\w.]*)[ \t]+$")
@@ -470,21 +497,42 @@ _QUOTED = re.compile(rb"""['"]([A-Za-z_]\w*)['"]""")
 _STATEMENT = re.compile(rb"\n[^ \t\n#@)\]}]")
 
 
+def _python_headers(data: bytes) -> list[tuple[int, int, bytes, bool]]:
+    """(position, indentation, name, is a class) of each def and class, by position, whose
+    line holds nothing before it but blanks or ``async``."""
+    found = []
+    for pattern, is_class in ((_PY_DEF, False), (_PY_CLASS, True)):
+        for m in pattern.finditer(data):
+            start = m.start()
+            line = data.rfind(b"\n", start - _MAX_PREFIX if start > _MAX_PREFIX else 0, start)
+            if line < 0:  # a longer prefix: not a declaration
+                continue
+            prefix = data[line + 1 : start]
+            if not prefix.strip(b" \t"):
+                found.append((start, len(prefix), m.group(1), is_class))
+            elif prefix.split() == [b"async"]:
+                found.append((start, len(prefix) - len(prefix.lstrip()), m.group(1), is_class))
+    found.sort()
+    return found
+
+
+def _python_names(data: bytes) -> tuple[list[tuple[int, int, bytes, bool]], list[bytes]]:
+    """`_python_headers`, and the names `_PY_ASSIGN` finds: in one pass in C where built."""
+    native = native_module()
+    if native is None:
+        return _python_headers(data), _PY_ASSIGN.findall(data)
+    found: tuple[list[tuple[int, int, bytes, bool]], list[bytes]] = native.python_names(data)
+    return found
+
+
 def _python(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
     is_init = posixpath.basename(path) in ("__init__.py", "__init__.pyi")
-    found: list[tuple[int, int, bytes, bool]] = []  # (position, indent, name, is_class)
-    for decl, is_class in ((_PY_DEF, False), (_PY_CLASS, True)):
-        for m in decl.pattern.finditer(data):
-            start = m.start()
-            prefix = _line_prefix(data, start)
-            if prefix.strip(b" \t") and prefix.split() != [b"async"]:
-                continue
-            found.append((start, len(prefix) - len(prefix.lstrip()), m.group(1), is_class))
-    found.sort()
+    headers, assigned = _python_names(data)
     # Enclosing blocks, innermost last: (indent, is_class, private).
     stack: list[tuple[int, bool, bool]] = []
     previous = 0
-    for pos, indent, name, is_class in found:
+    defines, exported, minor, toplevel = b.defines, b.exported, b.minor, b.toplevel
+    for pos, indent, name, is_class in headers:
         # A top-level statement since the previous declaration closes every block: a def
         # indented under a top-level `if` or `try` after a function is not that function's.
         if stack and indent and _STATEMENT.search(data, previous, pos) is not None:
@@ -492,20 +540,22 @@ def _python(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
         previous = pos
         while stack and stack[-1][0] >= indent:
             stack.pop()
-        dunder = name.startswith(b"__") and name.endswith(b"__")
-        private = name.startswith(b"_") and not dunder
+        dunder = name[:2] == b"__" and name[-2:] == b"__"
+        private = name[:1] == b"_" and not dunder
         if stack:
             if not stack[-1][1]:  # nested in a function: a local helper, not the file's
                 stack.append((indent, False, True))
                 continue
             private = private or stack[-1][2]
         if not dunder:
-            b.define(name, not private, bool(stack))
+            defines.add(name)
+            (minor if stack else toplevel).add(name)
+            if not private:
+                exported.add(name)
         stack.append((indent, is_class, private))
-    for m in _PY_ASSIGN.finditer(data):
-        name = m.group(1)
-        if not (name.startswith(b"__") and name.endswith(b"__")):
-            b.define(name, not name.startswith(b"_"), True)
+    for name in set(assigned):
+        if not (name[:2] == b"__" and name[-2:] == b"__"):
+            b.define(name, name[:1] != b"_", True)
     # Instance attributes (`self.status_code = ...`): members of the class, so that
     # `response.status_code` elsewhere can mean this file.
     for name in set(_PY_ATTRIBUTE.findall(data)):
@@ -596,7 +646,7 @@ _JS_NOT_METHODS = word_set("if for while switch catch function return with else 
 
 def _javascript(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
     classes: list[int] = []
-    for name, words, indented, pos, _minor in _declarations(data, spec):
+    for _index, pos, name, indented, words in _declarations(data, spec):
         exported = b"export" in words
         if data.startswith(b"class", pos):
             classes.append(pos)
@@ -667,7 +717,7 @@ def _rust_macro_exported(data: bytes, pos: int) -> bool:
 
 
 def _rust(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
-    for name, words, indented, pos, _minor in _declarations(data, spec):
+    for _index, pos, name, indented, words in _declarations(data, spec):
         exported = b"pub" in words
         if not exported and data.startswith(b"macro_rules", pos):
             exported = _rust_macro_exported(data, pos)
@@ -859,7 +909,8 @@ def _ruby(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
 # --- documents --------------------------------------------------------------------------------
 
 _FENCE = re.compile(rb"\n[ \t]*(```|~~~)[^\n]*\n(.*?)\n[ \t]*\1", re.S)
-_SPAN = re.compile(rb"`+([^`\n]+)`+")
+# (Starting with one literal backtick, the same as `+, lets the engine search for it fast.)
+_SPAN = re.compile(rb"``*([^`\n]+)`+")
 _INDENTED = re.compile(rb"\n(?: {4}|\t)[ \t]*([^\n]+)")
 _LINK = re.compile(rb"\]\(([^)\s]+)\)")
 _PATH = re.compile(
@@ -976,6 +1027,13 @@ def _prose(data: bytes, reading: Lexing, comment: str) -> tuple[bytes, bytes]:
         parts = data.split(b'"""')
         prose += parts[1::2]
         data = b'""'.join(parts[0::2])
+    native = native_module()
+    if native is not None:
+        code, said, count = native.comments(data, comment != "#")
+        if count:
+            prose.append(said)
+            data = code
+        return data, b"\n".join(prose)
     pattern = _HASH_COMMENT if comment == "#" else _SLASH_COMMENT
     parts = pattern.split(data)  # code, comment, code, ...: one pass for both
     if len(parts) > 1:

@@ -39,6 +39,7 @@ from cas.events import ProgressSink, emit
 from cas.report import json_rule, pairs
 from cas.store import Store
 from cas.textindex import (
+    MAX_BODY,
     WORD,
     QueryName,
     TextIndex,
@@ -236,7 +237,10 @@ def ensure_indexed(
 
     def read(digest: Digest) -> bytes | None:
         try:
-            return store.get(digest)
+            with store.open(digest) as reader:
+                if reader.size > MAX_BODY:
+                    return None  # not indexed: known by its size, never read (a 1 GiB log)
+                return reader.read()
         except (BlobNotFound, CorruptBlob):
             return None  # verify reports it; search goes on without it
 

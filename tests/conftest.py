@@ -18,7 +18,9 @@ from cas import Store
 settings.register_profile(
     "ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=60
 )
-settings.register_profile("dev", deadline=None, max_examples=40)
+settings.register_profile(
+    "dev", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=40
+)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,6 +17,10 @@ MEASURED = {
     ("cas get (Store.get)", "tree"),
     ("cas put FILE", "big"),
     ("cas get -o FILE", "big"),
+    ("cas verify --all after put", "big"),
+    ("cas get -o after put", "big"),
+    ("cas pack, cold", "big"),
+    ("cas pack, warm", "big"),
     ("git add -A", "tree"),
     ("git add -A", "big"),
 }
@@ -61,6 +65,15 @@ def test_bench_reports_numbers_for_cas_and_git(tmp_path: Path) -> None:
         assert float(rows[key]["git/cas"]) > 0
     assert re.search(r"^(PASS|MISS)  cas put -r at least 2x faster", done.stdout, re.M)
     assert re.search(r"^(PASS|MISS)  peak RSS under 150 MiB", done.stdout, re.M)
+    for key in MEASURED:
+        if key[0].startswith("cas"):  # the process and its workers: at least the process alone
+            own, with_kids = (
+                float(rows[key][c].replace(",", "")) for c in ("RSS MiB", "+kids MiB")
+            )
+            assert with_kids >= own > 0, (key, rows[key])
+    assert re.search(
+        r"^(PASS|MISS)  peak RSS, with worker processes, under 300 MiB", done.stdout, re.M
+    )
     saved = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert {(r["name"], r["data"]) for r in saved["rows"]} >= MEASURED
     # The work directory (generated files, stores, repositories) is removed at the end.

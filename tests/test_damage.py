@@ -15,6 +15,8 @@ import os
 import random
 import shutil
 import struct
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -24,7 +26,7 @@ from cas import Digest, Store, datafile
 from cas.errors import StoreDamaged
 from cas.records import CHUNKREF, META
 from tests import rawstore
-from tests.conftest import run_cas
+from tests.conftest import ROOT, run_cas
 from tests.stress import damage_fuzz
 
 COMMANDS = [
@@ -195,6 +197,62 @@ def test_a_file_missing_only_free_pages_opens(project: Path) -> None:
     finally:
         os.close(fd)
     assert problems and "past the end of data.mdb" in problems[0]
+
+
+# Walks the data file named by argv[1] in a fresh interpreter, after limiting its address
+# space to what it uses plus argv[2] MiB (argv[3], if given: cut the file to that many bytes
+# once its state is read). Prints the problems found and the pages in use.
+_WALK_IN_A_CHILD = r"""
+import os, resource, sys
+from cas import datafile
+fd = os.open(sys.argv[1], os.O_RDWR)
+state = datafile.inspect(fd)
+if len(sys.argv) > 3:
+    os.ftruncate(fd, int(sys.argv[3]))
+with open("/proc/self/status") as status:
+    vm = next(int(line.split()[1]) for line in status if line.startswith("VmSize:")) << 10
+resource.setrlimit(resource.RLIMIT_AS, (vm + (int(sys.argv[2]) << 20), resource.RLIM_INFINITY))
+walk = datafile.walk(fd, state)
+print(walk.live_pages)
+print("\n".join(walk.problems))
+"""
+
+
+def _walk_in_a_child(data: Path, headroom_mib: int, cut_to: int | None = None) -> list[str]:
+    argv = [sys.executable, "-P", "-c", _WALK_IN_A_CHILD, str(data), str(headroom_mib)]
+    done = subprocess.run(
+        [*argv, *([str(cut_to)] if cut_to is not None else [])],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return [line for line in done.stdout.splitlines() if line]
+
+
+def test_the_walk_leaves_nothing_of_the_file_in_memory(tmp_path: Path) -> None:
+    """The walk reads pages with pread and maps nothing: it runs in a process whose address
+    space could not take a map of the file. (Through a map, the pages faulted in around each
+    overflow value's first page stayed resident: 0.4 to 1 GiB in a `cas get` or `cas verify`
+    opening a just-written store of a 1 GiB blob.)"""
+    with Store.create(tmp_path / ".cas") as s:
+        s.put(random.Random(7).randbytes(48 << 20))  # 48 chunks of 1 MiB: overflow values
+    data = tmp_path / ".cas" / "data.mdb"
+    assert data.stat().st_size > 48 << 20
+    pages, *problems = _walk_in_a_child(data, headroom_mib=16)
+    assert problems == [] and int(pages) * current_state(data).psize > 48 << 20
+
+
+def test_a_file_cut_short_during_the_walk_is_a_problem_not_a_crash(project: Path) -> None:
+    """The file loses its second half after its meta pages were read: the pages past the new
+    end are a problem the walk names. (A walk through a map of the file raised instead, or died
+    of SIGBUS when the cut came after the map was made.)"""
+    data = project / ".cas" / "data.mdb"
+    state = current_state(data)
+    out = _walk_in_a_child(data, headroom_mib=256, cut_to=state.size // 2)
+    assert any("data.mdb ends before byte" in line for line in out[1:]), out
 
 
 def test_a_seal_spares_the_walk_but_never_hides_later_damage(

@@ -16,21 +16,28 @@ import textwrap
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lexicon_v1 import lex as lex_v1
 from realcode import corpus, read
 
 from cas import words
-from packer.lang import language_for
+from packer.lang import LANGUAGES as RECORDS
+from packer.lang import language_for, named
 from packer.lexicon import (
+    _PY_ASSIGN,
     LANGUAGES,
     MAX_REFS,
     PLAIN,
     SPECIFIC,
     STRUCTURED,
     Lexicon,
+    _declarations,
+    _python_declarations,
+    _python_headers,
     decode,
     encode,
     fingerprint,
     lex,
+    lexicon_language,
     shape,
 )
 
@@ -666,3 +673,122 @@ def test_real_django_speed_shape() -> None:
         assert found is not None and decode(encode(found)) == found
         count += 1
     assert count == 400
+
+
+# --- the same bytes as the reader before it was made fast ---------------------------------------
+#
+# tests/lexicon_v1.py is the lexicon's code as it was before the speed work, frozen: every
+# lexicon the module gives, with its C helpers and without them, is byte for byte that one's.
+
+_EXTENSIONS = {
+    "python": "py", "typescript": "ts", "tsx": "tsx", "javascript": "js", "go": "go",
+    "rust": "rs", "java": "java", "c": "c", "cpp": "hpp", "csharp": "cs", "ruby": "rb",
+    "kotlin": "kt", "swift": "swift", "scala": "scala", "php": "php", "lua": "lua",
+    "bash": "sh", "markdown": "md", "rst": "rst",
+}  # fmt: skip
+
+# Lines shaped like declarations of every language the lexicon reads (an indentation, modifier
+# and keyword words, a name, the rest of the line), and pieces of comments, strings and imports
+# between them: random bodies made mostly of what its scans look for.
+_INDENTS = ("", "", "    ", "\t", "  ", "        ", "\x0c", " \r\t")
+_WORDS = (
+    "def", "class", "async", "function", "function*", "export", "default", "declare", "const",
+    "let", "var", "interface", "type", "enum", "namespace", "abstract", "func", "func (r *T)",
+    "package", "fn", "pub", "pub(crate)", "pub(in a::b)", "struct", "trait", "impl", "mod",
+    "union", "static", "macro_rules!", "public", "private", "protected", "internal", "void",
+    "int", "module", "local function", "fun", "object", "val", "typedef", "extern", "unsafe",
+    "override", "final", "sealed", "open", "data", "return", "if", '"use', "@x",
+)  # fmt: skip
+_NAMES = (
+    "x", "run", "Name", "_p", "__init__", "__all__", "get_value", "HTTPError", "A1", "$el",
+    "M.sub:name", "self", "if", "_", "T",
+)  # fmt: skip
+_TAILS = (
+    "", "()", "(self):", ":", " = 1", " == 2", "<T>() {", " {", ";", " = require('m')",
+    " from './m'", " // note", " # note", " /* a */", ' """doc"""', "!", "*",
+)  # fmt: skip
+_NOISE = (
+    "\n", "import a.b", "from .m import (x, _y)", "from m import *", "self.attr = 1",
+    "use crate::m::Item;", "export * from './all'", "export { a as b }", "#include <a.h>",
+    "/*", "*/", '"""', "'", '"', "`", "```", "end", "}", "private", "#[macro_export]",
+    "__all__ = ['x', 'run']", "package main", "namespace N;",
+)  # fmt: skip
+_LINE = st.tuples(
+    st.sampled_from(_INDENTS),
+    st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3).map(" ".join),
+    st.sampled_from((" ", "", "  ", "\t")),
+    st.sampled_from(_NAMES),
+    st.sampled_from(_TAILS),
+).map("".join)
+_BODY = st.lists(_LINE | st.sampled_from(_NOISE), max_size=40).map("\n".join).map(
+    str.encode
+) | st.binary(max_size=300)
+
+
+def _lexicons(path: str, body: bytes) -> tuple[bytes | None, bytes | None, bytes | None]:
+    """``body``'s lexicon encoded: by the module with its C helpers, by the module in Python
+    alone, and by the frozen reader."""
+
+    def encoded(found: Lexicon | None) -> bytes | None:
+        return None if found is None else encode(found)
+
+    fast = encoded(lex(path, body))
+    saved = list(words._NATIVE)
+    words._NATIVE[:] = [None]
+    try:
+        python = encoded(lex(path, body))
+    finally:
+        words._NATIVE[:] = saved
+    return fast, python, encoded(lex_v1(path, body))
+
+
+@pytest.mark.parametrize("lang", sorted(LANGUAGES))
+@given(body=_BODY)
+def test_same_lexicons_as_the_frozen_reader(lang: str, body: bytes) -> None:
+    fast, python, frozen = _lexicons(f"x.{_EXTENSIONS[lang]}", body)
+    assert fast == frozen
+    assert python == frozen
+
+
+# Real projects of every main language (tests/realcode.py), every file the lexicon reads.
+_SAME_ON = ("click", "httpx", "cobra", "ky", "anyhow", "rack", "zstd", "jpype", "pythonnet")
+
+
+@pytest.mark.parametrize("name", _SAME_ON)
+def test_same_lexicons_as_the_frozen_reader_on_real_code(name: str) -> None:
+    root = corpus(name)
+    count = 0
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if not path.is_file() or lexicon_language(rel, language_for(rel)) is None:
+            continue
+        fast, python, frozen = _lexicons(rel, path.read_bytes())
+        assert frozen is not None
+        assert fast == frozen, rel
+        assert python == frozen, rel
+        count += 1
+    assert count >= 3  # (zstd: its headers)
+
+
+_SCANNED = sorted(
+    {r.name for r in RECORDS if r.lexicon is not None and r.lexicon.declarations.decls}
+)
+
+
+@pytest.mark.skipif(words.native_module() is None, reason="cas._words was not built")
+@pytest.mark.parametrize("lang", _SCANNED)
+@given(body=_BODY)
+def test_declaration_scan_in_c_is_the_python_reference(lang: str, body: bytes) -> None:
+    # What the readers are given: the text after a newline, as `lex` gives it.
+    spec = named(lang).lexicon.declarations  # type: ignore[union-attr]
+    data = b"\n" + body
+    assert _declarations(data, spec) == list(_python_declarations(data, spec))
+
+
+@pytest.mark.skipif(words.native_module() is None, reason="cas._words was not built")
+@given(body=_BODY | st.lists(_LINE, max_size=30).map("\n".join).map(str.encode))
+def test_python_scan_in_c_is_the_python_reference(body: bytes) -> None:
+    data = b"\n" + body
+    headers, assigned = words.native_module().python_names(data)
+    assert headers == _python_headers(data)
+    assert assigned == _PY_ASSIGN.findall(data)

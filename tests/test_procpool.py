@@ -14,6 +14,7 @@ never applies to uid 0, so the process switches to an unprivileged uid with ``se
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -381,3 +382,26 @@ def test_ctrl_c_during_a_class_definition_counts_as_ctrl_c() -> None:
     looped.__context__ = ValueError("b")
     looped.__context__.__context__ = looped  # a cycle ends the walk
     assert not interrupted_inside(looped)
+
+
+def _result_of(_state: None, size: int) -> tuple[int, bytes]:
+    """``size`` bytes, all touched, and this worker's peak RSS (KiB) once they were made."""
+    data = b"x" * size
+    with open("/proc/self/status") as status:
+        peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    return peak, data
+
+
+def test_a_worker_holds_a_few_mib_of_results_whatever_their_size() -> None:
+    """A request closes at `procpool.CHUNK_WEIGHT` of its items' weight, so a worker holds the
+    results of a few MiB of items before it answers, not of `procpool.CHUNK` items: 24 results
+    of 6 MiB raise no worker's peak by more than a few of them (in one request of 32 items,
+    the last one came on top of 138 MiB)."""
+    size = 6 << 20
+    items = [size] * 24
+    got = list(
+        procpool.run(functools.partial(contextlib.nullcontext, None), _result_of, items, weight=int)
+    )
+    assert [len(data) for _item, (_peak, data) in got] == items
+    peaks = [peak << 10 for _item, (peak, _data) in got]
+    assert max(peaks) - min(peaks) < 4 * size, peaks

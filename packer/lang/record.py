@@ -11,6 +11,7 @@ needs no code at all.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +50,23 @@ MODULE_SYSTEMS: Final[tuple[ModuleSystem, ...]] = (
 # Names are ASCII identifiers; a declaration's pattern captures one after its keyword.
 IDENT: Final = rb"([A-Za-z_][A-Za-z0-9_]*)"
 
+# What may stand between a declaration's keyword and its name, and the forms of names: each a
+# regular expression, named, in a fixed order. The lexicon's scan in C (`cas/_words.c`,
+# `declarations`) matches each by its place in these tables, as the expression does.
+Gap = Literal["blanks", "any_blanks", "star", "receiver"]
+GAPS: Final[dict[Gap, bytes]] = {
+    "blanks": rb"[ \t]+",
+    "any_blanks": rb"[ \t]*",  # `macro_rules!name`
+    "star": rb"(?:[ \t]*\*[ \t]*|[ \t]+)",  # a generator's star: `function* name`
+    "receiver": rb"[ \t]*\([^)\n]*\)[ \t]*",  # a Go method's receiver: `func (r *T) Name`
+}
+NameForm = Literal["ident", "js", "dotted"]
+NAMES: Final[dict[NameForm, bytes]] = {
+    "ident": IDENT,
+    "js": rb"([A-Za-z_$][A-Za-z0-9_$]*)",  # a JavaScript name may hold a dollar sign
+    "dotted": rb"(?:[A-Za-z_]\w*[.:])*([A-Za-z_]\w*)",  # Lua's `function M.sub:name`: name
+}
+
 
 def word_set(text: str) -> frozenset[bytes]:
     """The words of ``text`` (separated by white space) as a set of bytes."""
@@ -57,23 +75,35 @@ def word_set(text: str) -> frozenset[bytes]:
 
 @dataclass(frozen=True)
 class Decl:
-    """A declaration keyword: ``pattern`` starts with the keyword (fast to find) and captures
-    the name; ``top``: only at the start of a line (not indented)."""
+    """A declaration keyword: ``keyword``, then a ``gap``, then a name of ``name``'s form;
+    ``pattern`` is the three as one expression (it starts with the keyword: fast to find) that
+    captures the name. ``top``: only at the start of a line (not indented)."""
 
-    pattern: re.Pattern[bytes]
+    keyword: bytes
+    gap: Gap = "blanks"
+    name: NameForm = "ident"
     top: bool = False
     minor: bool = False  # declares a member of a type (a Go method) or a variable
+
+    @property
+    def pattern(self) -> re.Pattern[bytes]:
+        return _pattern(self.keyword, self.gap, self.name)
+
+
+@functools.cache
+def _pattern(keyword: bytes, gap: Gap, name: NameForm) -> re.Pattern[bytes]:
+    return re.compile(re.escape(keyword) + GAPS[gap] + NAMES[name])
 
 
 def decl(
     keyword: bytes,
     *,
     top: bool = False,
-    name: bytes = IDENT,
-    gap: bytes = rb"[ \t]+",
+    name: NameForm = "ident",
+    gap: Gap = "blanks",
     minor: bool = False,
 ) -> Decl:
-    return Decl(re.compile(re.escape(keyword) + gap + name), top, minor)
+    return Decl(keyword, gap, name, top, minor)
 
 
 def decls(keywords: str, *, top: bool = False, minor: bool = False) -> tuple[Decl, ...]:

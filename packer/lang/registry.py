@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Final
 
 from packer.lang.record import (
+    NAMES,
     Declarations,
     Language,
     Lexing,
@@ -32,7 +33,7 @@ from packer.lang.record import (
 )
 
 # A JavaScript name may hold a dollar sign.
-JS_IDENT: Final = rb"([A-Za-z_$][A-Za-z0-9_$]*)"
+JS_IDENT: Final = NAMES["js"]
 
 
 # --- what each language exports, by the modifier words before a declaration -----------------
@@ -186,15 +187,15 @@ _DOC_COMMON = word_set(
 _JS_DECLARATIONS = Declarations(
     _JS_KW,
     (
-        decl(b"function", name=JS_IDENT, gap=rb"(?:[ \t]*\*[ \t]*|[ \t]+)"),
-        decl(b"class", name=JS_IDENT),
-        decl(b"interface", name=JS_IDENT),
-        decl(b"type", name=JS_IDENT),
-        decl(b"enum", name=JS_IDENT),
-        decl(b"namespace", name=JS_IDENT),
-        decl(b"const", name=JS_IDENT),
-        decl(b"let", name=JS_IDENT),
-        decl(b"var", name=JS_IDENT),
+        decl(b"function", name="js", gap="star"),
+        decl(b"class", name="js"),
+        decl(b"interface", name="js"),
+        decl(b"type", name="js"),
+        decl(b"enum", name="js"),
+        decl(b"namespace", name="js"),
+        decl(b"const", name="js"),
+        decl(b"let", name="js"),
+        decl(b"var", name="js"),
     ),
     word_set("export default declare async abstract const"),
     (
@@ -281,7 +282,7 @@ LANGUAGES: Final[tuple[Language, ...]] = (
                 _GO_KW,
                 (
                     decl(b"func", top=True),
-                    decl(b"func", top=True, gap=rb"[ \t]*\([^)\n]*\)[ \t]*", minor=True),
+                    decl(b"func", top=True, gap="receiver", minor=True),
                     decl(b"type", top=True),
                     *decls("const var", top=True, minor=True),
                 ),
@@ -305,7 +306,7 @@ LANGUAGES: Final[tuple[Language, ...]] = (
                 _RUST_KW,
                 (
                     *decls("fn struct enum trait type const static mod union"),
-                    decl(b"macro_rules!", gap=rb"[ \t]*"),
+                    decl(b"macro_rules!", gap="any_blanks"),
                 ),
                 word_set("pub restricted async const unsafe extern default"),
                 exported=_rust_exported,
@@ -494,7 +495,7 @@ LANGUAGES: Final[tuple[Language, ...]] = (
             _LUA_KW,
             Declarations(
                 _LUA_KW,
-                (decl(b"function", name=rb"(?:[A-Za-z_]\w*[.:])*([A-Za-z_]\w*)"),),
+                (decl(b"function", name="dotted"),),
                 word_set("local"),
                 (re.compile(rb"""require[ \t(]*['"]([^'"\n]+)['"]"""),),
                 exported=_lua_exported,
