@@ -541,6 +541,20 @@ def seal(where: Path, state: State, started_ns: int) -> None:
     store that cannot be written just walks again next time."""
     if started_ns - state.identity.ctime_ns < _SEAL_SETTLE_NS:
         return
+    _write_seal(where, state)
+
+
+def seal_written(where: Path, state: State) -> None:
+    """Record that ``state`` is sound because a store that found the file sound changed it
+    since only by its own commits, checked one by one (`cas.store.Store`). No settling time is
+    asked for: that would leave every command that writes without a seal, since its last commit
+    comes right before it closes. What this leaves unseen is a write behind LMDB's back within
+    the same clock tick as that last commit (README: "When the store is damaged"). Best effort,
+    as `seal`."""
+    _write_seal(where, state)
+
+
+def _write_seal(where: Path, state: State) -> None:
     tmp = where / f".{SEAL_NAME}.{os.getpid()}.partial"
     with contextlib.suppress(OSError):
         tmp.write_text(_seal_text(state), encoding="ascii")

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import struct
 import threading
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import zstandard
@@ -118,6 +120,55 @@ def decode(frame: bytes | memoryview) -> bytes:
     if len(data) != head.raw_size:
         raise FrameError(f"decoded {len(data)} bytes, the frame records {head.raw_size}")
     return data
+
+
+def decode_many(
+    frames: Sequence[bytes | None], sizes: Sequence[int]
+) -> list[bytes | memoryview | None]:
+    """The content of each raw or zstd frame whose header records exactly the size given for it,
+    else None (no frame, a chunk index, a damaged frame, another size). The zstd frames are
+    decompressed in one call where the zstd binding has one (its C backend), which releases the
+    GIL once for all of them; should that call fail, one at a time."""
+    out: list[bytes | memoryview | None] = [None] * len(frames)
+    packed: list[memoryview] = []
+    wanted = array("Q")
+    at: list[int] = []
+    for i, (value, size) in enumerate(zip(frames, sizes, strict=True)):
+        if value is None or len(value) < HEADER_SIZE or size < 0:
+            continue
+        magic, version, codec, raw_size = _HEADER.unpack_from(value)
+        if magic != MAGIC or version != VERSION or raw_size != size:
+            continue
+        if codec == RAW and len(value) - HEADER_SIZE == size:
+            out[i] = memoryview(value)[HEADER_SIZE:]
+        elif codec == ZSTD:
+            at.append(i)
+            packed.append(memoryview(value)[HEADER_SIZE:])
+            wanted.append(size)
+    for i, piece in zip(at, _decompress_many(packed, wanted), strict=True):
+        out[i] = piece
+    return out
+
+
+def _decompress_many(payloads: list[memoryview], sizes: array[int]) -> list[bytes | None]:
+    dctx = _decompressor()
+    many = getattr(dctx, "multi_decompress_to_buffer", None)
+    if many is not None and len(payloads) > 1:
+        try:
+            pieces = list(many(payloads, decompressed_sizes=sizes))
+        except zstandard.ZstdError:
+            pass  # one of them is damaged: each on its own, to pass the others
+        else:
+            if all(len(p) == n for p, n in zip(pieces, sizes, strict=True)):
+                return pieces
+    out: list[bytes | None] = []
+    for payload, size in zip(payloads, sizes, strict=True):
+        try:
+            data: bytes | None = dctx.decompress(payload, max_output_size=size)
+        except zstandard.ZstdError:
+            data = None
+        out.append(data if data is not None and len(data) == size else None)
+    return out
 
 
 def index_shape(frame: bytes | memoryview) -> tuple[int, int, int]:

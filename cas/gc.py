@@ -4,18 +4,20 @@
    names is present; otherwise `StoreInconsistent` and nothing is deleted.
 2. Mark: the reachable set is the roots' digests; nothing is read from blobs but manifests.
 3. Candidates: blobs not reachable whose last-referenced time is older than ``cutoff = start -
-   grace``, read from their metadata (`Store.iter_meta`) in pages of short read transactions.
+   grace``, found in one walk of the metadata table in key order (`Store.unreferenced`), in
+   pages of short read transactions.
 4. One write transaction (`Store.update`) deletes: it refuses while a lease is live (waiting outside
    the transaction, up to ``lease_wait_s``), re-reads the recorded folders, the manifests in every
    folder and the pins for roots that appeared since the snapshot (a pack into a folder that is not
    the default one records that folder before writing there, under its lease), and re-reads each
    candidate's last-referenced time: a put that deduplicated onto a candidate after gc started
-   refreshed it in its own transaction, so it is now newer than the cutoff. Then `Update.delete`,
-   and chunks no blob references any more (older than the grace period) are swept in the same
-   transaction.
+   refreshed it in its own transaction, so it is now newer than the cutoff. Judging and deleting
+   are one pass of cursors over the candidates in key order (`Update.prune`), and chunks no
+   blob references any more (older than the grace period) are swept in the same transaction.
 
-Before step 4, the search index (`cas.textindex`, a cache beside the store) drops the entries
-of the candidates it holds, reading them while they still exist.
+After step 4, the search index (`cas.textindex`, a cache beside the store) is compacted once a
+quarter of the bodies it holds are gone from the store, and the freed pages' disk blocks are
+given back (`Store.give_back_space`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from cas import manifest as mf
 from cas import roots as roots_mod
 from cas import textindex
 from cas.digest import Digest
-from cas.errors import CasError, CorruptBlob, LeaseHeld, StoreInconsistent, UsageError
+from cas.errors import CasError, LeaseHeld, StoreInconsistent, UsageError
 from cas.events import ProgressSink, emit
 from cas.report import json_rule
 from cas.store import Store, Update
@@ -123,13 +125,13 @@ def collect(
 
     emit(progress, "sweep", 0, len(sweep.candidates))
     report = sweep.run(lease_wait_s, lease_ttl_ns)
-    if not dry_run and report.pruned:
-        emit(progress, "index", 0)
-        report.index_dropped = _compact_index(store)
     report.manifests = sum(1 for m in roots.manifests if m.path is not None)
     report.pins = len(roots.pins)
     report.reachable = len(sweep.reachable)
     report.kept_by_grace = kept_by_grace
+    if not dry_run and report.pruned:
+        emit(progress, "index", 0)
+        report.index_dropped = _compact_index(store)
     if not dry_run:
         # What was deleted is free inside the data file; give its disk blocks back now, so a
         # full disk gets room without the copy that compaction needs.
@@ -161,22 +163,15 @@ class _Sweep:
 
     def find_candidates(self, progress: ProgressSink | None) -> int:
         """Collect unreachable blobs last referenced before the cutoff; returns how many
-        unreachable ones the grace period keeps."""
+        unreachable ones the grace period keeps (a blob whose metadata row is damaged has no
+        last-referenced time to judge: it is kept, and 'cas verify' reports it)."""
         kept = seen = 0
-        # A blob whose metadata row is damaged has no last-referenced time to judge: it is kept
-        # (and 'cas verify' reports it).
-        damaged: list[Digest] = []
-        for digest, _raw, _stored, _first, last in self.store.iter_meta(damaged=damaged):
-            seen += 1
-            if seen % 4096 == 0:
-                emit(progress, "mark", seen)
-            if digest in self.reachable:
-                continue
-            if last >= self.cutoff:
-                kept += 1
-            else:
-                self.candidates.append(digest)
-        return kept + len(damaged)
+        for found, rows, kept_here in self.store.unreferenced(self.reachable, self.cutoff):
+            self.candidates += found
+            kept += kept_here
+            seen += rows
+            emit(progress, "mark", seen)
+        return kept
 
     def run(self, lease_wait_s: float, lease_ttl_ns: int) -> GcReport:
         started = time.monotonic()
@@ -217,19 +212,9 @@ class _Sweep:
         out.stale_leases = 0 if self.dry_run else len(stale)
         late = _late_roots(update, self.store, self.extra, self.project, self.known)
         late -= self.reachable
-        for digest in self.candidates:
-            try:
-                meta = update.meta(digest)
-            except CorruptBlob:
-                out.spared_late += 1  # no last-referenced time to judge: kept
-                continue
-            if meta is None:
-                continue
-            if digest in late or meta.last_ns >= self.cutoff:
-                out.spared_late += 1
-                continue
-            out.digests.append(digest)
-        out.pruned, out.bytes_freed = update.delete(out.digests)
+        out.digests, out.spared_late, out.pruned, out.bytes_freed = update.prune(
+            self.candidates, self.cutoff, late
+        )
         # In the same transaction, under the same lease check: a pack that starts later finds
         # a chunk either gone or kept, never one that vanishes between its check and commit.
         out.chunks_pruned, out.chunk_bytes_freed = update.sweep_chunks(
@@ -263,9 +248,9 @@ def _check(store: Store, roots: roots_mod.Roots) -> None:
     problems = list(roots.problems)
     problems += [(m.label, m.problem) for m in roots.manifests if m.problem is not None]
     named = roots.referenced()
-    present = store.has_many(named)
-    referrers = roots.referrers()
-    for digest in sorted(named - present):
+    missing = named - store.has_many(named)
+    referrers = roots.referrers() if missing else {}
+    for digest in sorted(missing):
         by = ", ".join(referrers.get(digest, []))
         problems.append((str(digest), f"missing from the store (referenced by: {by})"))
     if problems:
@@ -289,7 +274,7 @@ def _late_roots(
     decoded_before = set(known)
     fresh: list[roots_mod.RootManifest] = []
     for label, path in files:
-        root = roots_mod.read_manifest(label, path, known)
+        root = roots_mod.read_manifest(label, path, known, store=store)
         if root.problem is not None:
             problems.append((label, root.problem))
             continue

@@ -148,9 +148,16 @@ class LocatedPack:
     path: Path | None = None
 
 
-def load_pack(spec: str, folder: str | os.PathLike[str], store: Store | None) -> LocatedPack:
+def load_pack(
+    spec: str,
+    folder: str | os.PathLike[str],
+    store: Store | None,
+    files: PackFiles | None = None,
+) -> LocatedPack:
     """The pack ``spec`` names: a digest (read from ``store``), a path to a manifest file, or a
-    pack name in the manifests folder ``folder``. A file's pack name is its file name's."""
+    pack name in the manifests folder ``folder``. A file's pack name is its file name's. With
+    ``files``, what it read and decoded before is used again (`PackFiles`)."""
+    files = files if files is not None else PackFiles()
     if spec.startswith(DIGEST_PREFIX):
         digest = Digest.parse(spec)
         if store is None:
@@ -159,21 +166,80 @@ def load_pack(spec: str, folder: str | os.PathLike[str], store: Store | None) ->
             data = store.get(digest)
         except BlobNotFound:
             raise NotFound("pack", spec, "no blob with that digest in the store") from None
-        manifest = mf.decode(data, spec, trusted=_known_valid(store, digest))
+        manifest = files.manifest(data, digest, spec, store)
         return LocatedPack(manifest.name, data, digest, manifest, spec)
     path = find_pack_file(spec, folder)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(str(path), exc.strerror or str(exc)) from None
-    digest = Digest.of(data)
-    manifest = mf.decode(data, str(path), trusted=_known_valid(store, digest))
+    data, digest = files.read(path)
+    manifest = files.manifest(data, digest, str(path), store)
     return LocatedPack(name_of(path), data, digest, manifest, str(path), path)
 
 
-def _known_valid(store: Store | None, digest: Digest) -> bool:
+class PackFiles:
+    """Pack files as a process reads them: a file's bytes and digest, and each manifest decoded
+    once per digest. A long-running process (the MCP server) keeps one, so that a pack file is
+    read and hashed again only when its device, inode, size, mtime or ctime changed (a pack is
+    replaced by a rename, and any write moves the ctime), and a manifest already decoded under
+    a digest is not decoded again; a one-shot command makes a new one and reads everything once.
+    What a file no longer names is forgotten when it is read anew. Not thread-safe: one caller
+    at a time."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, tuple[tuple[int, ...], bytes, Digest]] = {}
+        self._manifests: dict[Digest, mf.Manifest] = {}
+
+    def read(self, path: Path) -> tuple[bytes, Digest]:
+        """The bytes of the pack file ``path`` and their digest."""
+        try:
+            st = os.stat(path)
+            ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            known = self._files.get(str(path))
+            if known is not None and known[0] == ident:
+                return known[1], known[2]
+            # Kept under the identity seen before reading: a file replaced while it was read
+            # has another by the next call, and is read again then.
+            data = path.read_bytes()
+        except OSError as exc:
+            raise InputError(str(path), exc.strerror or str(exc)) from None
+        digest = Digest.of(data)
+        self._files[str(path)] = (ident, data, digest)
+        if known is not None and known[2] != digest:
+            self.forget(known[2])
+        return data, digest
+
+    def retain(self, folder: str | os.PathLike[str], present: list[Path]) -> None:
+        """Forget the files of ``folder`` not among ``present`` (removed since they were read),
+        and what was kept under their digests."""
+        where = Path(folder)
+        keep = {str(p) for p in present}
+        for key in [k for k in self._files if Path(k).parent == where and k not in keep]:
+            digest = self._files.pop(key)[2]
+            self.forget(digest)
+
+    def digests(self) -> set[Digest]:
+        """The digests of the files read, as last read."""
+        return {digest for _ident, _data, digest in self._files.values()}
+
+    def forget(self, digest: Digest) -> None:
+        """Drop what is kept under ``digest`` unless a file still has it."""
+        if digest not in self.digests():
+            self._manifests.pop(digest, None)
+
+    def manifest(
+        self, data: bytes, digest: Digest, source: str, store: Store | None
+    ) -> mf.Manifest:
+        """The manifest of ``data`` (whose digest is ``digest``), decoded once: without
+        validating it again when this store's writer recorded it valid (`known_valid`)."""
+        found = self._manifests.get(digest)
+        if found is None:
+            found = mf.decode(data, source, trusted=known_valid(store, digest))
+            self._manifests[digest] = found
+        return found
+
+
+def known_valid(store: Store | None, digest: Digest) -> bool:
     """Whether these bytes were encoded by a writer of manifests of this store, which recorded
-    their digest (`cas.manifest.VALID_NS`): then they need no validation again."""
+    their digest (`cas.manifest.VALID_NS`): then they need no validation again (a pack's
+    loader, and gc and verify reading the roots, decode them with ``trusted=True``)."""
     if store is None:
         return False
     try:

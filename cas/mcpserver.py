@@ -43,12 +43,14 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from cas import manifest as mf
 from cas.display import echoed, one_line
 from cas.errors import CasError, MemoryNotGranted, NotFound, UsageError
-from cas.locate import manifest_dir, pack_entry, usable_pack_name
+from cas.locate import PackFiles, manifest_dir, pack_entry, usable_pack_name
 from cas.report import report_json
 from cas.store import Store
 from cas.visibility import SOURCE_PREFIX, carried, granted_pack, is_memory_pack
 
 if TYPE_CHECKING:
+    from cas.textindex import TextIndex
+    from packer.packview import Views
     from packer.search import Attached
 
 INSTRUCTIONS: Final = (
@@ -65,13 +67,46 @@ T = TypeVar("T")
 
 
 class Service:
-    """The library calls behind the tools, one at a time, on one open store."""
+    """The library calls behind the tools, one at a time, on one open store.
+
+    What the tools read is kept between calls: the pack files (read and hashed again only when
+    a file's identity changes, each manifest decoded once per digest: `cas.locate.PackFiles`),
+    the packs' views and the last search's files (`packer.packview.Views`), and the search
+    index, open, loaded again only when its folder's segments change. A pack written, replaced
+    or removed underneath the server is seen by the next call."""
 
     def __init__(self, root: Path, store: Store, scopes: tuple[str, ...] = ()) -> None:
         self.root = root
         self.store = store
         self.scopes = scopes  # the memories this server may use; the first is the default
         self._lock = threading.Lock()
+        self.files = PackFiles()
+        self._views: Views | None = None
+        self._index: TextIndex | None = None
+
+    def views(self) -> Views:
+        if self._views is None:
+            from packer.packview import Views
+
+            self._views = Views(self.store, self.files)
+        return self._views
+
+    def index(self) -> TextIndex:
+        """The search index, open for the server's life and loaded again when its segments
+        changed (a pack indexed more, another process merged)."""
+        from cas.textindex import TextIndex
+
+        if self._index is None:
+            self._index = TextIndex.open(self.store.path, note=_note)
+            assert self._index is not None  # open creates one
+        else:
+            self._index.refresh()
+        return self._index
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
 
     def _run(self, fn: Callable[[], T]) -> T:
         with self._lock:
@@ -102,7 +137,7 @@ class Service:
                     return name, memory.manifest
             raise missing
         try:
-            found = granted_pack(name, manifest_dir(self.root), self.store, self.scopes)
+            found = granted_pack(name, manifest_dir(self.root), self.store, self.scopes, self.files)
         except (NotFound, MemoryNotGranted):
             raise missing from None
         return found.name, found.manifest
@@ -113,7 +148,9 @@ class Service:
         from packer.search import visible_packs
 
         def run() -> list[dict[str, Any]]:
-            found = visible_packs(self.root, self.store, self.scopes, memory_packs=True)
+            found = visible_packs(
+                self.root, self.store, self.scopes, memory_packs=True, files=self.files
+            )
             named = [(p.name, p.manifest, p.digest) for p in found]
             named += [(a.name, a.manifest, a.digest) for a in self._memories()]
             out = []
@@ -172,7 +209,6 @@ class Service:
         return self._run(run)
 
     def search(self, query: str, pack: str | None = None, k: int = 10) -> list[dict[str, Any]]:
-        from cas.textindex import TextIndex
         from packer.search import search
 
         if not 1 <= k <= MAX_K:
@@ -185,20 +221,16 @@ class Service:
                 name = self._located(pack)[0]
                 memories = [m for m in memories if m.name == name]
                 packs = [] if memories else [name]
-            index = TextIndex.open(self.store.path, note=_note)
-            assert index is not None
-            with index:
-                hits = search(
-                    self.store, index, self.root, query, packs=packs, k=k,
-                    scopes=self.scopes, attached=memories,
-                )  # fmt: skip
+            hits = search(
+                self.store, self.index(), self.root, query, packs=packs, k=k,
+                scopes=self.scopes, attached=memories, views=self.views(),
+            )  # fmt: skip
             self._used(None, [h.path for h in hits])
             return [report_json(h) for h in hits]
 
         return self._run(run)
 
     def load(self, query: str, budget: int | None = None) -> str:
-        from cas.textindex import TextIndex
         from packer.config import Budget, load_config
         from packer.load import Loader
         from packer.render import render_lite
@@ -208,15 +240,12 @@ class Service:
 
         def run() -> str:
             config = load_config(self.root)
-            index = TextIndex.open(self.store.path, note=_note)
-            assert index is not None
-            with index:
-                loader = Loader(
-                    self.root, self.store, index, config.load, config.tokenizer,
-                    scopes=self.scopes, attached=self._memories(),
-                )  # fmt: skip
-                limit = Budget(budget, budget) if budget is not None else None
-                result = loader.load(query, limit)
+            loader = Loader(
+                self.root, self.store, self.index(), config.load, config.tokenizer,
+                scopes=self.scopes, attached=self._memories(),
+            )  # fmt: skip
+            limit = Budget(budget, budget) if budget is not None else None
+            result = loader.load(query, limit)
             shown = [e.path for e in result.manifest.entries if e.tier in ("high", "medium")]
             self._used(None, shown)
             notes = []
@@ -286,7 +315,6 @@ class Service:
         return self._run(lambda: report_json(remember(self.store, chosen, text, date=_today())))
 
     def recall(self, query: str, scope: str | None = None, k: int = 10) -> list[dict[str, Any]]:
-        from cas.textindex import TextIndex
         from memory.search import search
         from memory.usage import used_paths
 
@@ -295,10 +323,7 @@ class Service:
             raise ToolFailure(f"k={k}: ask for 1 to {MAX_K} results")
 
         def run() -> list[dict[str, Any]]:
-            index = TextIndex.open(self.store.path, note=_note)
-            assert index is not None
-            with index:
-                found = search(self.store, index, chosen, query, k=k)
+            found = search(self.store, self.index(), chosen, query, k=k)
             used_paths(self.store, chosen, [h.path for h in found], _today())
             return [report_json(h) for h in found]
 
@@ -494,7 +519,9 @@ def build_server(service: Service) -> Any:
     from packer.search import visible_packs
 
     try:
-        seen = visible_packs(service.root, service.store, service.scopes, memory_packs=True)
+        seen = visible_packs(
+            service.root, service.store, service.scopes, memory_packs=True, files=service.files
+        )
     except CasError:  # a pack that cannot be read: the tools name it when asked
         seen = []
     for name in [p.name for p in seen]:
@@ -542,8 +569,12 @@ def serve(
 ) -> None:
     """Serve until the client goes away (stdio) or the process is stopped (HTTP), with the
     memories of ``scopes`` (the first the default)."""
-    server = build_server(Service(root, store, scopes))
-    if http_port is None:
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host="127.0.0.1", port=http_port)
+    service = Service(root, store, scopes)
+    server = build_server(service)
+    try:
+        if http_port is None:
+            server.run("stdio")
+        else:
+            server.run("streamable-http", host="127.0.0.1", port=http_port)
+    finally:
+        service.close()

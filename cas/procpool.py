@@ -43,19 +43,23 @@ import pickle
 import select
 import signal
 import struct
-import subprocess
 import sys
-import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import IO, Any, Final, Generic, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from cas.display import echoed
 from cas.errors import UsageError
 from cas.residency import map_large_buffers
+
+if TYPE_CHECKING:
+    import subprocess
+
+# `subprocess`, `tempfile` and `concurrent.futures.process` (multiprocessing) are imported by the
+# functions that start workers: every `cas` command imports this module (`enable_auto`), and
+# only a large put or pack starts a worker.
 
 # Below these, threads win: a worker process costs about 0.2 s of start-up.
 MIN_FILES: Final = 1500
@@ -252,6 +256,8 @@ class _Worker:
 
     def why(self) -> str:
         """Why this worker stopped answering: its exit and the last line it wrote on stderr."""
+        import subprocess
+
         try:
             code = self.proc.wait(timeout=_STOP_WAIT_S)
         except subprocess.TimeoutExpired:
@@ -269,6 +275,8 @@ class _Worker:
         return f"a worker process {what}{started}" + (f" ({last})" if last else "")
 
     def stop(self, kill: bool) -> None:
+        import subprocess
+
         for pipe in (self.proc.stdin, self.proc.stdout):
             if pipe is not None:
                 with contextlib.suppress(OSError):
@@ -298,6 +306,8 @@ def _last_line(errors: IO[bytes] | None) -> str:
 
 
 def _error_file() -> IO[bytes] | None:
+    import tempfile
+
     try:
         return tempfile.TemporaryFile(prefix="cas-worker-")
     except OSError:
@@ -307,6 +317,9 @@ def _error_file() -> IO[bytes] | None:
 def _spawn(count: int, setup: _Setup[Any, Any, Any], started: list[_Worker]) -> None:
     """Start ``count`` workers (appended to ``started`` as they start, for the caller to stop)
     and queue their setup. Raises BrokenProcessPool if one cannot be started."""
+    import subprocess
+    from concurrent.futures.process import BrokenProcessPool
+
     exe = sys.executable
     if not exe:
         raise BrokenProcessPool("no Python interpreter path to start a worker with")
@@ -344,6 +357,8 @@ def _pump(pool: list[_Worker], results: dict[int, tuple[str, Any]], timeout: int
     """Wait (up to ``timeout`` ms; None: until something happens) until some worker can be
     written to or has answered; move the bytes; file each complete reply under its request id.
     Raises BrokenProcessPool if a worker is gone or could not start."""
+    from concurrent.futures.process import BrokenProcessPool
+
     poller = select.poll()
     for w in pool:
         poller.register(w.from_child, select.POLLIN)
@@ -392,6 +407,8 @@ def run(
     is left when the worker ends). Items ``inline`` picks come back with None, in their place,
     for the caller to handle. ``weight``: about the bytes an item's result holds (a request
     closes at `CHUNK` items or `CHUNK_WEIGHT` of weight, so memory in flight stays bounded)."""
+    from concurrent.futures.process import BrokenProcessPool
+
     if _STATE["failure"] is not None:
         raise BrokenProcessPool(_STATE["failure"])
     pool: list[_Worker] = []

@@ -15,6 +15,9 @@ from cas.errors import CorruptBlob
 
 # meta table: raw size, stored size, first stored ns, last referenced ns
 META = struct.Struct(">QQqq")
+# The last referenced ns alone, where a meta row holds it (read without decoding the rest).
+META_LAST = struct.Struct(">q")
+META_LAST_AT = 24
 # chunkrefs table: how many blob indexes reference the chunk, last time a put wrote or reused it
 CHUNKREF = struct.Struct(">Iq")
 # verified table: last time the blob passed a verify, ns since the epoch

@@ -37,7 +37,7 @@ from cas.errors import (
     OutputError,
     UsageError,
 )
-from cas.locate import is_pack_file, store_manifest_dir
+from cas.locate import is_pack_file, known_valid, store_manifest_dir
 from cas.store import Store, Update
 
 # Every canonical manifest starts with a msgpack map of its nine keys.
@@ -262,9 +262,15 @@ def manifest_files(
 
 
 def read_manifest(
-    label: str, path: Path, known: dict[Digest, mf.Manifest] | None = None
+    label: str,
+    path: Path,
+    known: dict[Digest, mf.Manifest] | None = None,
+    *,
+    store: Store | None = None,
 ) -> RootManifest:
-    """Read and decode one manifest file; ``known`` skips decoding bytes already decoded.
+    """Read and decode one manifest file; ``known`` skips decoding bytes already decoded, and
+    bytes ``store`` records as written by its own packs (`cas.locate.known_valid`) are decoded
+    without validating them again.
 
     A file removed since it was listed is no longer a root: it comes back with no digest and
     no problem, and references nothing."""
@@ -278,7 +284,7 @@ def read_manifest(
     if known is not None and digest in known:
         return RootManifest(label, path, digest, known[digest])
     try:
-        manifest = mf.decode(data, label)
+        manifest = mf.decode(data, label, trusted=known_valid(store, digest))
     except ManifestError as exc:
         return RootManifest(label, path, digest, None, f"not a valid manifest: {exc.problem}")
     if known is not None:
@@ -305,7 +311,7 @@ def manifest_blob(
     except CorruptBlob as exc:
         return RootManifest(label, None, digest, None, f"corrupt in the store: {exc.problem}")
     try:
-        manifest = mf.decode(data, label)
+        manifest = mf.decode(data, label, trusted=known_valid(store, digest))
     except ManifestError:
         return None
     if known is not None:
@@ -387,7 +393,7 @@ def load(
     roots = Roots(keep=set(keep))
     dirs = manifest_dirs(store, extra_dirs, project_dir)
     files, roots.problems = manifest_files(store, dirs)
-    roots.manifests = [read_manifest(label, path, known) for label, path in files]
+    roots.manifests = [read_manifest(label, path, known, store=store) for label, path in files]
     roots.pins = pins(store)
     for name in sorted(roots.pins, key=str.encode):
         roots.manifests += pinned(store, name, roots.pins[name], known)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import errno
 import os
 from collections.abc import Iterable
@@ -106,6 +105,8 @@ def free_ranges(
 
 
 def _fallocate() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
+    import ctypes.util  # starts a process to look: only when space is given back
+
     name = ctypes.util.find_library("c")
     if name is None:
         return None

@@ -29,23 +29,21 @@ import errno
 import fcntl
 import functools
 import os
-import shutil
 import stat as stat_mod
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal, TypeVar
 
 import lmdb
 import msgpack
 
 from cas import blobstore, datafile, frame, space
 from cas.ancestors import at_and_above
-from cas.batch import Batch
 from cas.digest import Digest
 from cas.errors import (
     BadRecordSize,
@@ -67,6 +65,9 @@ from cas.reader import BlobReader
 from cas.records import Meta, Txn, meta_of, now_ns
 from cas.residency import MapReleaser
 from cas.store_tables import ADDED, KEY_SIZES, KV_TABLES, NAMES, TOTAL_KEYS, Tables, usage_of
+
+if TYPE_CHECKING:
+    from cas.batch import Batch  # imported by `Store.batch`: a reader never loads the writer
 
 FORMAT_VERSION: Final = 1
 STORE_DIRNAME: Final = ".cas"
@@ -198,6 +199,8 @@ def _release(fd: int | None) -> None:
 
 def _unlink_partial(tmp: Path) -> None:
     """Remove a data file built by `Store._build` and the folder it was built in."""
+    import shutil
+
     shutil.rmtree(tmp.parent, ignore_errors=True)
 
 
@@ -269,20 +272,27 @@ def _inspect(where: Path, fd: int) -> datafile.State:
         raise StoreDamaged(str(where), exc.problem) from None
 
 
-def _walk_unless_sealed(env: lmdb.Environment, where: Path, fd: int) -> datafile.Identity | None:
+def _walk_unless_sealed(
+    env: lmdb.Environment, where: Path, fd: int
+) -> tuple[datafile.Identity | None, datafile.State | None]:
     """At open: walk the data file, unless a seal says a walk passed on it exactly as it is.
-    Returns what this process walked (None: it trusted the seal)."""
+    Returns what this process walked (None: it trusted the seal), and the file's state known
+    sound now (None: it changed while it was walked)."""
     with env.begin():
         state = _inspect(where, fd)
         if datafile.short_by(state) is None and datafile.sealed(where, state):
-            return None
-    return _walk(env, where, fd)[1]
+            return None, state
+    _result, walked, sound = _walk(env, where, fd)
+    return walked, sound
 
 
-def _walk(env: lmdb.Environment, where: Path, fd: int) -> tuple[datafile.Walk, datafile.Identity]:
+def _walk(
+    env: lmdb.Environment, where: Path, fd: int
+) -> tuple[datafile.Walk, datafile.Identity, datafile.State | None]:
     """Walk the data file inside a read transaction, which keeps every writer off the pages of
     the snapshot walked. A reader opened without LMDB's lock has no such protection, so a walk
-    that finds problems while the file changed under it is run again before it is believed."""
+    that finds problems while the file changed under it is run again before it is believed.
+    Returns the walk, the identity walked, and the state walked if the file is still so."""
     for attempt in range(3):
         started = time.time_ns()
         with env.begin():
@@ -292,7 +302,7 @@ def _walk(env: lmdb.Environment, where: Path, fd: int) -> tuple[datafile.Walk, d
         if not result.problems:
             if not changed:
                 datafile.seal(where, state, started)
-            return result, state.identity
+            return result, state.identity, None if changed else state
         if not changed or attempt == 2:
             short = datafile.short_by(state)
             details = ([short] if short is not None else []) + result.problems
@@ -316,6 +326,7 @@ class Store:
         readonly: bool,
         lock_fd: int | None = None,
         walked: datafile.Identity | None = None,
+        sound: datafile.State | None = None,
     ) -> None:
         self._env = env
         self.path = path
@@ -323,6 +334,11 @@ class Store:
         self._lock_fd = lock_fd
         # The data file as this process last walked it and found it sound (see `check_file`).
         self._walked = walked
+        # The data file as this process last knew it sound: as walked or sealed at open, then
+        # as each of its own commits left it, so long as nothing else changed it in between
+        # (`_follow`). None once something else did. What `close` seals, if it wrote.
+        self._sound = sound
+        self._wrote = False
         # Whether `create` made this store (False: it opened one that was there, or that a
         # concurrent creator made first).
         self.created = False
@@ -479,7 +495,7 @@ class Store:
             _inspect(where, fd)
             env = cls._open_lmdb(where, readonly=readonly)
             try:
-                walked = _walk_unless_sealed(env, where, fd)
+                walked, sound = _walk_unless_sealed(env, where, fd)
             except lmdb.Error as exc:
                 env.close()
                 raise _lmdb_failure(where, exc) from None
@@ -508,7 +524,7 @@ class Store:
             # Room to clean up in, should the disk ever fill up (see cas/space.py).
             space.ensure_reserve(where)
         try:
-            return cls(env, where, readonly=readonly, lock_fd=lock_fd, walked=walked)
+            return cls(env, where, readonly=readonly, lock_fd=lock_fd, walked=walked, sound=sound)
         except lmdb.Error as exc:
             env.close()
             raise _lmdb_failure(where, exc) from None
@@ -560,14 +576,54 @@ class Store:
         try:
             if self._walked is not None and datafile.Identity.of(os.fstat(fd)) == self._walked:
                 return None
-            result, self._walked = _walk(self._env, self.path, fd)
+            result, self._walked, sound = _walk(self._env, self.path, fd)
+            if sound is not None:
+                self._sound = sound
             return result
         finally:
             os.close(fd)
 
+    def _identity(self) -> datafile.Identity | None:
+        try:
+            return datafile.Identity.of(os.stat(self.path / "data.mdb"))
+        except OSError:
+            return None
+
+    def _follow(self, before: datafile.Identity | None, txnid: int) -> None:
+        """After a commit of this process: the file is still known sound if it was so right
+        before the commit (``before``, taken holding the writer lock) and the commit is the
+        current one. A commit by LMDB on a sound file leaves a sound file; anything else
+        (another process's commit, a punch, a write behind LMDB's back) stops the chain, and
+        the next opener walks as before."""
+        self._wrote = True
+        sound, self._sound = self._sound, None
+        if sound is None or before != sound.identity:
+            return
+        try:
+            fd = os.open(self.path / "data.mdb", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return
+        try:
+            state = datafile.inspect(fd)
+        except datafile.Damage:
+            return
+        finally:
+            os.close(fd)
+        if state.txnid == txnid:
+            self._sound = state
+
+    def _seal_own_writes(self) -> None:
+        """A store that wrote leaves the seal on the file as its last commit left it, when
+        its commits are the only changes since the file was found sound and nothing changed it
+        since: so the command after a pack need not walk again (`cas.datafile.seal_written`)."""
+        sound = self._sound
+        if self._wrote and sound is not None and self._identity() == sound.identity:
+            datafile.seal_written(self.path, sound)
+
     def close(self) -> None:
         with self.residency.remapping():
             self._env.close()
+        self._seal_own_writes()
         lock_fd, self._lock_fd = self._lock_fd, None
         _release(lock_fd)
 
@@ -741,7 +797,10 @@ class Store:
         for _attempt in range(8):
             try:
                 with self._env.begin(write=True) as txn:
+                    before = self._identity()  # the writer lock held: no commit can come now
                     result = fn(txn)
+                    txnid = txn.id()
+                self._follow(before, txnid)
                 # A commit's lookups fault in B-tree pages, and the kernel maps the pages around
                 # each fault too: after a large commit, much of what was just written. Give them
                 # back (see `cas.residency`).
@@ -810,6 +869,8 @@ class Store:
 
     def batch(self, *, level: int | None = None, workers: int | None = None) -> Batch:
         """A write batch: ``with store.batch() as b: b.put(...)``; commits on clean exit."""
+        from cas.batch import Batch
+
         return Batch(self, level=self.level if level is None else level, workers=workers)
 
     def worker_opener(
@@ -1019,6 +1080,23 @@ class Store:
                 return
             after = keys[-1]
 
+    def unreferenced(
+        self, reachable: Container[bytes], before_ns: int, *, page: int = 10_000
+    ) -> Iterator[tuple[list[Digest], int, int]]:
+        """The blobs not in ``reachable`` last referenced before ``before_ns`` (gc's candidates),
+        from a walk of the metadata rows in key order, a page at a time in short read
+        transactions. Per page: those blobs, how many rows it held, and how many of them it
+        kept: not reachable but referenced since, or a damaged row (no time to judge: kept, and
+        'cas verify' reports it)."""
+        after = b""
+        while True:
+            with self._tables() as t:
+                found, rows, kept, last = t.unreferenced(after, page, reachable, before_ns)
+            yield found, rows, kept
+            if last is None:
+                return
+            after = last
+
     def iter_meta(
         self, *, page: int = 10_000, damaged: list[Digest] | None = None
     ) -> Iterator[tuple[Digest, int, int, int, int]]:
@@ -1064,6 +1142,15 @@ class Store:
             out.append(BlobRecord(digest, value, meta, problem))
         return out
 
+    def frames(self, digests: Iterable[Digest]) -> list[tuple[Digest, bytes | None, int]]:
+        """Each blob's stored frame (None: not in the store) and the raw size its metadata
+        records (-1: no record, or a damaged one), in one short read transaction: what checking
+        many blobs needs when they pass (`blob_records` says more, to name what is wrong)."""
+        with self._tables() as t:
+            rows, mapped = t.frames_and_sizes(digests)
+        self.residency.note(mapped)
+        return rows
+
     def chunk_refs(self, chunks: Iterable[Digest]) -> list[tuple[Digest, int | CorruptBlob]]:
         """Each chunk once, in key order, with how many blob indexes reference it (0: none, so
         a sweep would take it), or the `CorruptBlob` that describes its damaged record."""
@@ -1105,14 +1192,11 @@ class Store:
         ordered = sorted(digests)
         rows: list[tuple[Digest, int, int]] = []
         for start in range(0, len(ordered), page):
+            wanted = ordered[start : start + page]
             with self._tables() as t:
-                for digest in ordered[start : start + page]:
-                    try:
-                        meta = t.meta(digest)
-                    except CorruptBlob:
-                        meta = None  # unknown: verify reports the damaged record
-                    size = meta.raw_size if meta is not None else 0
-                    rows.append((digest, t.last_verified(digest), size))
+                rows += t.verified_and_sizes(wanted)
+            # Two lookups a digest, in key order (see `has_many`).
+            self.residency.note_lookups(2 * len(wanted) // _SORTED_LOOKUPS_PER_LOOKUP)
         return rows
 
     def stamp_verified(self, digests: Iterable[Digest], when_ns: int) -> int:
@@ -1338,6 +1422,18 @@ class Update:
     def delete(self, digests: Iterable[Digest]) -> tuple[int, int]:
         """`Store.delete` inside this transaction."""
         return self._tables.delete(digests, now_ns())
+
+    def prune(
+        self, digests: Iterable[Digest], before_ns: int, keep: Container[bytes]
+    ) -> tuple[list[Digest], int, int, int]:
+        """Delete each of ``digests`` (in key order) that is still unreferenced, judged now, in
+        this transaction: not in ``keep``, and last referenced before ``before_ns`` (a put that
+        deduplicated onto it since refreshed that time in its own transaction). One pass of
+        cursors over the metadata and blobs. Returns the blobs judged unreferenced, how many
+        were spared (referenced since, or a damaged metadata row: no time to judge), the blobs
+        removed and the stored bytes freed (a metadata row left without its blob is judged but
+        not removed)."""
+        return self._tables.prune(digests, before_ns, keep, now_ns())
 
     def sweep_chunks(self, older_than_ns: int, *, dry_run: bool = False) -> tuple[int, int]:
         """`Store.sweep_chunks` inside this transaction."""

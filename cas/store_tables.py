@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from pathlib import Path
 from typing import Any, Final
 
@@ -37,7 +37,17 @@ from cas import frame
 from cas.digest import Digest
 from cas.errors import BlobNotFound, CorruptBlob, StoreDamaged
 from cas.puts import BlobPut, ChunkPut, IndexPut, Put, Written, checked_frame
-from cas.records import CHUNKREF, META, VERIFIED, Meta, Txn, chunkref_of, meta_of
+from cas.records import (
+    CHUNKREF,
+    META,
+    META_LAST,
+    META_LAST_AT,
+    VERIFIED,
+    Meta,
+    Txn,
+    chunkref_of,
+    meta_of,
+)
 from cas.residency import FAULT_AROUND, MapReleaser
 
 NAMES: Final = (
@@ -62,8 +72,22 @@ TOTAL_KEYS: Final = ("blobs", "raw_bytes", "stored_bytes", "ingested_bytes", "in
 KV_TABLES: Final = ("cache", "remotes", "usage")
 # info key: the folders whose manifests are gc roots besides the default one (`cas.roots`).
 _ROOT_DIRS: Final = b"root_dirs"
+# (digest, stored frame or None, raw size its metadata records or -1): `Tables.frames_and_sizes`
+FrameRow = tuple[Digest, bytes | None, int]
 # A commit gives back the pages of the map it faulted in every this many records.
 _RELEASE_OPS: Final = 512
+# The page size a walk of rows reads (LMDB's default on the hosts the store runs on), and the
+# bytes a row takes in it beside its key and value (node header, offset).
+_PAGE: Final = 4096
+_NODE_BYTES: Final = 10
+
+
+def _walked_rows(rows: int, row_bytes: int) -> int:
+    """What a walk of ``rows`` rows in key order may leave mapped: a fault-around for each leaf
+    page it reads (`cas.residency.FAULT_AROUND`), since neighbouring pages belong to other
+    tables."""
+    pages = -(-rows * (row_bytes + _NODE_BYTES) // _PAGE)
+    return pages * FAULT_AROUND
 
 
 def _decode_dirs(raw: bytes | None) -> list[str]:
@@ -156,6 +180,22 @@ class Tables:
         value: bytes | None = self._txn.get(digest, db=self._dbs["meta"])
         return value
 
+    def frames_and_sizes(self, digests: Iterable[Digest]) -> tuple[list[FrameRow], int]:
+        """(digest, frame or None, raw size its metadata records or -1) for each digest, and
+        what reading the frames mapped (each read maps at least `FAULT_AROUND`)."""
+        txn = self._txn
+        blobs_db, meta_db = self._dbs["blobs"], self._dbs["meta"]
+        rows: list[FrameRow] = []
+        mapped = 0
+        for digest in digests:
+            value = txn.get(digest, db=blobs_db)
+            raw = txn.get(digest, db=meta_db)
+            size = META.unpack(raw)[0] if raw is not None and len(raw) == META.size else -1
+            if value is not None:
+                mapped += max(len(value), FAULT_AROUND)
+            rows.append((digest, value, size))
+        return rows, mapped
+
     def meta(self, digest: Digest) -> Meta | None:
         """A blob's metadata; None if it has none; `CorruptBlob` if its record is damaged."""
         raw = self.meta_record(digest)
@@ -238,38 +278,106 @@ class Tables:
                 stored += len(cursor.value())
         return head.raw_size, stored
 
+    def unreferenced(
+        self, after: bytes, page: int, reachable: Container[bytes], before_ns: int
+    ) -> tuple[list[Digest], int, int, bytes | None]:
+        """Up to ``page`` metadata rows after ``after``, in key order: the blobs not in
+        ``reachable`` last referenced before ``before_ns``, how many rows were read, how many of
+        them were kept (not reachable but referenced since, or damaged: no time to judge), and
+        the last key read when the page was full (None: the table ended)."""
+        found: list[Digest] = []
+        rows = kept = 0
+        cur = self._txn.cursor(db=self._dbs["meta"])
+        positioned = cur.set_range(after)
+        if positioned and after and cur.key() == after:
+            positioned = cur.next()
+        if not positioned:
+            return found, 0, 0, None
+        size = META.size
+        for key, value in cur:
+            rows += 1
+            if len(value) != size:
+                kept += 1
+            elif key not in reachable:
+                if META_LAST.unpack_from(value, META_LAST_AT)[0] >= before_ns:
+                    kept += 1
+                else:
+                    found.append(Digest(key))
+            if rows >= page:
+                self._residency.note(_walked_rows(rows, 32 + size))
+                return found, rows, kept, key
+        self._residency.note(_walked_rows(rows, 32 + size))
+        return found, rows, kept, None
+
+    def prune(
+        self, digests: Iterable[Digest], before_ns: int, keep: Container[bytes], now: int
+    ) -> tuple[list[Digest], int, int, int]:
+        """Delete each of ``digests`` (in key order, for the cursors) that is still unreferenced:
+        not in ``keep``, and last referenced before ``before_ns`` by its metadata read now (a
+        put that deduplicated onto it since refreshed that). Returns the blobs judged
+        unreferenced, how many were spared (referenced since, or a damaged metadata row), then
+        as `delete` (blobs removed, stored bytes freed)."""
+        meta = self._txn.cursor(db=self._dbs["meta"])
+        blobs = self._txn.cursor(db=self._dbs["blobs"])
+        judged: list[Digest] = []
+        spared = removed = freed = raw_freed = 0
+        for digest in digests:
+            if not meta.set_key(digest):
+                continue  # gone since: nothing to judge
+            row = meta.value()
+            if len(row) != META.size or digest in keep:
+                spared += 1
+                continue
+            if META_LAST.unpack_from(row, META_LAST_AT)[0] >= before_ns:
+                spared += 1
+                continue
+            judged.append(digest)
+            # A metadata row without its blob is left as it is (as `delete` leaves it).
+            if blobs.set_key(digest):
+                freed += self._remove(digest, blobs, meta, now)
+                removed += 1
+                raw_freed += META.unpack(row)[0]
+        if removed:
+            self.add_totals({"blobs": -removed, "raw_bytes": -raw_freed, "stored_bytes": -freed})
+        return judged, spared, removed, freed
+
     def delete(self, digests: Iterable[Digest], now: int) -> tuple[int, int]:
         """Remove blobs; a chunked blob's chunks lose one reference each (see `Store.delete`).
         Returns (blobs removed, stored bytes freed)."""
-        txn = self._txn
-        blobs_db, meta_db, refs_db = self._dbs["blobs"], self._dbs["meta"], self._dbs["chunkrefs"]
+        meta = self._txn.cursor(db=self._dbs["meta"])
+        blobs = self._txn.cursor(db=self._dbs["blobs"])
         removed = freed = raw_freed = 0
         for digest in digests:
-            value = txn.get(digest, db=blobs_db)
-            if value is None:
+            if not blobs.set_key(digest):
                 continue
-            self._residency.note(len(value))
-            meta = txn.get(digest, db=meta_db)
-            raw_size = META.unpack(meta)[0] if meta and len(meta) == META.size else 0
-            freed_here = len(value)
-            with contextlib.suppress(frame.FrameError):
-                if frame.header(value).codec == frame.INDEX:
-                    _, _, chunks = frame.decode_index(value)
-                    for chunk in sorted(set(chunks)):
-                        ref = txn.get(chunk, db=refs_db)
-                        if ref is not None and len(ref) != CHUNKREF.size:
-                            continue  # damaged: left as it is, so no sweep ever takes it
-                        count = CHUNKREF.unpack(ref)[0] if ref else 1
-                        txn.put(chunk, CHUNKREF.pack(max(count - 1, 0), now), db=refs_db)
-            txn.delete(digest, db=blobs_db)
-            txn.delete(digest, db=meta_db)
-            txn.delete(digest, db=self._dbs["verified"])
+            row = meta.value() if meta.set_key(digest) else None
+            raw_freed += META.unpack(row)[0] if row is not None and len(row) == META.size else 0
+            freed += self._remove(digest, blobs, meta if row is not None else None, now)
             removed += 1
-            freed += freed_here
-            raw_freed += raw_size
         if removed:
             self.add_totals({"blobs": -removed, "raw_bytes": -raw_freed, "stored_bytes": -freed})
         return removed, freed
+
+    def _remove(self, digest: Digest, blobs: Any, meta: Any | None, now: int) -> int:
+        """Delete the blob ``blobs`` is positioned on, the metadata row ``meta`` is positioned
+        on (None: it has none) and its verified time; a chunk index's chunks lose a reference
+        each. Returns the stored bytes of its frame."""
+        value = blobs.value()
+        self._residency.note(len(value))
+        with contextlib.suppress(frame.FrameError):
+            if frame.header(value).codec == frame.INDEX:
+                refs_db = self._dbs["chunkrefs"]
+                for chunk in sorted(set(frame.decode_index(value)[2])):
+                    ref = self._txn.get(chunk, db=refs_db)
+                    if ref is not None and len(ref) != CHUNKREF.size:
+                        continue  # damaged: left as it is, so no sweep ever takes it
+                    count = CHUNKREF.unpack(ref)[0] if ref else 1
+                    self._txn.put(chunk, CHUNKREF.pack(max(count - 1, 0), now), db=refs_db)
+        blobs.delete()
+        if meta is not None:
+            meta.delete()
+        self._txn.delete(digest, db=self._dbs["verified"])
+        return len(value)
 
     def sweep_chunks(self, older_than_ns: int, *, dry_run: bool = False) -> tuple[int, int]:
         """Remove chunks no blob references whose last write is older than ``older_than_ns``
@@ -473,10 +581,19 @@ class Tables:
 
     # --- verified times -----------------------------------------------------------------------
 
-    def last_verified(self, digest: Digest) -> int:
-        """When the blob last passed a verify, ns since the epoch; -1 if never (or unreadable)."""
-        raw = self._txn.get(digest, db=self._dbs["verified"])
-        return int(VERIFIED.unpack(raw)[0]) if raw is not None and len(raw) == 8 else -1
+    def verified_and_sizes(self, digests: Iterable[Digest]) -> list[tuple[Digest, int, int]]:
+        """(digest, last verified ns or -1, raw size or 0) for each digest (a damaged metadata
+        record is a size of 0: unknown, and verify reports the record)."""
+        txn = self._txn
+        meta_db, verified_db = self._dbs["meta"], self._dbs["verified"]
+        rows: list[tuple[Digest, int, int]] = []
+        for digest in digests:
+            raw = txn.get(digest, db=meta_db)
+            size = META.unpack(raw)[0] if raw is not None and len(raw) == META.size else 0
+            stamp = txn.get(digest, db=verified_db)
+            when = VERIFIED.unpack(stamp)[0] if stamp is not None and len(stamp) == 8 else -1
+            rows.append((digest, when, size))
+        return rows
 
     def stamp_verified(self, digests: Iterable[Digest], when_ns: int) -> int:
         stamp = VERIFIED.pack(when_ns)

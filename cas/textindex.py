@@ -36,7 +36,6 @@ import fcntl
 import mmap
 import os
 import re
-import secrets
 import stat
 import sys
 import unicodedata
@@ -300,10 +299,15 @@ class Segment:
 
     def doc_shape(self, doc: int) -> tuple[int, int]:
         """(lines, lines per window) of body ``doc``."""
+        lines, widths = self.shapes()
+        return lines[doc], widths[doc]
+
+    def shapes(self) -> tuple[Sequence[int], Sequence[int]]:
+        """The lines, and lines per window, of every body (their blocks checked once)."""
         if not self._shapes_checked:
             self.check(self._lines[0], self._widths[1])
             self._shapes_checked = True
-        return self.lines[doc], self.widths[doc]
+        return self.lines, self.widths
 
     def find(self, wanted: int) -> tuple[int, int]:
         """The postings of key ``wanted``: a range of posting indexes (empty when absent)."""
@@ -484,6 +488,14 @@ class Posting:
             index += 1
 
 
+# Bodies holding a term, by raw digest: (windows mask, lines, lines per window).
+Found = dict[bytes, tuple[int, int, int]]
+
+
+def _postings_of(found: Found) -> list[Posting]:
+    return [Posting(Digest(d), *found[d]) for d in sorted(found)]
+
+
 class TextIndex:
     """The index of one store (see the module docstring)."""
 
@@ -503,6 +515,10 @@ class TextIndex:
         # found while reading indexes again before answering.
         self._asked: set[Digest] = set()
         self._read: Callable[[Digest], bytes | None] | None = None
+        self._held: set[bytes] | None = None  # `held`, until the segments are loaded again
+        self._found: dict[tuple[str, ...], Found] = {}  # `postings`, until then too
+        self.generation = 0  # how many times the segments were loaded
+        self._loaded: list[str] = []  # the folder's entries when they were loaded
         self._load()
 
     # --- opening --------------------------------------------------------------------------
@@ -539,13 +555,28 @@ class TextIndex:
                 note(line)
         return cls(fd, path, notes, note)
 
+    def _entries(self) -> list[str]:
+        """The folder's entries that `_load` reads (or sets aside), by name."""
+        return sorted(n for n in os.listdir(self._fd) if not n.startswith(".tmp-") and n != _LOCK)
+
+    def refresh(self) -> bool:
+        """Load the segments again if the folder's entries changed since they were loaded
+        (another process added, merged or set aside some); whether they had. What a
+        long-running process calls before each search, instead of opening the index anew."""
+        if self._entries() == self._loaded:
+            return False
+        self._load()
+        return True
+
     def _load(self) -> None:
         for seg in self.segments:
             seg.close()
         self.segments = []
-        for name in sorted(os.listdir(self._fd)):
-            if name.startswith(".tmp-") or name == _LOCK:
-                continue
+        self._held = None
+        self._found = {}
+        self.generation += 1
+        self._loaded = self._entries()
+        for name in self._loaded:
             if not name.endswith(SUFFIX):
                 self._set_aside(name, "not a segment")
                 continue
@@ -601,7 +632,11 @@ class TextIndex:
     def held(self) -> set[bytes]:
         """The digests of every body indexed; a segment found damaged on the way is set aside
         (each time one fewer, so this ends)."""
-        while True:
+        return set(self._held_now())
+
+    def _held_now(self) -> set[bytes]:
+        """`held`, kept until the segments are loaded again."""
+        while self._held is None:
             held: set[bytes] = set()
             try:
                 for seg in self.segments:
@@ -609,12 +644,17 @@ class TextIndex:
             except IndexDamaged as exc:
                 self.heal(exc)
                 continue
-            return held
+            self._held = held
+        return self._held
 
-    def indexed(self, digests: Iterable[Digest]) -> set[Digest]:
+    def indexed(self, digests: Iterable[bytes]) -> set[bytes]:
         """The digests among ``digests`` whose bodies are indexed."""
-        held = self.held()
+        held = self._held_now()
         return {d for d in digests if d in held}
+
+    def missing(self, digests: Iterable[bytes]) -> set[bytes]:
+        """The digests among ``digests`` whose bodies are not indexed."""
+        return set(digests).difference(self._held_now())
 
     def count(self) -> int:
         """How many distinct bodies the index holds."""
@@ -634,6 +674,9 @@ class TextIndex:
         """Every body holding the term with key ``wanted``, each once, by digest. A segment
         found damaged while reading is set aside, what the last `add` was asked for is indexed
         again, and the lookup runs once more: a damaged index never answers."""
+        return _postings_of(self._healing(wanted))
+
+    def _healing(self, wanted: int) -> Found:
         try:
             return self._lookup(wanted)
         except IndexDamaged as exc:
@@ -648,35 +691,52 @@ class TextIndex:
                 str(self.path), f"damaged again right after a rebuild ({exc})"
             ) from None
 
-    def _lookup(self, wanted: int) -> list[Posting]:
-        found: dict[bytes, Posting] = {}
+    def _lookup(self, wanted: int) -> Found:
+        found: Found = {}
         for seg in self.segments:
             start, end = seg.find(wanted)
             if start == end:
                 continue
             digests = seg.digests()
+            lines, widths = seg.shapes()
+            docs, pdocs, pmasks = seg.docs, seg.pdocs, seg.pmasks
             for j in range(start, end):
-                doc = seg.pdocs[j]
-                if doc >= seg.docs:
+                doc = pdocs[j]
+                if doc >= docs:
                     raise IndexDamaged(seg.name, "a posting names no body")
                 digest = digests[doc]
                 if digest not in found:
-                    lines, width = seg.doc_shape(doc)
-                    found[digest] = Posting(Digest(digest), seg.pmasks[j], lines, width)
-        return [found[d] for d in sorted(found)]
+                    found[digest] = (pmasks[j], lines[doc], widths[doc])
+        return found
+
+    def postings(self, term: tuple[str, ...]) -> Found:
+        """The bodies holding a term of a query (a word, or a dotted name as a tuple of words),
+        by raw digest, each with (windows mask, lines, lines per window): what scoring reads,
+        with no object made per posting (`term` gives them as `Posting`s). The same object
+        while the segments are the same (the answers of `_KEPT` terms are kept until they are
+        loaded again): do not change it."""
+        known = self._found.get(term)
+        if known is None:
+            if len(self._found) >= _KEPT:
+                self._found.clear()
+            known = self._found[term] = self._postings(term)
+        return known
+
+    def _postings(self, term: tuple[str, ...]) -> Found:
+        wanted = term_keys(term)
+        found = self._healing(wanted[0])
+        for more in wanted[1:]:
+            other = self._healing(more)
+            found = {
+                d: (mask & other[d][0], lines, width)
+                for d, (mask, lines, width) in found.items()
+                if d in other and mask & other[d][0]
+            }
+        return found
 
     def term(self, term: tuple[str, ...]) -> list[Posting]:
         """Bodies holding a term of a query (a word, or a dotted name as a tuple of words)."""
-        wanted = term_keys(term)
-        postings = self.lookup(wanted[0])
-        for more in wanted[1:]:
-            other = {p.digest: p.mask for p in self.lookup(more)}
-            postings = [
-                Posting(p.digest, p.mask & other[p.digest], p.lines, p.width)
-                for p in postings
-                if p.mask & other.get(p.digest, 0)
-            ]
-        return postings
+        return _postings_of(self.postings(term))
 
     def windows(self, term: tuple[str, ...]) -> list[tuple[Digest, int, int]]:
         """(digest, first line, last line) of every window holding ``term``, by digest and
@@ -753,7 +813,7 @@ class TextIndex:
         for piece in pieces:
             h.update(piece)
         name = h.hexdigest()[:32] + SUFFIX
-        tmp = f".tmp-{secrets.token_hex(8)}"
+        tmp = f".tmp-{os.urandom(8).hex()}"
         try:
             fd = os.open(
                 tmp,
@@ -918,6 +978,7 @@ class Writer:
 
 
 _LOCK: Final = ".merge.lock"
+_KEPT: Final = 256  # terms whose postings an index keeps (`TextIndex.postings`)
 _ADD_WINDOW: Final = 256  # bodies read ahead by `TextIndex.add`
 
 

@@ -26,7 +26,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Final
@@ -38,13 +38,17 @@ from cas.errors import CasError, CorruptBlob, NotFound, StoreDamaged, UsageError
 from cas.events import ProgressSink, emit
 from cas.reader import BlobReader
 from cas.report import json_rule
-from cas.store import BlobRecord, Store
+from cas.store import Store
+from cas.threads import Threads
 
-# Verified times are written after this many passes or seconds, with no read in flight.
-_RECORD_EVERY: Final = 512
+# Verified times are written every so many seconds (one commit each, with no read in flight),
+# or once this many passes are held.
 _RECORD_SECONDS: Final = 2.0
+_RECORD_MAX: Final = 1 << 16
 _GROUP_BLOBS: Final = 64
 _GROUP_BYTES: Final = 4 << 20
+# Content of the groups in flight at once (a group larger than this still goes, alone).
+_WINDOW_BYTES: Final = 32 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +120,7 @@ def verify(
     project_dir: str | os.PathLike[str] | None = None,
     subset: tuple[int, int] | None = None,
     max_duration_s: float | None = None,
-    workers: int = 1,
+    workers: int | None = None,
     record: bool = True,
     progress: ProgressSink | None = None,
 ) -> VerifyReport:
@@ -141,7 +145,7 @@ def verify(
         project_dir=project_dir,
         subset=subset,
         deadline=None if max_duration_s is None else started + max_duration_s,
-        workers=max(1, workers),
+        workers=max(1, workers or os.cpu_count() or 1),
         record=record and not store.readonly,
         progress=progress,
     )
@@ -247,14 +251,14 @@ def _resolve(
         return as_manifest
     path = Path(spec)
     if path.is_file():
-        return roots_mod.read_manifest(spec, path)
+        return roots_mod.read_manifest(spec, path, store=store)
     # The project's own packs first: `cas verify repo` in a project means that project's pack;
     # then the other root folders (a store's own, recorded ones), as gc would find it.
     for folder in sorted(dirs, key=lambda d: d.kind != "project"):
         candidate = locate.pack_path(folder.path, spec)
         if candidate.is_file():
             label = candidate.name if folder.kind == "default" else str(candidate)
-            return roots_mod.read_manifest(label, candidate)
+            return roots_mod.read_manifest(label, candidate, store=store)
     raise NotFound("pack", spec, "name a manifest file, a pack under manifests/, or a digest")
 
 
@@ -264,20 +268,21 @@ def _stalest_first(store: Store, digests: list[Digest]) -> list[tuple[Digest, in
     return [(digest, size) for _stamp, digest, size in rows]
 
 
-def _groups(order: list[tuple[Digest, int]]) -> list[list[Digest]]:
-    """Small blobs travel to a worker together (a task per tiny blob costs more than checking
-    it); a group holds up to `_GROUP_BLOBS` blobs or `_GROUP_BYTES` of content."""
-    out: list[list[Digest]] = []
+def _groups(order: list[tuple[Digest, int]]) -> list[tuple[list[Digest], int]]:
+    """Small blobs are read and checked together (a task per tiny blob costs more than checking
+    it); a group holds up to `_GROUP_BLOBS` blobs or `_GROUP_BYTES` of content. Each with the
+    content it holds."""
+    out: list[tuple[list[Digest], int]] = []
     group: list[Digest] = []
     size = 0
     for digest, raw_size in order:
         if group and (len(group) >= _GROUP_BLOBS or size + raw_size > _GROUP_BYTES):
-            out.append(group)
+            out.append((group, size))
             group, size = [], 0
         group.append(digest)
         size += raw_size
     if group:
-        out.append(group)
+        out.append((group, size))
     return out
 
 
@@ -325,33 +330,32 @@ def check_blob(store: Store, digest: Digest) -> _Outcome:
     return _Outcome(digest, nbytes, None)
 
 
-def _check_group(store: Store, group: list[Digest]) -> list[_Outcome]:
-    """`check_blob` for each of ``group``, with a fast path for inline blobs: their values are
-    read in one short transaction and checked without a streaming reader (the same checks: the
-    frame decodes, the content re-hashes to the digest, the metadata agrees on the size).
-    Anything else, and anything that fails, goes through `check_blob` for the full diagnosis."""
-    out: list[_Outcome] = []
-    for record in store.blob_records(group):
-        outcome = _check_inline(record)
-        out.append(outcome if outcome is not None else check_blob(store, record.digest))
+@dataclass(slots=True)
+class _Checked:
+    """A group checked: the blobs that passed the fast path, their content, and the outcome of
+    every other one (`check_blob`)."""
+
+    passed: list[Digest]
+    nbytes: int
+    others: list[_Outcome]
+
+
+def _check_group(store: Store, group: list[Digest]) -> _Checked:
+    """Check ``group``, read in one short read transaction: the inline blobs whose frame and
+    metadata agree on the size are decoded together (`cas.frame.decode_many`, one call into
+    zstd) and each content re-hashed to its digest. Every other blob (a chunked one, whose
+    chunks its reader reads ahead in threads of its own, and any the fast path does not pass)
+    goes through `check_blob`, which names what is wrong."""
+    rows = store.frames(group)
+    contents = frame.decode_many([value for _, value, _ in rows], [size for _, _, size in rows])
+    out = _Checked([], 0, [])
+    for (digest, _value, _size), data in zip(rows, contents, strict=True):
+        if data is not None and Digest.of(data) == digest:
+            out.passed.append(digest)
+            out.nbytes += len(data)
+        else:
+            out.others.append(check_blob(store, digest))
     return out
-
-
-def _check_inline(record: BlobRecord) -> _Outcome | None:
-    """The passing outcome of an inline blob that passes every check, else None."""
-    digest, value, meta = record.digest, record.frame, record.meta
-    if value is None or meta is None:
-        return None
-    try:
-        head = frame.header(value)
-        if head.codec == frame.INDEX:
-            return None
-        data = frame.decode(value)
-    except frame.FrameError:
-        return None
-    if Digest.of(data) != digest or meta.raw_size != head.raw_size:
-        return None
-    return _Outcome(digest, len(data), None)
 
 
 def _check_all(
@@ -364,33 +368,53 @@ def _check_all(
     record: bool,
     progress: ProgressSink | None,
 ) -> None:
+    """Check ``order`` in groups, ``workers`` groups at a time (each worker reads its group and
+    decodes and hashes it: zstd and BLAKE3 release the GIL), at most `_WINDOW_BYTES` of content
+    in flight; outcomes are kept in order."""
     passed: list[Digest] = []
     last_record = time.monotonic()
     todo = deque(_groups(order))
     total = len(order)
     done = 0
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="verify") as pool:
-        inflight: deque[Future[list[_Outcome]]] = deque()
+    with Threads(max_workers=workers, thread_name_prefix="verify") as pool:
+        inflight: deque[tuple[Future[_Checked], int]] = deque()
+        held = 0
         while todo or inflight:
             flush = record and (
-                len(passed) >= _RECORD_EVERY or time.monotonic() - last_record >= _RECORD_SECONDS
+                len(passed) >= _RECORD_MAX
+                or (passed and time.monotonic() - last_record >= _RECORD_SECONDS)
             )
             out_of_time = deadline is not None and time.monotonic() >= deadline
-            while todo and not flush and not out_of_time and len(inflight) < 2 * workers:
-                inflight.append(pool.submit(_check_group, store, todo.popleft()))
+            while (
+                todo
+                and not flush
+                and not out_of_time
+                and len(inflight) < 2 * workers
+                and (not inflight or held + todo[0][1] <= _WINDOW_BYTES)
+            ):
+                group, nbytes = todo.popleft()
+                inflight.append((pool.submit(_check_group, store, group), nbytes))
+                held += nbytes
             if not inflight:
                 if out_of_time:
                     break
-                # Drained: no read is in flight while the verified times are written.
+                # Drained: no read is in flight while the verified times are written (a write
+                # may grow the map, which no open read may see).
                 _record(store, passed)
                 passed.clear()
                 last_record = time.monotonic()
                 continue
-            for outcome in inflight.popleft().result():
-                done += 1
+            future, nbytes = inflight.popleft()
+            held -= nbytes
+            checked = future.result()
+            report.checked += len(checked.passed)
+            report.bytes_checked += checked.nbytes
+            passed += checked.passed
+            for outcome in checked.others:
                 _tally(outcome, plan, report, passed)
+            done += len(checked.passed) + len(checked.others)
             emit(progress, "verify", done, total, report.bytes_checked)
-    report.not_reached = sum(len(group) for group in todo)
+    report.not_reached = sum(len(group) for group, _ in todo)
     if record:
         _record(store, passed)
 

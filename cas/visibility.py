@@ -31,7 +31,7 @@ from typing import Final
 
 from cas import manifest as mf
 from cas.errors import CasError, MemoryNotGranted
-from cas.locate import LocatedPack, load_pack
+from cas.locate import LocatedPack, PackFiles, load_pack
 from cas.store import Store
 
 PACK_PREFIX: Final = "mem."  # the scope of every memory pack (`memory.scopes.pack_scope`)
@@ -73,16 +73,26 @@ def visible(m: mf.Manifest, store: Store | None, scopes: Collection[str]) -> boo
 
 
 def granted_pack(
-    spec: str, folder: str | os.PathLike[str], store: Store, scopes: Collection[str]
+    spec: str,
+    folder: str | os.PathLike[str],
+    store: Store,
+    scopes: Collection[str],
+    files: PackFiles | None = None,
 ) -> LocatedPack:
-    """The pack ``spec`` names (`cas.locate.load_pack`: a name in ``folder``, a path, a digest)
-    when the memories of ``scopes`` let it be seen; `MemoryNotGranted` naming the scopes to ask
-    for when it holds another memory."""
-    found = load_pack(spec, folder, store)
-    missing = carried(found.manifest, store) - frozenset(scopes)
-    if missing:
-        raise MemoryNotGranted(found.name, sorted(missing - {UNKNOWN}), UNKNOWN in missing)
+    """The pack ``spec`` names (`cas.locate.load_pack`: a name in ``folder``, a path, a digest,
+    read through ``files`` when given) when the memories of ``scopes`` let it be seen;
+    `MemoryNotGranted` naming the scopes to ask for when it holds another memory."""
+    found = load_pack(spec, folder, store, files)
+    check_granted(found.name, found.manifest, store, scopes)
     return found
+
+
+def check_granted(name: str, m: mf.Manifest, store: Store, scopes: Collection[str]) -> None:
+    """`MemoryNotGranted` unless the pack ``name`` (its manifest ``m``, whose entries are not
+    read) may be seen where the memories of ``scopes`` were asked for."""
+    missing = carried(m, store) - frozenset(scopes)
+    if missing:
+        raise MemoryNotGranted(name, sorted(missing - {UNKNOWN}), UNKNOWN in missing)
 
 
 def _parent_scope(m: mf.Manifest, store: Store | None) -> str:

@@ -34,6 +34,7 @@ from cas.report import json_rule, pairs, rounded
 from cas.residency import trim_heap
 from cas.store import Store
 from cas.words import Terms
+from packer import packview
 from packer.config import Config, Scope, Target, assign_scopes, glob_spec
 from packer.explain import Explanation
 from packer.fit_loop import FileRow, Rooms, Trial, manifest_of, refit
@@ -449,7 +450,7 @@ class Packer:
         name = manifest_name(scope.name, target.name or None)
         history = self._history_for([f.path for f in facts])
         memo_key = self._memo_key(scope, target, facts, rules, baseline, history)
-        reused = self._reuse(memo_key) if self._explain is None else None
+        reused = self._reuse(memo_key, facts) if self._explain is None else None
         if reused is not None:
             m, tokens, data = reused
             return self._finish(scope, target, name, m, tokens, check, memo_key, data)
@@ -636,6 +637,7 @@ class Packer:
             batch.put(data)
         self.cache.put(MEMO_NS, memo_key, bytes(digest))
         self.cache.put(mf.VALID_NS, bytes(digest), b"")
+        packview.remember(self.cache, m, digest)  # what searches read instead of the manifest
         self._prepare_folder()
         if self._lease is not None:
             self._lease.check()  # a gc that found the lease stale may have pruned our blobs
@@ -670,7 +672,12 @@ class Packer:
             h.update(msgpack.packb(row, use_bin_type=True))
         return bytes(h.digest())
 
-    def _reuse(self, memo_key: bytes) -> tuple[mf.Manifest, dict[str, int], bytes] | None:
+    def _reuse(
+        self, memo_key: bytes, facts: list[Fact]
+    ) -> tuple[mf.Manifest, dict[str, int], bytes] | None:
+        """The manifest made before from the same input (the memo), if everything it references
+        is still stored. The files' bodies are (the ingest just found or put every one of them,
+        under this pack's lease): only the others, the summaries, are looked up."""
         known = self.cache.get(MEMO_NS, memo_key)
         if known is None or len(known) != 32:
             return None
@@ -679,7 +686,9 @@ class Packer:
             m = mf.decode(data, trusted=True)  # our own bytes, under the digest we recorded
         except (CasError, KeyError, TypeError, ValueError):
             return None  # pruned, damaged or from another version: build it again
-        if self.store.has_many(m.digests()) != m.digests():
+        bodies = {f.digest for f in facts}
+        others = m.digests().difference(bodies)
+        if self.store.has_many(others) != others:
             return None
         tokens = m.totals.get("tokens")
         if not isinstance(tokens, dict):

@@ -92,8 +92,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
-
 from cas.ancestors import at_and_above
 from cas.display import echoed
 from cas.errors import ConfigError
@@ -238,6 +236,9 @@ def glob_problem(glob: str) -> str | None:
         return "is blank"
     if glob != glob.strip():
         return "has leading or trailing whitespace"
+    # pathspec (and the regex engines it loads) only when a configuration's globs are checked
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
     try:
         pattern = GitIgnoreSpecPattern(glob)
     except re.error as exc:

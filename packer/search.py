@@ -24,8 +24,10 @@ memory asked for is searched as one more source (`Attached`, built by the surfac
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Final
@@ -41,6 +43,7 @@ from cas.store import Store
 from cas.textindex import (
     MAX_BODY,
     WORD,
+    Found,
     QueryName,
     TextIndex,
     definition_key,
@@ -48,7 +51,8 @@ from cas.textindex import (
     split_name,
     text_of,
 )
-from cas.visibility import granted_pack, is_memory_pack, visible
+from cas.visibility import check_granted, is_memory_pack, visible
+from packer.packview import PackView, Views
 from packer.wildmatch import GlobList
 
 WHOLE_CODE: Final = 6
@@ -59,6 +63,10 @@ DEFINES: Final = 3  # a file defining a name of the query gains this many times 
 SNIPPET_LINES: Final = 3
 SNIPPET_WIDTH: Final = 200
 _FRACTION: Final = 6  # fixed-point bits of `idf`
+_PATH_PIECES: Final = re.compile(r"[/.\-]")  # a path's folders, names and extensions
+_KEPT_TERMS: Final = 256  # terms and words a source keeps what it found for
+_SCANS_BEFORE_INDEX: Final = 16  # path words looked for one by one before `Source.index_paths`
+_KEPT_RESULTS: Final = 64  # searches whose hits a source keeps (`Source.results`)
 
 # Words that say nothing about code; a query's name made of one of them gives no term.
 _STOP_TEXT: Final = """a about above after all also an and any are as at be been before being
@@ -143,31 +151,183 @@ def code_names(query: str) -> list[QueryName]:
 
 @dataclass(slots=True)
 class Source:
-    """The files of the packs searched: each body's paths, and which packs hold each path."""
+    """The files of the packs searched: each body's paths, and which packs hold each path
+    (`packs_of`). A path held by several packs is the first one's."""
 
-    paths: dict[Digest, list[str]] = field(default_factory=dict)  # digest -> paths, sorted
-    packs: dict[str, list[str]] = field(default_factory=dict)  # path -> pack names
-    entries: dict[str, mf.Entry] = field(default_factory=dict)  # path -> entry (first pack)
+    paths: dict[bytes, list[str]] = field(default_factory=dict)  # body digest -> paths
+    digest_of: dict[str, bytes] = field(default_factory=dict)  # path -> body digest
+    # path -> entry, for the files added from a manifest (a load reads their tiers and sizes;
+    # a search adds views, which have none)
+    entries: dict[str, mf.Entry] = field(default_factory=dict)
+    # Each pack added, in order, with the paths it holds.
+    holders: list[tuple[str, Collection[str]]] = field(default_factory=list)
+    _lowered: list[tuple[str, str]] | None = field(default=None, repr=False)
+    # What searches of this source found, kept while it is (a long-running process keeps the
+    # source of its last search, `packer.packview.Views`): per word, the paths holding it; per
+    # term, the index's postings and those of this source's bodies.
+    _path_hits: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    # The index, and its generation, under which every body was found indexed.
+    indexed: tuple[int, int] | None = field(default=None, repr=False)
+    _held: dict[tuple[str, ...], tuple[Found, Found]] = field(default_factory=dict, repr=False)
+    # Every path word's paths (`index_paths`), once enough words were looked for one by one.
+    _path_index: dict[str, list[str]] | None = field(default=None, repr=False)
+    _scans: int = field(default=0, repr=False)
+    # The hits of the searches of this source, by index, its generation, query, k and globs.
+    results: dict[tuple[object, ...], list[Hit]] = field(default_factory=dict, repr=False)
 
     def add(self, name: str, m: mf.Manifest) -> None:
+        held = set()
         for e in m.entries:
             if e.digest is None or e.kind != "file":
                 continue
-            self.packs.setdefault(e.path, []).append(name)
-            if e.path in self.entries:
-                continue
-            self.entries[e.path] = e
-            self.paths.setdefault(e.digest, []).append(e.path)
+            held.add(e.path)
+            if e.path not in self.digest_of:
+                self.entries[e.path] = e
+                self._take(e.path, e.digest)
+        self.holders.append((name, held))
+
+    def add_view(self, name: str, view: PackView) -> None:
+        """The files of a pack, from its view (`packer.packview`)."""
+        held = view.path_set()
+        if not self.digest_of:  # the first pack: its paths are all new (a pack's are unique)
+            self.digest_of = dict(zip(view.paths, view.digests, strict=True))
+            by_digest = self.paths
+            for path, digest in zip(view.paths, view.digests, strict=True):
+                group = by_digest.get(digest)
+                if group is None:
+                    by_digest[digest] = [path]
+                else:
+                    group.append(path)
+            self._changed()
+        else:
+            for path, digest in zip(view.paths, view.digests, strict=True):
+                if path not in self.digest_of:
+                    self._take(path, digest)
+        self.holders.append((name, held))
 
     def add_from(self, other: Source, path: str) -> None:
         """One file of another source (a gap's file), with the packs that hold it."""
-        if path in self.entries:
+        if path in self.digest_of:
             return
-        e = other.entries[path]
-        assert e.digest is not None
-        self.entries[path] = e
-        self.packs[path] = list(other.packs.get(path, ()))
-        self.paths.setdefault(e.digest, []).append(path)
+        if path in other.entries:
+            self.entries[path] = other.entries[path]
+        self.holders.extend((name, {path}) for name in other.packs_of(path))
+        self._take(path, other.digest_of[path])
+
+    def packs_of(self, path: str) -> list[str]:
+        """The names of the packs that hold ``path``, in the order they were added."""
+        return [name for name, held in self.holders if path in held]
+
+    def _take(self, path: str, digest: bytes) -> None:
+        self.digest_of[path] = digest
+        group = self.paths.get(digest)
+        if group is None:
+            self.paths[digest] = [path]
+        else:
+            group.append(path)
+        self._changed()
+
+    def _changed(self) -> None:
+        """Forget what was found of the files before they changed."""
+        self._lowered = None
+        self._path_hits.clear()
+        self._held.clear()
+        self._path_index = None
+        self.results.clear()
+        self.indexed = None
+
+    def held(self, term: tuple[str, ...], found: Found) -> Found:
+        """The bodies among ``found`` (the postings of ``term``) that this source has."""
+        known = self._held.get(term)
+        if known is not None and known[0] is found:  # the index answered with the same
+            return known[1]
+        held = {d: shape for d, shape in found.items() if d in self.paths}
+        if len(self._held) >= _KEPT_TERMS:
+            self._held.clear()
+        self._held[term] = (found, held)
+        return held
+
+    def path_hits(self, word: str) -> list[str]:
+        """The paths one of whose words (`path_words`) is ``word``."""
+        if self._path_index is not None:
+            return self._path_index.get(word, [])
+        known = self._path_hits.get(word)
+        if known is None:
+            self._scans += 1
+            if self._scans > _SCANS_BEFORE_INDEX:  # a process that searches on and on
+                return self.index_paths().get(word, [])
+            if len(self._path_hits) >= _KEPT_TERMS:
+                self._path_hits.clear()
+            known = self._path_hits[word] = self._find_path_hits(word)
+        return known
+
+    def index_paths(self) -> dict[str, list[str]]:
+        """Each word of a path (`path_words`) -> the paths holding it: made once, what
+        `path_hits` answers from after `_SCANS_BEFORE_INDEX` words were looked for by going
+        through every path (a one-shot search looks for a few words: the scan is cheaper)."""
+        if self._path_index is None:
+            index: dict[str, list[str]] = {}
+            words_of: dict[str, set[str]] = {}  # piece -> its words
+            for path in self.digest_of:
+                words: set[str] = set()
+                for piece in _PATH_PIECES.split(path):
+                    if piece:
+                        known = words_of.get(piece)
+                        if known is None:
+                            known = words_of[piece] = _piece_words(piece)
+                        words |= known
+                for word in words:
+                    group = index.get(word)
+                    if group is None:
+                        index[word] = [path]
+                    else:
+                        group.append(path)
+            self._path_index = index
+            self._path_hits.clear()
+        return self._path_index
+
+    def _find_path_hits(self, word: str) -> list[str]:
+        if self._lowered is None:
+            self._lowered = [(p, p.lower()) for p in self.digest_of]
+        pieces: dict[str, bool] = {}  # piece -> whether the word is one of its words
+        folders: dict[str, bool] = {}  # folder -> whether it is one of any of its pieces'
+
+        def holds(text: str) -> bool:
+            for piece in _PATH_PIECES.split(text):
+                held = pieces.get(piece)
+                if held is None:
+                    held = pieces[piece] = bool(piece) and word in _piece_words(piece)
+                if held:
+                    return True
+            return False
+
+        out = []
+        for path in [p for p, low in self._lowered if word in low]:
+            folder, _, name = path.rpartition("/")
+            if folder:
+                held = folders.get(folder)
+                if held is None:
+                    held = folders[folder] = holds(folder)
+                if held:
+                    out.append(path)
+                    continue
+            if holds(name):
+                out.append(path)
+        return out
+
+
+def path_words(path: str) -> set[str]:
+    """The words of a path that a query's single words meet: each folder, name and extension
+    lowercased, and the words of each (`cas.words.split_name`)."""
+    out: set[str] = set()
+    for piece in _PATH_PIECES.split(path):
+        if piece:
+            out.update(_piece_words(piece))
+    return out
+
+
+def _piece_words(piece: str) -> set[str]:
+    return {piece.lower(), *split_name(piece)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,16 +342,22 @@ class Attached:
 
 
 def visible_packs(
-    root: Path, store: Store, scopes: Collection[str] = (), *, memory_packs: bool = False
+    root: Path,
+    store: Store,
+    scopes: Collection[str] = (),
+    *,
+    memory_packs: bool = False,
+    files: locate.PackFiles | None = None,
 ) -> list[locate.LocatedPack]:
     """The project's packs, by name, that may be shown where the memories of ``scopes`` were
     asked for (`cas.visibility`): those carrying no memory, and the loads drawn on those
     memories only. Memory packs of those scopes only with ``memory_packs``: a search or a load
-    draws on the memory itself (`Attached`), not on its packs, which repeat it per target."""
+    draws on the memory itself (`Attached`), not on its packs, which repeat it per target.
+    ``files``: the pack files read before (`cas.locate.PackFiles`)."""
     folder = locate.manifest_dir(root)
     out = []
     for name in locate.pack_names(folder):
-        found = locate.load_pack(name, folder, store)
+        found = locate.load_pack(name, folder, store, files)
         if is_memory_pack(found.manifest) and not memory_packs:
             continue
         if visible(found.manifest, store, scopes):
@@ -205,33 +371,51 @@ def source(
     packs: Sequence[str] | None,
     scopes: Collection[str] = (),
     attached: Sequence[Attached] = (),
+    views: Views | None = None,
 ) -> Source:
-    """The files of ``packs`` (None: the `visible_packs` of ``scopes``; empty: none) and of
-    ``attached``. A pack named that holds a memory not among ``scopes`` is refused
-    (`cas.visibility.granted_pack`)."""
+    """The files of ``packs`` (None: the project's packs that ``scopes`` let be seen, as
+    `visible_packs` chooses them; empty: none) and of ``attached``, read from the packs' views
+    (`packer.packview`; ``views``: those a process kept, which also keep the last source). A
+    pack named that holds a memory not among ``scopes`` is refused
+    (`cas.visibility.check_granted`)."""
+    views = views if views is not None else Views(store)
     folder = locate.manifest_dir(root)
+    named: list[tuple[str, PackView]] = []
     if packs is not None:
-        named = [(name, granted_pack(name, folder, store, scopes).manifest) for name in packs]
+        for spec in packs:
+            name, view = views.named(spec, folder)
+            check_granted(name, view.head, store, scopes)
+            named.append((spec, view))
     else:
-        named = [(p.name, p.manifest) for p in visible_packs(root, store, scopes)]
-    named += [(a.name, a.manifest) for a in attached]
-    if not named:
+        for name, view in views.in_folder(folder):
+            if not is_memory_pack(view.head) and visible(view.head, store, scopes):
+                named.append((name, view))
+    if not named and not attached:
         raise NotFound("pack", "", "this project has no packs: run 'cas pack' first")
+    key = (
+        tuple((name, view.digest) for name, view in named),
+        tuple((a.name, a.digest) for a in attached),
+    )
+    if views.last_source is not None and views.last_source[0] == key:
+        kept: Source = views.last_source[1]
+        return kept
     out = Source()
-    for name, m in named:
-        out.add(name, m)
+    for name, view in named:
+        out.add_view(name, view)
+    for a in attached:
+        out.add(a.name, a.manifest)
+    views.last_source = (key, out)
     return out
 
 
 def ensure_indexed(
     index: TextIndex,
     store: Store,
-    digests: Iterable[Digest],
+    digests: Iterable[bytes],
     progress: ProgressSink | None = None,
 ) -> int:
     """Index the bodies among ``digests`` not indexed yet; returns how many were read."""
-    wanted = set(digests)
-    todo = wanted - index.indexed(wanted)
+    todo = {Digest(d) for d in index.missing(digests)}
     if not todo:
         return 0
 
@@ -278,16 +462,31 @@ class Scored:
     files: int
     scores: dict[str, int] = field(default_factory=dict)  # path -> score
     # Windows given outright (first line, last line) -> score; the others are made from
-    # `marks` when asked for (`spans`), which only the files shown need.
+    # `held` when asked for (`spans`), which only the files shown need.
     windows: dict[str, dict[tuple[int, int], int]] = field(default_factory=dict)
     weights: dict[tuple[str, ...], int] = field(default_factory=dict)  # term -> weight x idf
-    # Per body: (windows mask, weight) of each term it holds, and its (lines, window size).
-    marks: dict[Digest, list[tuple[int, int]]] = field(default_factory=dict)
-    shapes: dict[Digest, tuple[int, int]] = field(default_factory=dict)
-    digest_of: dict[str, Digest] = field(default_factory=dict)
+    # Per term, its weight and the bodies searched that hold it, by digest: (windows mask,
+    # lines, lines per window).
+    held: list[tuple[int, Found]] = field(default_factory=list)
+    digest_of: dict[str, bytes] = field(default_factory=dict)  # path -> body, of those held
+    # 0: every file holding a term is scored; else the files left unscored (`score`'s ``top``)
+    # score less than this, so the ranking is whole down to it.
+    complete_above: int = 0
 
     def ranked(self) -> list[tuple[str, int]]:
-        return sorted(self.scores.items(), key=lambda kv: (-kv[1], kv[0].encode()))
+        """(path, score) of every file, best first (`_rank`)."""
+        return sorted(self.scores.items(), key=_rank)
+
+    def best(self) -> Iterator[tuple[str, int]]:
+        """`ranked`, lazily (the first few found without sorting every file), as far down as
+        it is whole (`complete_above`)."""
+        items = self.scores.items()
+        first = heapq.nsmallest(_FIRST_BEST, items, key=_rank)
+        rest = sorted(items, key=_rank)[len(first) :] if len(items) > len(first) else []
+        for path, value in itertools.chain(first, rest):
+            if value < self.complete_above:
+                return
+            yield path, value
 
     def spans(self, path: str) -> dict[tuple[int, int], int]:
         """(first line, last line) -> score of each window of ``path`` holding a term."""
@@ -297,12 +496,20 @@ class Scored:
         digest = self.digest_of.get(path)
         if digest is None:
             return {}
-        lines, width = self.shapes[digest]
         out: dict[tuple[int, int], int] = {}
-        for mask, weight in self.marks[digest]:
-            for first, last in windows_of(mask, lines, width):
-                out[(first, last)] = out.get((first, last), 0) + weight
+        for weight, held in self.held:
+            if digest in held:
+                for first, last in windows_of(*held[digest]):
+                    out[(first, last)] = out.get((first, last), 0) + weight
         return out
+
+
+_FIRST_BEST: Final = 64  # what `Scored.best` finds before sorting everything
+
+
+def _rank(item: tuple[str, int]) -> tuple[int, str]:
+    """Score descending, then path: code point order is the order of UTF-8 bytes."""
+    return -item[1], item[0]
 
 
 def windows_of(mask: int, lines: int, width: int) -> list[tuple[int, int]]:
@@ -320,99 +527,169 @@ def windows_of(mask: int, lines: int, width: int) -> list[tuple[int, int]]:
 
 def _best_and_total(marks: list[tuple[int, int]]) -> tuple[int, int]:
     """The best window's score and the sum over windows, from each term's (mask, weight)."""
-    total = sum(w * m.bit_count() for m, w in marks)
-    if len(marks) == 1:
-        return marks[0][1], total
-    either = 0
-    for m, _ in marks:
+    total = whole = either = 0
+    every = -1
+    for m, w in marks:
+        total += w * m.bit_count()
+        whole += w
         either |= m
+        every &= m
+    if every:  # a window holds every term: none can do better
+        return whole, total
     best = 0
-    bit = 0
-    while either:
-        if either & 1:
-            here = sum(w for m, w in marks if m >> bit & 1)
-            best = max(best, here)
-        either >>= 1
-        bit += 1
+    while either:  # each window holding a term, lowest first
+        low = either & -either
+        here = 0
+        for m, w in marks:
+            if m & low:
+                here += w
+        best = max(best, here)
+        either ^= low
     return best, total
 
 
 def score(
-    index: TextIndex, src: Source, query: str, read: Callable[[Digest], str] | None = None
+    index: TextIndex,
+    src: Source,
+    query: str,
+    read: Callable[[Digest], str] | None = None,
+    *,
+    top: int | None = None,
 ) -> Scored:
     """Score every file of ``src`` that holds a term of ``query``; with ``read`` given, files
     that define a name of the query (``def NAME``, ``class NAME``, ``func NAME``, ``NAME =``:
     the index's definition terms) gain `DEFINES` times its weight (the index knows where names
-    are defined, so ``read`` is not called)."""
+    are defined, so ``read`` is not called).
+
+    With ``top``, only as many files are scored as it takes to know the best ``top`` for sure:
+    the terms are taken heaviest first, and once the ``top``-th best score so far is beyond
+    what a file holding only the terms left could reach, the rest are left unscored
+    (`Scored.complete_above` says from which score on the ranking is whole; `Scored.best` gives
+    that much). A query of rare names then costs the postings of its rare terms, not those of
+    its common words."""
     terms = query_terms(query)
     out = Scored(terms, len(src.paths))
     wanted = src.paths
     for term in terms:
-        postings = [p for p in index.term(term.words) if p.digest in wanted]
-        weight = term.weight * idf(len(wanted), len(postings))
+        held = src.held(term.words, index.postings(term.words))
+        weight = term.weight * idf(len(wanted), len(held))
         out.weights[term.words] = weight
-        for p in postings:
-            marks = out.marks.get(p.digest)
-            if marks is None:
-                marks = out.marks[p.digest] = []
-                out.shapes[p.digest] = (p.lines, p.width)
-            marks.append((p.mask, weight))
-    path_terms = [(t.words[0], out.weights[t.words]) for t in terms if len(t.words) == 1]
-    for digest, marks in out.marks.items():
-        best, total = _best_and_total(marks)
-        rest = min(best // 2, (total - best) // 16)
-        for path in src.paths[digest]:
-            out.scores[path] = best + rest + _path_score(path, path_terms)
-            out.digest_of[path] = digest
-    # a file whose path alone answers (``router.go`` for "router") counts too
-    if path_terms:
-        for path, e in src.entries.items():
-            if path not in out.scores and e.digest is not None:
-                bonus = _path_score(path, path_terms)
-                if bonus:
-                    out.scores[path] = bonus
-                    out.windows[path] = {}
+        out.held.append((weight, held))
+    # a path's own words count twice over (``router.go`` for "router"), alone too
+    bonus: dict[str, int] = {}
+    for term in terms:
+        if len(term.words) == 1:
+            gain = out.weights[term.words] * PATH_FACTOR
+            for path in src.path_hits(term.words[0]):
+                bonus[path] = bonus.get(path, 0) + gain
+    scorer = _Scorer(out, src, bonus)
+    order = sorted(out.held, key=lambda wh: -wh[0])  # heaviest first (sorted is stable)
+    left = sum(weight for weight, _held in order)
+    most = max(bonus.values(), default=0)
+    for at, (weight, held) in enumerate(order):
+        scorer.settle_all(held)
+        left -= weight
+        # a file holding only the terms left scores at most their weights, half again, and
+        # the most its path can add
+        beyond = left + left // 2 + most
+        if top is not None and at < len(order) - 1 and len(out.scores) >= top:
+            threshold = heapq.nlargest(top, out.scores.values())[-1]
+            if threshold > beyond:
+                out.complete_above = threshold
+                break
+    else:
+        for path, gain in bonus.items():
+            if path not in out.scores:
+                out.scores[path] = gain
+                out.windows[path] = {}
     if read is not None:
-        _rerank(out, index, src, terms)
+        _rerank(out, index, scorer, terms)
     return out
 
 
-def _rerank(out: Scored, index: TextIndex, src: Source, terms: list[Term]) -> None:
+class _Scorer:
+    """Scores the files of one body at a time, from every term's windows in it."""
+
+    def __init__(self, out: Scored, src: Source, bonus: dict[str, int]) -> None:
+        self.out = out
+        self.paths = src.paths
+        self.bonus = bonus
+        self.done: set[bytes] = set()
+
+    def settle_all(self, held: Found) -> None:
+        """Score the bodies holding a term (those not scored yet)."""
+        scores, digest_of, paths, bonus = (
+            self.out.scores,
+            self.out.digest_of,
+            self.paths,
+            self.bonus,
+        )
+        terms = self.out.held
+        single = len(terms) == 1
+        for digest, (mask, _lines, _width) in held.items():
+            if digest in self.done:
+                continue
+            self.done.add(digest)
+            if single:  # one term: a window holds it or not
+                weight = terms[0][0]
+                best, total = weight, weight * mask.bit_count()
+            else:
+                marks = [(h[digest][0], w) for w, h in terms if digest in h]
+                if len(marks) == 1:
+                    best = marks[0][1]
+                    total = best * mask.bit_count()
+                else:
+                    best, total = _best_and_total(marks)
+            # its best window, plus an eighth of the rest (at most half the best)
+            value = best + min(best // 2, (total - best) // 16)
+            for path in paths[digest]:
+                scores[path] = value + bonus.get(path, 0)
+                digest_of[path] = digest
+
+    def settle(self, digests: Iterable[bytes]) -> None:
+        """Score these bodies if they were left unscored: from the terms they hold, or, holding
+        none, from what their paths' words hold."""
+        for digest in digests:
+            if digest in self.done:
+                continue
+            holding = [held for _weight, held in self.out.held if digest in held]
+            if holding:
+                self.settle_all({digest: holding[0][digest]})
+                continue
+            self.done.add(digest)
+            for path in self.paths[digest]:
+                gain = self.bonus.get(path)
+                if gain is not None and path not in self.out.scores:
+                    self.out.scores[path] = gain
+                    self.out.windows[path] = {}
+
+
+def _rerank(out: Scored, index: TextIndex, scorer: _Scorer, terms: list[Term]) -> None:
     """Files that define a code-shaped name of the query gain the best score so far plus
     `DEFINES` times the name's weight (split between the words of a dotted name; half for a
     definition that is indented, a method or a nested function)."""
-    bonus: dict[str, int] = {}
-    best = max(out.scores.values(), default=0)
+    src_paths = scorer.paths
+    defined: list[tuple[Term, set[bytes], set[bytes]]] = []
     for term in terms:
         if term.weight != WHOLE_CODE:
             continue
+        for word in term.words:
+            top: set[bytes] = {p.digest for p in index.lookup(definition_key(word, top=True))}
+            nested: set[bytes] = {p.digest for p in index.lookup(definition_key(word, top=False))}
+            defined.append((term, top, nested))
+            scorer.settle((top | nested) & src_paths.keys())  # scored whole before they gain
+    bonus: dict[str, int] = {}
+    best = max(out.scores.values(), default=0)
+    for term, top, nested in defined:
         weight = out.weights[term.words]
         gain = (best + weight * DEFINES) // len(term.words)
-        for word in term.words:
-            top = {p.digest for p in index.lookup(definition_key(word, top=True))}
-            nested = {p.digest for p in index.lookup(definition_key(word, top=False))}
-            for digest in sorted((top | nested) & src.paths.keys()):
-                for path in src.paths[digest]:
-                    bonus[path] = bonus.get(path, 0) + (gain if digest in top else gain // 2)
+        for digest in sorted((top | nested) & src_paths.keys()):
+            for path in src_paths[digest]:
+                bonus[path] = bonus.get(path, 0) + (gain if digest in top else gain // 2)
     for path, extra in bonus.items():
         if path not in out.scores and path not in out.digest_of:
             out.windows[path] = {}
         out.scores[path] = out.scores.get(path, 0) + extra
-
-
-def _path_score(path: str, terms: Sequence[tuple[str, int]]) -> int:
-    """What the words of a path (its folders and name, and their compounds' words) hold of a
-    query's single-word terms, twice over."""
-    lowered = path.lower()
-    present = [(word, w) for word, w in terms if word in lowered]
-    if not present:  # a word that is no substring of the path is none of its words
-        return 0
-    words: set[str] = set()
-    for piece in re.split(r"[/.\-]", path):
-        if piece:
-            words.add(piece.lower())
-            words.update(split_name(piece))
-    return sum(w * PATH_FACTOR for word, w in present if word in words)
 
 
 def line_terms(line: str) -> set[str]:
@@ -426,6 +703,9 @@ def line_terms(line: str) -> set[str]:
 
 def line_score(line: str, weights: dict[tuple[str, ...], int]) -> int:
     """What a line holds of the query's single terms (phrases count by their first word)."""
+    lowered = line.lower()  # a line's terms are pieces of it, lowercased
+    if not any(words[0] in lowered for words in weights):
+        return 0
     have = line_terms(line)
     return sum(w for words, w in weights.items() if words[0] in have)
 
@@ -441,13 +721,12 @@ def hits(
     """The best ``k`` files, each with its best window narrowed to the lines that match."""
     globs = GlobList(path_glob) if path_glob else None
     out: list[Hit] = []
-    for path, total in scored.ranked():
+    for path, total in scored.best():
         if globs is not None and not globs.match_file(path):
             continue
-        e = src.entries[path]
-        assert e.digest is not None
+        digest = Digest(src.digest_of[path])
         try:
-            text = text_of(store.get(e.digest)) or ""
+            text = text_of(store.get(digest)) or ""
         except (BlobNotFound, CorruptBlob):
             continue
         lines = text.split("\n")
@@ -468,8 +747,8 @@ def hits(
         out.append(
             Hit(
                 path,
-                tuple(src.packs.get(path, ())),
-                e.digest,
+                tuple(src.packs_of(path)),
+                digest,
                 min(matching),
                 max(matching),
                 total,
@@ -498,9 +777,11 @@ def search(
     progress: ProgressSink | None = None,
     scopes: Collection[str] = (),
     attached: Sequence[Attached] = (),
+    views: Views | None = None,
 ) -> list[Hit]:
     """Search the bodies of the project's packs (or of ``packs``), and of ``attached``, for
-    ``query``; ``scopes``: the memories asked for (`visible_packs`)."""
+    ``query``; ``scopes``: the memories asked for (`visible_packs`); ``views``: what a process
+    kept of the packs between searches (`packer.packview.Views`)."""
     if k < 1:
         raise UsageError(f"-k must be at least 1, not {k}")
     if not query_terms(query):
@@ -508,7 +789,27 @@ def search(
             f"the query {echoed(query)} has no word to search for (stop words alone match "
             "everything)"
         )
-    src = source(root, store, packs, scopes, attached)
-    ensure_indexed(index, store, src.paths, progress)
-    scored = score(index, src, query, lambda d: text_of(store.get(d)) or "")
-    return hits(store, src, scored, k=k, path_glob=path_glob)
+    src = source(root, store, packs, scopes, attached, views)
+    if src.indexed != (id(index), index.generation):  # a source kept from the last search
+        ensure_indexed(index, store, src.paths, progress)
+        src.indexed = (id(index), index.generation)
+
+    # A search asked again of the same source and index (a long-running process): its hits.
+    key = (id(index), index.generation, query, k, tuple(path_glob))
+    kept = src.results.get(key)
+    if kept is not None:
+        return list(kept)
+
+    def read(d: Digest) -> str:
+        return text_of(store.get(d)) or ""
+
+    # The best k are scored first; should some of them be left out (a path the globs refuse, a
+    # body gone from the store), every file is scored and the ranking read further.
+    scored = score(index, src, query, read, top=k if not path_glob else None)
+    found = hits(store, src, scored, k=k, path_glob=path_glob)
+    if len(found) < k and scored.complete_above:
+        found = hits(store, src, score(index, src, query, read), k=k, path_glob=path_glob)
+    if len(src.results) >= _KEPT_RESULTS:
+        src.results.clear()
+    src.results[key] = found
+    return list(found)

@@ -29,13 +29,14 @@ from dataclasses import dataclass
 from itertools import pairwise
 from urllib.parse import unquote, unquote_to_bytes
 
+import blake3
+
 # --- judging a value ------------------------------------------------------------------------------
 
 _PLACEHOLDER_WORDS = (
     "changeme",
     "change_me",
     "change-me",
-    "example",
     "placeholder",
     "your",
     "dummy",
@@ -62,7 +63,7 @@ _PLACEHOLDER_WORDS = (
     "api-key",
     "api_key",
     "aws4_request",
-    # a regular expression, not a value
+    # a regular expression, not a value (and see `_REGEX_SYNTAX`)
     "(?",
     "[^",
     # Passwords that documentation and tutorials use as examples (Oracle's scott/tiger and the
@@ -258,14 +259,75 @@ def _word_at_edge(value: str, lowered: str, word: str) -> bool:
     return False
 
 
+# Documentation examples: values providers publish in their docs, exactly as published. They
+# are in every copy of those pages, so they are no one's secret; only the whole value counts
+# (see `is_example`). Sources: the AWS IAM user guide (the first pair), the Amazon S3 user
+# guide (the second), the AWS Signature Version 4 test suite (the third) and the AWS STS API
+# reference's examples (the last two).
+DOCUMENTED_EXAMPLES = frozenset(
+    {
+        "AKIAIOSFODNN7EXAMPLE",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "AKIAI44QH8DHBEXAMPLE",
+        "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+        "AKIDEXAMPLE",
+        "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY",
+        "8P+SQvWIuLnKhh8d++jpw0nNmQRBZvNEXAMPLEKEY",
+    }
+)
+# The session tokens of the STS API reference's examples (the first two are also in the
+# Signature Version 4 test suite), kept as BLAKE3 digests of their bytes: as exact as the
+# values, without pages of base64 here.
+DOCUMENTED_EXAMPLE_DIGESTS = frozenset(
+    {
+        "63b4e268f90b23b8a3803557107041afb76f58e7242c7fc964535c46c342cba1",
+        "fc04f4369092707d0bbd1dbf7027e483e0108e3568e50eac46ee84d9cd699d24",
+        "f3858ae786a05740a57b318fb9a526e76d0c91942548c805a81803d33656c825",
+    }
+)
+_EXAMPLE_WORD = re.compile("example", re.IGNORECASE)
+
+
+def is_example(value: str) -> bool:
+    """A documentation example: one of the exact values providers publish, or a value that is
+    an example in words ("example-api-key", "AKIA1234EXAMPLE", whose rest is too short to be a
+    key). A long generated run with the word spliced in is not: it is someone's key written
+    over the documentation's, and only the published value itself is known to be harmless."""
+    if value in DOCUMENTED_EXAMPLES:
+        return True
+    if "example" not in value.lower():
+        return False
+    if blake3.blake3(value.encode()).hexdigest() in DOCUMENTED_EXAMPLE_DIGESTS:
+        return True
+    rest = _EXAMPLE_WORD.sub("", value)
+    return not looks_random(rest, 16)
+
+
+# A regular expression, not a value: a character class with a range or a class escape
+# (`[-!#$%&'*+.^_`|~0-9a-zA-Z]+`, `[\w.-]+`), or a class escape with a quantifier. A generated
+# secret holds brackets seldom and such a range inside them never.
+_REGEX_SYNTAX = re.compile(
+    r"\[[^\]]{0,64}?(?:[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9]|\\[dwsDWS])[^\]]{0,64}\]"
+    r"|\\[dwsDWS][+*?{]"
+)
+
+
 def is_placeholder(value: str) -> bool:
     lowered = value.lower()
     if any(w in lowered for w in _LONG_WORDS):
         return True
+    if "example" in lowered and is_example(value):
+        return True
+    if ("[" in value or "\\" in value) and _REGEX_SYNTAX.search(value):
+        return True
     if any(w in lowered and _word_at_edge(value, lowered, w) for w in _SHORT_WORDS):
         return True
     plain = unleet(lowered)
+    # "s3cr3t", "ex4mple": no generated value spells a word so.
     if plain != lowered and any(w in plain for w in _LEET_WORDS):
+        return True
+    if "example" in plain and "example" not in lowered:
         return True
     if any(m in value for m in _TEMPLATE_MARKERS) or value[0] in "$%@&*#:":
         return True
@@ -279,19 +341,48 @@ def is_placeholder(value: str) -> bool:
 
 
 _MEMBER_SEP = re.compile(r"\.|::|->")
+# Names joined by dots and slashes, each a name that may hold "-".
+_QUALIFIED = re.compile(r"@?[A-Za-z_$][\w$-]*(?:[./][A-Za-z_$][\w$-]*)+")
+_QUALIFIED_SEP = re.compile(r"[./]")
 _MEMBER_REF = re.compile(r"[a-z][\w$]*(?:\.[A-Za-z_$][\w$]*)+#[A-Za-z_$][\w$]*")
 
 
+def is_name_shaped(value: str) -> bool:
+    """Built the way code names things: whole words, acronyms and short numbers joined in
+    camel or snake case (`MLKEM768PrivateKey`, `HTTP2Connection`, `sha256_digest`). A
+    generated value changes case or class every character or two; a name changes them only
+    between its words, so its pieces are long, and each long piece is a word or an acronym."""
+    pieces = _PIECE.findall(value)
+    if len(pieces) * 3 > len(value):
+        return False
+    words = 0
+    for piece in pieces:
+        if piece[0].isdigit():
+            if len(piece) > 5:
+                return False  # a number in a name is a size or a curve ("25519"), not a run
+        elif not piece[0].isalpha():
+            if piece.strip("_"):
+                return False  # "$", "!": a name joins its words with "_" only
+        elif piece.isupper() and len(piece) <= 6:
+            continue  # an acronym ("MLKEM", "HTTP")
+        elif len(piece) >= 4:
+            if not _is_word(piece):
+                return False
+            words += 1
+    return words > 0
+
+
 def _generated(part: str, min_length: int = 16) -> bool:
-    """A long run of mixed case and digits that is no phrase of words: after a dot it is a
-    token's body ("hvs.CAES..."), not an attribute's name; between slashes, a piece of base64,
-    not a folder's."""
+    """A long run of mixed case and digits that is no phrase of words and no name: after a
+    dot it is a token's body ("hvs.CAES..."), not an attribute's or a class's name
+    (`mlkem.MLKEM768PrivateKey`); between slashes, a piece of base64, not a folder's."""
     return (
         len(part) >= min_length
         and any(c.isupper() for c in part)
         and any(c.islower() for c in part)
         and any(c.isdigit() for c in part)
         and not is_wordish(part)
+        and not is_name_shaped(part)
     )
 
 
@@ -301,6 +392,14 @@ def is_reference(value: str) -> bool:
     if "://" in value or value.startswith(("./", "../", "~/")):
         return True
     if _DOTTED.fullmatch(value) and not any(map(_generated, _MEMBER_SEP.split(value))):
+        return True
+    if (
+        "." in value
+        and _QUALIFIED.fullmatch(value)
+        and not any(map(_generated, _QUALIFIED_SEP.split(value)))
+    ):
+        # `io.modelcontextprotocol/subscriptionId`, `k8s.io/api/core`: a name under a domain
+        # or a package. The dot keeps base64 out: its alphabet has "/" but no ".".
         return True
     if _MEMBER_REF.fullmatch(value):
         return True  # `smithy.api#noAuth`, `java.util.List#add`: a name in a namespace
@@ -323,6 +422,8 @@ def is_reference(value: str) -> bool:
             return True
         if "_" in value and (value.isupper() or value.islower()):
             return True
+        if is_name_shaped(value):
+            return True  # a type or a class: `private_key: Ed25519PrivateKey`
     return False
 
 
@@ -352,16 +453,44 @@ def looks_random(value: str, min_length: int) -> bool:
     return entropy(value) >= bar
 
 
-def password_is_real(value: str) -> bool:
-    """A password written in a URL or on a command line: shorter ones count, weak defaults and
-    phrases of words do not."""
+# Symbols a password policy makes people add, as against the separators between words.
+_POLICY_SYMBOL = re.compile(r"[^\w\s./:-]")
+# Words that name a password: a value made of them and digits or symbols only ("pass#pass",
+# "pass123", "secret!") names what belongs there.
+_PASSWORD_NAMES = re.compile(r"pass(?:w(?:or)?d)?|pwd|pw|secret")
+
+
+def policy_shaped(value: str) -> bool:
+    """Words with digits and a symbol added, as a password policy asks ("Summer2024!"): a
+    person's password. Not a name or a test value: "veryPriv@ate" has its symbol for a letter
+    and no digit, "refreshed-token-123" only separators."""
+    plain = unleet(value, digits=False)
+    return (
+        any(c.isalpha() for c in plain)
+        and any(c.isdigit() for c in plain)
+        and _POLICY_SYMBOL.search(plain) is not None
+    )
+
+
+def password_is_real(value: str, *, words: bool = False) -> bool:
+    """A password written where the syntax says it is one (a URL's userinfo, `-p`, `IDENTIFIED
+    BY`): shorter ones count, weak defaults do not, nor placeholders, nor phrases of words
+    unless a policy shaped them ("Summer2024!").
+
+    ``words``: a phrase of words counts too (user "root", password "rootpass"). Only
+    a URL's userinfo asks for this: nothing but a password can stand there, while a word after
+    `--password` in a manual is as often the name of what to type. A value that is only the
+    word password with digits or symbols ("pass#pass") still names what belongs there."""
     if len(value) < 6 or value.lower() in _WEAK_DEFAULTS or " " in value:
         return False
     if len(value) < 8 and _classes(value) < 3:
         return False  # "foo(b]c": too short and too plain to be anyone's password
-    if is_placeholder(value) or is_reference(value) or is_wordish(value):
+    if is_placeholder(value) or _SLUG.fullmatch(value):
         return False
-    if _SLUG.fullmatch(value):
+    if words:
+        rest = _PASSWORD_NAMES.sub("", unleet(value.lower()))
+        return any(c.isalpha() for c in rest) and entropy(value) >= 2.3
+    if is_reference(value) or (is_wordish(value) and not policy_shaped(value)):
         return False
     return _classes(value) >= 2 and entropy(value) >= 2.3
 
@@ -553,6 +682,9 @@ class TokenRule:
     with no anchor that near is passed over without running the pattern.
     ``end``: for a block, the pattern that closes it, searched up to ``reach`` bytes on; a block
     whose end is not found cannot be redacted exactly.
+    ``at_literal``: every match starts where one of the literals does, so the pattern is tried
+    at each hit alone, not searched for in a window around it: for literals that are common
+    words, where a window's search would cost more than the rule finds.
     """
 
     kind: str
@@ -568,6 +700,7 @@ class TokenRule:
     reach: int = 0
     context: Callable[[bytes, re.Match[bytes]], bool] | None = None
     anchor: bytes | None = None
+    at_literal: bool = False
 
 
 def _ascii(check: Callable[[str], bool]) -> Callable[[bytes], bool]:
@@ -576,7 +709,9 @@ def _ascii(check: Callable[[str], bool]) -> Callable[[bytes], bool]:
 
 def _not_example(value: bytes) -> bool:
     lowered = value.lower()
-    return not any(w in lowered for w in (b"example", b"your", b"placeholder", b"redacted"))
+    if any(w in lowered for w in (b"your", b"placeholder", b"redacted")):
+        return False
+    return not is_example(value.decode("ascii", "replace"))
 
 
 def _mixed(value: bytes) -> bool:
@@ -592,19 +727,34 @@ def _openai(value: bytes) -> bool:
 
 
 def _url_password(value: bytes) -> bool:
+    # Only a password can stand in a URL's userinfo, whatever the scheme, so one made of words
+    # counts ("rootpass"); "user:pass", "username:password" and their kin name the place.
     password = unquote_to_bytes(value).decode("utf-8", "replace")
-    return password_is_real(password)
+    return password_is_real(password, words=True)
 
 
+# A user named for its role in the syntax ("user", "username", "dbuser", "userdiff").
+_ROLE_USER = re.compile(rb"(?i)user")
 _HOST = re.compile(rb"[A-Za-z0-9.-]{1,253}")
 # Names reserved for documentation and tests (RFC 2606, RFC 6761): no real service lives there.
 _EXAMPLE_DOMAINS = (b"example.com", b"example.org", b"example.net", b"example", b"test", b"invalid")
 
 
 def _url_credentials(data: bytes, match: re.Match[bytes]) -> bool:
-    """The text between "//" and ":" is a user, not a host with a port and a path; and the URL
-    leads to a real host, not one of the names reserved for examples."""
+    """The text between "//" and ":" is a user, not a host with a port and a path; the
+    password is not the user's name again (`postgres:postgres`, `app:app`: a default); and the
+    URL leads to a real host, not one of the names reserved for examples."""
     user, password = match.group("user"), match.group("v")
+    if user.lower() == password.lower():
+        return False
+    if _ROLE_USER.search(user) and not password_is_real(
+        unquote_to_bytes(password).decode("utf-8", "replace")
+    ):
+        # A user that names its place (`username:apples%2Foranges@hostspec`, `userdiff:passdiff`)
+        # marks a template or a test's fixture: there a password of words illustrates the
+        # syntax. A real user ("root", "svc") with a password of words is still a secret, and
+        # so is a generated or policy-shaped password under any user.
+        return False
     if b"/" in password:
         head = password.split(b"/", 1)[0]
         if head.isdigit() or b"." in user:
@@ -675,7 +825,7 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
         "AWS access key id",
         ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
         rb"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])",
-        check=lambda v: b"EXAMPLE" not in v,
+        check=lambda v: not is_example(v.decode("ascii")),
     ),
     _rule(
         "AWS secret access key",
@@ -816,12 +966,16 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
         |(?i:heroku)[\w.-]{0,30}(?i:key|token)[\\"']{0,2}[ \t]{0,4}(?:=|:|=>)[ \t]{0,4}[\\"']{0,2}
          (?P<v>[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}))""",
     ),
+    # An API key's SID: "SK" and 32 hex digits, wherever it is written (`Client("SK...",
+    # secret)`). The prefilter looks for "sk" and a hex digit: "sk" alone is in too many words
+    # ("task", "ask"), and every SID holds one of these sixteen.
     _rule(
         "Twilio key",
-        ("twilio",),
-        rb"""(?i:twilio)[\w.-]{0,30}[\\"']{0,2}[ \t]{0,4}(?:=|:|=>)[ \t]{0,4}[\\"']{0,2}
-        (?P<v>SK[0-9a-fA-F]{32})(?![A-Za-z0-9])""",
-        group="v",
+        tuple("sk" + c for c in "0123456789abcdef"),
+        _BOUNDARY + rb"SK[0-9a-fA-F]{32}(?![A-Za-z0-9_])",
+        after=32,
+        at_literal=True,
+        check=lambda v: _mixed(v[2:]),
     ),
     _rule(
         "Vault token",
@@ -913,6 +1067,25 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
         check=_ascii(password_is_real),
         in_binary=False,
     ),
+    # A user and a password after a label, as a README or a wiki page gives them:
+    # `Login: admin / ...`, `**Credentials:** ops / ...`, `Default login (staging): ...`. The
+    # password is judged as one written after a password's name: a label and a slash say less
+    # than a URL's syntax does ("Login: GitHub / Google" names two ways to sign in). The
+    # words are everywhere in code (`credential` 7,700 times in 234 MiB of it), so the
+    # pattern is tried at each of them, not searched for around them; "login" and
+    # "credential" are literals of other rules already, so they cost the prefilter nothing.
+    _rule(
+        "password after a login",
+        ("login", "credential", "creds"),
+        rb"""(?i:login|credentials|creds)(?:[ \t]{1,4}\([^)\n]{1,40}\))?[*_]{0,2}[ \t]{0,4}
+        [:=][*_]{0,2}[ \t]{0,4}[`"']?[\w.@+-]{1,64}[`"']?[ \t]{0,4}/[ \t]{0,4}[`"']?
+        (?P<v>[^\s`"']{5,127}[^\s`"'.,;:)])""",
+        after=300,
+        at_literal=True,
+        group="v",
+        check=_ascii(lambda v: value_is_secret("password", v)),
+        in_binary=False,
+    ),
     _rule(
         "SQL password",
         ("identified by", "password '"),
@@ -949,18 +1122,26 @@ ASSIGNMENT_LITERALS: tuple[bytes, ...] = tuple(
 MAX_NAME = 64
 
 # What follows a name, up to the value: the end of a quoted name or a subscript, a type
-# annotation (`: str`, `: &'static str`) or a Go type (`dbPassword string`), an operator.
+# annotation (`: str`, `: &'static str`) or a Go type (`dbPassword string`), an operator, or
+# the "is" of a sentence (`# the staging password is ...`).
 AFTER_NAME = re.compile(
     rb"""
     (?P<close>\\?["']\]?|\])?
     (?:[ \t]{0,4}:[ \t]{0,4}&?(?:'[a-z]+[ ])?[A-Za-z_\[(][\w\[\]<>&., |?*;()]{0,48}?
        (?=[ \t]{1,4}=[^=>]))?
     (?:[ \t]{1,4}\*?[A-Za-z_\[][\w.\[\]*]{0,32}(?=[ \t]{0,4}=[^=>]))?
-    [ \t]{0,8}(?P<op>=>|:=|\|\|=|\?\?=|\?=|===?|!==?|=|:|,|->)[ \t]{0,8}
+    [ \t]{0,8}(?P<op>=>|:=|\|\|=|\?\?=|\?=|===?|!==?|=|:|,|->|(?<=[ \t])(?:is|was)(?=[ \t]))
+    [ \t]{0,8}
     (?:!!str[ \t]+|new[ ]+String\(|[(\[]?[ \t]{0,2})?
     """,
     re.VERBOSE,
 )
+# A bare value runs up to a delimiter. "&" is one only where a query's next parameter
+# (`&user=`), an HTML entity (`&amp;`, `&quot;`) or a shell's `&&` starts: elsewhere it is
+# part of the value, as at the end of a password in a properties file that a policy made end
+# in "&".
+_BARE = rb"""(?P<bare>[^\s"'`,;&(){}\[\]<>\\|]{1,4096}
+    (?:&(?!&|\#?\w{1,10};|[\w.-]{1,64}=)[^\s"'`,;&(){}\[\]<>\\|]{0,4096}){0,8})"""
 # A value: quoted (a "\" before a quote is JSON's or a shell's escape), or bare up to a
 # delimiter. String prefixes of Python, C#, Rust are skipped.
 VALUE = re.compile(
@@ -969,11 +1150,12 @@ VALUE = re.compile(
     (?:\\?"(?P<dq>[^"\\\s]{1,4096})\\?"
      |\\?'(?P<sq>[^'\\\s]{1,4096})\\?'
      |`(?P<bq>[^`\s]{1,4096})`
-     |(?P<bare>[^\s"'`,;&(){}\[\]<>\\|]{1,4096}))
+     |"""
+    + _BARE
+    + rb""")
     """,
     re.VERBOSE,
 )
-# Forms where only blanks separate a name from its value.
 # Forms where only blanks separate a name from its value: what comes between the start of the
 # statement (a line, or what follows a ";") and the name.
 BLANK_PREFIX = re.compile(
@@ -982,7 +1164,9 @@ BLANK_PREFIX = re.compile(
 )
 BLANK_VALUE = re.compile(
     rb"""[ \t]{1,8}(?:\\?"(?P<dq>[^"\\\s]{1,4096})\\?"|'(?P<sq>[^'\s]{1,4096})'
-    |(?P<bare>[^\s"'`,;&(){}\[\]<>\\|]{1,4096}))""",
+    |"""
+    + _BARE
+    + rb""")""",
     re.VERBOSE,
 )
 # `<password>value</password>` and `<add key="Password" value="..."/>`.

@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 # Results are cached by content digest plus this version: bump it whenever a rule changes.
-SECRETS_VERSION = "6"
+SECRETS_VERSION = "7"
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,9 +167,18 @@ _ENCODED_WORDS = [
     ),
     *(b"-----BEGIN", b"PRIVATE KEY", b'{"type": "service_account"'),
 ]
-# A base64 literal must be distinctive; a caseless search makes short ones common.
+# The fixed heads of provider tokens: base64 of text that holds one (`AKIA...:...`, a token in
+# an encoded config) is decoded and scanned, and the token rules find the token there.
+_ENCODED_PREFIXES = (
+    b"AKIA", b"ASIA", b"ghp_", b"gho_", b"ghu_", b"ghs_", b"github_pat_", b"glpat-", b"xoxb-",
+    b"xoxp-", b"sk_live_", b"rk_live_", b"sk-ant-", b"sk-proj-", b"AIza", b"npm_", b"pypi-AgE",
+)  # fmt: skip
+# A base64 literal must be distinctive; a caseless search makes short ones common. Keywords are
+# words of text, so their short pieces are common too; a token head's base64 is not text, and
+# even its four-character pieces ("FLSU") turn up a few times in 300 MiB of code.
 _BASE64_LITERALS = sorted(
     {lit for w in _ENCODED_WORDS for lit in _base64_literals(w) if len(lit) >= 6}
+    | {lit for w in _ENCODED_PREFIXES for lit in _base64_literals(w) if len(lit) >= 4}
 )
 
 _TOKEN = 0
@@ -217,11 +226,17 @@ _NAME_RUN = re.compile(rb"[A-Za-z0-9_.-]{0,64}")
 _QUOTES = b"\"'"
 _PAIR_ENDS = (b'"', b"'", b" ", b"\t", b":", b"=")  # how `name: ` and `key=` end
 # What can follow a name that is given a value: a closing quote or bracket, then an operator,
-# a newline (the value of a `name:`/`value:` pair is on the next line), `>` (XML), a type and
-# then `=`, or XML's `value=`. Every form `_value_after` reads starts so, or with a blank.
+# `>` (XML), a type and then `=`, XML's `value=`, a `value` after a comma or on the next line
+# (a `name:`/`value:` pair), a sentence's "is" and a word as long as the shortest secret
+# (not "is not", "is None", "is a"), or a comma after a quoted name (`define('X', ...)`).
+# Every form `_value_after` reads starts so, or with a blank. A comma or a newline after a
+# bare name, what most names in code and prose are followed by, gives it no value.
 _ASSIGNS = re.compile(
-    rb"""(?:\\?["']\]?|\])?(?:[ \t]{0,8}[=:|?!,>\r\n-]
-    |[ \t]{1,4}\*?[A-Za-z_\[][\w.\[\]*]{0,32}[ \t]{0,4}=|\s{1,8}value)""",
+    rb"""(?:\\?["']\]?|\])?(?:[ \t]{0,8}[=:|?!>-]
+    |[ \t]{1,4}\*?[A-Za-z_\[][\w.\[\]*]{0,32}[ \t]{0,4}=|\s{1,8}value
+    |[ \t]{0,4}(?:,[ \t]{0,4}|\r?\n[ \t]{0,16}-?[ \t]{0,4})["']?(?i:value)
+    |[ \t]{1,4}(?:is|was)[ \t]{1,4}[`"']?[^\s`"']{6})
+    |(?:\\?["']\]?|\])[ \t]{0,8},""",
     re.VERBOSE,
 )
 # Two string literals in parentheses or brackets: a user and a password, or a variable's name
@@ -239,6 +254,10 @@ _FALLBACK = re.compile(
 # After a bare value, blanks and then more of an expression (not the end of a line, a
 # statement, a string or a comment).
 _CONTINUED = re.compile(rb"[ \t]+[A-Za-z0-9_$=]")
+# ... unless what follows is the next `key=value` of a list of them: a libpq connection string
+# (`host=db user=app password=... dbname=app`), variables before a shell command
+# (`PGPASSWORD=... PGUSER=app psql`), options. No expression goes on that way.
+_NEXT_PAIR = re.compile(rb"[ \t]+[A-Za-z_][\w.-]{0,63}=(?!=)")
 _BLANK_REACH = 200  # the most text between a statement's start and a blank-separated name
 
 
@@ -250,6 +269,17 @@ def _after_blank_keyword(data: bytes, start: int) -> bool:
     if cut < 0 and lo > 0:
         return False
     return BLANK_PREFIX.fullmatch(data, cut + 1, start) is not None
+
+
+def _statement_keyword(data: bytes, pos: int) -> bool:
+    """Whether the statement around ``pos`` starts with `ENV`, `#define` or their kin: what
+    `_after_blank_keyword` asks of a name that holds ``pos``, checked before the name's start
+    is known (a blank after a name is common, a statement of this kind is not)."""
+    lo = max(0, pos - _BLANK_REACH - MAX_NAME)
+    cut = max(data.rfind(b"\n", lo, pos), data.rfind(b";", lo, pos))
+    if cut < 0 and lo > 0:
+        return False
+    return BLANK_PREFIX.match(data, cut + 1, pos + 1) is not None
 
 
 def _line_bounds(data: bytes, start: int, end: int, before: int, after: int) -> tuple[int, int]:
@@ -274,10 +304,27 @@ def _value_span(m: re.Match[bytes], group: str | int) -> tuple[int, int]:
 
 
 def _token_matches(data: bytes, rule: TokenRule, positions: list[tuple[int, int]]) -> list[_Found]:
-    """Matches of ``rule`` in the windows around its literals' hits (windows merged)."""
+    """Matches of ``rule`` at its literals' hits, or in the windows around them (merged)."""
     anchor = rule.anchor
     if anchor is not None and anchor not in data:
         return []
+    if rule.at_literal:
+        # Tried at thousands of common words: kept to one call each (an end past the data is
+        # the data's end to `match`).
+        match, after = rule.pattern.match, rule.after
+        matches = []
+        for start, end in positions:
+            m = match(data, start, end + after)
+            if m is not None:
+                matches.append(m)
+        return _found(data, rule, matches)
+    return _found(data, rule, _window_matches(data, rule, positions))
+
+
+def _window_matches(
+    data: bytes, rule: TokenRule, positions: list[tuple[int, int]]
+) -> list[re.Match[bytes]]:
+    anchor = rule.anchor
     size = len(data)
     before, after, multiline = rule.before, rule.after, rule.multiline
     windows: list[list[int]] = []
@@ -305,19 +352,22 @@ def _token_matches(data: bytes, rule: TokenRule, positions: list[tuple[int, int]
             windows.append([lo, hi])
             last_hi = hi
         closed = not multiline and (last_hi == size or data[last_hi] == 10)
+    return [m for lo, hi in windows for m in rule.pattern.finditer(data, lo, hi)]
+
+
+def _found(data: bytes, rule: TokenRule, matches: list[re.Match[bytes]]) -> list[_Found]:
     found: list[_Found] = []
-    for lo, hi in windows:
-        for m in rule.pattern.finditer(data, lo, hi):
-            span = _value_span(m, rule.group)
-            if rule.check is not None and not rule.check(data[span[0] : span[1]]):
-                continue
-            if rule.context is not None and not rule.context(data, m):
-                continue
-            exact: tuple[int, int] | None = span
-            if rule.end is not None:
-                closing = rule.end.search(data, m.end(), m.end() + rule.reach)
-                exact = (m.start(), closing.end()) if closing else None
-            found.append(_Found(m.start(), rule.kind, exact, token=True))
+    for m in matches:
+        span = _value_span(m, rule.group)
+        if rule.check is not None and not rule.check(data[span[0] : span[1]]):
+            continue
+        if rule.context is not None and not rule.context(data, m):
+            continue
+        exact: tuple[int, int] | None = span
+        if rule.end is not None:
+            closing = rule.end.search(data, m.end(), m.end() + rule.reach)
+            exact = (m.start(), closing.end()) if closing else None
+        found.append(_Found(m.start(), rule.kind, exact, token=True))
     return found
 
 
@@ -331,8 +381,8 @@ def _assignment_at(data: bytes, pos: int, length: int, seen: set[int]) -> tuple[
     while end > pos + 1 and data[end - 1] in b".-":
         end -= 1
     if _ASSIGNS.match(data, end) is None:
-        if data[end : end + 1] not in (b" ", b"\t"):
-            return None, 0
+        if data[end : end + 1] not in (b" ", b"\t") or not _statement_keyword(data, pos):
+            return None, 0  # most names before a blank are words of a sentence
         blank = True
     else:
         blank = False
@@ -355,7 +405,7 @@ def _assignment_at(data: bytes, pos: int, length: int, seen: set[int]) -> tuple[
     value = _value_after(data, start, end, hi)
     if value is None:
         return None, 0
-    vstart, vend, bare = value
+    vstart, vend, bare, prose = value
     skip_to = vend
     if bare and data[vend : vend + 1] in (b"(", b"["):
         # A call or a subscript: the value is computed, not written here, unless the call is
@@ -378,8 +428,10 @@ def _assignment_at(data: bytes, pos: int, length: int, seen: set[int]) -> tuple[
             # `process.env.JWT_SECRET || "..."`: the default is written here.
             vstart, vend = fallback.span("v")
             skip_to = fallback.end()
-        elif _CONTINUED.match(data, vend):
-            return None, skip_to  # `a?b:void 0`: more code follows, the value is an expression
+        elif not prose and not _NEXT_PAIR.match(data, vend) and _CONTINUED.match(data, vend):
+            # `a?b:void 0`: more code follows, the value is an expression. A sentence goes on
+            # after its value ("the password is ... for staging"), and so does a list of pairs.
+            return None, skip_to
     else:
         lead = data[max(0, vstart - 6) : vstart - 1]
         opening = max(lead.rfind(b"("), lead.rfind(b"["))
@@ -459,20 +511,21 @@ def _table_secrets(data: bytes, header_end: int) -> list[_Found]:
     return found
 
 
-def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, bool] | None:
-    """(start, end, bare) of the value written after the name at ``start:end``."""
+def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, bool, bool] | None:
+    """(start, end, bare, prose) of the value written after the name at ``start:end``; prose:
+    the value is given in a sentence ("the password is ...")."""
     before = data[start - 1 : start]
     after = data[end : end + 1]
     if before == b"<" and after == b">":  # <password>value</password>
         m = XML_VALUE.match(data, end, hi)
-        return (*m.span("bare"), False) if m else None
+        return (*m.span("bare"), False, False) if m else None
     if before and before in _QUOTES and after == before:
         head = data[max(0, start - 24) : start]
         if XML_KEY_PREFIX.search(head):  # <add key="Password" value="..."/>
             m = XML_ATTRIBUTE.match(data, end + 1, hi) or XML_VALUE.match(data, end + 1, hi)
             if m:
                 group = "dq" if "dq" in m.re.groupindex else "bare"
-                return (*m.span(group), False)
+                return (*m.span(group), False, False)
     head = data[max(0, start - 16) : start].lower() if before in _PAIR_ENDS else b""
     if (b"name" in head or b"key" in head) and PAIR_NAME_PREFIX.search(head):
         pair = PAIR_VALUE.match(data, end, min(len(data), end + 64))
@@ -481,13 +534,13 @@ def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, 
             v = VALUE.match(data, pair.end(), next_end if next_end >= 0 else len(data))
             if v is not None:
                 group = v.lastgroup or "bare"
-                return (*v.span(group), group == "bare")
+                return (*v.span(group), group == "bare", False)
     op = AFTER_NAME.match(data, end, hi)
     if op is not None and _operator_fits(data, start, op):
         v = VALUE.match(data, op.end(), hi)
         if v is not None:
             group = v.lastgroup or "bare"
-            return (*v.span(group), group == "bare")
+            return (*v.span(group), group == "bare", op.group("op") in (b"is", b"was"))
     # ENV NAME value, #define NAME "value", login NAME password value
     if after not in (b" ", b"\t"):
         return None
@@ -495,7 +548,7 @@ def _value_after(data: bytes, start: int, end: int, hi: int) -> tuple[int, int, 
         v = BLANK_VALUE.match(data, end, hi)
         if v is not None:
             group = v.lastgroup or "bare"
-            return (*v.span(group), group == "bare")
+            return (*v.span(group), group == "bare", False)
     return None
 
 

@@ -462,13 +462,12 @@ class Glob:
             and all(t is not None and len(t) == 1 for t in first[1:])
         ):
             self.suffix = bytes(min(t) for t in first[1:] if t is not None)
-        if self.regex is not None:
-            self._compiled = re.compile(self.regex + b"\\Z", re.DOTALL)
-        else:
+        if self.regex is None:
             # a regex for a looser pattern turns most names away before the counted matcher
             self.sieve = _regex(self._prefix, self._segments, loose=True)
             assert self.sieve is not None
-            self._sieve = re.compile(self.sieve + b"\\Z", re.DOTALL)
+        # Both are compiled on the first `match`: a `GlobList` matches most paths with one
+        # alternation of every line's regex, and never asks most lines alone.
 
     def keys(self) -> frozenset[Key] | None:
         """What a path must show for this pattern to match it or one of its folders: at least
@@ -514,10 +513,15 @@ class Glob:
             return False
         if self._literal:
             return name == self._prefix if not self.basename else name == self.text
-        if self._compiled is not None and not counted:
+        if self.regex is not None and not counted:
+            if self._compiled is None:
+                self._compiled = re.compile(self.regex + b"\\Z", re.DOTALL)
             return self._compiled.match(name) is not None
-        if self._sieve is not None and not counted and self._sieve.match(name) is None:
-            return False
+        if self.sieve is not None and not counted:
+            if self._sieve is None:
+                self._sieve = re.compile(self.sieve + b"\\Z", re.DOTALL)
+            if self._sieve.match(name) is None:
+                return False
         if not name.startswith(self._prefix):
             return False
         rest = name[len(self._prefix) :]

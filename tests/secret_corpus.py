@@ -58,6 +58,16 @@ class Values:
     def b64(self, n: int) -> str:
         return self.pick(ALNUM + "+/", n)
 
+    def human(self, words: tuple[str, ...], symbols: str = "!#$&*?") -> str:
+        """A password a person makes to satisfy a policy: a word, a year and a symbol."""
+        return (
+            self.rng.choice(words) + str(self.rng.randrange(2010, 2027)) + self.rng.choice(symbols)
+        )
+
+    def phrase(self, first: tuple[str, ...], second: tuple[str, ...]) -> str:
+        """A password of two lowercase words run together."""
+        return self.rng.choice(first) + self.rng.choice(second)
+
     def pem_body(self, lines: int = 6) -> list[str]:
         return ["MII" + self.pick(ALNUM + "+/", 61)] + [
             self.pick(ALNUM + "+/", 64) for _ in range(lines - 1)
@@ -74,9 +84,11 @@ Form = Callable[[Values, str], tuple[str, bytes, tuple[str, ...]]]
 FORMS: dict[str, Form] = {}
 HELDOUT: dict[str, Form] = {}
 HELDOUT2: dict[str, Form] = {}
-# The tuned corpus, the first held-out corpus, and a second held-out corpus written after the
-# scanner's precision work (its forms were measured once, never tuned on).
-CORPORA = {"tuned": FORMS, "held-out": HELDOUT, "held-out-2": HELDOUT2}
+HELDOUT3: dict[str, Form] = {}
+# The tuned corpus, the first held-out corpus, a second held-out corpus written after the
+# scanner's precision work, and a third written with issue 21's rules, before they were run on
+# it (each held-out corpus measured, never tuned on).
+CORPORA = {"tuned": FORMS, "held-out": HELDOUT, "held-out-2": HELDOUT2, "held-out-3": HELDOUT3}
 
 
 def form(name: str, *, heldout: bool | str = False) -> Callable[[Form], Form]:
@@ -469,6 +481,61 @@ def _ppk(vals: Values, tag: str) -> tuple[str, bytes, tuple[str, ...]]:
 def _file_name(vals: Values, tag: str) -> tuple[str, bytes, tuple[str, ...]]:
     v = GH + vals.pick(ALNUM, 36)
     return f"backup/{tag}/{v}.txt", b"nothing secret inside\n", (v,)
+
+
+# --- the forms issue 21 found leaking ---------------------------------------------------------
+
+SEASONS = ("Summer", "Winter", "Autumn", "Spring", "Sunshine", "Dragon", "Falcon", "Harbor")
+FIRST_WORDS = ("root", "admin", "blue", "lucky", "silver", "mango", "ocean", "maple")
+SECOND_WORDS = ("pass", "cloud", "storm", "stone", "river")
+
+simple(
+    "twilio api key sid",
+    "sms/{tag}_client.py",
+    'from twilio.rest import Client\n\nclient = Client("{v}", "x")\n',
+    tok("S" + "K", HEX, 32),
+)
+simple(
+    "yaml human password",
+    "deploy/{tag}/db.yaml",
+    f"db:\n  user: app\n  {P}: {{v}}\n",
+    lambda vals: vals.human(SEASONS),
+)
+simple(
+    "url password of words",
+    "conf/{tag}_db.py",
+    'DATABASE_URL = "mysql://root:{v}@localhost:3306/app"\n',
+    lambda vals: vals.phrase(FIRST_WORDS, SECOND_WORDS),
+)
+simple(
+    "libpq dsn with more keys",
+    "db/{tag}/conn.py",
+    f'conn = psycopg2.connect("host=db user=app {P}={{v}} dbname=app")\n',
+    pw(),
+)
+simple(
+    "password in a comment",
+    "scripts/{tag}/backup.sh",
+    f"#!/bin/sh\n# the staging admin {P} is {{v}}\npg_dump app > app.sql\n",
+    pw(),
+)
+simple("readme login", "docs/{tag}/README.md", "## Staging\n\nLogin: admin / {v}\n", pw())
+
+
+@form("base64 of a key id and secret")
+def _b64_aws(vals: Values, tag: str) -> tuple[str, bytes, tuple[str, ...]]:
+    key_id = AK + vals.pick(string.ascii_uppercase + string.digits, 16)
+    secret = vals.b64(40)
+    enc = base64.b64encode(f"{key_id}:{secret}".encode()).decode()
+    return f"ops/{tag}/registry.yaml", f"registry:\n  blob: {enc}\n".encode(), (enc, key_id, secret)
+
+
+@form("aws secret with EXAMPLE in it")
+def _aws_example(vals: Values, tag: str) -> tuple[str, bytes, tuple[str, ...]]:
+    key_id = AK + vals.pick(string.ascii_uppercase + string.digits, 16)
+    secret = vals.b64(26) + "EXAM" + "PLE" + vals.b64(7)
+    text = f'AWS_ACCESS_KEY_ID = "{key_id}"\nAWS_SECRET_ACCESS_KEY = "{secret}"\n'
+    return f"aws/{tag}_keys.py", text.encode(), (key_id, secret)
 
 
 # --- the held-out corpus: other templates, other places -------------------------------------------
@@ -959,6 +1026,157 @@ def _appsettings_two(vals: Values, tag: str) -> tuple[str, bytes, tuple[str, ...
         indent=2,
     )
     return f"api/{tag}/appsettings.Staging.json", text.encode(), (a, b)
+
+
+# --- the third held-out corpus: issue 21's classes in other forms, written before a run ---------
+
+H3 = "held-out-3"
+NAMES = ("Charlie", "Buster", "Jordan", "Phoenix", "Maverick", "Willow", "Ranger", "Cooper")
+LEFT = ("green", "quiet", "brave", "amber", "cobalt", "copper", "velvet")
+RIGHT = ("lake", "forest", "meadow", "harbor", "canyon", "garden")
+
+simple(
+    "twilio sid in json",
+    "conf/{tag}/messaging.json",
+    '{"messaging": {"sid": "{v}", "region": "us1"}}\n',
+    tok("S" + "K", HEX, 32),
+    heldout=H3,
+)
+simple(
+    "twilio sid in a yaml list",
+    "conf/{tag}/keys.yaml",
+    "keys:\n  - {v}\n",
+    lambda vals: "S" + "K" + vals.pick("0123456789ABCDEF", 32),
+    heldout=H3,
+)
+simple(
+    "properties human password",
+    "src/main/resources/{tag}.properties",
+    "mail.host=smtp.corp\nmail.password={v}\n",
+    lambda vals: vals.human(NAMES),
+    heldout=H3,
+)
+simple(
+    "json human password",
+    "conf/{tag}/smtp.json",
+    '{"smtp": {"user": "noreply", "password": "{v}"}}\n',
+    lambda vals: vals.human(NAMES, "%&*@"),
+    heldout=H3,
+)
+simple(
+    "toml human password",
+    "conf/{tag}/app.toml",
+    '[database]\nuser = "app"\npassword = "{v}"\n',
+    lambda vals: vals.human(NAMES),
+    heldout=H3,
+)
+simple(
+    "amqp url of words",
+    "svc/{tag}/queue.ex",
+    'config :svc, broker: "amqp://svc:{v}@rabbit.internal:5672/"\n',
+    lambda vals: vals.phrase(LEFT, RIGHT),
+    heldout=H3,
+)
+simple(
+    "ftp url of words",
+    "scripts/{tag}/upload.sh",
+    "curl -T build.zip ftp://deploy:{v}@files.corp.lan/upload/\n",
+    lambda vals: vals.phrase(LEFT, RIGHT),
+    heldout=H3,
+)
+simple(
+    "smtp url of words in yaml",
+    "deploy/{tag}/mailer.yaml",
+    "mailer:\n  dsn: smtp://mailer:{v}@smtp.corp:587\n",
+    lambda vals: vals.phrase(LEFT, RIGHT),
+    heldout=H3,
+)
+simple(
+    "shell variables before psql",
+    "scripts/{tag}/restore.sh",
+    "#!/bin/sh\nPGPASSWORD={v} PGUSER=app psql -h db -f dump.sql\n",
+    pw(16, "#^*!+"),
+    heldout=H3,
+)
+simple(
+    "go dsn string",
+    "internal/{tag}/db.go",
+    'db, err := sql.Open("postgres",\n'
+    '\t"dbname=shop user=shop password={v} host=pg sslmode=require")\n',
+    pw(16, "#^*!+"),
+    heldout=H3,
+)
+simple(
+    "markdown prose password",
+    "docs/{tag}/grafana.md",
+    "# Grafana\n\nThe Grafana admin password is `{v}`.\n",
+    pw(),
+    heldout=H3,
+)
+simple(
+    "sql comment prose",
+    "db/{tag}/rotate.sql",
+    "-- root password was {v} before the rotation\nALTER USER root;\n",
+    pw(),
+    heldout=H3,
+)
+simple(
+    "js comment api token",
+    "web/{tag}/client.js",
+    "// NOTE: the API token is {v} (staging only)\nfetch(url);\n",
+    tok("", ALNUM, 32),
+    heldout=H3,
+)
+simple(
+    "markdown credentials label",
+    "docs/{tag}/ops.md",
+    "## Access\n\n**Credentials:** ops / {v}\n",
+    pw(),
+    heldout=H3,
+)
+simple(
+    "login with a note and backticks",
+    "docs/{tag}/staging.md",
+    "Default login (staging): `deploy` / `{v}`\n",
+    pw(),
+    heldout=H3,
+)
+simple(
+    "yaml aws secret with EXAMPLE",
+    "aws/{tag}/creds.yaml",
+    "aws_secret_access_key: {v}\n",
+    lambda vals: vals.b64(20) + "EXAM" + "PLE" + vals.b64(13),
+    heldout=H3,
+)
+simple(
+    "shell aws secret with EXAMPLE",
+    "aws/{tag}/env.sh",
+    "export AWS_SECRET_ACCESS_KEY={v}\n",
+    lambda vals: "EXAM" + "PLE" + vals.b64(33),
+    heldout=H3,
+)
+
+
+@form("base64 of a github token", heldout=H3)
+def _b64_github(vals: Values, tag: str) -> tuple[str, bytes, tuple[str, ...]]:
+    v = GH + vals.pick(ALNUM, 36)
+    enc = base64.b64encode(v.encode()).decode()
+    text = f"apiVersion: v1\nkind: ConfigMap\ndata:\n  gh: {enc}\n"
+    return f"k8s/{tag}/cm.yaml", text.encode(), (enc, v)
+
+
+@form("base64 of a slack token after text", heldout=H3)
+def _b64_slack(vals: Values, tag: str) -> tuple[str, bytes, tuple[str, ...]]:
+    v = "xox" + "b-" + vals.pick(string.digits, 12) + "-" + vals.pick(ALNUM, 24)
+    enc = base64.b64encode(f"bot={v}\n".encode()).decode()
+    return f"bots/{tag}/bundle.txt", f'slack_bundle = "{enc}"\n'.encode(), (enc, v)
+
+
+@form("base64 of a stripe key", heldout=H3)
+def _b64_stripe(vals: Values, tag: str) -> tuple[str, bytes, tuple[str, ...]]:
+    v = "sk" + "_live_" + vals.pick(ALNUM, 24)
+    enc = base64.b64encode(f"{{'key': '{v}'}}".encode()).decode()
+    return f"pay/{tag}/blob.txt", f"{enc}\n".encode(), (enc, v)
 
 
 # --- adversarial inputs: what a linear scan must get through quickly ------------------------------

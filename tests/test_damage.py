@@ -281,6 +281,59 @@ def test_a_seal_spares_the_walk_but_never_hides_later_damage(
         Store.at(store_dir, readonly=True)
 
 
+def test_a_writer_leaves_the_seal_only_when_its_own_commits_are_all_that_changed(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store that found the file sound and changed it only by its own commits seals the file
+    as its last commit left it (so the command after a pack does not walk again); anything
+    else writing to the file between its commits, or after the last, leaves no seal, and
+    damage done after the last commit is still refused by the next opener."""
+    store_dir = project / ".cas"
+    data = store_dir / "data.mdb"
+    walks: list[int] = []
+    real_walk = datafile.walk
+
+    def counting_walk(*args: object, **kwargs: object) -> datafile.Walk:
+        walks.append(1)
+        return real_walk(*args, **kwargs)  # type: ignore[arg-type]
+
+    def opened_walks() -> int:
+        before = len(walks)
+        with Store.at(store_dir, readonly=True):
+            pass
+        return len(walks) - before
+
+    monkeypatch.setattr(datafile, "walk", counting_walk)
+    with Store.at(store_dir) as store:  # the copy has no seal: walked
+        assert len(walks) == 1
+        store.put(b"one")
+        store.put(b"two")
+    assert opened_walks() == 0  # sealed as its last commit left it
+    with Store.at(store_dir, readonly=True) as store:
+        assert store.get(Digest.of(b"two")) == b"two"
+    # something else writes to the file between two commits: no seal
+    with Store.at(store_dir) as store:
+        store.put(b"three")
+        os.utime(data)  # any write behind LMDB's back moves the ctime, as this does
+        store.put(b"four")
+    assert opened_walks() == 1
+    # another process commits between two commits of this one: this one cannot vouch for it
+    # (the other may seal what it left, but this one's last commit came after)
+    (project / "six.txt").write_bytes(b"six")
+    with Store.at(store_dir) as store:
+        store.put(b"five")
+        assert run_cas("put", "six.txt", cwd=project).code == 0
+        store.put(b"seven")
+    assert opened_walks() == 1
+    # damage after a writer's last commit, before it closes: refused by the next opener
+    with Store.at(store_dir) as store:
+        store.put(b"eight")
+        node = inline_node_of(data, "meta")
+        flip(data, node + 3, 0x40)
+    with pytest.raises(StoreDamaged):
+        Store.at(store_dir, readonly=True)
+
+
 @pytest.mark.slow
 def test_every_command_survives_hundreds_of_damages(
     pristine: tuple[Path, dict[str, str]], tmp_path: Path

@@ -79,3 +79,60 @@ def test_index_shape_agrees_with_decode_index(raw: int, chunk_size: int) -> None
             frame.index_shape(broken)
         with pytest.raises(frame.FrameError):
             frame.decode_index(broken)
+
+
+# --- many frames decoded at once (verify's fast path) ------------------------------------------
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.binary(max_size=3000) | st.text(max_size=400).map(lambda t: (t * 7).encode()),
+            st.sampled_from(["intact", "flip", "cut", "wrong size", "absent"]),
+        ),
+        max_size=12,
+    )
+)
+def test_decode_many_is_decode_for_each_and_none_for_each_damaged(
+    items: list[tuple[bytes, str]],
+) -> None:
+    frames: list[bytes | None] = []
+    sizes: list[int] = []
+    for data, how in items:
+        value = frame.encode(data, 3)
+        size = len(data)
+        if how == "flip" and len(value) > frame.HEADER_SIZE:
+            at = frame.HEADER_SIZE + (len(value) - frame.HEADER_SIZE) // 2
+            value = value[:at] + bytes([value[at] ^ 0x55]) + value[at + 1 :]
+        elif how == "cut":
+            value = value[:-1]
+        elif how == "wrong size":
+            size += 1
+        frames.append(None if how == "absent" else value)
+        sizes.append(size)
+    got = frame.decode_many(frames, sizes)
+    assert len(got) == len(frames)
+    for value, size, (data, how), out in zip(frames, sizes, items, got, strict=True):
+        if how == "intact":
+            assert out is not None and bytes(out) == data
+        elif how in ("absent", "wrong size", "cut"):
+            assert out is None
+        else:
+            # A flipped byte either breaks the frame or decodes to other bytes of the same
+            # size (then only the digest finds it); never a wrong length, never an error.
+            assert value is not None
+            try:
+                single: bytes | None = frame.decode(value)
+            except frame.FrameError:
+                single = None
+            if single is not None and len(single) == size:
+                assert out is not None and bytes(out) == single
+            else:
+                assert out is None
+
+
+def test_decode_many_skips_chunk_indexes() -> None:
+    chunks = [Digest.of(b"a"), Digest.of(b"b")]
+    index = frame.encode_index(8, 4, chunks)
+    plain = frame.encode(b"x" * 100, 3)
+    assert frame.decode_many([index, plain], [8, 100]) == [None, b"x" * 100]

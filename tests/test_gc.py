@@ -31,6 +31,7 @@ from cas.events import ProgressEvent, ProgressSink
 from cas.gc import collect
 from cas.lease import HOST, PIDNS, Lease, LeaseRecord, leases
 from cas.verify import verify
+from tests import rawstore
 from tests.conftest import cas_env, run_cas
 from tests.rawstore import age
 from tests.stress.crash_loop import write_pack
@@ -283,6 +284,35 @@ def test_a_put_that_dedupes_onto_a_candidate_saves_it(project: Path) -> None:
         assert Digest.of(V1["data/big.bin"]) not in report.digests
         assert report.spared_late == 1
         assert verify(store, [str(Digest.of(V1["data/big.bin"]))]).ok
+
+
+def test_the_batched_sweep_judges_each_candidate_again_in_its_transaction(tmp_path: Path) -> None:
+    # Hundreds of unreferenced blobs, deleted in one pass of cursors: those a put deduplicated
+    # onto after the snapshot, and one whose metadata row was damaged since, are spared; the
+    # rest go, and the store's totals follow exactly.
+    bodies = [f"body {i}\n".encode() * (1 + i % 40) for i in range(400)]
+    big = b"".join(bytes([i]) * 4096 for i in range(3))  # a chunked one among them
+    with Store.create(tmp_path / ".cas", chunk_size=4096) as store:
+        digests = [store.put(body) for body in [*bodies, big]]
+        age(store, set(digests), 7200)
+        again = bodies[::25]
+        damaged = Digest.of(bodies[7])
+
+        def meanwhile() -> None:
+            for body in again:
+                store.put(body)
+            rawstore.change(store, "meta", damaged, lambda v: v[:-1])
+
+        report = collect(store, grace_ns=0, require_roots=False, progress=_hook(meanwhile))
+        spared = {Digest.of(body) for body in again} | {damaged}
+        assert report.spared_late == len(spared)
+        assert set(report.digests) == set(digests) - spared
+        assert report.pruned == len(digests) - len(spared)
+        assert report.chunks_pruned == 3
+        assert blobs(store) == spared
+        stats = store.stats()
+        assert stats.blobs == len(spared)
+        assert stats.raw_bytes == sum(len(b) for b in bodies if Digest.of(b) in spared)
 
 
 def test_a_pin_made_after_the_snapshot_is_honoured(project: Path) -> None:

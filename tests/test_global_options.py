@@ -16,9 +16,13 @@ from tests.conftest import cas_env, run_cas
 
 
 def command_paths(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    """Every command of the `cas` tree, groups and their subcommands included."""
+    """Every command of the `cas` tree, groups and their subcommands included (as --help
+    finds them: the top level loads its commands' modules when asked)."""
     out = []
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None, name
         out.append((*path, name))
         if isinstance(command, click.Group):
             out += command_paths(command, (*path, name))

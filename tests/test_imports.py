@@ -368,3 +368,80 @@ def test_imports_follow_the_layers() -> None:
         f"{modules[a].relative_to(ROOT)}:{lines[a, b]} ({layer_of(a)}) imports {b} ({layer_of(b)})"
         for a, b in bad
     )
+
+
+# --- what a command loads --------------------------------------------------------------------
+
+# Runs one command in a fresh interpreter, as the `cas` command would, and prints the modules
+# of the project and the heavy libraries it loaded.
+_LOADED = """
+import json, sys
+from cas.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def loaded_by(args: list[str], cwd: Path) -> tuple[set[str], str]:
+    """The modules ``cas ARGS`` loaded, and what it printed."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import cas_env
+
+    proc = subprocess.run(
+        [sys.executable, "-P", "-c", _LOADED, *args],
+        capture_output=True, text=True, cwd=cwd, env=cas_env(), check=True, timeout=120,
+    )  # fmt: skip
+    return set(json.loads(proc.stderr.strip().splitlines()[-1])), proc.stdout
+
+
+def test_the_command_table_names_every_command_of_its_modules() -> None:
+    """`cas.cli.COMMAND_MODULES` is what lets a command load alone: every command a module
+    defines is listed under its own name, with that module, and nothing else is."""
+    import importlib
+
+    from cas.cli import COMMAND_MODULES
+
+    found = {}
+    for module in set(COMMAND_MODULES.values()):
+        for command in importlib.import_module(module).COMMANDS:
+            assert command.name is not None
+            found[command.name] = module
+    assert found == COMMAND_MODULES
+
+
+def test_a_command_loads_its_own_module_and_not_the_others(tmp_path: Path) -> None:
+    """A search loads the search and the store, not the packer's pipeline, the remotes, gc or
+    the MCP SDK; ``--help`` of the whole tool loads every command to list it."""
+    from tests.conftest import run_cas
+
+    (tmp_path / "cas.toml").write_text("[pack]\nbudget = { target = 3000, max = 3000 }\n")
+    (tmp_path / "router.py").write_text("def new_router():\n    return 1\n")
+    assert run_cas("pack", cwd=tmp_path).code == 0
+    loaded, out = loaded_by(["search", "new_router"], tmp_path)
+    assert out.startswith("router.py:1-")
+    assert {"cas.cli.agent_cmds", "packer.search", "packer.packview", "cas.store"} <= loaded
+    for unwanted in (
+        "cas.cli.pack_cmds",
+        "cas.cli.remote_cmds",
+        "cas.cli.maint_cmds",
+        "cas.cli.mem_cmds",
+        "cas.cli.store_cmds",
+        "packer.build",
+        "packer.secrets",
+        "cas.gc",
+        "cas.remote",
+        "cas.batch",
+        "mcp",
+        "numpy",
+        "pathspec",
+        "concurrent.futures.process",
+    ):
+        assert unwanted not in loaded, unwanted
+    everything, _ = loaded_by(["--help"], tmp_path)
+    assert {"cas.cli.pack_cmds", "cas.cli.remote_cmds", "cas.cli.mem_cmds"} <= everything

@@ -96,6 +96,27 @@ def test_pruned_blob_named_by_the_cache_is_read_again(tmp_path: Path) -> None:
         assert s.has(e.digest)
 
 
+def test_a_memo_whose_summary_was_pruned_is_made_again(tmp_path: Path) -> None:
+    """A warm pack reuses the memo's manifest only if every blob it references is stored: the
+    bodies the ingest just found, and the summaries, looked up apart. One pruned: the manifest
+    is made again, the same bytes, and the summary is stored again."""
+    from cas import manifest as mf
+
+    root = build_tree(tmp_path / "r", with_specials=False)
+    _age(root)
+    Store.create(root / ".cas").close()
+    _, data = _run(root)
+    summaries = [e.summary for e in mf.decode(data).entries if e.summary is not None]
+    assert summaries  # the fixture's budget leaves some files summarised
+    with Store.at(root / ".cas") as s:
+        s.delete([summaries[0]])
+    report, again = _run(root)
+    assert again == data
+    assert report.stat_hits == report.files  # type: ignore[attr-defined]
+    with Store.at(root / ".cas") as s:
+        assert s.has(summaries[0])
+
+
 def test_cached_prices_and_memo_give_the_bytes_a_cold_store_gives(tmp_path: Path) -> None:
     """After edits, a pack that reuses cached outlines, lexicons, token counts, the stat cache
     and the memo writes the same manifest as a pack into a fresh store that computes

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from cas import Digest, Store, locate
 from cas import manifest as mf
 from cas.errors import NotFound, ProblemError, UsageError
-from cas.locate import load_pack, pack_entry
+from cas.locate import PackFiles, load_pack, pack_entry
 from tests.conftest import Result, run_cas
 from tests.s3server import SeaweedS3, s3server
 
@@ -147,6 +147,39 @@ def test_a_manifests_path_that_is_not_a_folder_is_named(tmp_path: Path, kind: st
     with pytest.raises(NotFound) as caught:
         load_pack("core", tmp_path / "manifests", None)
     assert f"is a {kind}, not the folder 'cas pack' writes packs to" in str(caught.value)
+
+
+def test_pack_files_are_read_again_only_when_they_change(project: Path, store: Store) -> None:
+    """`PackFiles` keeps a file's bytes while its identity holds and each manifest decoded once
+    per digest; a file rewritten, replaced by a rename or removed is read anew or forgotten."""
+    folder = project / "manifests"
+    path = folder / "core.pack"
+    files = PackFiles()
+    data, digest = files.read(path)
+    assert files.read(path)[0] is data  # not read again
+    first = load_pack("core", folder, store, files).manifest
+    assert load_pack("core", folder, store, files).manifest is first  # decoded once
+    # rewritten in place (its mtime set apart: a clock tick may be coarser than this test)
+    before = path.stat()
+    path.write_bytes((folder / "docs.pack").read_bytes())
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))
+    assert load_pack("core", folder, store, files).manifest.scope == "docs"
+    assert digest not in files.digests()
+    assert first not in files._manifests.values()  # what only the old bytes had is dropped
+    # replaced by a rename
+    (folder / "tmp").write_bytes(data)
+    os.replace(folder / "tmp", path)
+    assert files.read(path) == (data, digest)
+    assert load_pack("core", folder, store, files).manifest.scope == "core"
+    # removed: forgotten with what was kept under its digest
+    files.read(folder / "docs.pack")
+    path.unlink()
+    files.retain(folder, locate.pack_files(folder))
+    assert files.digests() == {Digest.of((folder / "docs.pack").read_bytes())}
+    assert set(files._manifests) <= files.digests()
+    # and a file that cannot be read is one line, as without a cache
+    with pytest.raises(NotFound):
+        load_pack("core", folder, store, files)
 
 
 def test_a_path_in_a_pack_gives_its_body_or_its_summary(project: Path) -> None:

@@ -825,3 +825,53 @@ def test_pack_tools_see_a_memory_only_on_a_server_granted_its_scope(
     run_stdio(shop, other, "--memory-scope", "session:b")
     run_stdio(shop, none)
     run_stdio(shop, granted, "--memory-scope", "session:a")
+
+
+def test_a_running_server_sees_packs_change_appear_and_go(tmp_path: Path) -> None:
+    """The server keeps what it read between calls (pack files by their identity, views by
+    digest, the index open): a pack made again underneath it, another pack appearing, one
+    removed, and the index merged by another process are all seen by the next search."""
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "cas.toml").write_text("[pack]\nbudget = { target = 3000, max = 3000 }\n")
+    (root / "src" / "a.py").write_text("def alphaname():\n    return 1\n")
+    assert run_cas("pack", cwd=root).code == 0
+    params = StdioServerParameters(
+        command=sys.executable, args=["-P", "-m", "cas", "mcp"], cwd=str(root), env=cas_env()
+    )
+
+    async def paths(s: ClientSession, query: str) -> list[tuple[str, list[str]]]:
+        found = structured(await s.call_tool("search", {"query": query}))
+        return [(h["path"], h["packs"]) for h in found]
+
+    def repack() -> None:
+        r = run_cas("pack", cwd=root)
+        assert r.code == 0, r.err
+
+    async def main() -> None:
+        with anyio.fail_after(SESSION_TIMEOUT):
+            async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+                await s.initialize()
+                assert await paths(s, "alphaname") == [("src/a.py", ["repo"])]
+                assert await paths(s, "betaname") == []
+                # the file changes and the pack is made again underneath the server
+                (root / "src" / "a.py").write_text("def betaname():\n    return 2\n")
+                await anyio.to_thread.run_sync(repack)
+                assert await paths(s, "betaname") == [("src/a.py", ["repo"])]
+                assert await paths(s, "alphaname") == []
+                # another pack appears (a copy under another name), then goes
+                manifests = root / "manifests"
+                shutil.copyfile(manifests / "repo.pack", manifests / "again.pack")
+                assert await paths(s, "betaname") == [("src/a.py", ["again", "repo"])]
+                (manifests / "again.pack").unlink()
+                assert await paths(s, "betaname") == [("src/a.py", ["repo"])]
+                # a new file, indexed by the pack: its segment is loaded by the next call
+                (root / "src" / "b.py").write_text("GAMMANAME = 3\n")
+                await anyio.to_thread.run_sync(repack)
+                assert await paths(s, "gammaname") == [("src/b.py", ["repo"])]
+                # every pack removed: the server says so, as the command line does
+                (manifests / "repo.pack").unlink()
+                res = await s.call_tool("search", {"query": "betaname"})
+                assert_tool_error(res, "no packs")
+
+    anyio.run(main)

@@ -246,3 +246,155 @@ def test_idf_is_monotone_integer_log(files: int, holding: int) -> None:
 @pytest.mark.parametrize("query", ["", "   ", "the of and"])
 def test_no_terms(query: str) -> None:
     assert query_terms(query) == []
+
+
+# --- scoring: path words, and the best k scored first -----------------------------------------
+
+_VOCAB = ["router", "route", "parse", "config", "handler", "cart", "total", "item", "x2", "ok"]
+
+
+def _brute_path_words(path: str) -> set[str]:
+    """The words of a path by their definition: each piece between ``/``, ``.`` and ``-``,
+    lowercased, and its words (`cas.words.split_name`)."""
+    import re
+
+    from cas.words import split_name
+
+    out: set[str] = set()
+    for piece in re.split(r"[/.\-]", path):
+        if piece:
+            out.add(piece.lower())
+            out.update(split_name(piece))
+    return out
+
+
+_NAME_PIECE = st.builds(
+    lambda words, glue, upper: glue.join(w.capitalize() if upper else w for w in words),
+    st.lists(st.sampled_from(_VOCAB), min_size=1, max_size=3),
+    st.sampled_from(["_", "", "-"]),
+    st.booleans(),
+)
+
+
+@given(
+    st.lists(
+        st.lists(_NAME_PIECE, min_size=1, max_size=4).map(
+            lambda parts: "/".join([*parts[:-1], parts[-1] + ".py"])
+        ),
+        max_size=20,
+        unique=True,
+    ),
+    st.sampled_from([*_VOCAB, "py", "routerconfig", "rout"]),
+)
+def test_a_sources_path_hits_are_the_paths_whose_words_hold_the_word(
+    paths: list[str], word: str
+) -> None:
+    from cas.digest import Digest
+    from packer.search import Source
+
+    expected = sorted(p for p in paths if word in _brute_path_words(p))
+    src, indexed = Source(), Source()
+    for path in paths:
+        src._take(path, bytes(Digest.of(path.encode())))
+        indexed._take(path, bytes(Digest.of(path.encode())))
+    assert sorted(src.path_hits(word)) == expected
+    assert src.path_hits(word) is src.path_hits(word)  # kept for the next search of the source
+    # a long-running process, having looked for many words, answers from every path's words
+    indexed.index_paths()
+    assert sorted(indexed.path_hits(word)) == expected
+
+
+@pytest.fixture(scope="module")
+def scored_corpus(tmp_path_factory: pytest.TempPathFactory) -> object:
+    """300 bodies over a small vocabulary, some words far commoner than others, names defined
+    at the top and nested, compounds; indexed; and the source of a manifest holding them."""
+    import random
+
+    from cas import manifest as mf
+    from cas.digest import Digest
+    from packer.search import Source
+
+    rng = random.Random(22)
+    bodies: dict[Digest, bytes] = {}
+    entries = []
+    for i in range(300):
+        lines = []
+        for _ in range(rng.randrange(1, 120)):
+            words = rng.choices(_VOCAB, weights=[40, 20, 10, 8, 5, 3, 2, 1, 1, 1], k=4)
+            shape = rng.randrange(4)
+            if shape == 0:
+                lines.append(f"def {words[0]}_{words[1]}():")
+            elif shape == 1:
+                lines.append(f"    class {words[0].capitalize()}{words[1].capitalize()}:")
+            else:
+                lines.append(" ".join(words))
+        data = "\n".join(lines).encode()
+        digest = Digest.of(data)
+        bodies[digest] = data
+        folder = rng.choice(_VOCAB)
+        path = f"{folder}/{rng.choice(_VOCAB)}_{i}.py"
+        entries.append(mf.Entry(path=path, digest=digest, size=len(data), tier="high", tokens=1))
+    entries.sort(key=lambda e: e.path.encode())
+    src = Source()
+    src.add("repo", mf.Manifest("repo", None, "o200k_base", 1, 1, tuple(entries)))
+    index = TextIndex.open(tmp_path_factory.mktemp("scored"))
+    assert index is not None
+    index.add(set(bodies), bodies.get)
+    return index, src, bodies
+
+
+@given(
+    st.lists(st.sampled_from([*_VOCAB, "RouteHandler", "parse_config", "cart.total"]), min_size=1,
+             max_size=4).map(" ".join),
+    st.integers(1, 12),
+    st.booleans(),
+)  # fmt: skip
+def test_the_best_k_scored_first_are_the_best_of_all(
+    scored_corpus: object, query: str, k: int, rerank: bool
+) -> None:
+    """`score` with ``top=k`` leaves files unscored only where none of them can reach the
+    best k: what it ranks, as far as it says its ranking is whole, is the full ranking's start,
+    and reaches at least k files (or all there are)."""
+    from packer.search import score
+
+    index, src, bodies = scored_corpus  # type: ignore[misc]
+    read = (lambda d: bodies[d].decode()) if rerank else None
+    whole = score(index, src, query, read)
+    full = whole.ranked()
+    pruned = score(index, src, query, read, top=k)
+    best = list(pruned.best())
+    assert best == full[: len(best)]
+    assert len(best) >= min(k, len(full))
+    assert all(pruned.spans(path) == whole.spans(path) for path, _ in best)
+
+
+def test_a_process_keeping_views_answers_a_search_again_and_follows_a_pack(
+    tmp_path: Path,
+) -> None:
+    """Through kept views (the MCP server's), a search asked again is answered from the hits
+    kept with its source, another k or query is searched anew, and a pack made again
+    underneath gives a new source whose search finds the new content."""
+    from cas.store import Store
+    from packer.packview import Views
+    from packer.search import search as run_search
+
+    root = project(tmp_path)
+    with Store.at(root / ".cas") as store, TextIndex.open(store.path) as index:  # type: ignore[union-attr]
+        views = Views(store)
+        first = run_search(store, index, root, "router", views=views)
+        assert [h.path for h in first][:1] == ["src/router.py"]
+        assert views.last_source is not None
+        kept = views.last_source[1]
+        assert run_search(store, index, root, "router", views=views) == first
+        assert len(kept.results) == 1  # answered from what was kept
+        assert run_search(store, index, root, "router", k=1, views=views) == first[:1]
+        assert len(kept.results) == 2
+        (root / "src" / "router.py").write_text("def newroutename():\n    return 1\n")
+        assert run_cas("pack", cwd=root).code == 0
+        index.refresh()
+        again = run_search(store, index, root, "newroutename", views=views)
+        assert [h.path for h in again] == ["src/router.py"]
+        assert views.last_source[1] is not kept
+        assert "src/router.py" not in [
+            h.path for h in run_search(store, index, root, "add_route", views=views)
+        ]

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
+from cas.digest import Digest
 from packer.literal_search import LiteralSearch, hyperscan
 from packer.secret_rules import value_is_secret
 from packer.secrets import (
@@ -60,6 +61,7 @@ def pem_block(label: str, end: bool = True) -> str:
 
 
 AWS_ID = "AK" + "IA" + "Q7" * 8
+TWILIO = "S" + "K" + "0f1e2d3c4b5a6978" * 2
 GITHUB = "gh" + "p_" + "aB3" * 12
 GITHUB_PAT = "github" + "_pat_" + "11ABCDEFG0" + "aB3dE" * 12
 SLACK = "xo" + "xb-" + "1234567890-" + "aB3dE" * 4
@@ -200,6 +202,21 @@ LEAKED_FORMS = {
     "Rust const": (f'const API_TOKEN: &str = "{MIXED}{MIXED}";', MIXED),
     "C define": (f'#define API_KEY "{MIXED}{MIXED}"', MIXED),
     "SQL": (f"CREATE USER app IDENTIFIED BY '{MIXED}';", MIXED),
+    # issue 21
+    "Twilio API key SID": (f'client = Client("{TWILIO}", "x")', TWILIO),
+    "password a policy shaped": (f"db:\n  {P}: Summer2024!\n", "Summer2024!"),
+    "URL password of words": ("mysql://root:" + "rootpass@localhost/app", "rootpass"),
+    "libpq DSN with more keys": (f'"host=db user=app {P}={MIXED}#1 dbname=app"', MIXED),
+    "base64 of a key id and secret": (
+        "blob: " + base64.b64encode(f"{AWS_ID}:{B64[:40]}".encode()).decode(),
+        base64.b64encode(f"{AWS_ID}:{B64[:40]}".encode()).decode(),
+    ),
+    "password in a comment": (f"# the staging admin {P} is {MIXED}#1", MIXED),
+    "login in a README": (f"Login: admin / {MIXED}#1", MIXED),
+    "AWS secret with EXAMPLE in it": (
+        f'AWS_SECRET_ACCESS_KEY = "{B64[:26]}EXAM' + f'PLE{B64[26:33]}"',
+        B64[:26],
+    ),
 }
 
 
@@ -344,6 +361,37 @@ NOT_SECRETS_BY_CATEGORY = {
     'XXXXXXXXJnrulxKD",',
     # a first line that is code, not a table's header
     "not a table": f"from botocore import auth, {P}\nx = ('a', 'b', '{MIXED}#1')\n",
+    # issue 21: the false alarms on 9,200 files of ordinary code, and their kin
+    "type annotation": "    mlkem_key: mlkem.MLKEM768PrivateKey\n",
+    "type annotation of a parameter": "def sign(self, mlkem_key: mlkem.MLKEM768PrivateKey):",
+    "type annotation, no module": "    private_key: Ed25519PrivateKey\n",
+    "regular expression": 'token = r"[-!#$%&\'*+.^_`|~0-9a-zA-Z]+"',
+    "regular expression with class escapes": 'api_key = r"\\w+-\\d{4}"',
+    "name under a domain": 'SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"',
+    "name under a domain, with a dash": 'RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"',
+    "docstring URL, user:pass": '    """Connect with ``https://user:pass@host:5432/db``."""',
+    "docstring URL, username:password": '    """e.g. https://username:password@proxy.corp:8080"""',
+    "URL password that only names a password": "http://user:pass%23pass@complex.url.com",
+    "URL password that repeats the user": "amqp://rabbit:rabbit@queue.internal:5672",
+    # documentation examples, exactly as published
+    "AWS's documented key pair": (
+        "AWS_ACCESS_KEY_ID = AKIAIOSFODNN7EXAMPLE\n"
+        "AWS_SECRET_ACCESS_KEY = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+    ),
+    "an id that is the word EXAMPLE and a few characters": '"AccessKeyId": "AK' + 'IA1234EXAMPLE",',
+    # sentences and labels about a password, not giving one
+    "a sentence about a password": f"# the admin {P} is required and stored hashed.",
+    "a comparison in code": f"if {P} is None or token is not None:",
+    "a login with two ways in": "Login: GitHub / Google",
+    # "&" ends a query's value
+    "a query string": f"?user=app&{P}=changeme&next=%2Fhome",
+    # ... and so does an HTML entity: the value before it is a path
+    "a path before an HTML entity": "&quot;&amp;ssl_key=/home/gord/client-ssl/client-key.pem&quot;",
+    # a user that names its place: the URL is a template or a fixture
+    "URL template with a password of words": "dbtype://username:apples%2Foranges@hostspec/db",
+    "fixture URL with a password of words": '"mssql+pyodbc://userdiff:passdiff@localhost/dbdiff"',
+    "AWS's documented STS secret key": '"SecretAccessKey": "8P+SQvWIuLnKhh8d++jpw0nNmQRBZvN'
+    + 'EXAMPLEKEY",',
 }
 
 
@@ -376,6 +424,22 @@ STILL_SECRETS = {
     "generated part after a dot": f'api_token = "tk.{MIXED}Qz3"',
     "a short word inside random": 'api_key = "mfAkEETst2g8eU' + MIXED + '"',
     "base64 with slashes": 'aws_secret = "/dgVZ0Az7pb0v2w98230iM' + '/KFjo1j7uo6MtgZqb/"',
+    # issue 21: the new rules' exceptions leave these secrets found
+    "real password in a docstring URL": f'    """Connect with https://deploy:{MIXED}#1@db.internal."""',
+    "password of words in a docstring URL": '    """e.g. redis://cache:blue'
+    + 'storm@cache.internal"""',
+    "generated part under a domain": f'API_KEY = "io.vendor/{MIXED}Qz3"',
+    "generated part after a class name": f'api_key: str = "Client.{MIXED}Qz3"',
+    "password ending in &": f"mail.{P}=Cooper2016&\n",
+    "sentence going on after the password": f"-- the root {P} was {MIXED}#1 before the rotation",
+    "Google key with EXAMPLE in it": 'const k = "AI'
+    + "za"
+    + "Sy"
+    + "EXAMPLE"
+    + "k9Xq2Lm7Pz4Rt8Wv"
+    + 'aB3dE_-aB3";',
+    "policy password under a role user": "postgres://dbuser:Winter" + "2023!@db.internal/app",
+    "password of words under a real user": "mysql://deploy:silver" + "harbor@db.internal/app",
 }
 
 
@@ -435,6 +499,10 @@ def test_binary_catalogs_do_not_trip_assignment_rules() -> None:
         "pk" + "_live_" + "aB3dE" * 5,
         "s" + "k-button-primary-large-rounded-shadow-hover",
         "hf" + "_hub_download_with_retries_and_cache_dirs",
+        "ta" + TWILIO,  # a longer word that holds the shape
+        TWILIO[:-1],  # 31 hex digits
+        "S" + "K" + "0123456789" * 3 + "01",  # digits only: a number, not a key
+        "S" + "K" + "0f1e2d3c" * 4 + "9",
     ],
 )
 def test_lookalikes_are_not_tokens(text: str) -> None:
@@ -648,6 +716,65 @@ def test_a_planted_secret_anywhere_is_found_and_cut_out(
         assert scan_secrets(body) == []
 
 
+def test_only_the_published_value_is_an_example_wherever_the_word_is_spliced_in() -> None:
+    # A generated secret key with EXAMPLE written into it at any place is someone's key; the
+    # published example itself, in the same place, is not.
+    key = B64[:33]
+    for at in range(len(key) + 1):
+        value = key[:at] + "EXAM" + "PLE" + key[at:]
+        for line in (f"AWS_SECRET_ACCESS_KEY = {value}", f'api_key = "{value}"'):
+            assert_sealed(line.encode(), value)
+    published = "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY"
+    for line in (f"AWS_SECRET_ACCESS_KEY = {published}", f'api_key = "{published}"'):
+        assert scan_secrets(line.encode()) == []
+
+
+DSN_PAIRS = ["host=db", "user=app", "dbname=app", "port=5432", "sslmode=require"]
+
+
+@given(st.permutations([*DSN_PAIRS, f"{P}={MIXED}#1"]), st.sampled_from(['"', "'", "", "\n"]))
+def test_a_password_among_key_value_pairs_is_found_in_any_order(
+    pairs: list[str], quote: str
+) -> None:
+    # A libpq connection string or variables before a command: each pair ends where the next
+    # begins, whatever follows the password.
+    data = f"conn = connect({quote}{' '.join(pairs)}{quote})".encode()
+    assert_sealed(data, MIXED)
+
+
+@given(
+    st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=40),
+    st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=40),
+    st.sampled_from([AWS_ID, GITHUB, STRIPE]),
+)
+def test_base64_of_text_holding_a_token_is_found_at_any_offset(
+    before: str, after: str, token: str
+) -> None:
+    # The token's head is looked for in each of the three alignments base64 can give it.
+    enc = base64.b64encode(f"{before} {token}:{B64[:40]} {after}".encode()).decode()
+    data = f"blob: {enc}\n".encode()
+    found = scan_secrets(data)
+    assert [f.kind for f in found][:1] and found[0].kind.startswith("base64-encoded"), found
+    assert_sealed(data, enc)
+
+
+WORDS = ["the", "staging", "admin", "box", "for", "now", "and", "note:", "old", "(temp)"]
+
+
+@given(
+    st.lists(st.sampled_from(WORDS), max_size=6),
+    st.sampled_from(["is", "was"]),
+    st.sampled_from([f"{MIXED}#1", f"`{MIXED}#1`", f'"{MIXED}#1"']),
+    st.lists(st.sampled_from(WORDS), max_size=6),
+    st.sampled_from(["# ", "// ", "-- ", "", "> "]),
+)
+def test_a_password_given_in_a_sentence_is_found(
+    before: list[str], verb: str, value: str, after: list[str], lead: str
+) -> None:
+    text = " ".join([*before, P, verb, value, *after]) + "."
+    assert_sealed((lead + text + "\n").encode(), MIXED)
+
+
 # Pieces of text around string escapes: names, operators, quotes, values, URLs, newlines.
 ESCAPE_PIECES = [
     P, "api_key", "token", " = ", ": ", "=", '"', "'", '\\"', "\\'", "\\n", "\\/", "\\\\",
@@ -741,6 +868,19 @@ def test_no_planted_secret_reaches_the_store_a_manifest_a_report_or_a_render(
     assert len(plants) == len(FORMS) >= 60
     # Ordinary files beside them, including the testers' false positives, stay whole.
     (root / "urllib_request.py").write_text('proxy_auth_hdr = "Proxy-Authorization"\n')
+    # ... and issue 21's false alarms: a type, a regular expression, a name under a domain, a
+    # placeholder URL in a docstring, the published AWS example pair.
+    issue21 = "\n".join(
+        NOT_SECRETS_BY_CATEGORY[c]
+        for c in (
+            "type annotation",
+            "regular expression",
+            "name under a domain",
+            "docstring URL, user:pass",
+            "AWS's documented key pair",
+        )
+    )
+    (root / "mcp_types.py").write_text(issue21 + "\n")
     (root / "ca.pem").write_text(
         "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+g\n-----END CERTIFICATE-----\n"
     )
@@ -753,6 +893,8 @@ def test_no_planted_secret_reaches_the_store_a_manifest_a_report_or_a_render(
         and "secret" not in entries["urllib_request.py"]["reason"]
     )
     assert entries["ca.pem"]["digest"]
+    # Stored whole: the entry's blob is the file's bytes, nothing cut.
+    assert entries["mcp_types.py"]["digest"] == str(Digest.of((issue21 + "\n").encode()))
     # A redacted file is kept, marked, and listed in the report like a withheld one.
     redacted = [e for e in entries.values() if "secrets redacted" in (e["reason"] or "")]
     assert len(redacted) >= 40

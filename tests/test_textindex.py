@@ -373,3 +373,26 @@ def test_a_word_of_any_script_the_query_keeps_is_found_where_a_body_holds_it(
                     (name,) = query_names(asked)
                     found = {d for d, _, _ in index.windows(name.words)}
                     assert holding <= found, (asked, name)
+
+
+def test_an_index_kept_open_sees_what_another_writes_after_a_refresh(tmp_path: Path) -> None:
+    """A long-running reader (the MCP server) keeps one index open: its answers are kept while
+    its segments are the same, and `refresh` loads the segments another process wrote, merged
+    or set aside, and answers from them."""
+    first = _bodies(PY)
+    with _index(tmp_path, first) as kept:
+        assert kept.refresh() is False  # nothing changed
+        before = kept.postings(("router",))
+        assert before == {} and kept.postings(("router",)) is before  # kept
+        assert kept.missing([*first, Digest.of(GO)]) == {Digest.of(GO)}
+        with TextIndex.open(tmp_path) as other:  # type: ignore[union-attr]
+            other.add(_bodies(GO), _bodies(GO).get)
+        generation = kept.generation
+        assert kept.refresh() is True and kept.generation > generation
+        assert set(kept.postings(("router",))) == {Digest.of(GO)}
+        assert kept.missing([*first, Digest.of(GO)]) == set()
+        with TextIndex.open(tmp_path) as other:  # type: ignore[union-attr]
+            other.rewrite(None)  # merged into one by another process
+        assert kept.refresh() is True
+        assert set(kept.postings(("with_context",))) == {Digest.of(PY)}
+        assert kept.refresh() is False

@@ -354,6 +354,47 @@ def test_max_duration_stops_cleanly_and_the_stalest_go_first(project: Path) -> N
     assert "not reached before the time limit" in r.err
 
 
+# --- many blobs, many threads -----------------------------------------------------------------
+
+
+def _report_facts(report: object) -> tuple[object, ...]:
+    from cas.verify import VerifyReport
+
+    assert isinstance(report, VerifyReport)
+    problems = [(p.digest, p.what, p.manifests) for p in report.problems]
+    return report.ok, report.checked, report.bytes_checked, problems, report.not_reached
+
+
+@pytest.mark.parametrize("how", ["flip", "truncate", "delete", "flip header size"])
+def test_threads_find_one_damaged_blob_among_many_and_report_as_one_thread(
+    tmp_path: Path, how: str
+) -> None:
+    # Hundreds of small bodies travel in groups whose zstd frames are decoded in one call: a
+    # damaged one must fail alone and be named, the others pass, whatever the thread count.
+    files = {
+        f"src/m{i:03}.py": f"def f{i}() -> int:\n    return {i}\n".encode() * 9 for i in range(300)
+    }
+    files["data/big.bin"] = BIG
+    with Store.create(tmp_path / ".cas", chunk_size=4096) as store:
+        write_pack(store, tmp_path, "many", files)
+    target = Digest.of(files["src/m150.py"])
+    store_path = tmp_path / ".cas"
+    if how == "flip":
+        mutate_value(store_path, "blobs", target, lambda v: v[:20] + bytes([v[20] ^ 0x40]) + v[21:])
+    elif how == "truncate":
+        mutate_value(store_path, "blobs", target, lambda v: v[:-3])
+    elif how == "flip header size":
+        mutate_value(store_path, "blobs", target, lambda v: v[:11] + bytes([v[11] ^ 0x01]) + v[12:])
+    else:
+        delete_key(store_path, "blobs", target)
+    with Store.at(store_path) as store:
+        one = verify(store, all_blobs=True, workers=1, record=False)
+        many = verify(store, all_blobs=True, workers=4, record=False)
+    assert [p.digest for p in one.problems] == [str(target)]
+    assert one.checked == len(files) + 1  # every body and the manifest, the damaged one too
+    assert _report_facts(many) == _report_facts(one)
+
+
 # --- fails closed -----------------------------------------------------------------------------
 
 

@@ -16,19 +16,12 @@ import gc
 import os
 import signal
 import sys
-import traceback
 from typing import NoReturn
 
 import click
 
 from cas import procpool
 from cas.cli._common import DEBUG_HELP, QUIET_HELP, STORE_HELP, CasGroup, Ctx, warn
-from cas.cli.agent_cmds import COMMANDS as AGENT_COMMANDS
-from cas.cli.maint_cmds import COMMANDS as MAINT_COMMANDS
-from cas.cli.mem_cmds import COMMANDS as MEM_COMMANDS
-from cas.cli.pack_cmds import COMMANDS as PACK_COMMANDS
-from cas.cli.remote_cmds import COMMANDS as REMOTE_COMMANDS
-from cas.cli.store_cmds import COMMANDS as STORE_COMMANDS
 from cas.display import echoes_cut, one_line, shown
 from cas.errors import EXIT_INTERRUPTED, EXIT_PROBLEM, EXIT_USAGE, CasError, Interrupted
 from cas.residency import map_large_buffers
@@ -36,7 +29,19 @@ from cas.residency import map_large_buffers
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-@click.group(cls=CasGroup, context_settings=CONTEXT)
+# Each command by the module that defines it: running one imports that module alone (and what
+# it imports), not every command's dependencies; ``cas --help`` loads them all to list them.
+COMMAND_MODULES = {
+    **dict.fromkeys(("init", "put", "get", "has", "stat", "ls", "info"), "cas.cli.store_cmds"),
+    **dict.fromkeys(("pack", "render", "show", "cat", "diff", "distill"), "cas.cli.pack_cmds"),
+    **dict.fromkeys(("search", "load", "mcp"), "cas.cli.agent_cmds"),
+    **dict.fromkeys(("remote", "push", "pull"), "cas.cli.remote_cmds"),
+    **dict.fromkeys(("verify", "gc", "pin", "unpin", "pins"), "cas.cli.maint_cmds"),
+    "mem": "cas.cli.mem_cmds",
+}
+
+
+@click.group(cls=CasGroup, context_settings=CONTEXT, lazy=COMMAND_MODULES)
 @click.option("--store", "store_opt", envvar="CAS_STORE", metavar="PATH", help=STORE_HELP)
 @click.option("--debug", is_flag=True, envvar="CAS_DEBUG", help=DEBUG_HELP)
 @click.option("-q", "--quiet", is_flag=True, help=QUIET_HELP)
@@ -50,17 +55,6 @@ def cli(ctx: click.Context, store_opt: str | None, debug: bool, quiet: bool) -> 
         ctx.obj.store_opt, ctx.obj.debug, ctx.obj.quiet = store_opt, debug, quiet
     else:
         ctx.obj = Ctx(store_opt=store_opt, debug=debug, quiet=quiet)
-
-
-for _command in [
-    *STORE_COMMANDS,
-    *PACK_COMMANDS,
-    *AGENT_COMMANDS,
-    *REMOTE_COMMANDS,
-    *MAINT_COMMANDS,
-    *MEM_COMMANDS,
-]:
-    cli.add_command(_command)
 
 
 _NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
@@ -141,6 +135,8 @@ def main(argv: list[str] | None = None) -> None:
         _note_fallback(state)
     except CasError as exc:
         if debug:
+            import traceback
+
             traceback.print_exc()
         click.echo(f"cas: error: {one_line(str(exc))}", err=True)
         sys.exit(exc.exit_code)
@@ -168,6 +164,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(EXIT_PROBLEM)
     except Exception as exc:
         if debug:
+            import traceback
+
             traceback.print_exc()
         if isinstance(exc, OSError) and exc.errno in _NO_ROOM:
             # Writing the output (stdout, a rendered file) failed; writes to the store have

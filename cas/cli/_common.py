@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,10 +118,29 @@ def with_global_options(command: click.Command) -> click.Command:
 
 class CasGroup(click.Group):
     """A group of `cas` commands: every command added to it (and to its subgroups, which are
-    `CasGroup`s too) takes the global options after its name as well as before."""
+    `CasGroup`s too) takes the global options after its name as well as before.
+
+    ``lazy`` names commands by the module that defines them (in its ``COMMANDS``): such a module
+    is imported only when one of its commands is asked for (run, or listed by ``--help``), so a
+    command pays for its own imports and no other's."""
+
+    def __init__(self, *args: Any, lazy: Mapping[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         super().add_command(with_global_options(cmd), name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy:
+            module = importlib.import_module(self.lazy[cmd_name])
+            for command in module.COMMANDS:
+                if command.name == cmd_name:
+                    self.add_command(command)
+        return self.commands.get(cmd_name)
 
 
 def emit_json(obj: Any) -> None:
