@@ -733,15 +733,15 @@ def served_round(r: Runner, rows: Rows, i: int) -> None:
 
 
 def _index_size(root: Path) -> str:
-    """The search index's size next to the rest of the store's."""
-    from cas.textindex import INDEX_FILE
+    """The search index's size (its segments) next to the rest of the store's."""
+    from cas.textindex import INDEX_DIR
 
     store = root / ".cas"
-    index = store / INDEX_FILE
-    if not index.is_file():
+    index = store / INDEX_DIR
+    if not index.is_dir():
         return "no index written"
-    rest = sum(p.stat().st_size for p in store.rglob("*") if p.is_file() and p != index)
-    size = index.stat().st_size
+    size = sum(p.stat().st_size for p in index.rglob("*") if p.is_file())
+    rest = sum(p.stat().st_size for p in store.rglob("*") if p.is_file()) - size
     return f"index {size / MIB:,.1f} MiB, {100 * size / max(rest, 1):.0f}% of the store's size"
 
 
