@@ -45,7 +45,17 @@ def _table(stdout: str) -> dict[tuple[str, str], dict[str, str]]:
 
 @pytest.mark.slow
 def test_bench_reports_numbers_for_cas_and_git(tmp_path: Path) -> None:
-    argv = [sys.executable, "-m", "bench.store_bench", "--files", "200", "--big-mib", "8"]
+    argv = [
+        sys.executable,
+        "-m",
+        "bench.store_bench",
+        "--files",
+        "200",
+        "--big-mib",
+        "8",
+        "--repeat",
+        "1",
+    ]
     done = subprocess.run(
         [*argv, "--out", tmp_path],
         cwd=ROOT,
