@@ -948,8 +948,11 @@ class Writer:
         self._postings = 0
         self.problem: str | None = None
         self.written = 0
+        self._closed = False
 
     def add(self, digest: Digest, terms: Terms | None) -> None:
+        if self._closed:
+            raise RuntimeError("terms added to a closed index writer")
         if self.problem is not None or digest in self._held:
             return
         self._held.add(digest)
@@ -969,6 +972,10 @@ class Writer:
             self.problem = str(exc)
 
     def close(self) -> None:
+        """Write what is held and merge segments if there are too many; again: nothing more."""
+        if self._closed:
+            return
+        self._closed = True
         self._flush()
         if self.problem is None:
             try:

@@ -160,10 +160,14 @@ class Packer:
         progress: ProgressSink | None = None,
         now: dt.date | None = None,
         terms: Callable[[Digest, Terms | None], None] | None = None,
+        terms_done: Callable[[], None] | None = None,
     ) -> None:
         self.root = root
-        # Where the ingest sends each new body's search terms (`cas.textindex.Writer.add`).
+        # Where the ingest sends each new body's search terms (`cas.textindex.Writer.add`), and
+        # what is called once it has sent them all (the writer writes what it holds then, while
+        # the tier stage's memory is not yet in use).
         self.terms = terms
+        self.terms_done = terms_done
         # The day rules with an age condition count to (packer.rules); None: they match nothing.
         self.now = now
         self.store = store
@@ -269,6 +273,8 @@ class Packer:
         # through tiering (a large tree's biggest tables).
         self.cache.flush()
         del scanned, by_path, batch, ingest
+        if self.terms_done is not None and not check:
+            self.terms_done()
         report.notes.extend(ingested.notes)
         trim_heap()  # the ingest's frames and buffers are freed: keep the peak down
         report.withheld = ingested.withheld

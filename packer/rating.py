@@ -51,6 +51,7 @@ import math
 import os
 import posixpath
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 # numpy's BLAS starts a thread per core when it loads: the rating uses integer arithmetic only,
@@ -459,62 +460,17 @@ def rate(
     group_of = np.zeros(nd, dtype=np.int64)
     group_of[d_order] = np.repeat(group_size, group_size)
 
-    # References: every (file, fingerprint, count), joined to the definers of the name. A
-    # document's references are tried against every family of code.
+    # References: every (file, fingerprint, count), joined to the definers of the name.
     ref_sizes = np.array(
         [len(lx.counts) // 2 if lx is not None else 0 for lx in lexicons], dtype=np.int64
     )
-    r_file = np.repeat(np.arange(n, dtype=np.int64), ref_sizes)
-    r_fp = _read_u64(b"".join(lx.refs for lx in lexicons if lx))
-    r_count = np.minimum(
-        np.frombuffer(b"".join(lx.counts for lx in lexicons if lx), dtype="<u2").astype(np.int64),
-        _COUNT_CAP,
-    )
-    r_family = family[r_file]
     bound_pairs, loose = _bound_names(layout, lexicons, starts, hop_index, hop_row, real)
-    if loose:
-        r_file = np.concatenate((r_file, np.array([f for f, _, _ in loose], dtype=np.int64)))
-        r_fp = np.concatenate((r_fp, np.array([fp for _, fp, _ in loose], dtype=np.uint64)))
-        r_count = np.concatenate(
-            (r_count, np.minimum(np.array([c for _, _, c in loose], np.int64), _COUNT_CAP))
-        )
-        r_family = np.concatenate((r_family, family[r_file[len(r_family) :]]))
-    # A document's references stay in place keyed as family 0, which no definition has, and
-    # are repeated once for each family of code.
-    documents = np.flatnonzero(r_family == 0)
-    if len(documents):
-        copies = sorted(set(family.tolist()) - {0})
-        r_file = np.concatenate((r_file, np.tile(r_file[documents], len(copies))))
-        r_fp = np.concatenate((r_fp, np.tile(r_fp[documents], len(copies))))
-        r_count = np.concatenate((r_count, np.tile(r_count[documents], len(copies))))
-        r_family = np.concatenate((r_family, np.repeat(np.array(copies, np.int64), len(documents))))
-    t_src = t_dst = t_def = t_weight = t_sqrt = np.zeros(0, dtype=np.int64)
-    if len(r_fp) and len(group_key):
-        r_key = _keyed(r_fp, r_family)
-        # A bitmap of the names worth joining (few enough definers) drops most references
-        # before the (slower) search: a gather instead of a binary search each.
-        eligible = group_key[group_size <= MAX_DEFINERS]
-        bits = min(_BITMAP_BITS, max(10, len(eligible).bit_length() + 4))
-        mask = np.uint64((1 << bits) - 1)
-        bitmap = np.zeros(1 << bits, dtype=np.bool_)
-        bitmap[(eligible & mask).astype(np.int64)] = True
-        maybe = np.flatnonzero(bitmap[(r_key & mask).astype(np.int64)])
-        g = np.minimum(np.searchsorted(group_key, r_key[maybe]), len(group_key) - 1)
-        found_ = (group_key[g] == r_key[maybe]) & (group_size[g] <= MAX_DEFINERS)
-        hit = maybe[found_]
-        ref_group = g[found_]
-        item_ref, item_pos = _expand(group_start[ref_group], group_size[ref_group])
-        t_ref = hit[item_ref]  # the reference of each (reference, definer) pair
-        t_def = d_order[item_pos]
-        t_src = r_file[t_ref]
-        t_dst = d_file[t_def]
-        # A file that defines the name means its own definition: drop the whole reference.
-        own = np.zeros(len(r_key), dtype=np.bool_)
-        own[t_ref[t_src == t_dst]] = True
-        keep = ~own[t_ref] & (specific[t_def] > 0)
-        t_ref, t_def, t_src, t_dst = t_ref[keep], t_def[keep], t_src[keep], t_dst[keep]
-        t_sqrt = _SQRT16[r_count[t_ref]]
-        t_weight = (specific[t_def] * visibility[t_def] * t_sqrt * _UNIT) // group_of[t_def]
+    groups = _Groups(
+        group_key, group_size, group_start, d_order, d_file, specific, visibility, group_of
+    )
+    t_src, t_def, t_dst, t_sqrt, t_weight = _reference_pairs(
+        lexicons, ref_sizes, family, loose, groups
+    )
     if bound_pairs:
         # An imported name links to the definition in the module it comes from, whatever its
         # shape (the import says which it is), split if that module has several.
@@ -694,6 +650,112 @@ def rate(
         "iterations": iterations,
     }
     return Ratings(file_ratings, reasons, iterations, symbol_values, spans, stats, public[:real])
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """The definitions that can be linked to, grouped by keyed fingerprint (`rate`)."""
+
+    key: UInt64Array  # each group's keyed fingerprint, ascending
+    size: Int64Array
+    start: Int64Array  # where each group's rows start in ``order``
+    order: Int64Array  # definition rows by (key, file)
+    d_file: Int64Array
+    specific: Int64Array
+    visibility: Int64Array
+    group_of: Int64Array  # each definition's group size
+
+
+# References joined per slice of this many: the join's temporaries stay a few tens of MiB on
+# a tree of millions of references (the pairs it yields are the same, in the same order).
+_JOIN_SLICE: Final = 1 << 17
+
+
+def _reference_pairs(
+    lexicons: list[Lexicon | None],
+    ref_sizes: Int64Array,
+    family: Int64Array,
+    loose: list[tuple[int, int, int]],
+    groups: _Groups,
+) -> tuple[Int64Array, Int64Array, Int64Array, Int64Array, Int64Array]:
+    """Every (reference, definer) pair worth an edge: its source file, definition row, target
+    file, sqrt(uses) and weight, in the order of the references (the lexicons' own, then the
+    ``loose`` names, then a document's references once more for each family of code: a
+    document's references are keyed as family 0, which no definition has, and are tried
+    against every family of code)."""
+    empty = np.zeros(0, dtype=np.int64)
+    n = len(lexicons)
+    # Held narrow (file numbers in 32 bits, capped counts in 16) and widened a slice at a time.
+    r_file = np.repeat(np.arange(n, dtype=np.int32), ref_sizes)
+    r_fp = _read_u64(b"".join(lx.refs for lx in lexicons if lx))
+    r_count = np.minimum(
+        np.frombuffer(b"".join(lx.counts for lx in lexicons if lx), dtype="<u2"), _COUNT_CAP
+    ).astype(np.uint16)
+    if loose:
+        r_file = np.concatenate((r_file, np.array([f for f, _, _ in loose], dtype=np.int32)))
+        r_fp = np.concatenate((r_fp, np.array([fp for _, fp, _ in loose], dtype=np.uint64)))
+        r_count = np.concatenate(
+            (r_count, np.minimum(np.array([c for _, _, c in loose], np.int64), _COUNT_CAP))
+        ).astype(np.uint16)
+    if not len(r_fp) or not len(groups.key):
+        return empty, empty, empty, empty, empty
+    # A bitmap of the names worth joining (few enough definers) drops most references before
+    # the (slower) search: a gather instead of a binary search each.
+    eligible = groups.key[groups.size <= MAX_DEFINERS]
+    bits = min(_BITMAP_BITS, max(10, len(eligible).bit_length() + 4))
+    mask = np.uint64((1 << bits) - 1)
+    bitmap = np.zeros(1 << bits, dtype=np.bool_)
+    bitmap[(eligible & mask).astype(np.int64)] = True
+
+    def join(
+        src: npt.NDArray[np.int32],
+        fps: UInt64Array,
+        counts: npt.NDArray[np.uint16],
+        families: Int64Array,
+    ) -> tuple[Int64Array, Int64Array, Int64Array, Int64Array, Int64Array]:
+        src = src.astype(np.int64)
+        r_key = _keyed(fps, families)
+        maybe = np.flatnonzero(bitmap[(r_key & mask).astype(np.int64)])
+        g = np.minimum(np.searchsorted(groups.key, r_key[maybe]), len(groups.key) - 1)
+        found_ = (groups.key[g] == r_key[maybe]) & (groups.size[g] <= MAX_DEFINERS)
+        hit = maybe[found_]
+        ref_group = g[found_]
+        item_ref, item_pos = _expand(groups.start[ref_group], groups.size[ref_group])
+        t_ref = hit[item_ref]  # the reference of each (reference, definer) pair
+        t_def = groups.order[item_pos]
+        t_src = src[t_ref]
+        t_dst = groups.d_file[t_def]
+        # A file that defines the name means its own definition: drop the whole reference.
+        own = np.zeros(len(r_key), dtype=np.bool_)
+        own[t_ref[t_src == t_dst]] = True
+        keep = ~own[t_ref] & (groups.specific[t_def] > 0)
+        t_ref, t_def, t_src, t_dst = t_ref[keep], t_def[keep], t_src[keep], t_dst[keep]
+        t_sqrt = _SQRT16[counts[t_ref]]
+        t_weight = (
+            groups.specific[t_def] * groups.visibility[t_def] * t_sqrt * _UNIT
+        ) // groups.group_of[t_def]
+        return t_src, t_def, t_dst, t_sqrt, t_weight
+
+    parts = [
+        join(
+            r_file[i : i + _JOIN_SLICE],
+            r_fp[i : i + _JOIN_SLICE],
+            r_count[i : i + _JOIN_SLICE],
+            family[r_file[i : i + _JOIN_SLICE]],
+        )
+        for i in range(0, len(r_fp), _JOIN_SLICE)
+    ]
+    documents = np.flatnonzero(family[r_file] == 0)
+    if len(documents):
+        for copy in sorted(set(family.tolist()) - {0}):
+            for i in range(0, len(documents), _JOIN_SLICE):
+                rows = documents[i : i + _JOIN_SLICE]
+                parts.append(
+                    join(
+                        r_file[rows], r_fp[rows], r_count[rows], np.full(len(rows), copy, np.int64)
+                    )
+                )
+    return tuple(np.concatenate(column) for column in zip(*parts, strict=True))  # type: ignore[return-value]
 
 
 def _bound_names(

@@ -231,6 +231,22 @@ def test_same_ratings_twice_and_in_any_order() -> None:
     assert _digest(first) == _digest(again) == _digest(other)
 
 
+@pytest.mark.parametrize("name", ["click", "pythonnet"])
+@pytest.mark.parametrize("size", [1, 97, 4096])
+def test_references_joined_in_slices_rate_the_same(
+    name: str, size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reference join runs over slices of references (its memory bounded on a huge tree):
+    any slice size, even one reference, gives the same ratings, symbols and graph."""
+    import packer.rating
+
+    files, whole = rated(name)
+    monkeypatch.setattr(packer.rating, "_JOIN_SLICE", size)
+    sliced = rate(files, read=reader(corpus(name)))  # type: ignore[arg-type]
+    assert sliced.stats == whole.stats and sliced.stats["pairs"] > 0
+    assert _digest(sliced) == _digest(whole)
+
+
 _SEED_SCRIPT = """
 import sys, hashlib
 sys.path.insert(0, sys.argv[2])

@@ -133,6 +133,44 @@ def test_a_writer_skips_what_is_indexed_and_writes_at_close(tmp_path: Path) -> N
         writer.close()
         assert writer.written == 1 and writer.problem is None
         assert index.count() == 2 and _found(index, "router") == {Digest.of(GO)}
+        # The pack closes it when the ingest is done and again at the end: the second is nothing.
+        segments = list(index.segments)
+        writer.close()
+        assert index.segments == segments and writer.written == 1
+        with pytest.raises(RuntimeError):
+            writer.add(Digest.of(b"late"), body_terms(b"late"))
+
+
+def test_a_pack_writes_its_index_before_the_tier_stage(tmp_path: Path) -> None:
+    """A pack hands the index writer every body's terms during the ingest and has it write them
+    right after (its memory freed before the rating and the fit need theirs)."""
+    from cas import Store
+    from packer.build import Packer
+    from packer.config import load_config
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha_beta():\n    return 1\n")
+    (root / "b.md").write_text("# Notes\n\nalpha_beta is the answer.\n")
+    store = Store.create(root / ".cas")
+    index = TextIndex.open(root / ".cas")
+    assert index is not None
+    with store, index:
+        writer = Writer(index)
+        seen: list[int] = []
+
+        def done() -> None:
+            writer.close()
+            seen.append((index.count(), sorted(root.glob("manifests/*.pack"))))
+
+        packer = Packer(root, store, load_config(root), terms=writer.add, terms_done=done)
+        packer.run()
+        # Both bodies written when the ingest ended, before any pack was fitted and written.
+        assert seen == [(2, [])] and sorted(root.glob("manifests/*.pack"))
+        assert _found(index, "alpha_beta") == {
+            Digest.of((root / "a.py").read_bytes()),
+            Digest.of((root / "b.md").read_bytes()),
+        }
 
 
 # --- damage -------------------------------------------------------------------------------

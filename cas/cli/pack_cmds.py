@@ -97,10 +97,19 @@ def pack(
         parent = load_pack(baseline, manifest_dir(root), store).digest if baseline else None
         indexing = not check and explain is None
         writer = _index_writer(ctx, store) if indexing else None
+        spent = [0.0]  # seconds the writer took to write what the ingest sent it
+
+        def terms_done() -> None:
+            assert writer is not None
+            started = time.perf_counter()
+            writer.close()
+            spent[0] += time.perf_counter() - started
+
         with Progress("packing", enabled=ctx.progress, stages=True) as bar:
             packer = Packer(
                 root, store, config, allow_secrets=allow, progress=bar.sink, now=day,
                 terms=writer.add if writer is not None else None,
+                terms_done=terms_done if writer is not None else None,
             )  # fmt: skip
             try:
                 report = packer.run(
@@ -108,7 +117,7 @@ def pack(
                 )
             finally:
                 if writer is not None:
-                    started = time.perf_counter()
+                    started = time.perf_counter() - spent[0]
                     writer.close()
         if writer is not None:
             try:
