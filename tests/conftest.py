@@ -110,3 +110,9 @@ def small_store(tmp_path: Path) -> Iterator[Store]:
     """A store with a 4 KiB chunk size, so chunking is exercised with small data."""
     with Store.create(tmp_path / ".cas", chunk_size=4096) as s:
         yield s
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long proofs (marked slow) run first: the suite's workers then share out the short
+    tests at the end instead of one worker finishing a long proof alone."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -242,6 +242,7 @@ LINKS: Tree = {
 }
 
 
+@pytest.mark.slow
 @settings(max_examples=8, deadline=None)
 @example(ISSUE)
 @example(TOPS)

@@ -114,6 +114,7 @@ def machines(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Path, dict[
     ]
 
 
+@pytest.mark.slow
 def test_the_same_month_is_the_same_memory_and_the_same_packs_at_any_now(
     machines: list[tuple[Path, dict[str, str]]],
 ) -> None:
@@ -160,6 +161,7 @@ def test_a_planted_secret_is_in_no_blob_and_no_pack(
         assert TOKEN.encode() not in pack.read_bytes()
 
 
+@pytest.mark.slow
 def test_pruning_at_day_91_removes_exactly_what_the_rules_say_and_rollback_restores_it(
     machines: list[tuple[Path, dict[str, str]]],
 ) -> None:

@@ -305,6 +305,7 @@ def _cas_code_runs(proc: subprocess.Popen[bytes]) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_ctrl_c_at_any_moment_exits_130_in_one_line(tmp_path: Path) -> None:
     """SIGINT at 16 moments spread over a whole pack in processes, from the moment cas's code
     runs (the commands' imports and the workers' start-up included): exit 130 and one line (or,

@@ -13,6 +13,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from cas import Digest, Store, frame
 from cas import manifest as mf
 from tests.remotefixture import (
@@ -159,6 +161,7 @@ def crash_project(tmp_path: Path, server: SeaweedS3, prefix: str, env: dict[str,
     return a.root
 
 
+@pytest.mark.slow
 def test_a_gc_killed_at_any_moment_leaves_every_manifest_whole(
     s3server: SeaweedS3, env: dict[str, str], tmp_path: Path
 ) -> None:

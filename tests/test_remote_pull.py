@@ -201,6 +201,7 @@ def test_pull_refuses_objects_larger_than_any_frame(
 # --- 1. memory: one manifest at a time ----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_pull_and_verify_hold_one_manifest_at_a_time(
     s3server: SeaweedS3, env: dict[str, str], prefix: str, tmp_path: Path
 ) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
 from realcode import read
 
 from packer.outline import Outline, render
@@ -198,6 +199,7 @@ def test_rst_in_a_txt_file_is_read_as_rst_and_plain_text_is_not() -> None:
     assert shown(plain) == ["Some notes.", "Nothing adorned here."]
 
 
+@pytest.mark.slow
 def test_django_docs_outline() -> None:
     # Django writes its reference in reStructuredText files named .txt.
     o = outline("docs/ref/urlresolvers.txt", read("django", "docs/ref/urlresolvers.txt"))
