@@ -113,6 +113,8 @@ def small_store(tmp_path: Path) -> Iterator[Store]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The long proofs (marked slow) run first: the suite's workers then share out the short
-    tests at the end instead of one worker finishing a long proof alone."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """The files holding a long proof (marked slow) run first: the suite's workers then share
+    out the short tests at the end instead of one worker finishing a long proof alone. A file's
+    tests keep their order (some share a module's fixture, each building on the last)."""
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
