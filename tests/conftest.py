@@ -110,11 +110,3 @@ def small_store(tmp_path: Path) -> Iterator[Store]:
     """A store with a 4 KiB chunk size, so chunking is exercised with small data."""
     with Store.create(tmp_path / ".cas", chunk_size=4096) as s:
         yield s
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files holding a long proof (marked slow) run first: the suite's workers then share
-    out the short tests at the end instead of one worker finishing a long proof alone. A file's
-    tests keep their order (some share a module's fixture, each building on the last)."""
-    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
