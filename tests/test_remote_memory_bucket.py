@@ -148,16 +148,22 @@ def test_requests_are_counted_per_operation(bucket: ObjectStorage) -> None:
     assert list(bucket.requests()) == sorted(bucket.requests())
 
 
+# Keys as cas writes them: no key is the folder of another (`0` beside `0/1`), which an S3
+# server kept as files (SeaweedFS's filer) refuses, and none ends with a slash.
 NAMES = st.text(alphabet="0123456789abcdef/", min_size=1, max_size=6).filter(
-    lambda n: not n.startswith("/") and "//" not in n
+    lambda n: not n.startswith("/") and not n.endswith("/") and "//" not in n
 )
+
+
+def _no_folders_of_others(names: list[str]) -> bool:
+    return not any(b.startswith(a + "/") for a in names for b in names)
 
 
 @settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    names=st.lists(NAMES, min_size=0, max_size=12, unique=True),
+    names=st.lists(NAMES, min_size=0, max_size=12, unique=True).filter(_no_folders_of_others),
     after=st.one_of(st.just(""), NAMES),
     page=st.integers(1, 5),
 )
