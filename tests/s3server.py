@@ -99,7 +99,8 @@ class SeaweedS3:
             # A restarted single master would otherwise wait out a Raft election (10 s or more).
             "-master.resumeState=false",
             "-master.electionTimeout=1s",
-            "-volume.max=0",
+            # A fixed count: "0" sizes it by free disk, which on a busy disk is no volume at all.
+            "-volume.max=32",
         ]
         return argv
 
