@@ -175,7 +175,7 @@ def test_a_gc_killed_at_any_moment_leaves_every_manifest_whole(
     # before any change moves the next one later, a gc that finished moves it earlier.
     low, high = 0.0, whole * 1.5
     killed_mid_way = attempts = 0
-    while attempts < 8 and (attempts < 4 or killed_mid_way < 2):
+    while attempts < 6 and (attempts < 2 or killed_mid_way < 2):
         delay = rng.uniform(low, high) if killed_mid_way else (low + high) / 2
         i = attempts
         attempts += 1
