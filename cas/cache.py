@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Sequence
 from typing import Final
 
 import blake3
@@ -93,6 +94,27 @@ class Cache:
         else:
             self.hits += 1
         return value
+
+    def get_many(self, namespace: str, keys: Sequence[bytes]) -> list[bytes | None]:
+        """`get` of each key, the store read in one transaction."""
+        if not self.enabled:
+            return [None] * len(keys)
+        stored = [self._stored_key(namespace, key) for key in keys]
+        pending = self._pending
+        raws = self._store.kv_get_many("cache", [sk for sk, _ in stored if sk not in pending])
+        found = iter(raws)
+        out: list[bytes | None] = []
+        for key, (stored_key, hashed) in zip(keys, stored, strict=True):
+            raw = pending.get(stored_key)
+            if raw is None and stored_key not in pending:
+                raw = next(found)
+            value = self._decode(stored_key, hashed, key, raw) if raw is not None else None
+            if value is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+            out.append(value)
+        return out
 
     def preload(self, namespace: str) -> dict[bytes, bytes]:
         """Every entry of a namespace, read in one transaction (keys without the prefix).

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from cas import frame
 from cas.digest import Digest, hasher
 from cas.errors import CorruptBlob
+
+if TYPE_CHECKING:  # the pool is made for a large blob only: a small read imports none of it
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 # Chunks of a large blob read, decompressed and checked ahead of the one being returned, in
 # worker threads (zstd and BLAKE3 release the GIL): memory stays at a few chunks.
@@ -94,6 +96,8 @@ class BlobReader:
                 )
             return None
         if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
             self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="cas-read")
         while self._chunks and len(self._ahead) < READ_AHEAD:
             chunk = self._chunks.popleft()

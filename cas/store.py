@@ -33,7 +33,7 @@ import stat as stat_mod
 import threading
 import time
 import uuid
-from collections.abc import Callable, Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -1344,6 +1344,15 @@ class Store:
             value = t.kv_get(table, key)
         self.residency.note_lookups()
         return value
+
+    def kv_get_many(self, table: KvTable, keys: Sequence[bytes]) -> list[bytes | None]:
+        """The values of ``keys`` (None where absent), read in one transaction."""
+        _check_kv(table)
+        limit = self.max_key_size
+        with self._tables() as t:
+            out = [t.kv_get(table, key) if len(key) <= limit else None for key in keys]
+        self.residency.note_lookups(len(keys))
+        return out
 
     def kv_items(self, table: KvTable, prefix: bytes = b"") -> list[tuple[bytes, bytes]]:
         _check_kv(table)

@@ -356,7 +356,11 @@ class Packer:
         decisions = {f.path: rules.classify(f.path) for f in facts}
         self._spent("rules", start)
         start = time.perf_counter()
-        rows = [(f.path, language_for(f.path), f.size, self._lexicon(f)) for f in facts]
+        lexicons = self._lexicons(facts)
+        rows = [
+            (f.path, language_for(f.path), f.size, lexicon)
+            for f, lexicon in zip(facts, lexicons, strict=True)
+        ]
         self._spent("lexicon", start)
         start = time.perf_counter()
         from packer.rating import rate  # numpy loads only when a pack is made, not reused
@@ -407,18 +411,27 @@ class Packer:
             )
         return out
 
-    def _lexicon(self, fact: Fact) -> Lexicon | None:
-        """The file's lexicon, by content digest (made here when the ingest did not)."""
-        if fact.digest is None or not fact.text or fact.forced:
-            return None
-        ns = cache_namespace(fact.path)  # the namespace the ingest workers fill
-        if ns is None:
-            return None
-        raw = self.cache.get(ns, bytes(fact.digest))
-        if raw is not None:
-            found = decode_lexicon(raw)
-            if found is not None:
-                return found
+    def _lexicons(self, facts: list[Fact]) -> list[Lexicon | None]:
+        """Each file's lexicon, by content digest: those the cache holds read in one
+        transaction per namespace, the others made here (when the ingest did not)."""
+        wanted: dict[str, list[int]] = {}  # namespace -> indexes of the facts
+        for i, fact in enumerate(facts):
+            if fact.digest is None or not fact.text or fact.forced:
+                continue
+            ns = cache_namespace(fact.path)  # the namespace the ingest workers fill
+            if ns is not None:
+                wanted.setdefault(ns, []).append(i)
+        out: list[Lexicon | None] = [None] * len(facts)
+        for ns, indexes in wanted.items():
+            keys = [bytes(facts[i].digest or b"") for i in indexes]
+            for i, raw in zip(indexes, self.cache.get_many(ns, keys), strict=True):
+                found = decode_lexicon(raw) if raw is not None else None
+                out[i] = found if found is not None else self._lexicon(ns, facts[i])
+        return out
+
+    def _lexicon(self, ns: str, fact: Fact) -> Lexicon | None:
+        """The file's lexicon made from its body, and kept by digest."""
+        assert fact.digest is not None
         made = lex(fact.path, self.store.get(fact.digest))
         if made is not None:
             self.cache.put(ns, bytes(fact.digest), encode_lexicon(made))

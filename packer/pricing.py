@@ -22,6 +22,7 @@ content digest, so a large tree is parsed only as far as the budget can show.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -177,10 +178,18 @@ class Pricer:
         self._lines_kept = 0  # `lines_counted` when `remember` last kept the lines
         self._priced: dict[tuple[Digest, str], Priced] = {}
         self._texts: dict[Digest, str] = {}
-        self._fence = self._count(self.md.section_body("x\n", "")) - self._count("x\n")
-        self._more = self._count(_MORE_LINE + "\n")
 
     # --- counting -----------------------------------------------------------------------------
+
+    @functools.cached_property
+    def _fence(self) -> int:
+        """Tokens a code fence adds around a body (counted when first asked: a pack reused
+        whole loads no tokenizer)."""
+        return self._count(self.md.section_body("x\n", "")) - self._count("x\n")
+
+    @functools.cached_property
+    def _more(self) -> int:
+        return self._count(_MORE_LINE + "\n")
 
     def _spent(self, step: str, start: float) -> None:
         self.work[step] = self.work.get(step, 0.0) + time.perf_counter() - start

@@ -24,6 +24,7 @@ memory asked for is searched as one more source (`Attached`, built by the surfac
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import re
@@ -161,7 +162,7 @@ class Source:
     entries: dict[str, mf.Entry] = field(default_factory=dict)
     # Each pack added, in order, with the paths it holds.
     holders: list[tuple[str, Collection[str]]] = field(default_factory=list)
-    _lowered: list[tuple[str, str]] | None = field(default=None, repr=False)
+    _lowered: LoweredPaths | None = field(default=None, repr=False)
     # What searches of this source found, kept while it is (a long-running process keeps the
     # source of its last search, `packer.packview.Views`): per word, the paths holding it; per
     # term, the index's postings and those of this source's bodies.
@@ -288,7 +289,7 @@ class Source:
 
     def _find_path_hits(self, word: str) -> list[str]:
         if self._lowered is None:
-            self._lowered = [(p, p.lower()) for p in self.digest_of]
+            self._lowered = LoweredPaths(list(self.digest_of))
         pieces: dict[str, bool] = {}  # piece -> whether the word is one of its words
         folders: dict[str, bool] = {}  # folder -> whether it is one of any of its pieces'
 
@@ -302,7 +303,7 @@ class Source:
             return False
 
         out = []
-        for path in [p for p, low in self._lowered if word in low]:
+        for path in self._lowered.holding(word):
             folder, _, name = path.rpartition("/")
             if folder:
                 held = folders.get(folder)
@@ -313,6 +314,40 @@ class Source:
                     continue
             if holds(name):
                 out.append(path)
+        return out
+
+
+class LoweredPaths:
+    """Every path lowercased, as one text: the paths holding a word are found by searching
+    that text once (a 20,000-path source answers in a few milliseconds, not one test per
+    path)."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.paths = paths
+        joined = "\n".join(paths)
+        text = joined.lower()
+        if len(text) != len(joined):  # a letter whose lowercase is longer (U+0130)
+            text = "\n".join(p.lower() for p in paths)
+            lengths = [len(p.lower()) for p in paths]
+        else:
+            lengths = [len(p) for p in paths]
+        self.text = text
+        self.starts = list(itertools.accumulate((n + 1 for n in lengths), initial=0))[:-1]
+
+    def holding(self, word: str) -> list[str]:
+        """The paths whose lowercase holds ``word`` (itself lowercase, without a line break),
+        in their order."""
+        if not word or "\n" in word:
+            return []
+        out: list[str] = []
+        text, starts, find = self.text, self.starts, self.text.find
+        at = find(word)
+        while at >= 0:
+            i = bisect.bisect_right(starts, at) - 1
+            out.append(self.paths[i])
+            # On past the end of this path: one hit per path.
+            nxt = starts[i + 1] if i + 1 < len(starts) else len(text)
+            at = find(word, nxt)
         return out
 
 

@@ -49,6 +49,12 @@ def test_any_key_round_trips_through_get_and_preload(
         for key, value in entries.items():
             assert fresh.get(namespace, key) == value
         assert fresh.preload(namespace) == entries
+        # Many at once, in one read: the same answers, pending values, misses and repeats too.
+        absent = [b"\xff" * 1201, b"\xfe" * 1300]  # longer than any key drawn
+        keys = [*entries, *absent, *entries]
+        assert fresh.get_many(namespace, keys) == [fresh.get(namespace, k) for k in keys]
+        cache.put(namespace, absent[0], b"now pending")
+        assert cache.get_many(namespace, absent) == [b"now pending", None]
         assert fresh.preload(namespace + "x") == {}
         assert all(len(k) <= store.max_key_size for k, _v in store.kv_items("cache"))
 
@@ -68,6 +74,7 @@ def test_a_damaged_or_foreign_value_is_a_miss(store: Store) -> None:
     assert fresh.get("ns", b"p" * 700) is None
     assert fresh.preload("ns") == {}
     assert fresh.misses == 2 and fresh.hits == 0
+    assert fresh.get_many("ns", [b"short", b"p" * 700]) == [None, None]
 
 
 def test_a_long_relative_path_packs_again_and_again(tmp_path: Path) -> None:

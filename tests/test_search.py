@@ -398,3 +398,18 @@ def test_a_process_keeping_views_answers_a_search_again_and_follows_a_pack(
         assert "src/router.py" not in [
             h.path for h in run_search(store, index, root, "add_route", views=views)
         ]
+
+
+_PATH_CHARS = st.sampled_from(list("abcAB/._-İıẞß é\u0130x"))
+
+
+@given(
+    st.lists(st.text(_PATH_CHARS, min_size=1, max_size=12), max_size=30, unique=True),
+    st.text(st.sampled_from(list("abi/.é\u0307ß")), max_size=3),
+)
+def test_the_paths_holding_a_word_are_those_a_test_per_path_finds(
+    paths: list[str], word: str
+) -> None:
+    from packer.search import LoweredPaths
+
+    assert LoweredPaths(paths).holding(word) == [p for p in paths if word and word in p.lower()]
