@@ -13,6 +13,7 @@ import argparse
 import compileall
 import fcntl
 import functools
+import json
 import os
 import platform
 import shutil
@@ -25,7 +26,7 @@ import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -43,6 +44,23 @@ T = TypeVar("T")
 
 class BenchError(Exception):
     """A measured or set-up command failed; the benchmark cannot report a number for it."""
+
+
+def run_and_report(work: Callable[[], tuple[str, dict[str, Any]]], out: Path | None) -> int:
+    """Run a benchmark and print its table; with ``out``, leave ``results.json`` and
+    ``table.txt`` there. Exit 0, or 1 with one line when it could not run."""
+    started = time.perf_counter()
+    try:
+        text, results = work()
+    except BenchError as exc:
+        print(f"bench: error: {exc}", file=sys.stderr)
+        return 1
+    print(text)
+    note(f"done in {time.perf_counter() - started:.0f} s")
+    if out is not None:
+        (out / "results.json").write_text(json.dumps(results, indent=2) + "\n", "utf-8")
+        (out / "table.txt").write_text(text + "\n", encoding="utf-8")
+    return 0
 
 
 def note(message: str, who: str = "bench") -> None:

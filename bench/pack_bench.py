@@ -1173,18 +1173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(child_limits(args[2], int(args[3]), int(args[4]))))
         return 0
     opts = parse_args(args)
-    started = time.perf_counter()
-    try:
-        text, results = bench(opts)
-    except BenchError as exc:
-        print(f"bench: error: {exc}", file=sys.stderr)
-        return 1
-    print(text)
-    note(f"done in {time.perf_counter() - started:.0f} s")
-    if opts.out is not None:
-        (opts.out / "results.json").write_text(json.dumps(results, indent=2) + "\n", "utf-8")
-        (opts.out / "table.txt").write_text(text + "\n", encoding="utf-8")
-    return 0
+    return harness.run_and_report(lambda: bench(opts), opts.out)
 
 
 if __name__ == "__main__":

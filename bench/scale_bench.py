@@ -27,14 +27,12 @@ there.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import shutil
 import sys
 import tempfile
 import textwrap
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -342,18 +340,7 @@ def parse_args(argv: Sequence[str]) -> Options:
 
 def main(argv: Sequence[str] | None = None) -> int:
     opts = parse_args(list(sys.argv[1:] if argv is None else argv))
-    started = time.perf_counter()
-    try:
-        text, results = bench(opts)
-    except BenchError as exc:
-        print(f"bench: error: {exc}", file=sys.stderr)
-        return 1
-    print(text)
-    note(f"done in {time.perf_counter() - started:.0f} s")
-    if opts.out is not None:
-        (opts.out / "results.json").write_text(json.dumps(results, indent=2) + "\n", "utf-8")
-        (opts.out / "table.txt").write_text(text + "\n", encoding="utf-8")
-    return 0
+    return harness.run_and_report(lambda: bench(opts), opts.out)
 
 
 if __name__ == "__main__":

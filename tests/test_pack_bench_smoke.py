@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.benchtable import table_rows
 from tests.conftest import ROOT
 
 CAS_ROWS = (
@@ -49,22 +50,6 @@ AGAINST_PEERS = (
 )
 
 
-def _table(stdout: str) -> dict[str, dict[str, str]]:
-    """The table's rows by label, each a {column title: cell} map. Cells are separated by two
-    or more spaces; no cell but the last (the note) holds two spaces in a row."""
-    lines = stdout.splitlines()
-    head = next(i for i, line in enumerate(lines) if line.startswith("row "))
-    titles = re.split(r"\s{2,}", lines[head].strip())
-    rows = {}
-    for line in lines[head + 2 :]:
-        if not line.strip():
-            break
-        cells = re.split(r"\s{2,}", line.strip(), maxsplit=len(titles) - 1)
-        cells += [""] * (len(titles) - len(cells))  # an empty note
-        rows[cells[0]] = dict(zip(titles, cells, strict=True))
-    return rows
-
-
 def _number(cell: str) -> float:
     return float(cell.replace(",", ""))
 
@@ -81,7 +66,7 @@ def test_pack_bench_reports_every_cas_row(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    rows = _table(done.stdout)
+    rows = table_rows(done.stdout, "row")
     for label in CAS_ROWS:
         row = rows[label]
         assert row["runs"] == "1", row

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.benchtable import table_rows
 from tests.conftest import ROOT
 
 CAS_ROWS = (
@@ -41,22 +42,6 @@ def _tiny_repo(top: Path) -> Path:
     return repo
 
 
-def _rows(stdout: str) -> dict[str, dict[str, str]]:
-    """The table's rows by their label (the repo column dropped): {column title: cell}."""
-    lines = stdout.splitlines()
-    head = next(i for i, line in enumerate(lines) if line.startswith("repo "))
-    titles = re.split(r"\s{2,}", lines[head].strip())
-    rows = {}
-    for line in lines[head + 2 :]:
-        if not line.strip():
-            break
-        # A stage's label starts with two spaces: the split takes them as a separator.
-        cells = re.split(r"\s{2,}", line.strip(), maxsplit=len(titles) - 1)
-        cells += [""] * (len(titles) - len(cells))
-        rows[cells[1]] = dict(zip(titles, cells, strict=True))
-    return rows
-
-
 def _number(cell: str) -> float:
     return float(cell.replace(",", "").rstrip("x"))
 
@@ -79,7 +64,7 @@ def test_scale_bench_on_a_local_tree(tmp_path: Path) -> None:
     flowed = " ".join(done.stdout.split())  # the header is wrapped
     assert "tinyrepo: the tree at" in flowed
     assert "10 files packed (fewer than 1,500 files: not at scale)" in flowed
-    rows = _rows(done.stdout)
+    rows = table_rows(done.stdout, "repo", 1)
     for label in CAS_ROWS:
         row = rows[label]
         assert row["repo"] == "tinyrepo", row
