@@ -66,6 +66,23 @@ typedef struct {
     size_t cap, n;
 } table_t;
 
+/* A growing array of `size`-byte items with room for *cap, doubled (from 64): the new block,
+   or NULL when out of memory, the old one then freed (whoever fails drops the whole result). */
+static void *doubled(void *items, size_t *cap, size_t size) {
+    size_t grown = *cap ? *cap * 2 : 64;
+    void *more = realloc(items, grown * size);
+    if (!more) {
+        free(items);
+        return NULL;
+    }
+    *cap = grown;
+    return more;
+}
+/* Whether `items` (with `count` used of `cap`, `per` elements an item) has room for one more,
+   grown if need be. */
+#define ROOM_FOR_ONE(items, cap, count, per) \
+    ((count) < (cap) || ((items) = doubled((items), &(cap), (per) * sizeof *(items))) != NULL)
+
 static int table_init(table_t *t, size_t cap) {
     t->cap = cap;
     t->n = 0;
@@ -1091,15 +1108,9 @@ static PyObject *comments(PyObject *self, PyObject *args) {
             i = s + 1;
             continue;
         }
-        if (count == cap) {
-            size_t grown = cap ? cap * 2 : 64;
-            Py_ssize_t *more = realloc(spans, grown * 2 * sizeof(Py_ssize_t));
-            if (!more) {
-                ok = 0;
-                break;
-            }
-            spans = more;
-            cap = grown;
+        if (!ROOM_FOR_ONE(spans, cap, count, 2)) {
+            ok = 0;
+            break;
         }
         spans[2 * count] = s;
         spans[2 * count + 1] = e;
@@ -1358,15 +1369,9 @@ static PyObject *declarations(PyObject *self, PyObject *args) {
             } else if (before != '\n') {
                 continue; /* glued to what precedes it */
             }
-            if (count == cap) {
-                size_t grown = cap ? cap * 2 : 64;
-                found_t *more = realloc(found, grown * sizeof(found_t));
-                if (!more) {
-                    ok = 0;
-                    break;
-                }
-                found = more;
-                cap = grown;
+            if (!ROOM_FOR_ONE(found, cap, count, 1)) {
+                ok = 0;
+                break;
             }
             found[count].pos = i;
             found[count].name_start = ns;
@@ -1491,15 +1496,9 @@ static PyObject *python_names(PyObject *self, PyObject *args) {
                 j = k > j + 1 ? k : n;
             }
             if (j < n && d[j] == '=' && (j + 1 >= n || d[j + 1] != '=')) {
-                if (nassigned == acap) {
-                    size_t grown = acap ? acap * 2 : 64;
-                    Py_ssize_t *more = realloc(assigned, grown * 2 * sizeof(Py_ssize_t));
-                    if (!more) {
-                        ok = 0;
-                        break;
-                    }
-                    assigned = more;
-                    acap = grown;
+                if (!ROOM_FOR_ONE(assigned, acap, nassigned, 2)) {
+                    ok = 0;
+                    break;
                 }
                 assigned[2 * nassigned] = i + 1;
                 assigned[2 * nassigned + 1] = e;
@@ -1517,15 +1516,9 @@ static PyObject *python_names(PyObject *self, PyObject *args) {
         else resume_def = ne;
         Py_ssize_t indent = header_indent(d, i);
         if (indent < 0) continue;
-        if (count == cap) {
-            size_t grown = cap ? cap * 2 : 64;
-            header_t *more = realloc(found, grown * sizeof(header_t));
-            if (!more) {
-                ok = 0;
-                break;
-            }
-            found = more;
-            cap = grown;
+        if (!ROOM_FOR_ONE(found, cap, count, 1)) {
+            ok = 0;
+            break;
         }
         found[count].pos = i;
         found[count].indent = indent;
