@@ -97,6 +97,9 @@ class Layout:
         self.modules = self._python_modules()
         self.go_module = ""
         self.go_root = ""
+        # Go files by (module, its folder, import path): every file importing a package asks
+        # the same question, and a large Go project asks it tens of thousands of times.
+        self._go_found: dict[tuple[str, str, str], list[int]] = {}
         self.js_name = ""
         self.js_entry: list[int] = []
         self.crate_name = ""
@@ -195,6 +198,13 @@ class Layout:
         return []
 
     def _go(self, spec: str) -> list[int]:
+        key = (self.go_module, self.go_root, spec)
+        found = self._go_found.get(key)
+        if found is None:
+            found = self._go_found[key] = self._go_package(spec)
+        return found
+
+    def _go_package(self, spec: str) -> list[int]:
         folder: str | None = None
         if self.go_module and (spec == self.go_module or spec.startswith(self.go_module + "/")):
             rest = spec[len(self.go_module) + 1 :]
