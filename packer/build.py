@@ -69,13 +69,18 @@ from packer.rules import NOT_CONTENT
 from packer.scan import ScanNote, decode_text, scan
 from packer.secrets import redact_path
 from packer.summaries import SUMMARY_VERSION
-from packer.tiers import TierRules
+from packer.tiers import TierDecision, TierRules
 from packer.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from packer.rating import Ratings
 
 MEMO_NS = "memo"
+# Each path's rule, by the rules (and the day, for age rules): a pack after a change classifies
+# only the paths it has not seen. Bump the version when matching or classifying changes
+# (`packer.wildmatch`, `packer.tiers`).
+DECISIONS_NS = "tier-decisions"
+DECISIONS_VERSION = "1"
 # Bump when the way a manifest is derived from its inputs changes (tiering, fitting, layout).
 MEMO_VERSION = "3"
 NOT_CONTENT_SPEC = glob_spec(NOT_CONTENT)
@@ -353,7 +358,7 @@ class Packer:
     def _candidates(self, facts: list[Fact], rules: TierRules) -> list[Candidate]:
         """Every file of a scope, classified and rated (the ratings of the whole scope)."""
         start = time.perf_counter()
-        decisions = {f.path: rules.classify(f.path) for f in facts}
+        decisions = self._decisions(rules, [f.path for f in facts])
         self._spent("rules", start)
         start = time.perf_counter()
         lexicons = self._lexicons(facts)
@@ -409,6 +414,29 @@ class Packer:
                     symbols=symbols.get(fact.path, NO_SYMBOLS),
                 )
             )
+        return out
+
+    def _decisions(self, rules: TierRules, paths: list[str]) -> dict[str, TierDecision]:
+        """The rule each path falls under: those of the last pack under the same rules read
+        back in one entry, the others classified (and the entry rewritten with this pack's
+        paths only, so paths gone do not pile up)."""
+        head: list[object] = [DECISIONS_VERSION, repr(rules.rules)]
+        if rules.now is not None and any(r.aged for r in rules.rules):
+            head.append(rules.now.isoformat())
+        key = blake3.blake3(msgpack.packb(head, use_bin_type=True)).digest()
+        known = _decode_decisions(self.cache.get(DECISIONS_NS, key), len(rules.rules))
+        out: dict[str, TierDecision] = {}
+        fresh = 0
+        for path in paths:
+            index = known.get(path)
+            if index is None:
+                out[path] = rules.classify(path)
+                fresh += 1
+            else:
+                out[path] = rules.decision_at(index)
+        if fresh or len(known) != len(paths):
+            kept = {p: d.rule_index for p, d in out.items()}
+            self.cache.put(DECISIONS_NS, key, msgpack.packb(kept, use_bin_type=True))
         return out
 
     def _lexicons(self, facts: list[Fact]) -> list[Lexicon | None]:
@@ -719,6 +747,21 @@ class Packer:
     def _fetch(self, digest: Digest) -> str:
         text = self._summary_texts.get(digest)
         return text if text is not None else self.pricer.text(digest)
+
+
+def _decode_decisions(raw: bytes | None, rules: int) -> dict[str, int]:
+    """Path -> rule index, as `Packer._decisions` kept them; empty for anything else."""
+    if raw is None:
+        return {}
+    try:
+        known = msgpack.unpackb(raw, raw=False, strict_map_key=True)
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+        return {}
+    if not isinstance(known, dict) or not all(
+        type(i) is int and 0 <= i <= rules for i in known.values()
+    ):
+        return {}
+    return known
 
 
 def _group_lines(target: int) -> int:

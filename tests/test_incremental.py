@@ -7,11 +7,21 @@ import os
 import time
 from pathlib import Path
 
+import msgpack
+from hypothesis import given
+from hypothesis import strategies as st
+
 from cas import Store
 from packer.build import Packer
 from packer.config import load_config
 from packer.ingest import RACY_NS
 from tests.packfixture import build_tree
+
+_ANY_MAP = st.dictionaries(
+    st.one_of(st.text(max_size=8), st.integers(-1000, 1000)),
+    st.one_of(st.integers(-3, 9), st.text(max_size=3), st.booleans(), st.none()),
+    max_size=6,
+)
 
 
 def _age(root: Path, seconds: float = 10) -> None:
@@ -184,3 +194,50 @@ def test_damaged_cached_outlines_are_misses() -> None:
     raw = _encode_priced(good)
     for bad in (b"", b"\x00", raw[:-1], b"\x93\x01\x02\x03", raw + b"x"):
         assert _decode_priced(bad) is None, bad
+
+
+def test_remembered_rule_decisions_follow_the_rules_and_a_damaged_entry_is_a_miss(
+    tmp_path: Path,
+) -> None:
+    """Each path's rule is kept from one pack to the next under the same rules: rules changed
+    in cas.toml classify afresh, and a damaged entry is ignored; every pack gives the bytes a
+    cold store gives."""
+    import shutil
+
+    from cas.cache import Cache
+    from packer.build import DECISIONS_NS
+    from tests import rawstore
+
+    root = build_tree(tmp_path / "r", with_specials=False)
+    _age(root)
+
+    def cold() -> bytes:
+        shutil.rmtree(root / ".cas", ignore_errors=True)
+        Store.create(root / ".cas").close()
+        return _run(root)[1]
+
+    first = cold()
+    config = root / "cas.toml"
+    before = config.read_text() if config.exists() else ""
+    config.write_text(before + '\n[[rules]]\nglobs = ["docs/**"]\ntier = "low"\nreason = "x"\n')
+    warm = _run(root)[1]
+    assert warm != first  # the new rule changed what the pack shows
+    assert warm == cold()
+    with Store.at(root / ".cas") as store:
+        rows = [(k, v) for k, v in store.kv_items("cache") if DECISIONS_NS.encode() in k]
+        assert len(rows) == 1
+        key, value = rows[0]
+        rawstore.put(store, "cache", key, value[:-3] + b"\xff\xff\xff")
+        assert Cache(store).get(DECISIONS_NS, key.split(b"\2", 1)[1]) is None
+    (root / "src" / "new_module.py").write_text("def added():\n    return 1\n")
+    _age(root)
+    warm = _run(root)[1]
+    assert warm == cold()
+
+
+@given(st.one_of(st.binary(max_size=200), st.builds(msgpack.packb, _ANY_MAP)))
+def test_any_remembered_decisions_decode_to_paths_and_rule_indexes_or_nothing(raw: bytes) -> None:
+    from packer.build import _decode_decisions
+
+    known = _decode_decisions(raw, 5)
+    assert all(isinstance(p, str) and type(i) is int and 0 <= i <= 5 for p, i in known.items())
