@@ -171,29 +171,36 @@ def test_a_gc_killed_at_any_moment_leaves_every_manifest_whole(
     started = time.monotonic()
     gc(root, env, "--grace", "0")
     whole = time.monotonic() - started
-    # Kill times search the window where a gc has changed the remote but not finished: a kill
-    # before any change moves the next one later, a gc that finished moves it earlier.
+    # Every other kill comes the moment the remote shows a change (a gc caught mid-way, however
+    # loaded the machine); the others at times that search the window where a gc has changed
+    # the remote but not finished: a kill before any change moves the next one later, a gc
+    # that finished moves it earlier.
     low, high = 0.0, whole * 1.5
     killed_mid_way = attempts = 0
-    while attempts < 6 and (attempts < 2 or killed_mid_way < 2):
+    while attempts < 6 and (attempts < 3 or killed_mid_way < 2):
         delay = rng.uniform(low, high) if killed_mid_way else (low + high) / 2
+        at_first_change = attempts % 2 == 1
         i = attempts
         attempts += 1
         prefix = f"crash{i}-{rng.getrandbits(32):08x}"
         root = crash_project(tmp_path / str(i), s3server, prefix, env)
         before = set(keys(s3server, prefix))
         proc = popen_cas("gc", "--remote", "origin", "--grace", "0", cwd=root, env=env)
-        time.sleep(delay)
+        if at_first_change:
+            while proc.poll() is None and set(keys(s3server, prefix)) == before:
+                time.sleep(0.005)
+        else:
+            time.sleep(delay)
         finished = proc.poll() is not None
         if not finished:
             proc.send_signal(signal.SIGKILL)
         proc.wait(30)
         changed = set(keys(s3server, prefix)) != before
-        if finished:
+        if finished and not at_first_change:
             high = delay
-        elif not changed:
+        elif not changed and not at_first_change:
             low = delay
-        else:
+        elif changed and not finished:
             killed_mid_way += 1
         # The dead gc's lock stays until it goes stale, or until someone who knows unlocks.
         assert cas("remote", "unlock", cwd=root, env=env).code == 0
