@@ -343,7 +343,7 @@ def test_every_command_survives_hundreds_of_damages(
     signal, print a traceback or an internal error, or exit with anything but 0, 1 or 2."""
     seed = int(os.environ.get("CAS_DAMAGE_SEED", random.randrange(1 << 30)))
     root, digests = pristine
-    damages = damage_fuzz.plan(root / ".cas" / "data.mdb", 160, seed)
+    damages = damage_fuzz.plan(root / ".cas" / "data.mdb", 120, seed)
     outcomes = damage_fuzz.run(root, damages, damage_fuzz.commands(digests), tmp_path / "work")
     failures = [
         (damages[o.damage], o.command, why, o.err[-300:])

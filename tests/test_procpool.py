@@ -307,7 +307,7 @@ def _cas_code_runs(proc: subprocess.Popen[bytes]) -> bool:
 
 @pytest.mark.slow
 def test_ctrl_c_at_any_moment_exits_130_in_one_line(tmp_path: Path) -> None:
-    """SIGINT at 16 moments spread over a whole pack in processes, from the moment cas's code
+    """SIGINT at 12 moments spread over a whole pack in processes, from the moment cas's code
     runs (the commands' imports and the workers' start-up included): exit 130 and one line (or,
     for a signal that came after the work was done, a finished pack), never a traceback, and a
     store that verifies."""
@@ -328,7 +328,7 @@ def test_ctrl_c_at_any_moment_exits_130_in_one_line(tmp_path: Path) -> None:
     assert whole.returncode == 0, whole.stderr.decode()
 
     interrupted = 0
-    runs = 16
+    runs = 12
     for i in range(runs):
         shutil.rmtree(store)
         shutil.rmtree(root / "manifests", ignore_errors=True)
