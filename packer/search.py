@@ -517,11 +517,15 @@ class Scored:
         it is whole (`complete_above`)."""
         items = self.scores.items()
         first = heapq.nsmallest(_FIRST_BEST, items, key=_rank)
-        rest = sorted(items, key=_rank)[len(first) :] if len(items) > len(first) else []
-        for path, value in itertools.chain(first, rest):
+        for path, value in first:
             if value < self.complete_above:
                 return
             yield path, value
+        if len(items) > len(first):  # sorted only for a reader who goes on past the first
+            for path, value in sorted(items, key=_rank)[len(first) :]:
+                if value < self.complete_above:
+                    return
+                yield path, value
 
     def spans(self, path: str) -> dict[tuple[int, int], int]:
         """(first line, last line) -> score of each window of ``path`` holding a term."""
