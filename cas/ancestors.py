@@ -24,7 +24,11 @@ def ancestors(path: str) -> Iterator[str]:
     first and ending with the root ``""``: ``a/b``, ``a``, ``""``. Each folder comes once, each
     shorter than the one before; the root itself (``""``) has none. Any string ends the same
     way: a leading, doubled or trailing ``/`` only yields fewer or shorter folders."""
-    cuts = [i for i, char in enumerate(path) if char == "/" and i > 0]
+    cuts = []  # the positions of "/" after the first character, found by `str.find`
+    at = path.find("/", 1)
+    while at >= 0:
+        cuts.append(at)
+        at = path.find("/", at + 1)
     for cut in reversed(cuts):
         yield path[:cut]
     if path:
