@@ -50,7 +50,6 @@ import blake3
 from cas import words
 from cas.digest import Digest
 from cas.errors import IndexUnavailable
-from cas.threads import Threads
 from cas.words import WORD, Terms, key, split_name
 
 __all__ = [
@@ -768,6 +767,8 @@ class TextIndex:
 
         batch: list[tuple[Digest, Terms | None]] = []
         postings = done = 0
+        from cas.threads import Threads  # only here: a search imports no thread pool
+
         with Threads(max_workers=max(1, count)) as pool:
             for start in range(0, len(todo), _ADD_WINDOW):
                 for digest, terms, found in pool.map(work, todo[start : start + _ADD_WINDOW]):
