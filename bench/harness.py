@@ -88,9 +88,10 @@ def ensure_bytecode() -> None:
 
 
 def clean_env(home: Path | None = None, strip: tuple[str, ...] = ("CAS_",)) -> dict[str, str]:
-    """The environment of a measured process: this checkout's `cas` (``PYTHONPATH``), no
-    progress output, none of the caller's variables starting with ``strip``. With ``home``: an
-    empty home and no system git config, so no user setting changes what is measured."""
+    """The environment of a measured process: this checkout's `cas` (``PYTHONPATH``; its
+    bytecode compiled first, once, `ensure_bytecode`), no progress output, none of the caller's
+    variables starting with ``strip``. With ``home``: an empty home and no system git config, so
+    no user setting changes what is measured."""
     ensure_bytecode()
     env = {k: v for k, v in os.environ.items() if not k.startswith(strip)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
