@@ -1554,6 +1554,175 @@ static PyObject *python_names(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* --- scoring a query over a search's bodies (cas/textindex.py, packer/search.py) ---------- */
+
+/* gather(out, docmap, docs, masks) -> int
+ *
+ * One segment's postings of one term, laid over the bodies of a search: for posting j, body
+ * docmap[docs[j]] (none when negative) gets masks[j] unless an earlier segment gave it one
+ * (out nonzero). docs and masks: little-endian uint32 (a segment's bytes); docmap: native
+ * int32, one per body of the segment; out: native uint32, one per body of the search. Returns
+ * how many bodies it gave a mask, or -1 when a posting names a body the segment lacks. */
+static PyObject *gather(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer out, docmap, docs, masks;
+    if (!PyArg_ParseTuple(args, "w*y*y*y*", &out, &docmap, &docs, &masks)) return NULL;
+    long long given = 0;
+    if (out.len % 4 || docmap.len % 4 || docs.len % 4 || docs.len != masks.len) {
+        PyErr_SetString(PyExc_ValueError, "gather: buffers of the wrong size");
+        given = -2;
+    } else {
+        uint32_t *o = out.buf;
+        const int32_t *map = docmap.buf;
+        const unsigned char *dp = docs.buf, *mp = masks.buf;
+        size_t nout = (size_t)out.len / 4, nmap = (size_t)docmap.len / 4;
+        size_t np = (size_t)docs.len / 4;
+        for (size_t j = 0; j < np; j++) {
+            uint32_t doc = get_u32(dp + 4 * j);
+            if (doc >= nmap) {
+                given = -1;
+                break;
+            }
+            int32_t b = map[doc];
+            if (b < 0 || (size_t)b >= nout || o[b]) continue;
+            uint32_t m = get_u32(mp + 4 * j);
+            if (m) {
+                o[b] = m;
+                given++;
+            }
+        }
+    }
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&docmap);
+    PyBuffer_Release(&docs);
+    PyBuffer_Release(&masks);
+    if (given == -2) return NULL;
+    return PyLong_FromLongLong(given);
+}
+
+/* path_scores(weights, masks, path_body, gains, hits) -> (paths, values)
+ *
+ * Each path of a search that scores and its score (packer/search.py says how). A body's score:
+ * its best window (the sum of the weights of the terms it holds), plus a sixteenth of the
+ * weight its other windows hold, at most half the best. weights: one int per term; masks: per
+ * term, native uint32 per body (0: the body does not hold it), all of one length. A path's
+ * score: its body's (path_body: native uint32 body number per path), plus, for each list of
+ * hits (native uint32 path numbers) that names it, that list's gain. paths: native uint32
+ * path numbers scoring above 0, ascending; values: native int64, one per path. */
+static PyObject *path_scores(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *wlist, *mlist, *glist, *hlist;
+    Py_buffer pb;
+    if (!PyArg_ParseTuple(args, "O!O!y*O!O!", &PyList_Type, &wlist, &PyList_Type, &mlist, &pb,
+                          &PyList_Type, &glist, &PyList_Type, &hlist))
+        return NULL;
+    Py_ssize_t t = PyList_GET_SIZE(wlist), g = PyList_GET_SIZE(glist);
+    size_t npaths = (size_t)pb.len / 4, nbodies = 0;
+    const uint32_t *path_body = pb.buf;
+    long long *w = calloc((size_t)(t ? t : 1), sizeof(long long));
+    Py_buffer *bufs = calloc((size_t)(t ? t : 1), sizeof(Py_buffer));
+    const uint32_t **m = calloc((size_t)(t ? t : 1), sizeof(uint32_t *));
+    int64_t *body_value = NULL, *value = NULL;
+    uint32_t *paths = NULL;
+    int64_t *values = NULL;
+    PyObject *result = NULL;
+    Py_ssize_t got = 0;
+    if (!w || !bufs || !m) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (t != PyList_GET_SIZE(mlist) || g != PyList_GET_SIZE(hlist) || pb.len % 4) {
+        PyErr_SetString(PyExc_ValueError, "path_scores: lists of different lengths");
+        goto done;
+    }
+    for (; got < t; got++) {
+        w[got] = PyLong_AsLongLong(PyList_GET_ITEM(wlist, got));
+        if (w[got] == -1 && PyErr_Occurred()) goto done;
+        if (PyObject_GetBuffer(PyList_GET_ITEM(mlist, got), &bufs[got], PyBUF_SIMPLE) < 0) goto done;
+        size_t len = (size_t)bufs[got].len / 4;
+        if (bufs[got].len % 4 || (got && len != nbodies)) {
+            got++;
+            PyErr_SetString(PyExc_ValueError, "path_scores: mask arrays of different sizes");
+            goto done;
+        }
+        nbodies = len;
+        m[got] = bufs[got].buf;
+    }
+    body_value = calloc(nbodies ? nbodies : 1, sizeof(int64_t));
+    value = calloc(npaths ? npaths : 1, sizeof(int64_t));
+    paths = malloc((npaths ? npaths : 1) * sizeof(uint32_t));
+    values = malloc((npaths ? npaths : 1) * sizeof(int64_t));
+    if (!body_value || !value || !paths || !values) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t i = 0; i < npaths; i++) {
+        if (t && path_body[i] >= nbodies) {
+            PyErr_SetString(PyExc_ValueError, "path_scores: a path of no body");
+            goto done;
+        }
+    }
+    for (Py_ssize_t k = 0; k < g; k++) {
+        long long gain = PyLong_AsLongLong(PyList_GET_ITEM(glist, k));
+        if (gain == -1 && PyErr_Occurred()) goto done;
+        Py_buffer hb;
+        if (PyObject_GetBuffer(PyList_GET_ITEM(hlist, k), &hb, PyBUF_SIMPLE) < 0) goto done;
+        const uint32_t *h = hb.buf;
+        size_t nh = (size_t)hb.len / 4;
+        int bad = hb.len % 4 != 0;
+        for (size_t j = 0; !bad && j < nh; j++) {
+            if (h[j] >= npaths) bad = 1;
+            else value[h[j]] += gain;
+        }
+        PyBuffer_Release(&hb);
+        if (bad) {
+            PyErr_SetString(PyExc_ValueError, "path_scores: a hit names no path");
+            goto done;
+        }
+    }
+    size_t count = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t b = 0; b < nbodies; b++) {
+        uint32_t either = 0;
+        for (Py_ssize_t k = 0; k < t; k++) either |= m[k][b];
+        if (!either) continue;
+        long long best = 0, total = 0;
+        for (Py_ssize_t k = 0; k < t; k++) total += w[k] * (long long)__builtin_popcount(m[k][b]);
+        while (either) {
+            uint32_t low = either & (~either + 1);
+            long long here = 0;
+            for (Py_ssize_t k = 0; k < t; k++)
+                if (m[k][b] & low) here += w[k];
+            if (here > best) best = here;
+            either ^= low;
+        }
+        long long rest = (total - best) / 16, half = best / 2;
+        body_value[b] = best + (rest < half ? rest : half);
+    }
+    for (size_t i = 0; i < npaths; i++) {
+        int64_t v = value[i] + (t ? body_value[path_body[i]] : 0);
+        if (v > 0) {
+            paths[count] = (uint32_t)i;
+            values[count] = v;
+            count++;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("(y#y#)", (const char *)paths, (Py_ssize_t)(count * sizeof(uint32_t)),
+                           (const char *)values, (Py_ssize_t)(count * sizeof(int64_t)));
+done:
+    for (Py_ssize_t k = 0; k < got; k++) PyBuffer_Release(&bufs[k]);
+    PyBuffer_Release(&pb);
+    free(w);
+    free(bufs);
+    free(m);
+    free(body_value);
+    free(value);
+    free(paths);
+    free(values);
+    return result;
+}
+
 static PyMethodDef METHODS[] = {
     {"terms", terms, METH_VARARGS, "The terms of a text (see cas/words.py)."},
     {"build", build, METH_VARARGS, "A segment's postings from bodies' terms (cas/textindex.py)."},
@@ -1562,6 +1731,8 @@ static PyMethodDef METHODS[] = {
     {"fingerprints", fingerprints, METH_VARARGS, "Names' fingerprints and shapes (packer/lexicon.py)."},
     {"comments", comments, METH_VARARGS, "A text's code and comments (packer/lexicon.py)."},
     {"declarations", declarations, METH_VARARGS, "A text's declarations (packer/lexicon.py)."},
+    {"gather", gather, METH_VARARGS, "One segment's postings of a term over a search's bodies (cas/textindex.py)."},
+    {"path_scores", path_scores, METH_VARARGS, "Each path's score from its terms' windows (packer/search.py)."},
     {"python_names", python_names, METH_VARARGS, "A Python text's defs, classes and assignments (packer/lexicon.py)."},
     {NULL, NULL, 0, NULL},
 };

@@ -30,6 +30,7 @@ one line saying what to do. Everything here is a cache: deleting the folder lose
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import errno
 import fcntl
@@ -42,8 +43,9 @@ import unicodedata
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 import blake3
 
@@ -296,6 +298,21 @@ class Segment:
             self._digests = [raw[i : i + 32] for i in range(0, len(raw), 32)]
         return self._digests
 
+    def number(self, digest: bytes) -> int | None:
+        """The number of a body in this segment (its place among `digests`), or None."""
+        digests = self.digests()
+        at = bisect.bisect_left(digests, digest)
+        return at if at < len(digests) and digests[at] == digest else None
+
+    def posting_bytes(self, start: int, end: int) -> tuple[memoryview, memoryview]:
+        """The bodies and masks of postings ``start``..``end``, as the segment's little-endian
+        bytes (`find` checked them)."""
+        docs, masks = self._pdocs[0], self._pmasks[0]
+        return (
+            self._body[docs + 4 * start : docs + 4 * end],
+            self._body[masks + 4 * start : masks + 4 * end],
+        )
+
     def doc_shape(self, doc: int) -> tuple[int, int]:
         """(lines, lines per window) of body ``doc``."""
         lines, widths = self.shapes()
@@ -489,10 +506,52 @@ class Posting:
 
 # Bodies holding a term, by raw digest: (windows mask, lines, lines per window).
 Found = dict[bytes, tuple[int, int, int]]
+_T = TypeVar("_T")
 
 
 def _postings_of(found: Found) -> list[Posting]:
     return [Posting(Digest(d), *found[d]) for d in sorted(found)]
+
+
+class BodyOrder:
+    """The bodies a search reads, numbered in the order given: what `TextIndex.masks` lays a
+    term over. Per segment of the index, each of its bodies' number here (-1: not searched),
+    made the first time a term is found in it and kept while the segments are the same."""
+
+    def __init__(self, digests: Iterable[bytes]) -> None:
+        self.digests = list(digests)
+        self.number = {d: at for at, d in enumerate(self.digests)}
+        self._maps: list[array[int] | None] = []
+        self._generation = (-1, -1)
+
+    def __len__(self) -> int:
+        return len(self.digests)
+
+    def map_of(self, index: TextIndex, at: int) -> array[int]:
+        """The numbers here of the bodies of segment ``at`` of ``index``."""
+        if self._generation != (id(index), index.generation):
+            self._generation = (id(index), index.generation)
+            self._maps = [None] * len(index.segments)
+        known = self._maps[at]
+        if known is None:
+            number, digests = self.number, index.segments[at].digests()
+            known = self._maps[at] = array("i", [number.get(d, -1) for d in digests])
+        return known
+
+
+def _gather(out: array[int], docmap: array[int], seg: Segment, start: int, end: int) -> int:
+    """`cas._words.gather` in Python: where the extension was not built."""
+    given = 0
+    pdocs, pmasks = seg.pdocs, seg.pmasks
+    for j in range(start, end):
+        doc = pdocs[j]
+        if doc >= len(docmap):
+            return -1
+        b = docmap[doc]
+        if b >= 0 and not out[b] and pmasks[j]:
+            out[b] = pmasks[j]
+            given += 1
+    return given
 
 
 class TextIndex:
@@ -673,17 +732,19 @@ class TextIndex:
         """Every body holding the term with key ``wanted``, each once, by digest. A segment
         found damaged while reading is set aside, what the last `add` was asked for is indexed
         again, and the lookup runs once more: a damaged index never answers."""
-        return _postings_of(self._healing(wanted))
+        return _postings_of(self._healing(partial(self._lookup, wanted)))
 
-    def _healing(self, wanted: int) -> Found:
+    def _healing(self, read: Callable[[], _T]) -> _T:
+        """``read()``; should it find a segment damaged, the segment set aside, what the last
+        `add` was asked for indexed again, and ``read()`` once more."""
         try:
-            return self._lookup(wanted)
+            return read()
         except IndexDamaged as exc:
             self.heal(exc)
             if self._read is not None:
                 self.add(self._asked, self._read)
         try:
-            return self._lookup(wanted)
+            return read()
         except IndexDamaged as exc:
             self.heal(exc)
             raise IndexUnavailable(
@@ -723,15 +784,54 @@ class TextIndex:
 
     def _postings(self, term: tuple[str, ...]) -> Found:
         wanted = term_keys(term)
-        found = self._healing(wanted[0])
+        found = self._healing(partial(self._lookup, wanted[0]))
         for more in wanted[1:]:
-            other = self._healing(more)
+            other = self._healing(partial(self._lookup, more))
             found = {
                 d: (mask & other[d][0], lines, width)
                 for d, (mask, lines, width) in found.items()
                 if d in other and mask & other[d][0]
             }
         return found
+
+    def masks(self, term: tuple[str, ...], order: BodyOrder) -> tuple[array[int], int]:
+        """The windows mask of ``term`` in each body of ``order``, by its number there (0: it
+        does not hold it), and how many hold it: what scoring a query reads, laid out by the
+        native code (`cas._words.gather`) with nothing made per posting. A phrase (a dotted
+        name) is held where all its words are, in the windows that hold them all."""
+        wanted = term_keys(term)
+        out, held = self._healing(partial(self._masks, wanted[0], order))
+        for more in wanted[1:]:
+            other, _ = self._healing(partial(self._masks, more, order))
+            out = array("I", [a & b for a, b in zip(out, other, strict=True)])
+            held = len(out) - out.count(0)
+        return out, held
+
+    def _masks(self, wanted: int, order: BodyOrder) -> tuple[array[int], int]:
+        out = array("I", bytes(4 * len(order)))
+        held = 0
+        native = words.native_module()
+        for at, seg in enumerate(self.segments):
+            start, end = seg.find(wanted)
+            if start == end:
+                continue
+            docmap = order.map_of(self, at)
+            if native is not None:
+                given: int = native.gather(out, docmap, *seg.posting_bytes(start, end))
+            else:
+                given = _gather(out, docmap, seg, start, end)
+            if given < 0:
+                raise IndexDamaged(seg.name, "a posting names no body")
+            held += given
+        return out, held
+
+    def shape(self, digest: bytes) -> tuple[int, int]:
+        """(lines, lines per window) of an indexed body; (0, `words.WINDOW`) if it is not."""
+        for seg in self.segments:
+            at = seg.number(digest)
+            if at is not None:
+                return seg.doc_shape(at)
+        return 0, words.WINDOW
 
     def term(self, term: tuple[str, ...]) -> list[Posting]:
         """Bodies holding a term of a query (a word, or a dotted name as a tuple of words)."""

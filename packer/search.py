@@ -10,8 +10,9 @@ store holds:
   phrase) and, for a compound name, its words (`PART`); English stop words give none;
 * a term's weight is multiplied by its rarity among the files searched: a fixed-point log2 of
   files over files holding it (`idf`), computed with integers;
-* a window scores the sum of the terms it holds; a file scores its best window, plus an eighth
-  of its other windows' (capped at the best), plus the terms its path spells twice over.
+* a window scores the sum of the terms it holds; a file scores its best window, plus a
+  sixteenth of its other windows' (at most half the best), plus the terms its path spells twice
+  over.
 
 Order: score descending, then path bytes. Same index contents for these packs, same query:
 same hits, on every machine (DETERMINISM.md, "Search").
@@ -27,7 +28,9 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
+import operator
 import re
+from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +47,7 @@ from cas.store import Store
 from cas.textindex import (
     MAX_BODY,
     WORD,
-    Found,
+    BodyOrder,
     QueryName,
     TextIndex,
     definition_key,
@@ -53,6 +56,7 @@ from cas.textindex import (
     text_of,
 )
 from cas.visibility import check_granted, is_memory_pack, visible
+from cas.words import native_module
 from packer.packview import PackView, Views
 from packer.wildmatch import GlobList
 
@@ -166,12 +170,18 @@ class Source:
     # What searches of this source found, kept while it is (a long-running process keeps the
     # source of its last search, `packer.packview.Views`): per word, the paths holding it; per
     # term, the index's postings and those of this source's bodies.
-    _path_hits: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    _path_hits: dict[str, array[int]] = field(default_factory=dict, repr=False)
     # The index, and its generation, under which every body was found indexed.
     indexed: tuple[int, int] | None = field(default=None, repr=False)
-    _held: dict[tuple[str, ...], tuple[Found, Found]] = field(default_factory=dict, repr=False)
+    # The bodies numbered (`order`), and per term, under which index and generation its
+    # windows masks over them were read, the masks, and how many bodies hold it.
+    _order: BodyOrder | None = field(default=None, repr=False)
+    _numbered: Numbered | None = field(default=None, repr=False)
+    _masks: dict[tuple[str, ...], tuple[tuple[int, int], array[int], int]] = field(
+        default_factory=dict, repr=False
+    )
     # Every path word's paths (`index_paths`), once enough words were looked for one by one.
-    _path_index: dict[str, list[str]] | None = field(default=None, repr=False)
+    _path_index: dict[str, array[int]] | None = field(default=None, repr=False)
     _scans: int = field(default=0, repr=False)
     # The hits of the searches of this source, by index, its generation, query, k and globs.
     results: dict[tuple[object, ...], list[Hit]] = field(default_factory=dict, repr=False)
@@ -232,44 +242,61 @@ class Source:
         """Forget what was found of the files before they changed."""
         self._lowered = None
         self._path_hits.clear()
-        self._held.clear()
+        self._order = None
+        self._numbered = None
+        self._masks.clear()
         self._path_index = None
         self.results.clear()
         self.indexed = None
 
-    def held(self, term: tuple[str, ...], found: Found) -> Found:
-        """The bodies among ``found`` (the postings of ``term``) that this source has."""
-        known = self._held.get(term)
-        if known is not None and known[0] is found:  # the index answered with the same
-            return known[1]
-        held = {d: shape for d, shape in found.items() if d in self.paths}
-        if len(self._held) >= _KEPT_TERMS:
-            self._held.clear()
-        self._held[term] = (found, held)
-        return held
+    def order(self) -> BodyOrder:
+        """The bodies, numbered in the order of `paths` (made once)."""
+        if self._order is None:
+            self._order = BodyOrder(self.paths)
+        return self._order
 
-    def path_hits(self, word: str) -> list[str]:
-        """The paths one of whose words (`path_words`) is ``word``."""
+    def numbered(self) -> Numbered:
+        """The paths, numbered in the order of `digest_of`, with their bodies' numbers."""
+        if self._numbered is None:
+            self._numbered = Numbered(self.digest_of, self.order())
+        return self._numbered
+
+    def masks(self, index: TextIndex, term: tuple[str, ...]) -> tuple[array[int], int]:
+        """`TextIndex.masks` of ``term`` over these bodies, kept while the index is the same."""
+        now = (id(index), index.generation)
+        known = self._masks.get(term)
+        if known is not None and known[0] == now:
+            return known[1], known[2]
+        masks, held = index.masks(term, self.order())
+        if len(self._masks) >= _KEPT_TERMS:
+            self._masks.clear()
+        self._masks[term] = (now, masks, held)
+        return masks, held
+
+    def path_hits(self, word: str) -> array[int]:
+        """The numbers (`numbered`) of the paths one of whose words (`path_words`) is
+        ``word``, ascending."""
         if self._path_index is not None:
-            return self._path_index.get(word, [])
+            return self._path_index.get(word, _NONE)
         known = self._path_hits.get(word)
         if known is None:
             self._scans += 1
             if self._scans > _SCANS_BEFORE_INDEX:  # a process that searches on and on
-                return self.index_paths().get(word, [])
+                return self.index_paths().get(word, _NONE)
             if len(self._path_hits) >= _KEPT_TERMS:
                 self._path_hits.clear()
             known = self._path_hits[word] = self._find_path_hits(word)
         return known
 
-    def index_paths(self) -> dict[str, list[str]]:
-        """Each word of a path (`path_words`) -> the paths holding it: made once, what
-        `path_hits` answers from after `_SCANS_BEFORE_INDEX` words were looked for by going
-        through every path (a one-shot search looks for a few words: the scan is cheaper)."""
+    def index_paths(self) -> dict[str, array[int]]:
+        """Each word of a path (`path_words`) -> the numbers of the paths holding it: made
+        once, what `path_hits` answers from after `_SCANS_BEFORE_INDEX` words were looked for
+        by going through every path (a one-shot search looks for a few words: the scan is
+        cheaper)."""
         if self._path_index is None:
-            index: dict[str, list[str]] = {}
+            index: dict[str, array[int]] = {}
             words_of: dict[str, set[str]] = {}  # piece -> its words
-            for path in self.digest_of:
+            for at, path in enumerate(self.digest_of):
                 words: set[str] = set()
                 for piece in _PATH_PIECES.split(path):
                     if piece:
@@ -280,16 +307,17 @@ class Source:
                 for word in words:
                     group = index.get(word)
                     if group is None:
-                        index[word] = [path]
+                        index[word] = array("I", (at,))
                     else:
-                        group.append(path)
+                        group.append(at)
             self._path_index = index
             self._path_hits.clear()
         return self._path_index
 
-    def _find_path_hits(self, word: str) -> list[str]:
+    def _find_path_hits(self, word: str) -> array[int]:
         if self._lowered is None:
             self._lowered = LoweredPaths(list(self.digest_of))
+        paths = self._lowered.paths
         pieces: dict[str, bool] = {}  # piece -> whether the word is one of its words
         folders: dict[str, bool] = {}  # folder -> whether it is one of any of its pieces'
 
@@ -302,19 +330,33 @@ class Source:
                     return True
             return False
 
-        out = []
-        for path in self._lowered.holding(word):
-            folder, _, name = path.rpartition("/")
+        out = array("I")
+        for at in self._lowered.holding(word):
+            folder, _, name = paths[at].rpartition("/")
             if folder:
                 held = folders.get(folder)
                 if held is None:
                     held = folders[folder] = holds(folder)
                 if held:
-                    out.append(path)
+                    out.append(at)
                     continue
             if holds(name):
-                out.append(path)
+                out.append(at)
         return out
+
+
+class Numbered:
+    """The paths of a source, numbered: each one's name, its body's number (`BodyOrder`), and
+    each name's number."""
+
+    def __init__(self, digest_of: dict[str, bytes], order: BodyOrder) -> None:
+        self.names = list(digest_of)
+        self.number = {path: at for at, path in enumerate(self.names)}
+        body = order.number
+        self.body = array("I", [body[digest] for digest in digest_of.values()])
+
+
+_NONE: Final = array("I")  # no path
 
 
 class LoweredPaths:
@@ -334,17 +376,17 @@ class LoweredPaths:
         self.text = text
         self.starts = list(itertools.accumulate((n + 1 for n in lengths), initial=0))[:-1]
 
-    def holding(self, word: str) -> list[str]:
-        """The paths whose lowercase holds ``word`` (itself lowercase, without a line break),
-        in their order."""
+    def holding(self, word: str) -> list[int]:
+        """The places among `paths` of those whose lowercase holds ``word`` (itself lowercase,
+        without a line break), ascending."""
         if not word or "\n" in word:
             return []
-        out: list[str] = []
+        out: list[int] = []
         text, starts, find = self.text, self.starts, self.text.find
         at = find(word)
         while at >= 0:
             i = bisect.bisect_right(starts, at) - 1
-            out.append(self.paths[i])
+            out.append(i)
             # On past the end of this path: one hit per path.
             nxt = starts[i + 1] if i + 1 < len(starts) else len(text)
             at = find(word, nxt)
@@ -500,45 +542,44 @@ class Scored:
     # `held` when asked for (`spans`), which only the files shown need.
     windows: dict[str, dict[tuple[int, int], int]] = field(default_factory=dict)
     weights: dict[tuple[str, ...], int] = field(default_factory=dict)  # term -> weight x idf
-    # Per term, its weight and the bodies searched that hold it, by digest: (windows mask,
-    # lines, lines per window).
-    held: list[tuple[int, Found]] = field(default_factory=list)
-    digest_of: dict[str, bytes] = field(default_factory=dict)  # path -> body, of those held
-    # 0: every file holding a term is scored; else the files left unscored (`score`'s ``top``)
-    # score less than this, so the ranking is whole down to it.
-    complete_above: int = 0
+    # Per term, its weight and its windows mask in each body searched, by the body's number
+    # (`Source.order`; 0: the body does not hold it).
+    held: list[tuple[int, array[int]]] = field(default_factory=list)
+    source: Source | None = None
+    # (lines, lines per window) of a body, by digest (`TextIndex.shape`)
+    shape: Callable[[bytes], tuple[int, int]] | None = None
 
     def ranked(self) -> list[tuple[str, int]]:
         """(path, score) of every file, best first (`_rank`)."""
         return sorted(self.scores.items(), key=_rank)
 
     def best(self) -> Iterator[tuple[str, int]]:
-        """`ranked`, lazily (the first few found without sorting every file), as far down as
-        it is whole (`complete_above`)."""
+        """`ranked`, lazily: the files scoring at least the `_FIRST_BEST`-th best score first,
+        the rest sorted only for a reader who goes on past them."""
         items = self.scores.items()
-        first = heapq.nsmallest(_FIRST_BEST, items, key=_rank)
-        for path, value in first:
-            if value < self.complete_above:
-                return
-            yield path, value
-        if len(items) > len(first):  # sorted only for a reader who goes on past the first
-            for path, value in sorted(items, key=_rank)[len(first) :]:
-                if value < self.complete_above:
-                    return
-                yield path, value
+        if len(items) <= _FIRST_BEST:
+            yield from sorted(items, key=_rank)
+            return
+        floor = heapq.nlargest(_FIRST_BEST, self.scores.values())[-1]
+        yield from sorted([(p, v) for p, v in items if v >= floor], key=_rank)
+        yield from sorted([(p, v) for p, v in items if v < floor], key=_rank)
 
     def spans(self, path: str) -> dict[tuple[int, int], int]:
         """(first line, last line) -> score of each window of ``path`` holding a term."""
         given = self.windows.get(path)
         if given is not None:
             return given
-        digest = self.digest_of.get(path)
-        if digest is None:
+        src = self.source
+        digest = src.digest_of.get(path) if src is not None else None
+        if src is None or digest is None or self.shape is None:
             return {}
+        body = src.order().number[digest]
         out: dict[tuple[int, int], int] = {}
-        for weight, held in self.held:
-            if digest in held:
-                for first, last in windows_of(*held[digest]):
+        marks = [(held[body], weight) for weight, held in self.held if held[body]]
+        if marks:
+            lines, width = self.shape(digest)
+            for mask, weight in marks:
+                for first, last in windows_of(mask, lines, width):
                     out[(first, last)] = out.get((first, last), 0) + weight
         return out
 
@@ -564,150 +605,91 @@ def windows_of(mask: int, lines: int, width: int) -> list[tuple[int, int]]:
     return out
 
 
-def _best_and_total(marks: list[tuple[int, int]]) -> tuple[int, int]:
-    """The best window's score and the sum over windows, from each term's (mask, weight)."""
-    total = whole = either = 0
-    every = -1
-    for m, w in marks:
-        total += w * m.bit_count()
-        whole += w
-        either |= m
-        every &= m
-    if every:  # a window holds every term: none can do better
-        return whole, total
-    best = 0
-    while either:  # each window holding a term, lowest first
-        low = either & -either
-        here = 0
-        for m, w in marks:
-            if m & low:
-                here += w
-        best = max(best, here)
-        either ^= low
-    return best, total
+def path_scores(
+    weights: list[int],
+    masks: list[array[int]],
+    path_body: array[int],
+    gains: list[int],
+    hits: list[array[int]],
+) -> tuple[array[int], array[int]]:
+    """Each path that scores, and its score: its body's best window (the sum of the weights of
+    the terms it holds), plus a sixteenth of the weight the body's other windows hold, at most
+    half the best; plus the gain of each list of ``hits`` that names it. ``masks``: per term
+    (of ``weights``), its windows mask in each body (0: not held); ``path_body``: each path's
+    body; ``hits``: path numbers, each list with its gain in ``gains``. (paths, scores), paths
+    ascending; `cas._words.path_scores` where it was built."""
+    native = native_module()
+    if native is not None:
+        raw_paths, raw_values = native.path_scores(weights, masks, path_body, gains, hits)
+        return array("I", raw_paths), array("q", raw_values)
+    body_value: dict[int, int] = {}
+    for body, held in enumerate(zip(*masks, strict=True)):
+        either = 0
+        for m in held:
+            either |= m
+        if not either:
+            continue
+        total = sum(w * m.bit_count() for w, m in zip(weights, held, strict=True))
+        best = 0
+        while either:  # each window holding a term, lowest first
+            low = either & -either
+            best = max(best, sum(w for w, m in zip(weights, held, strict=True) if m & low))
+            either ^= low
+        body_value[body] = best + min(best // 2, (total - best) // 16)
+    extra: dict[int, int] = {}
+    for gain, found in zip(gains, hits, strict=True):
+        for at in found:
+            extra[at] = extra.get(at, 0) + gain
+    paths, values = array("I"), array("q")
+    for at, body in enumerate(path_body):
+        value = body_value.get(body, 0) + extra.get(at, 0)
+        if value > 0:
+            paths.append(at)
+            values.append(value)
+    return paths, values
 
 
 def score(
-    index: TextIndex,
-    src: Source,
-    query: str,
-    read: Callable[[Digest], str] | None = None,
-    *,
-    top: int | None = None,
+    index: TextIndex, src: Source, query: str, read: Callable[[Digest], str] | None = None
 ) -> Scored:
-    """Score every file of ``src`` that holds a term of ``query``; with ``read`` given, files
-    that define a name of the query (``def NAME``, ``class NAME``, ``func NAME``, ``NAME =``:
-    the index's definition terms) gain `DEFINES` times its weight (the index knows where names
-    are defined, so ``read`` is not called).
+    """Score every file of ``src`` that holds a term of ``query``, or whose path spells one of
+    its single words; with ``read`` given, files that define a name of the query (``def NAME``,
+    ``class NAME``, ``func NAME``, ``NAME =``: the index's definition terms) gain `DEFINES`
+    times its weight (the index knows where names are defined, so ``read`` is not called).
 
-    With ``top``, only as many files are scored as it takes to know the best ``top`` for sure:
-    the terms are taken heaviest first, and once the ``top``-th best score so far is beyond
-    what a file holding only the terms left could reach, the rest are left unscored
-    (`Scored.complete_above` says from which score on the ranking is whole; `Scored.best` gives
-    that much). A query of rare names then costs the postings of its rare terms, not those of
-    its common words."""
+    Every file is scored at once, from each term's windows masks over the bodies
+    (`TextIndex.masks`) and the paths each single word is found in (`Source.path_hits`), by
+    `path_scores`: nothing is made per file but its score."""
     terms = query_terms(query)
-    out = Scored(terms, len(src.paths))
-    wanted = src.paths
+    out = Scored(terms, len(src.paths), source=src, shape=index.shape)
+    wanted = len(src.paths)
     for term in terms:
-        held = src.held(term.words, index.postings(term.words))
-        weight = term.weight * idf(len(wanted), len(held))
+        masks, held = src.masks(index, term.words)
+        weight = term.weight * idf(wanted, held)
         out.weights[term.words] = weight
-        out.held.append((weight, held))
+        out.held.append((weight, masks))
     # a path's own words count twice over (``router.go`` for "router"), alone too
-    bonus: dict[str, int] = {}
-    for term in terms:
-        if len(term.words) == 1:
-            gain = out.weights[term.words] * PATH_FACTOR
-            for path in src.path_hits(term.words[0]):
-                bonus[path] = bonus.get(path, 0) + gain
-    scorer = _Scorer(out, src, bonus)
-    order = sorted(out.held, key=lambda wh: -wh[0])  # heaviest first (sorted is stable)
-    left = sum(weight for weight, _held in order)
-    most = max(bonus.values(), default=0)
-    for at, (weight, held) in enumerate(order):
-        scorer.settle_all(held)
-        left -= weight
-        # a file holding only the terms left scores at most their weights, half again, and
-        # the most its path can add
-        beyond = left + left // 2 + most
-        if top is not None and at < len(order) - 1 and len(out.scores) >= top:
-            threshold = heapq.nlargest(top, out.scores.values())[-1]
-            if threshold > beyond:
-                out.complete_above = threshold
-                break
-    else:
-        for path, gain in bonus.items():
-            if path not in out.scores:
-                out.scores[path] = gain
-                out.windows[path] = {}
+    single = [term for term in terms if len(term.words) == 1]
+    gains = [out.weights[term.words] * PATH_FACTOR for term in single]
+    hits = [src.path_hits(term.words[0]) for term in single]
+    numbered = src.numbered()
+    paths, values = path_scores(
+        [w for w, _ in out.held], [m for _, m in out.held], numbered.body, gains, hits
+    )
+    if len(paths) == 1:
+        out.scores[numbered.names[paths[0]]] = values[0]
+    elif paths:  # dict and zip do the work per file, not the interpreter
+        out.scores.update(zip(operator.itemgetter(*paths)(numbered.names), values, strict=True))
     if read is not None:
-        _rerank(out, index, scorer, terms)
+        _rerank(out, index, src, terms)
     return out
 
 
-class _Scorer:
-    """Scores the files of one body at a time, from every term's windows in it."""
-
-    def __init__(self, out: Scored, src: Source, bonus: dict[str, int]) -> None:
-        self.out = out
-        self.paths = src.paths
-        self.bonus = bonus
-        self.done: set[bytes] = set()
-
-    def settle_all(self, held: Found) -> None:
-        """Score the bodies holding a term (those not scored yet)."""
-        scores, digest_of, paths, bonus = (
-            self.out.scores,
-            self.out.digest_of,
-            self.paths,
-            self.bonus,
-        )
-        terms = self.out.held
-        single = len(terms) == 1
-        for digest, (mask, _lines, _width) in held.items():
-            if digest in self.done:
-                continue
-            self.done.add(digest)
-            if single:  # one term: a window holds it or not
-                weight = terms[0][0]
-                best, total = weight, weight * mask.bit_count()
-            else:
-                marks = [(h[digest][0], w) for w, h in terms if digest in h]
-                if len(marks) == 1:
-                    best = marks[0][1]
-                    total = best * mask.bit_count()
-                else:
-                    best, total = _best_and_total(marks)
-            # its best window, plus an eighth of the rest (at most half the best)
-            value = best + min(best // 2, (total - best) // 16)
-            for path in paths[digest]:
-                scores[path] = value + bonus.get(path, 0)
-                digest_of[path] = digest
-
-    def settle(self, digests: Iterable[bytes]) -> None:
-        """Score these bodies if they were left unscored: from the terms they hold, or, holding
-        none, from what their paths' words hold."""
-        for digest in digests:
-            if digest in self.done:
-                continue
-            holding = [held for _weight, held in self.out.held if digest in held]
-            if holding:
-                self.settle_all({digest: holding[0][digest]})
-                continue
-            self.done.add(digest)
-            for path in self.paths[digest]:
-                gain = self.bonus.get(path)
-                if gain is not None and path not in self.out.scores:
-                    self.out.scores[path] = gain
-                    self.out.windows[path] = {}
-
-
-def _rerank(out: Scored, index: TextIndex, scorer: _Scorer, terms: list[Term]) -> None:
+def _rerank(out: Scored, index: TextIndex, src: Source, terms: list[Term]) -> None:
     """Files that define a code-shaped name of the query gain the best score so far plus
     `DEFINES` times the name's weight (split between the words of a dotted name; half for a
     definition that is indented, a method or a nested function)."""
-    src_paths = scorer.paths
+    src_paths = src.paths
     defined: list[tuple[Term, set[bytes], set[bytes]]] = []
     for term in terms:
         if term.weight != WHOLE_CODE:
@@ -716,7 +698,6 @@ def _rerank(out: Scored, index: TextIndex, scorer: _Scorer, terms: list[Term]) -
             top: set[bytes] = {p.digest for p in index.lookup(definition_key(word, top=True))}
             nested: set[bytes] = {p.digest for p in index.lookup(definition_key(word, top=False))}
             defined.append((term, top, nested))
-            scorer.settle((top | nested) & src_paths.keys())  # scored whole before they gain
     bonus: dict[str, int] = {}
     best = max(out.scores.values(), default=0)
     for term, top, nested in defined:
@@ -726,7 +707,7 @@ def _rerank(out: Scored, index: TextIndex, scorer: _Scorer, terms: list[Term]) -
             for path in src_paths[digest]:
                 bonus[path] = bonus.get(path, 0) + (gain if digest in top else gain // 2)
     for path, extra in bonus.items():
-        if path not in out.scores and path not in out.digest_of:
+        if path not in out.scores:
             out.windows[path] = {}
         out.scores[path] = out.scores.get(path, 0) + extra
 
@@ -740,13 +721,26 @@ def line_terms(line: str) -> set[str]:
     return out
 
 
-def line_score(line: str, weights: dict[tuple[str, ...], int]) -> int:
+def line_scorer(weights: dict[tuple[str, ...], int]) -> Callable[[str], int]:
     """What a line holds of the query's single terms (phrases count by their first word)."""
-    lowered = line.lower()  # a line's terms are pieces of it, lowercased
-    if not any(words[0] in lowered for words in weights):
-        return 0
-    have = line_terms(line)
-    return sum(w for words, w in weights.items() if words[0] in have)
+    firsts = [words[0] for words in weights]
+    pairs = [(words[0], w) for words, w in weights.items()]
+
+    def line_score(line: str) -> int:
+        lowered = line.lower()  # a line's terms are pieces of it, lowercased
+        if not any(word in lowered for word in firsts):
+            return 0
+        have: set[str] = set()
+        for tok in WORD.findall(line):
+            low = tok.lower()
+            # an ASCII token's terms are pieces of it lowercased: one holding no query word
+            # gives none of the query's terms
+            if not tok.isascii() or any(word in low for word in firsts):
+                have.add(low)
+                have.update(split_name(tok))
+        return sum(w for word, w in pairs if word in have)
+
+    return line_score
 
 
 def hits(
@@ -759,6 +753,7 @@ def hits(
 ) -> list[Hit]:
     """The best ``k`` files, each with its best window narrowed to the lines that match."""
     globs = GlobList(path_glob) if path_glob else None
+    line_score = line_scorer(scored.weights)
     out: list[Hit] = []
     for path, total in scored.best():
         if globs is not None and not globs.match_file(path):
@@ -768,16 +763,14 @@ def hits(
             text = text_of(store.get(digest)) or ""
         except (BlobNotFound, CorruptBlob):
             continue
-        lines = text.split("\n")
         spans = scored.spans(path)
         if spans:
             (first, last), _ = min(spans.items(), key=lambda kv: (-kv[1], kv[0]))
+            lines = text.split("\n", last)  # the lines up to the window's last, and the rest
         else:
+            lines = text.split("\n", SNIPPET_LINES)
             first, last = 1, min(len(lines), SNIPPET_LINES)
-        marked = [
-            (n, line_score(lines[n - 1], scored.weights))
-            for n in range(first, min(last, len(lines)) + 1)
-        ]
+        marked = [(n, line_score(lines[n - 1])) for n in range(first, min(last, len(lines)) + 1)]
         matching = [n for n, s in marked if s > 0] or [first]
         best = sorted(marked, key=lambda ns: (-ns[1], ns[0]))[:SNIPPET_LINES]
         snippet = tuple(
@@ -829,6 +822,8 @@ def search(
             "everything)"
         )
     src = source(root, store, packs, scopes, attached, views)
+    if views is not None:  # a process that searches on and on: every path's words, once
+        src.index_paths()
     if src.indexed != (id(index), index.generation):  # a source kept from the last search
         ensure_indexed(index, store, src.paths, progress)
         src.indexed = (id(index), index.generation)
@@ -842,12 +837,7 @@ def search(
     def read(d: Digest) -> str:
         return text_of(store.get(d)) or ""
 
-    # The best k are scored first; should some of them be left out (a path the globs refuse, a
-    # body gone from the store), every file is scored and the ranking read further.
-    scored = score(index, src, query, read, top=k if not path_glob else None)
-    found = hits(store, src, scored, k=k, path_glob=path_glob)
-    if len(found) < k and scored.complete_above:
-        found = hits(store, src, score(index, src, query, read), k=k, path_glob=path_glob)
+    found = hits(store, src, score(index, src, query, read), k=k, path_glob=path_glob)
     if len(src.results) >= _KEPT_RESULTS:
         src.results.clear()
     src.results[key] = found

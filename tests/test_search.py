@@ -297,11 +297,12 @@ def test_a_sources_path_hits_are_the_paths_whose_words_hold_the_word(
     for path in paths:
         src._take(path, bytes(Digest.of(path.encode())))
         indexed._take(path, bytes(Digest.of(path.encode())))
-    assert sorted(src.path_hits(word)) == expected
+    names = src.numbered().names
+    assert sorted(names[at] for at in src.path_hits(word)) == expected
     assert src.path_hits(word) is src.path_hits(word)  # kept for the next search of the source
     # a long-running process, having looked for many words, answers from every path's words
     indexed.index_paths()
-    assert sorted(indexed.path_hits(word)) == expected
+    assert sorted(names[at] for at in indexed.path_hits(word)) == expected
 
 
 @pytest.fixture(scope="module")
@@ -343,29 +344,71 @@ def scored_corpus(tmp_path_factory: pytest.TempPathFactory) -> object:
     return index, src, bodies
 
 
+def _model_scores(index: object, src: object, query: str) -> dict[str, int]:
+    """What `score` must give, from its definition alone: per file, from each term's postings
+    (`TextIndex.postings`) one window at a time, and each path's words one path at a time."""
+    from packer.search import PATH_FACTOR, idf, path_words, query_terms
+
+    terms = query_terms(query)
+    found = []
+    for term in terms:
+        held = {d: shape for d, shape in index.postings(term.words).items() if d in src.paths}  # type: ignore[attr-defined]
+        found.append((term, term.weight * idf(len(src.paths), len(held)), held))  # type: ignore[attr-defined]
+    out: dict[str, int] = {}
+    for path, digest in src.digest_of.items():  # type: ignore[attr-defined]
+        windows: dict[int, int] = {}
+        total = 0
+        for _term, weight, held in found:
+            if digest in held:
+                mask = held[digest][0]
+                total += weight * mask.bit_count()
+                for bit in range(32):
+                    if mask >> bit & 1:
+                        windows[bit] = windows.get(bit, 0) + weight
+        best = max(windows.values(), default=0)
+        value = best + min(best // 2, (total - best) // 16) if windows else 0
+        own = path_words(path)
+        value += sum(
+            weight * PATH_FACTOR
+            for term, weight, _held in found
+            if len(term.words) == 1 and term.words[0] in own
+        )
+        if value:
+            out[path] = value
+    return out
+
+
 @given(
     st.lists(st.sampled_from([*_VOCAB, "RouteHandler", "parse_config", "cart.total"]), min_size=1,
              max_size=4).map(" ".join),
-    st.integers(1, 12),
     st.booleans(),
 )  # fmt: skip
-def test_the_best_k_scored_first_are_the_best_of_all(
-    scored_corpus: object, query: str, k: int, rerank: bool
+def test_every_file_scores_what_its_windows_and_path_hold(
+    scored_corpus: object, query: str, native: bool
 ) -> None:
-    """`score` with ``top=k`` leaves files unscored only where none of them can reach the
-    best k: what it ranks, as far as it says its ranking is whole, is the full ranking's start,
-    and reaches at least k files (or all there are)."""
+    """`score` (the native code, or the Python where it was not built) gives each file what
+    the definition gives, computed one file and one window at a time; every file it scores
+    is in `best`, in rank order, and its spans are its windows holding a term."""
+    from cas import words
     from packer.search import score
 
     index, src, bodies = scored_corpus  # type: ignore[misc]
-    read = (lambda d: bodies[d].decode()) if rerank else None
-    whole = score(index, src, query, read)
-    full = whole.ranked()
-    pruned = score(index, src, query, read, top=k)
-    best = list(pruned.best())
-    assert best == full[: len(best)]
-    assert len(best) >= min(k, len(full))
-    assert all(pruned.spans(path) == whole.spans(path) for path, _ in best)
+    if native and words.native_module() is None:
+        native = False  # the Python alone, as on a machine without a compiler
+    saved = list(words._NATIVE)
+    if not native:
+        words._NATIVE[:] = [None]
+    try:
+        scored = score(index, src, query)
+    finally:
+        words._NATIVE[:] = saved
+    assert scored.scores == _model_scores(index, src, query)
+    assert list(scored.best()) == scored.ranked()
+    assert [v for _, v in scored.ranked()] == sorted(scored.scores.values(), reverse=True)
+    for path in scored.scores:
+        spans = scored.spans(path)
+        assert all(first <= last for first, last in spans)
+        assert sum(spans.values()) <= scored.scores[path] * 32
 
 
 def test_a_process_keeping_views_answers_a_search_again_and_follows_a_pack(
@@ -412,4 +455,5 @@ def test_the_paths_holding_a_word_are_those_a_test_per_path_finds(
 ) -> None:
     from packer.search import LoweredPaths
 
-    assert LoweredPaths(paths).holding(word) == [p for p in paths if word and word in p.lower()]
+    found = LoweredPaths(paths).holding(word)
+    assert found == [at for at, p in enumerate(paths) if word and word in p.lower()]
