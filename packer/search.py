@@ -166,7 +166,7 @@ class Source:
     entries: dict[str, mf.Entry] = field(default_factory=dict)
     # Each pack added, in order, with the paths it holds.
     holders: list[tuple[str, Collection[str]]] = field(default_factory=list)
-    _lowered: LoweredPaths | None = field(default=None, repr=False)
+    _lowered: PathTexts | None = field(default=None, repr=False)
     # What searches of this source found, kept while it is (a long-running process keeps the
     # source of its last search, `packer.packview.Views`): per word, the paths holding it; per
     # term, the index's postings and those of this source's bodies.
@@ -177,6 +177,7 @@ class Source:
     # windows masks over them were read, the masks, and how many bodies hold it.
     _order: BodyOrder | None = field(default=None, repr=False)
     _numbered: Numbered | None = field(default=None, repr=False)
+    _views: list[PackView] = field(default_factory=list, repr=False)  # those added
     _masks: dict[tuple[str, ...], tuple[tuple[int, int], array[int], int]] = field(
         default_factory=dict, repr=False
     )
@@ -199,6 +200,12 @@ class Source:
 
     def add_view(self, name: str, view: PackView) -> None:
         """The files of a pack, from its view (`packer.packview`)."""
+        for before in self._views:
+            if before.paths == view.paths:  # the same files (a pack per target): none new
+                self.holders.append((name, before.path_set()))
+                self._views.append(view)
+                return
+        self._views.append(view)
         held = view.path_set()
         if not self.digest_of:  # the first pack: its paths are all new (a pack's are unique)
             self.digest_of = dict(zip(view.paths, view.digests, strict=True))
@@ -316,10 +323,35 @@ class Source:
 
     def _find_path_hits(self, word: str) -> array[int]:
         if self._lowered is None:
-            self._lowered = LoweredPaths(list(self.digest_of))
-        paths = self._lowered.paths
+            self._lowered = PathTexts(list(self.digest_of))
+        return self._lowered.hits(word)
+
+
+class PathTexts:
+    """A source's paths as two texts to search, their folders and their names (each once): the
+    paths one of whose words is a word are found by searching those texts once, and testing
+    the words of the folders and names that hold it (a few hundred folders, not every path
+    below them)."""
+
+    def __init__(self, paths: list[str]) -> None:
+        below: dict[str, list[int]] = {}  # folder -> the numbers of the paths right in it
+        named: dict[str, list[int]] = {}  # name -> the numbers of the paths so named
+        for at, path in enumerate(paths):
+            folder, _, name = path.rpartition("/")
+            for groups, key in ((below, folder), (named, name)):
+                group = groups.get(key)
+                if group is None:
+                    groups[key] = [at]
+                else:
+                    group.append(at)
+        self.folders = LoweredPaths(list(below))
+        self.below = list(below.values())
+        self.names = LoweredPaths(list(named))
+        self.named = list(named.values())
+
+    def hits(self, word: str) -> array[int]:
+        """The numbers of the paths one of whose words (`path_words`) is ``word``, ascending."""
         pieces: dict[str, bool] = {}  # piece -> whether the word is one of its words
-        folders: dict[str, bool] = {}  # folder -> whether it is one of any of its pieces'
 
         def holds(text: str) -> bool:
             for piece in _PATH_PIECES.split(text):
@@ -330,19 +362,12 @@ class Source:
                     return True
             return False
 
-        out = array("I")
-        for at in self._lowered.holding(word):
-            folder, _, name = paths[at].rpartition("/")
-            if folder:
-                held = folders.get(folder)
-                if held is None:
-                    held = folders[folder] = holds(folder)
-                if held:
-                    out.append(at)
-                    continue
-            if holds(name):
-                out.append(at)
-        return out
+        found: list[int] = []
+        for texts, groups in ((self.folders, self.below), (self.names, self.named)):
+            for at in texts.holding(word):
+                if holds(texts.paths[at]):
+                    found.extend(groups[at])
+        return array("I", sorted(set(found)))
 
 
 class Numbered:
