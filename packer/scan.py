@@ -200,8 +200,10 @@ class _Walk:
         except OSError as e:
             self.note(d.nfc or ".", f"unreadable directory: {e.strerror or e}")
             return []
-        # raw byte order keeps the winner of an NFC name collision the same on every run
-        entries.sort(key=lambda e: os.fsencode(e.name))
+        # raw byte order keeps the winner of an NFC name collision the same on every run; names
+        # all ASCII (nearly every folder) are in that order as they are, and need no NFC
+        ascii_only = "".join([e.name for e in entries]).isascii()
+        entries.sort(key=_by_name if ascii_only else _by_bytes)
         ignores = self.read_ignore_files(d, entries)
         subdirs: list[_Dir] = []
         for entry in entries:
@@ -215,12 +217,15 @@ class _Walk:
                 is_dir = False
             if ignores.is_ignored(rel, is_dir):
                 continue
-            try:
-                os.fsencode(name).decode("utf-8")
-            except UnicodeDecodeError:
-                self.note(_printable(d.nfc, name), "file name is not valid UTF-8")
-                continue
-            part = unicodedata.normalize("NFC", name)
+            if ascii_only:
+                part = name
+            else:
+                try:
+                    os.fsencode(name).decode("utf-8")
+                except UnicodeDecodeError:
+                    self.note(_printable(d.nfc, name), "file name is not valid UTF-8")
+                    continue
+                part = unicodedata.normalize("NFC", name)
             nfc = f"{d.nfc}/{part}" if d.nfc else part
             if is_dir:
                 if nfc not in self.excluded:
@@ -312,6 +317,14 @@ class _Walk:
         self.files.append(f)
         if self.progress is not None and len(self.files) % PROGRESS_EVERY == 0:
             self.progress(len(self.files))
+
+
+def _by_name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def _by_bytes(entry: os.DirEntry[str]) -> bytes:
+    return os.fsencode(entry.name)
 
 
 def _times(st: os.stat_result) -> tuple[int, int, int, int]:
