@@ -623,10 +623,10 @@ class Packer:
         counts = (n, n, n, n, n)  # the most digits any count can have
         h = Header(scope.name, target.name or None, self.counter.name, target.budget.max, counts)
         head = md.header(h, "lite")
-        entries = [c.entry() for c in cands if not c.withheld]
-        groups = omitted_groups(entries, depth)
+        listed = [c for c in cands if not c.withheld]
+        groups = omitted_groups(listed, depth)
         pieces = [head]
-        if entries:
+        if listed:
             pieces += [md.omitted_open(), md.omitted_close()]
             pieces += [md.omitted_group(f, count, reasons) for f, count, reasons in groups]
         if any(c.withheld for c in cands):
@@ -714,9 +714,12 @@ class Packer:
         if rules.now is not None and any(r.aged for r in rules.rules):
             head.append(rules.now.isoformat())  # the day age rules counted to
         h.update(msgpack.packb(head, use_bin_type=True))
-        for f in facts:
-            row = [f.path, f.kind, f.size, bytes(f.digest or b""), f.forced, f.text, f.redacted]
-            h.update(msgpack.packb(row, use_bin_type=True))
+        # Every file's row packed in one call: a call per row would cost more than the hashing.
+        rows = [
+            [f.path, f.kind, f.size, bytes(f.digest or b""), f.forced, f.text, f.redacted]
+            for f in facts
+        ]
+        h.update(msgpack.packb(rows, use_bin_type=True))
         return bytes(h.digest())
 
     def _reuse(

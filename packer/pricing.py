@@ -33,7 +33,6 @@ import msgpack
 
 from cas.cache import Cache
 from cas.digest import Digest
-from cas.manifest import Entry
 from cas.store import Store
 from packer import outline as outline_mod
 from packer.fitting import HIGH, LOW, MEDIUM, Offer, SymbolOffer
@@ -134,10 +133,6 @@ class Candidate:
     @property
     def withheld(self) -> bool:
         return self.fact.digest is None
-
-    def entry(self, tier: str = "low") -> Entry:
-        """A stand-in entry for pricing this file's lines (the digest does not show)."""
-        return Entry(path=self.path, digest=None, size=0, tier=tier, tokens=0, reason=self.reason)
 
 
 def head_share(path: str) -> int:
@@ -282,13 +277,12 @@ class Pricer:
 
     def listed(self, cand: Candidate) -> tuple[int, int]:
         line = self.md.withheld_line if cand.withheld else self.md.omitted_line
-        return self.line(line(cand.entry())), max(1, cand.value // LISTED_SHARE)
+        return self.line(line(cand)), max(1, cand.value // LISTED_SHARE)
 
     def frame(self, cand: Candidate, summary: bool) -> int:
         """Tokens of a section's heading (and closing) around its body."""
-        tier = "medium" if summary else "high"
-        e = cand.entry(tier)
-        return self.line(self.md.section_head(e, summary)) + self.line(self.md.section_close())
+        head = self.md.section_head(cand.path, "medium" if summary else "high", summary)
+        return self.line(head) + self.line(self.md.section_close())
 
     def offer(self, cand: Candidate) -> Offer:
         """The offer, to be read when the fit asks: until then, its listed line and a bound."""

@@ -27,7 +27,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Final, Protocol
 
 from cas.digest import Digest
 from cas.display import more_characters, one_line, shown
@@ -43,6 +43,17 @@ QUERY_SHOWN: Final = 500
 MAP_MAX_LINES: Final = 60
 
 Fetch = Callable[[Digest], str]
+
+
+class Named(Protocol):
+    """What a file's line in a list shows of it: an `Entry`, or a file still being priced
+    (`packer.pricing.Candidate`), which has no entry yet."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def reason(self) -> str | None: ...
 
 
 def fence_language(path: str) -> str:
@@ -166,8 +177,8 @@ class Renderer:
     def files_open(self) -> str:
         return "## Files\n\n"
 
-    def section_head(self, e: Entry, summary: bool) -> str:
-        return f"### {_code(e.path)}" + (" (summary)" if summary else "") + "\n"
+    def section_head(self, path: str, tier: str, summary: bool) -> str:
+        return f"### {_code(path)}" + (" (summary)" if summary else "") + "\n"
 
     def section_body(self, text: str, lang: str) -> str:
         return _fenced(text, lang)
@@ -181,7 +192,7 @@ class Renderer:
     def omitted_open(self) -> str:
         return "## Omitted\n"
 
-    def omitted_line(self, e: Entry) -> str:
+    def omitted_line(self, e: Named) -> str:
         return f"- {_code(e.path)} {shown(e.reason or 'low')}\n"
 
     def omitted_group(self, folder: str, count: int, reasons: Sequence[str]) -> str:
@@ -193,7 +204,7 @@ class Renderer:
     def withheld_open(self) -> str:
         return "## Withheld\n"
 
-    def withheld_line(self, e: Entry) -> str:
+    def withheld_line(self, e: Named) -> str:
         return f"- {_code(e.path)} {shown(e.reason or 'secret')}\n"
 
     def withheld_group(self, count: int) -> str:
@@ -241,9 +252,9 @@ class XmlRenderer(Renderer):
     def files_open(self) -> str:
         return "<files>\n"
 
-    def section_head(self, e: Entry, summary: bool) -> str:
+    def section_head(self, path: str, tier: str, summary: bool) -> str:
         kind = ' summary="true"' if summary else ""
-        return f'<file path="{_xml_attr(shown(e.path))}" tier="{e.tier}"{kind}>\n'
+        return f'<file path="{_xml_attr(shown(path))}" tier="{tier}"{kind}>\n'
 
     def section_body(self, text: str, lang: str) -> str:
         body = text if text.endswith("\n") or not text else text + "\n"
@@ -258,7 +269,7 @@ class XmlRenderer(Renderer):
     def omitted_open(self) -> str:
         return "<omitted>\n"
 
-    def omitted_line(self, e: Entry) -> str:
+    def omitted_line(self, e: Named) -> str:
         path, why = _xml_attr(shown(e.path)), _xml_attr(shown(e.reason or "low"))
         return f'<file path="{path}" reason="{why}"/>\n'
 
@@ -274,7 +285,7 @@ class XmlRenderer(Renderer):
     def withheld_open(self) -> str:
         return "<withheld>\n"
 
-    def withheld_line(self, e: Entry) -> str:
+    def withheld_line(self, e: Named) -> str:
         path, why = _xml_attr(shown(e.path)), _xml_attr(shown(e.reason or "secret"))
         return f'<file path="{path}" reason="{why}"/>\n'
 
@@ -313,8 +324,8 @@ class PlainRenderer(Renderer):
     def files_open(self) -> str:
         return "FILES\n\n"
 
-    def section_head(self, e: Entry, summary: bool) -> str:
-        return f"==== {shown(e.path)}" + (" (summary)" if summary else "") + " ====\n"
+    def section_head(self, path: str, tier: str, summary: bool) -> str:
+        return f"==== {shown(path)}" + (" (summary)" if summary else "") + " ====\n"
 
     def section_body(self, text: str, lang: str) -> str:
         body = text if text.endswith("\n") or not text else text + "\n"
@@ -323,7 +334,7 @@ class PlainRenderer(Renderer):
     def omitted_open(self) -> str:
         return "OMITTED\n"
 
-    def omitted_line(self, e: Entry) -> str:
+    def omitted_line(self, e: Named) -> str:
         return f"* {shown(e.path)} ({shown(e.reason or 'low')})\n"
 
     def omitted_group(self, folder: str, count: int, reasons: Sequence[str]) -> str:
@@ -332,7 +343,7 @@ class PlainRenderer(Renderer):
     def withheld_open(self) -> str:
         return "WITHHELD\n"
 
-    def withheld_line(self, e: Entry) -> str:
+    def withheld_line(self, e: Named) -> str:
         return f"* {shown(e.path)} ({shown(e.reason or 'secret')})\n"
 
     def withheld_group(self, count: int) -> str:
@@ -388,11 +399,11 @@ def group_depth(paths: Iterable[str], lines: int = GROUP_LINES) -> int:
     return 0
 
 
-def _base_reason(e: Entry) -> str:
+def _base_reason(e: Named) -> str:
     return (e.reason or "low").split(";")[0].split(", demoted")[0]
 
 
-def omitted_groups(entries: Iterable[Entry], depth: int) -> list[tuple[str, int, list[str]]]:
+def omitted_groups(entries: Iterable[Named], depth: int) -> list[tuple[str, int, list[str]]]:
     """(folder, files, most common reasons) for the omitted files not listed by name."""
     counts: dict[str, Counter[str]] = {}
     for e in entries:
@@ -491,12 +502,12 @@ def lite_layouts(m: Manifest, fetch: Fetch, formats: Iterable[str]) -> dict[str,
 def entry_section(r: Renderer, e: Entry, fetch: Fetch) -> list[str]:
     if e.tier == "medium" and e.summary is not None:
         text = fetch(e.summary)
-        return [r.section_head(e, True), r.section_body(text, ""), r.section_close()]
+        return [r.section_head(e.path, e.tier, True), r.section_body(text, ""), r.section_close()]
     if e.digest is None:
         return []
     text = fetch(e.digest)
     return [
-        r.section_head(e, False),
+        r.section_head(e.path, e.tier, False),
         r.section_body(text, fence_language(e.path)),
         r.section_close(),
     ]
@@ -520,8 +531,8 @@ def render_full(m: Manifest, fetch: Fetch, fmt: str = "markdown") -> str:
     for e in shown:
         assert e.digest is not None
         text = fetch(e.digest)
-        parts += [r.section_head(e, False), r.section_body(text, fence_language(e.path))]
-        parts.append(r.section_close())
+        parts.append(r.section_head(e.path, e.tier, False))
+        parts += [r.section_body(text, fence_language(e.path)), r.section_close()]
     parts.append(r.files_close())
     rest = [e for e in m.entries if not e.withheld and not inlined_in_full(e)]
     if rest:
