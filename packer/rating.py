@@ -191,7 +191,8 @@ class Ratings:
         paths = list(self._spans)  # in the order of their rows, which follow one another
         if not paths:
             return
-        sizes = np.array([len(self._spans[p][0].defines) for p in paths], dtype=np.int64)
+        # A lexicon's info holds a byte per name: the sizes without splitting the names.
+        sizes = np.array([len(self._spans[p][0].info) for p in paths], dtype=np.int64)
         shift = np.repeat(np.array([shifts.get(p, 0) for p in paths], dtype=np.int64), sizes)
         ratings = self._values
         up = ratings << np.maximum(shift, 0)
