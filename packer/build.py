@@ -41,7 +41,7 @@ from packer.fit_loop import FileRow, Rooms, Trial, manifest_of, refit
 from packer.fitting import HIGH, LOW, MEDIUM, Choice, fit
 from packer.history import History, read_history
 from packer.ingest import RENDER_VERSION, Fact, Ingest, IngestReport
-from packer.lang import language_for, record_for
+from packer.lang import language_for, named
 from packer.lexicon import LEXICON_VERSION, Lexicon, cache_namespace, lex
 from packer.lexicon import decode as decode_lexicon
 from packer.lexicon import encode as encode_lexicon
@@ -327,9 +327,9 @@ class Packer:
         known = {t.name for s in wanted for t in s.targets}
         for n in names:
             if n not in known:
-                named = sorted(t for t in known if t)
-                hint = "" if named else "a scope without [scopes.NAME.targets] packs one pack"
-                raise UnknownName("target", n, named, self._source(), hint)
+                given = sorted(t for t in known if t)
+                hint = "" if given else "a scope without [scopes.NAME.targets] packs one pack"
+                raise UnknownName("target", n, given, self._source(), hint)
 
     def _folder(self) -> Path:
         return locate.manifest_dir(self.root)
@@ -361,10 +361,11 @@ class Packer:
         decisions = self._decisions(rules, [f.path for f in facts])
         self._spent("rules", start)
         start = time.perf_counter()
-        lexicons = self._lexicons(facts)
+        langs = [language_for(f.path) for f in facts]
+        lexicons = self._lexicons(facts, langs)
         rows = [
-            (f.path, language_for(f.path), f.size, lexicon)
-            for f, lexicon in zip(facts, lexicons, strict=True)
+            (f.path, lang, f.size, lexicon)
+            for f, lang, lexicon in zip(facts, langs, lexicons, strict=True)
         ]
         self._spent("lexicon", start)
         start = time.perf_counter()
@@ -385,7 +386,7 @@ class Packer:
         }
         self._spent("rate", start)
         out: list[Candidate] = []
-        for fact in facts:
+        for fact, lang in zip(facts, langs, strict=True):
             decision = decisions[fact.path]
             reason = fact.forced or decision.reason
             if fact.redacted and not fact.forced:
@@ -395,7 +396,7 @@ class Packer:
                 reason = f"{reason}, empty"
             floor = ceiling if decision.required and not fact.forced else LOW
             rating = ratings.file(fact.path)
-            language = record_for(fact.path)
+            language = named(lang)
             if language is None or language.kind != "code":
                 # Documents and configuration are not referenced like code: their rank in the
                 # graph says little, so they rate at least as an average file would.
@@ -439,14 +440,15 @@ class Packer:
             self.cache.put(DECISIONS_NS, key, msgpack.packb(kept, use_bin_type=True))
         return out
 
-    def _lexicons(self, facts: list[Fact]) -> list[Lexicon | None]:
+    def _lexicons(self, facts: list[Fact], langs: list[str | None]) -> list[Lexicon | None]:
         """Each file's lexicon, by content digest: those the cache holds read in one
-        transaction per namespace, the others made here (when the ingest did not)."""
+        transaction per namespace, the others made here (when the ingest did not). ``langs``:
+        each file's language (`packer.lang.language_for`)."""
         wanted: dict[str, list[int]] = {}  # namespace -> indexes of the facts
-        for i, fact in enumerate(facts):
+        for i, (fact, lang) in enumerate(zip(facts, langs, strict=True)):
             if fact.digest is None or not fact.text or fact.forced:
                 continue
-            ns = cache_namespace(fact.path)  # the namespace the ingest workers fill
+            ns = cache_namespace(fact.path, lang)  # the namespace the ingest workers fill
             if ns is not None:
                 wanted.setdefault(ns, []).append(i)
         out: list[Lexicon | None] = [None] * len(facts)
