@@ -384,30 +384,39 @@ GROUP_LINES: Final = 24
 GROUP_REASONS: Final = 3
 
 
-def group_folder(path: str, depth: int) -> str:
-    """The folder ``path`` is counted in at ``depth`` (``./`` for the top level)."""
-    parts = path.split("/")[:-1][:depth]
+def _folder_group(folder: str, depth: int) -> str:
+    """The folder a file in ``folder`` (``""``: the top level) is counted in at ``depth``
+    (``./`` for the top level)."""
+    parts = folder.split("/")[:depth] if folder else []
     return "/".join(parts) + "/" if parts else "./"
 
 
 def group_depth(paths: Iterable[str], lines: int = GROUP_LINES) -> int:
     """The deepest grouping that keeps the omitted list's folder lines at most ``lines``."""
-    listed = list(paths)
+    # Files of one folder group alike: each folder is looked at once, however many files it has.
+    folders = {p.rpartition("/")[0] for p in paths}
     for depth in range(GROUP_DEPTH, 0, -1):
-        if len({group_folder(p, depth) for p in listed}) <= lines:
+        if len({_folder_group(f, depth) for f in folders}) <= lines:
             return depth
     return 0
 
 
-def _base_reason(e: Named) -> str:
-    return (e.reason or "low").split(";")[0].split(", demoted")[0]
+def _base_reason(reason: str | None) -> str:
+    return (reason or "low").split(";")[0].split(", demoted")[0]
 
 
 def omitted_groups(entries: Iterable[Named], depth: int) -> list[tuple[str, int, list[str]]]:
     """(folder, files, most common reasons) for the omitted files not listed by name."""
-    counts: dict[str, Counter[str]] = {}
+    # Counted by folder and reason as written first: a large pack has many files to a folder
+    # and few reasons.
+    by_folder: dict[str, Counter[str | None]] = {}
     for e in entries:
-        counts.setdefault(group_folder(e.path, depth), Counter())[_base_reason(e)] += 1
+        by_folder.setdefault(e.path.rpartition("/")[0], Counter())[e.reason] += 1
+    counts: dict[str, Counter[str]] = {}
+    for folder, written in by_folder.items():
+        group = counts.setdefault(_folder_group(folder, depth), Counter())
+        for reason, n in written.items():
+            group[_base_reason(reason)] += n
     out = []
     for folder in sorted(counts, key=lambda f: f.encode("utf-8")):
         reasons = counts[folder]
