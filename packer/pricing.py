@@ -71,6 +71,7 @@ _FALLBACK = {
     "import": 0,
     "text": 1,
 }
+_MOST_FALLBACK: Final = max(_FALLBACK.values())
 # The least a symbol's lines cost (a bound for unread files).
 _MIN_SYMBOL_COST = 5
 # What a member (a method, a field) inherits from the symbol that encloses it, in percent of
@@ -282,7 +283,12 @@ class Pricer:
     def frame(self, cand: Candidate, summary: bool) -> int:
         """Tokens of a section's heading (and closing) around its body."""
         head = self.md.section_head(cand.path, "medium" if summary else "high", summary)
-        return self.line(head) + self.line(self.md.section_close())
+        return self.line(head) + self._close
+
+    @functools.cached_property
+    def _close(self) -> int:
+        """Tokens of a section's closing (the same for every file)."""
+        return self.line(self.md.section_close())
 
     def offer(self, cand: Candidate) -> Offer:
         """The offer, to be read when the fit asks: until then, its listed line and a bound."""
@@ -314,7 +320,7 @@ class Pricer:
         head_value = cand.value * head_share(cand.path) // 100
         head_cost = max(self.frame(cand, True) + self._fence + 4, 1)
         rated = list(cand.symbols.best[:32])
-        fallback = cand.value * max(_FALLBACK.values()) // 100
+        fallback = cand.value * _MOST_FALLBACK // 100
         inherited = [v * share // 100 for v in rated[:4] for share in (50, 40)]
         count = min(FALLBACK_CAP // 4, cand.fact.size // 20 + 1)
         values = sorted([*rated, *inherited, *[fallback] * count], reverse=True)
@@ -330,7 +336,7 @@ class Pricer:
                 # every later one does too (each is at most the density it meets).
                 break
         # a symbol takes some 20 bytes of source at least: few fit in a small file
-        fallbacks = min(FALLBACK_CAP, max(_FALLBACK.values()) * (cand.fact.size // 20 + 1))
+        fallbacks = min(FALLBACK_CAP, _MOST_FALLBACK * (cand.fact.size // 20 + 1))
         full_value = (head_value + cand.symbols.total) * 13 // 10
         full_value += cand.value * (fallbacks * 13 // 10 + 10) // 100
         full_cost = max(self.frame(cand, False) + cand.fact.size // 24, 1)
