@@ -11,10 +11,12 @@ Order of effects, so that a crash at any moment leaves nothing that lies:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import gc
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -221,7 +223,7 @@ class Packer:
         # The lease tells a concurrent gc to keep off from before the first blob is looked up
         # until the last manifest file is written: in between, only the lease says the blobs
         # this run found present (and so did not write again) are wanted.
-        with Lease(self.store, "pack") as lease:
+        with Lease(self.store, "pack") as lease, _collector_paused():
             self._lease = lease
             try:
                 return self._run(wanted, targets, baseline, check)
@@ -752,6 +754,22 @@ class Packer:
     def _fetch(self, digest: Digest) -> str:
         text = self._summary_texts.get(digest)
         return text if text is not None else self.pricer.text(digest)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector held off for a pack: the walk, the facts, the lexicons, the
+    candidates and their offers are hundreds of thousands of objects, none of them garbage nor
+    in a cycle worth collecting, and each full collection would walk them all (half a second of
+    a pack after a small change, on 20,000 files). Reference counting frees what a pack drops
+    all the same; the collector resumes as it was when the pack ends."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _decode_decisions(raw: bytes | None, rules: int) -> dict[str, int]:
