@@ -769,6 +769,11 @@ def _collector_paused() -> Iterator[None]:
         yield
     finally:
         if was:
+            if not gc.get_freeze_count():  # (a process that froze objects keeps them frozen)
+                # What the pack made and still holds is all in the youngest generation, and the
+                # first collection would walk it: moved to the oldest one instead, unwalked.
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
