@@ -416,9 +416,9 @@ def rate(
                 )
 
     # Visibility and specificity of each definition.
+    python = {lang for lang in set(langs) if module_system(lang) == "python"}
     private_module = np.array(
-        [module_system(langs[i]) == "python" and _private_module(p) for i, p in enumerate(paths)],
-        dtype=np.bool_,
+        [langs[i] in python and _private_module(p) for i, p in enumerate(paths)], dtype=np.bool_
     )
     exported = (d_info & EXPORTED) != 0
     visibility = np.where(
