@@ -497,10 +497,11 @@ def lite_layouts(m: Manifest, fetch: Fetch, formats: Iterable[str]) -> dict[str,
     depth = m.totals.get("group_depth", GROUP_DEPTH)
     depth = depth if isinstance(depth, int) else GROUP_DEPTH
     parts = _parts(m, depth)
+    header = header_for(m)
     out: dict[str, Layout] = {}
     for fmt in formats:
         r = renderer(fmt)
-        head = [r.header(header_for(m), "lite")]
+        head = [r.header(header, "lite")]
         sections: list[str] = []
         for e in parts.shown:
             sections.extend(entry_section(r, e, fetch))
