@@ -774,7 +774,7 @@ def _search_sorted(keys: UInt64Array, wanted: UInt64Array) -> Int64Array:
     """For each of ``wanted``, the index in ``keys`` (ascending, not empty) where it is or would
     go, at most the last: the same as a search of each in turn, several times faster, since the
     search is made in ascending order (each search starts where the one before ended)."""
-    order = np.argsort(wanted, kind="stable")
+    order = np.argsort(wanted)  # any order of equal keys: each finds the same index
     found = np.empty(len(wanted), dtype=np.int64)
     found[order] = np.searchsorted(keys, wanted[order])
     return np.minimum(found, len(keys) - 1)
