@@ -383,8 +383,10 @@ class Packer:
         self._ratings = ratings
         shifts = {p: d.weight for p, d in decisions.items()}
         symbols = {
-            path: SymbolValues(names, values, best, total)
-            for path, names, values, best, total in ratings.shifted(shifts, PUBLIC_BOOST, MAX_VALUE)
+            path: SymbolValues(lexicon, values, best, total)
+            for path, lexicon, values, best, total in ratings.shifted(
+                shifts, PUBLIC_BOOST, MAX_VALUE
+            )
         }
         self._spent("rate", start)
         out: list[Candidate] = []

@@ -38,6 +38,7 @@ from packer import outline as outline_mod
 from packer.fitting import HIGH, LOW, MEDIUM, Offer, SymbolOffer
 from packer.ingest import RENDER_VERSION, Fact
 from packer.lang import language_for
+from packer.lexicon import Lexicon
 from packer.render import fence_language, renderer
 from packer.scan import decode_text
 from packer.summaries import SUMMARY_VERSION
@@ -90,12 +91,18 @@ class SymbolValues:
     """A file's rated symbols as pricing weighs them: each name's rating times two to the
     power of the file's weight class (`weighted`), `PUBLIC_BOOST` times that for a name the
     project's public surface holds. ``best``: the same values, best first; ``total``: their
-    sum. The mapping by name is made only when asked (a file the fit reads)."""
+    sum. The mapping by name is made only when asked (a file the fit reads): ``names`` are the
+    names in the order of ``values``, or the lexicon that defines them, whose names are split
+    only then."""
 
     __slots__ = ("_by_name", "_names", "_values", "best", "total")
 
     def __init__(
-        self, names: Sequence[str], values: Sequence[int], best: Sequence[int], total: int
+        self,
+        names: Sequence[str] | Lexicon,
+        values: Sequence[int],
+        best: Sequence[int],
+        total: int,
     ) -> None:
         self._names = names
         self._values = values
@@ -110,7 +117,10 @@ class SymbolValues:
 
     def by_name(self) -> dict[str, int]:
         if self._by_name is None:
-            self._by_name = dict(zip(self._names, self._values, strict=True))
+            names = self._names
+            if isinstance(names, Lexicon):
+                names = names.defines
+            self._by_name = dict(zip(names, self._values, strict=True))
         return self._by_name
 
 

@@ -183,12 +183,13 @@ class Ratings:
 
     def shifted(
         self, shifts: Mapping[str, int], boost: int, cap: int
-    ) -> Iterator[tuple[str, tuple[str, ...], list[int], list[int], int]]:
-        """For every file that defines names, in one pass over the arrays: (path, its names,
-        each name's rating shifted left by the file's ``shifts`` (right when negative, none
-        when absent) and kept within [1, ``cap``], times ``boost`` when the public surface
-        holds the name; the same values, largest first; their sum). Ratings stay below 2**45
-        (a file's is at most the file count times `AVERAGE`), so no product passes 2**63."""
+    ) -> Iterator[tuple[str, Lexicon, list[int], list[int], int]]:
+        """For every file that defines names, in one pass over the arrays: (path, its lexicon
+        (the names, `Lexicon.defines`, are split only by whoever needs them), each name's
+        rating shifted left by the file's ``shifts`` (right when negative, none when absent)
+        and kept within [1, ``cap``], times ``boost`` when the public surface holds the name;
+        the same values, largest first; their sum). Ratings stay below 2**45 (a file's is at
+        most the file count times `AVERAGE`), so no product passes 2**63."""
         paths = list(self._spans)  # in the order of their rows, which follow one another
         if not paths:
             return
@@ -207,7 +208,7 @@ class Ratings:
         listed, ranked = values.tolist(), best.tolist()
         for k, path in enumerate(paths):
             a, b = bounds[k], bounds[k + 1]
-            yield path, self._spans[path][0].defines, listed[a:b], ranked[a:b], totals[k]
+            yield path, self._spans[path][0], listed[a:b], ranked[a:b], totals[k]
 
     def symbol(self, path: str, name: str) -> int:
         return self.symbols_of(path).get(name, 0)
