@@ -316,7 +316,7 @@ def decode(data: bytes, source: str = "manifest", *, trusted: bool = False) -> M
 
 
 def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+    return type(v) is int or (isinstance(v, int) and not isinstance(v, bool))
 
 
 def _check_totals(v: Any, source: str, depth: int = 0) -> None:
@@ -391,49 +391,49 @@ def _validate_entry(e: Any, i: int, previous: bytes | None, source: str, version
     """Check ``entries[i]`` of a manifest of format ``version``, which must sort after the path
     ``previous``; returns its path."""
 
-    def bad(problem: str) -> ManifestError:
-        return ManifestError(source, problem)
+    def bad(problem: str) -> ManifestError:  # ``problem`` follows the entry's name
+        return ManifestError(source, f"entries[{i}]{problem}")
 
-    where = f"entries[{i}]"
     entry_keys = _ENTRY_KEYS_V1 if version == 1 else _ENTRY_KEYS
-    if not isinstance(e, dict) or set(e) != entry_keys:
-        raise bad(f"{where} must be a map with keys {sorted(entry_keys)}")
+    if not isinstance(e, dict) or e.keys() != entry_keys:
+        raise bad(f" must be a map with keys {sorted(entry_keys)}")
     path = e["path"]
     if not isinstance(path, str) or not _valid_path(path):
-        raise bad(f"{where}.path {echoed(path)} is not a relative POSIX path")
+        raise bad(f".path {echoed(path)} is not a relative POSIX path")
     encoded = path.encode("utf-8", "surrogatepass")
     if previous is not None and encoded <= previous:
-        raise bad(f"{where}.path {echoed(path)} is out of order or repeated")
+        raise bad(f".path {echoed(path)} is out of order or repeated")
     if e["kind"] not in ENTRY_KINDS:
-        raise bad(f"{where}.kind must be one of {', '.join(ENTRY_KINDS)}")
+        raise bad(f".kind must be one of {', '.join(ENTRY_KINDS)}")
     if e["tier"] not in TIERS:
-        raise bad(f"{where}.tier must be one of {', '.join(TIERS)}")
+        raise bad(f".tier must be one of {', '.join(TIERS)}")
     for key in ("size", "tokens"):
         if not _is_int(e[key]) or e[key] < 0:
-            raise bad(f"{where}.{key} must be a non-negative integer")
+            raise bad(f".{key} must be a non-negative integer")
     for key in ("digest", "summary"):
         v = e[key]
         if v is not None and (not isinstance(v, bytes) or len(v) != 32):
-            raise bad(f"{where}.{key} must be a 32-byte digest or nil")
+            raise bad(f".{key} must be a 32-byte digest or nil")
     if e["summary"] is not None and e["tier"] != "medium":
-        raise bad(f"{where}: only a medium entry has a summary")
+        raise bad(": only a medium entry has a summary")
     if e["digest"] is None and e["tier"] != "low":
-        raise bad(f"{where}: an entry without a digest (withheld) must be low")
+        raise bad(": an entry without a digest (withheld) must be low")
     if e["reason"] is not None and not isinstance(e["reason"], str):
-        raise bad(f"{where}.reason must be a string or nil")
+        raise bad(".reason must be a string or nil")
     if version != 1:
         if not _is_int(e["rating"]) or not 0 <= e["rating"] <= MAX_RATING:
-            raise bad(f"{where}.rating must be an integer from 0 to {MAX_RATING}")
+            raise bad(f".rating must be an integer from 0 to {MAX_RATING}")
         if not isinstance(e["listed"], bool):
-            raise bad(f"{where}.listed must be true or false")
+            raise bad(".listed must be true or false")
         if e["listed"] and e["tier"] != "low":
-            raise bad(f"{where}: only a low entry is listed")
+            raise bad(": only a low entry is listed")
     return encoded
 
 
 def _valid_path(path: str) -> bool:
     if not path or path.startswith("/") or "\\" in path or "\0" in path:
         return False
-    if unicodedata.normalize("NFC", path) != path:
+    if not unicodedata.is_normalized("NFC", path):
         return False
-    return all(part not in ("", ".", "..") for part in path.split("/"))
+    parts = path.split("/")
+    return "" not in parts and "." not in parts and ".." not in parts

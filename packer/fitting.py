@@ -80,6 +80,7 @@ class Choice:
 
 
 OMITTED: Final = Point(0, 0, LOW)
+NOT_CHOSEN: Final = Choice(LOW)  # the choice of a file left at `OMITTED`
 
 
 @dataclass(slots=True)
@@ -198,16 +199,21 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
     pending: dict[str, list[Point]] = {}  # the hull ahead of each file, next step first
     used = 0
     reads = max(room // READ_COST, 1)
+    # Every entry's key differs from every other's, or the two are equal tuples: the order they
+    # pop in is the same however the heap was built, so the first entries are heapified at once.
     heap: list[tuple[int, bytes, int]] = []
+    unread: dict[str, Point] = {}  # the listed line of each offer not read yet
     for given in offers:
         offer = given
         if offer.expand is not None and offer.floor <= LOW and offer.bound is not None:
             value, cost = offer.bound
-            heapq.heappush(heap, (-(value * _SCALE // max(cost, 1)), offer.path.encode(), -1))
+            heap.append((-(value * _SCALE // max(cost, 1)), offer.path.encode(), -1))
             listed = offer.listed  # until it is read, what it may become is its listed line
-            options[offer.path] = (
-                [OMITTED] if listed is None else [OMITTED, Point(*listed, LOW, listed=True)]
-            )
+            if listed is None:
+                options[offer.path] = [OMITTED]
+            else:
+                point = unread[offer.path] = Point(*listed, LOW, listed=True)
+                options[offer.path] = [OMITTED, point]
             current[offer.path] = OMITTED
             continue
         if offer.expand is not None:
@@ -223,8 +229,21 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
         if steps:
             heapq.heappush(heap, (-density(here, steps[0]), path.encode(), steps[0].cost))
 
-    for path in list(options):
-        offer_next(path)
+    for path, opts in options.items():
+        listed_line = unread.get(path)
+        if listed_line is None:
+            here = current[path]
+            ahead = pending[path] = hull(here, opts, room - used)
+            if ahead:
+                heap.append((-density(here, ahead[0]), path.encode(), ahead[0].cost))
+            continue
+        # An unread offer's hull from omitted: its listed line, if that fits (`hull`).
+        if listed_line.cost > 0 and listed_line.value > 0 and listed_line.cost <= room - used:
+            pending[path] = [listed_line]
+            heap.append((-density(OMITTED, listed_line), path.encode(), listed_line.cost))
+        else:
+            pending[path] = []
+    heapq.heapify(heap)
     while heap:
         if used >= room:
             break  # full: every step costs a token at least, and no unread offer can fit
@@ -258,6 +277,11 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
         else:
             offer_next(path)
     for path, here in current.items():
-        result.choices[path] = Choice(here.tier, here.keep, here.listed, here.cost, here.value)
+        # Choices are frozen: every file left omitted shares one.
+        result.choices[path] = (
+            NOT_CHOSEN
+            if here is OMITTED
+            else Choice(here.tier, here.keep, here.listed, here.cost, here.value)
+        )
     result.cost = used
     return result

@@ -981,10 +981,11 @@ def lexicon_language(path: str, lang: str | None) -> str | None:
     return None
 
 
-def cache_namespace(path: str) -> str | None:
+def cache_namespace(path: str, lang: str | None = None) -> str | None:
     """The cache namespace of ``path``'s lexicon (by language and rules), or None when `lex`
-    gives no lexicon for it."""
-    lang = language_for(path)
+    gives no lexicon for it (``lang``: `packer.lang.language_for` of the path, when known)."""
+    if lang is None:
+        lang = language_for(path)
     if lexicon_language(path, lang) is None:
         return None
     return f"lex:{LEXICON_VERSION}:{lang}"

@@ -33,12 +33,12 @@ import msgpack
 
 from cas.cache import Cache
 from cas.digest import Digest
-from cas.manifest import Entry
 from cas.store import Store
 from packer import outline as outline_mod
 from packer.fitting import HIGH, LOW, MEDIUM, Offer, SymbolOffer
 from packer.ingest import RENDER_VERSION, Fact
 from packer.lang import language_for
+from packer.lexicon import Lexicon
 from packer.render import fence_language, renderer
 from packer.scan import decode_text
 from packer.summaries import SUMMARY_VERSION
@@ -72,6 +72,7 @@ _FALLBACK = {
     "import": 0,
     "text": 1,
 }
+_MOST_FALLBACK: Final = max(_FALLBACK.values())
 # The least a symbol's lines cost (a bound for unread files).
 _MIN_SYMBOL_COST = 5
 # What a member (a method, a field) inherits from the symbol that encloses it, in percent of
@@ -90,12 +91,18 @@ class SymbolValues:
     """A file's rated symbols as pricing weighs them: each name's rating times two to the
     power of the file's weight class (`weighted`), `PUBLIC_BOOST` times that for a name the
     project's public surface holds. ``best``: the same values, best first; ``total``: their
-    sum. The mapping by name is made only when asked (a file the fit reads)."""
+    sum. The mapping by name is made only when asked (a file the fit reads): ``names`` are the
+    names in the order of ``values``, or the lexicon that defines them, whose names are split
+    only then."""
 
     __slots__ = ("_by_name", "_names", "_values", "best", "total")
 
     def __init__(
-        self, names: Sequence[str], values: Sequence[int], best: Sequence[int], total: int
+        self,
+        names: Sequence[str] | Lexicon,
+        values: Sequence[int],
+        best: Sequence[int],
+        total: int,
     ) -> None:
         self._names = names
         self._values = values
@@ -110,7 +117,10 @@ class SymbolValues:
 
     def by_name(self) -> dict[str, int]:
         if self._by_name is None:
-            self._by_name = dict(zip(self._names, self._values, strict=True))
+            names = self._names
+            if isinstance(names, Lexicon):
+                names = names.defines
+            self._by_name = dict(zip(names, self._values, strict=True))
         return self._by_name
 
 
@@ -134,10 +144,6 @@ class Candidate:
     @property
     def withheld(self) -> bool:
         return self.fact.digest is None
-
-    def entry(self, tier: str = "low") -> Entry:
-        """A stand-in entry for pricing this file's lines (the digest does not show)."""
-        return Entry(path=self.path, digest=None, size=0, tier=tier, tokens=0, reason=self.reason)
 
 
 def head_share(path: str) -> int:
@@ -282,13 +288,17 @@ class Pricer:
 
     def listed(self, cand: Candidate) -> tuple[int, int]:
         line = self.md.withheld_line if cand.withheld else self.md.omitted_line
-        return self.line(line(cand.entry())), max(1, cand.value // LISTED_SHARE)
+        return self.line(line(cand)), max(1, cand.value // LISTED_SHARE)
 
     def frame(self, cand: Candidate, summary: bool) -> int:
         """Tokens of a section's heading (and closing) around its body."""
-        tier = "medium" if summary else "high"
-        e = cand.entry(tier)
-        return self.line(self.md.section_head(e, summary)) + self.line(self.md.section_close())
+        head = self.md.section_head(cand.path, "medium" if summary else "high", summary)
+        return self.line(head) + self._close
+
+    @functools.cached_property
+    def _close(self) -> int:
+        """Tokens of a section's closing (the same for every file)."""
+        return self.line(self.md.section_close())
 
     def offer(self, cand: Candidate) -> Offer:
         """The offer, to be read when the fit asks: until then, its listed line and a bound."""
@@ -320,7 +330,7 @@ class Pricer:
         head_value = cand.value * head_share(cand.path) // 100
         head_cost = max(self.frame(cand, True) + self._fence + 4, 1)
         rated = list(cand.symbols.best[:32])
-        fallback = cand.value * max(_FALLBACK.values()) // 100
+        fallback = cand.value * _MOST_FALLBACK // 100
         inherited = [v * share // 100 for v in rated[:4] for share in (50, 40)]
         count = min(FALLBACK_CAP // 4, cand.fact.size // 20 + 1)
         values = sorted([*rated, *inherited, *[fallback] * count], reverse=True)
@@ -336,7 +346,7 @@ class Pricer:
                 # every later one does too (each is at most the density it meets).
                 break
         # a symbol takes some 20 bytes of source at least: few fit in a small file
-        fallbacks = min(FALLBACK_CAP, max(_FALLBACK.values()) * (cand.fact.size // 20 + 1))
+        fallbacks = min(FALLBACK_CAP, _MOST_FALLBACK * (cand.fact.size // 20 + 1))
         full_value = (head_value + cand.symbols.total) * 13 // 10
         full_value += cand.value * (fallbacks * 13 // 10 + 10) // 100
         full_cost = max(self.frame(cand, False) + cand.fact.size // 24, 1)

@@ -130,6 +130,7 @@ _FAMILY_NUMBERS: Final = {
 _FAMILIES: Final = {lang.name: _FAMILY_NUMBERS[lang.family] for lang in LANGUAGES if lang.family}
 _FAMILY_SALT = np.uint64(0x9E3779B97F4A7C15)  # keyed fingerprint: fp XOR family * salt
 _BITMAP_BITS = 26
+_SLOT_FACTOR = np.uint64(0xD6E8FEB86659FD93)  # odd: a bijection of 64-bit keys (`_slot`)
 
 Int64Array = npt.NDArray[np.int64]
 UInt64Array = npt.NDArray[np.uint64]
@@ -182,16 +183,18 @@ class Ratings:
 
     def shifted(
         self, shifts: Mapping[str, int], boost: int, cap: int
-    ) -> Iterator[tuple[str, tuple[str, ...], list[int], list[int], int]]:
-        """For every file that defines names, in one pass over the arrays: (path, its names,
-        each name's rating shifted left by the file's ``shifts`` (right when negative, none
-        when absent) and kept within [1, ``cap``], times ``boost`` when the public surface
-        holds the name; the same values, largest first; their sum). Ratings stay below 2**45
-        (a file's is at most the file count times `AVERAGE`), so no product passes 2**63."""
+    ) -> Iterator[tuple[str, Lexicon, list[int], list[int], int]]:
+        """For every file that defines names, in one pass over the arrays: (path, its lexicon
+        (the names, `Lexicon.defines`, are split only by whoever needs them), each name's
+        rating shifted left by the file's ``shifts`` (right when negative, none when absent)
+        and kept within [1, ``cap``], times ``boost`` when the public surface holds the name;
+        the same values, largest first; their sum). Ratings stay below 2**45 (a file's is at
+        most the file count times `AVERAGE`), so no product passes 2**63."""
         paths = list(self._spans)  # in the order of their rows, which follow one another
         if not paths:
             return
-        sizes = np.array([len(self._spans[p][0].defines) for p in paths], dtype=np.int64)
+        # A lexicon's info holds a byte per name: the sizes without splitting the names.
+        sizes = np.array([len(self._spans[p][0].info) for p in paths], dtype=np.int64)
         shift = np.repeat(np.array([shifts.get(p, 0) for p in paths], dtype=np.int64), sizes)
         ratings = self._values
         up = ratings << np.maximum(shift, 0)
@@ -205,7 +208,7 @@ class Ratings:
         listed, ranked = values.tolist(), best.tolist()
         for k, path in enumerate(paths):
             a, b = bounds[k], bounds[k + 1]
-            yield path, self._spans[path][0].defines, listed[a:b], ranked[a:b], totals[k]
+            yield path, self._spans[path][0], listed[a:b], ranked[a:b], totals[k]
 
     def symbol(self, path: str, name: str) -> int:
         return self.symbols_of(path).get(name, 0)
@@ -360,10 +363,13 @@ def rate(
     d_info = np.frombuffer(b"".join(lx.info for lx in lexicons if lx), dtype=np.uint8).astype(
         np.int64
     )
-    by_fp = np.argsort(d_fp, kind="stable")
-    fp_sorted = d_fp[by_fp]
+    sorted_fps: list[tuple[Int64Array, UInt64Array]] = []  # sorted when first asked
 
     def rows_named(name: str) -> list[int]:
+        if not sorted_fps:
+            order = np.argsort(d_fp, kind="stable")
+            sorted_fps.append((order, d_fp[order]))
+        by_fp, fp_sorted = sorted_fps[0]
         fp = np.uint64(fingerprint(name))
         lo = int(np.searchsorted(fp_sorted, fp, side="left"))
         hi = int(np.searchsorted(fp_sorted, fp, side="right"))
@@ -411,9 +417,9 @@ def rate(
                 )
 
     # Visibility and specificity of each definition.
+    python = {lang for lang in set(langs) if module_system(lang) == "python"}
     private_module = np.array(
-        [module_system(langs[i]) == "python" and _private_module(p) for i, p in enumerate(paths)],
-        dtype=np.bool_,
+        [langs[i] in python and _private_module(p) for i, p in enumerate(paths)], dtype=np.bool_
     )
     exported = (d_info & EXPORTED) != 0
     visibility = np.where(
@@ -703,9 +709,9 @@ def _reference_pairs(
     # the (slower) search: a gather instead of a binary search each.
     eligible = groups.key[groups.size <= MAX_DEFINERS]
     bits = min(_BITMAP_BITS, max(10, len(eligible).bit_length() + 4))
-    mask = np.uint64((1 << bits) - 1)
+    shift = np.uint64(64 - bits)
     bitmap = np.zeros(1 << bits, dtype=np.bool_)
-    bitmap[(eligible & mask).astype(np.int64)] = True
+    bitmap[_slot(eligible, shift)] = True
 
     def join(
         src: npt.NDArray[np.int32],
@@ -715,8 +721,8 @@ def _reference_pairs(
     ) -> tuple[Int64Array, Int64Array, Int64Array, Int64Array, Int64Array]:
         src = src.astype(np.int64)
         r_key = _keyed(fps, families)
-        maybe = np.flatnonzero(bitmap[(r_key & mask).astype(np.int64)])
-        g = np.minimum(np.searchsorted(groups.key, r_key[maybe]), len(groups.key) - 1)
+        maybe = np.flatnonzero(bitmap[_slot(r_key, shift)])
+        g = _search_sorted(groups.key, r_key[maybe])
         found_ = (groups.key[g] == r_key[maybe]) & (groups.size[g] <= MAX_DEFINERS)
         hit = maybe[found_]
         ref_group = g[found_]
@@ -756,6 +762,23 @@ def _reference_pairs(
                     )
                 )
     return tuple(np.concatenate(column) for column in zip(*parts, strict=True))  # type: ignore[return-value]
+
+
+def _slot(keys: UInt64Array, shift: np.uint64) -> Int64Array:
+    """The bitmap slot of each key: the top bits of the key times an odd constant (wrapping). A
+    fingerprint's low bits are Adler-32's sum of bytes, which names of one length share by the
+    thousand: they would fill few slots and let most references through."""
+    return ((keys * _SLOT_FACTOR) >> shift).astype(np.int64)
+
+
+def _search_sorted(keys: UInt64Array, wanted: UInt64Array) -> Int64Array:
+    """For each of ``wanted``, the index in ``keys`` (ascending, not empty) where it is or would
+    go, at most the last: the same as a search of each in turn, several times faster, since the
+    search is made in ascending order (each search starts where the one before ended)."""
+    order = np.argsort(wanted)  # any order of equal keys: each finds the same index
+    found = np.empty(len(wanted), dtype=np.int64)
+    found[order] = np.searchsorted(keys, wanted[order])
+    return np.minimum(found, len(keys) - 1)
 
 
 def _bound_names(

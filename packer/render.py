@@ -27,7 +27,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Final, Protocol
 
 from cas.digest import Digest
 from cas.display import more_characters, one_line, shown
@@ -43,6 +43,17 @@ QUERY_SHOWN: Final = 500
 MAP_MAX_LINES: Final = 60
 
 Fetch = Callable[[Digest], str]
+
+
+class Named(Protocol):
+    """What a file's line in a list shows of it: an `Entry`, or a file still being priced
+    (`packer.pricing.Candidate`), which has no entry yet."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def reason(self) -> str | None: ...
 
 
 def fence_language(path: str) -> str:
@@ -166,8 +177,8 @@ class Renderer:
     def files_open(self) -> str:
         return "## Files\n\n"
 
-    def section_head(self, e: Entry, summary: bool) -> str:
-        return f"### {_code(e.path)}" + (" (summary)" if summary else "") + "\n"
+    def section_head(self, path: str, tier: str, summary: bool) -> str:
+        return f"### {_code(path)}" + (" (summary)" if summary else "") + "\n"
 
     def section_body(self, text: str, lang: str) -> str:
         return _fenced(text, lang)
@@ -181,7 +192,7 @@ class Renderer:
     def omitted_open(self) -> str:
         return "## Omitted\n"
 
-    def omitted_line(self, e: Entry) -> str:
+    def omitted_line(self, e: Named) -> str:
         return f"- {_code(e.path)} {shown(e.reason or 'low')}\n"
 
     def omitted_group(self, folder: str, count: int, reasons: Sequence[str]) -> str:
@@ -193,7 +204,7 @@ class Renderer:
     def withheld_open(self) -> str:
         return "## Withheld\n"
 
-    def withheld_line(self, e: Entry) -> str:
+    def withheld_line(self, e: Named) -> str:
         return f"- {_code(e.path)} {shown(e.reason or 'secret')}\n"
 
     def withheld_group(self, count: int) -> str:
@@ -241,9 +252,9 @@ class XmlRenderer(Renderer):
     def files_open(self) -> str:
         return "<files>\n"
 
-    def section_head(self, e: Entry, summary: bool) -> str:
+    def section_head(self, path: str, tier: str, summary: bool) -> str:
         kind = ' summary="true"' if summary else ""
-        return f'<file path="{_xml_attr(shown(e.path))}" tier="{e.tier}"{kind}>\n'
+        return f'<file path="{_xml_attr(shown(path))}" tier="{tier}"{kind}>\n'
 
     def section_body(self, text: str, lang: str) -> str:
         body = text if text.endswith("\n") or not text else text + "\n"
@@ -258,7 +269,7 @@ class XmlRenderer(Renderer):
     def omitted_open(self) -> str:
         return "<omitted>\n"
 
-    def omitted_line(self, e: Entry) -> str:
+    def omitted_line(self, e: Named) -> str:
         path, why = _xml_attr(shown(e.path)), _xml_attr(shown(e.reason or "low"))
         return f'<file path="{path}" reason="{why}"/>\n'
 
@@ -274,7 +285,7 @@ class XmlRenderer(Renderer):
     def withheld_open(self) -> str:
         return "<withheld>\n"
 
-    def withheld_line(self, e: Entry) -> str:
+    def withheld_line(self, e: Named) -> str:
         path, why = _xml_attr(shown(e.path)), _xml_attr(shown(e.reason or "secret"))
         return f'<file path="{path}" reason="{why}"/>\n'
 
@@ -313,8 +324,8 @@ class PlainRenderer(Renderer):
     def files_open(self) -> str:
         return "FILES\n\n"
 
-    def section_head(self, e: Entry, summary: bool) -> str:
-        return f"==== {shown(e.path)}" + (" (summary)" if summary else "") + " ====\n"
+    def section_head(self, path: str, tier: str, summary: bool) -> str:
+        return f"==== {shown(path)}" + (" (summary)" if summary else "") + " ====\n"
 
     def section_body(self, text: str, lang: str) -> str:
         body = text if text.endswith("\n") or not text else text + "\n"
@@ -323,7 +334,7 @@ class PlainRenderer(Renderer):
     def omitted_open(self) -> str:
         return "OMITTED\n"
 
-    def omitted_line(self, e: Entry) -> str:
+    def omitted_line(self, e: Named) -> str:
         return f"* {shown(e.path)} ({shown(e.reason or 'low')})\n"
 
     def omitted_group(self, folder: str, count: int, reasons: Sequence[str]) -> str:
@@ -332,7 +343,7 @@ class PlainRenderer(Renderer):
     def withheld_open(self) -> str:
         return "WITHHELD\n"
 
-    def withheld_line(self, e: Entry) -> str:
+    def withheld_line(self, e: Named) -> str:
         return f"* {shown(e.path)} ({shown(e.reason or 'secret')})\n"
 
     def withheld_group(self, count: int) -> str:
@@ -373,30 +384,39 @@ GROUP_LINES: Final = 24
 GROUP_REASONS: Final = 3
 
 
-def group_folder(path: str, depth: int) -> str:
-    """The folder ``path`` is counted in at ``depth`` (``./`` for the top level)."""
-    parts = path.split("/")[:-1][:depth]
+def _folder_group(folder: str, depth: int) -> str:
+    """The folder a file in ``folder`` (``""``: the top level) is counted in at ``depth``
+    (``./`` for the top level)."""
+    parts = folder.split("/")[:depth] if folder else []
     return "/".join(parts) + "/" if parts else "./"
 
 
 def group_depth(paths: Iterable[str], lines: int = GROUP_LINES) -> int:
     """The deepest grouping that keeps the omitted list's folder lines at most ``lines``."""
-    listed = list(paths)
+    # Files of one folder group alike: each folder is looked at once, however many files it has.
+    folders = {p.rpartition("/")[0] for p in paths}
     for depth in range(GROUP_DEPTH, 0, -1):
-        if len({group_folder(p, depth) for p in listed}) <= lines:
+        if len({_folder_group(f, depth) for f in folders}) <= lines:
             return depth
     return 0
 
 
-def _base_reason(e: Entry) -> str:
-    return (e.reason or "low").split(";")[0].split(", demoted")[0]
+def _base_reason(reason: str | None) -> str:
+    return (reason or "low").split(";")[0].split(", demoted")[0]
 
 
-def omitted_groups(entries: Iterable[Entry], depth: int) -> list[tuple[str, int, list[str]]]:
+def omitted_groups(entries: Iterable[Named], depth: int) -> list[tuple[str, int, list[str]]]:
     """(folder, files, most common reasons) for the omitted files not listed by name."""
-    counts: dict[str, Counter[str]] = {}
+    # Counted by folder and reason as written first: a large pack has many files to a folder
+    # and few reasons.
+    by_folder: dict[str, Counter[str | None]] = {}
     for e in entries:
-        counts.setdefault(group_folder(e.path, depth), Counter())[_base_reason(e)] += 1
+        by_folder.setdefault(e.path.rpartition("/")[0], Counter())[e.reason] += 1
+    counts: dict[str, Counter[str]] = {}
+    for folder, written in by_folder.items():
+        group = counts.setdefault(_folder_group(folder, depth), Counter())
+        for reason, n in written.items():
+            group[_base_reason(reason)] += n
     out = []
     for folder in sorted(counts, key=lambda f: f.encode("utf-8")):
         reasons = counts[folder]
@@ -477,10 +497,11 @@ def lite_layouts(m: Manifest, fetch: Fetch, formats: Iterable[str]) -> dict[str,
     depth = m.totals.get("group_depth", GROUP_DEPTH)
     depth = depth if isinstance(depth, int) else GROUP_DEPTH
     parts = _parts(m, depth)
+    header = header_for(m)
     out: dict[str, Layout] = {}
     for fmt in formats:
         r = renderer(fmt)
-        head = [r.header(header_for(m), "lite")]
+        head = [r.header(header, "lite")]
         sections: list[str] = []
         for e in parts.shown:
             sections.extend(entry_section(r, e, fetch))
@@ -491,12 +512,12 @@ def lite_layouts(m: Manifest, fetch: Fetch, formats: Iterable[str]) -> dict[str,
 def entry_section(r: Renderer, e: Entry, fetch: Fetch) -> list[str]:
     if e.tier == "medium" and e.summary is not None:
         text = fetch(e.summary)
-        return [r.section_head(e, True), r.section_body(text, ""), r.section_close()]
+        return [r.section_head(e.path, e.tier, True), r.section_body(text, ""), r.section_close()]
     if e.digest is None:
         return []
     text = fetch(e.digest)
     return [
-        r.section_head(e, False),
+        r.section_head(e.path, e.tier, False),
         r.section_body(text, fence_language(e.path)),
         r.section_close(),
     ]
@@ -520,8 +541,8 @@ def render_full(m: Manifest, fetch: Fetch, fmt: str = "markdown") -> str:
     for e in shown:
         assert e.digest is not None
         text = fetch(e.digest)
-        parts += [r.section_head(e, False), r.section_body(text, fence_language(e.path))]
-        parts.append(r.section_close())
+        parts.append(r.section_head(e.path, e.tier, False))
+        parts += [r.section_body(text, fence_language(e.path)), r.section_close()]
     parts.append(r.files_close())
     rest = [e for e in m.entries if not e.withheld and not inlined_in_full(e)]
     if rest:

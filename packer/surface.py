@@ -560,7 +560,7 @@ def public_surface(
                     surface.add(f, ENTRY_POINTS, "entry point (package.json)")
     for i, path in enumerate(paths):
         name = _name(path)
-        if module_system(langs[i]) == "javascript" and name.startswith("index.") and is_index(path):
+        if name.startswith("index.") and is_index(path) and module_system(langs[i]) == "javascript":
             surface.add(i, PACKAGE_INDEX, "folder index")
 
     # Go: the module's root package and every main package.
@@ -573,8 +573,8 @@ def public_surface(
     for i, lexicon in enumerate(layout.lexicons):
         if (
             lexicon is not None
-            and module_system(lexicon.lang) == "go"
             and lexicon.package == "main"
+            and module_system(lexicon.lang) == "go"
             and not paths[i].endswith("_test.go")
         ):
             surface.add(i, ENTRY_POINTS, "main package")
@@ -596,10 +596,11 @@ def public_surface(
             norm = _join("", target)
             if norm is not None and norm in layout.index:
                 surface.add(layout.index[norm], ENTRY_POINTS, "crate root (Cargo.toml)")
+    rust = {lang for lang in set(langs) if module_system(lang) == "rust"}
     for i, path in enumerate(paths):
-        name = _name(path)
-        if module_system(langs[i]) != "rust":
+        if langs[i] not in rust:
             continue
+        name = _name(path)
         if name in ("lib.rs", "main.rs") and _dir(path).endswith("src"):
             surface.add(i, ENTRY_POINTS, "crate root")
         elif _dir(path).endswith("src/bin"):

@@ -379,14 +379,14 @@ def _check_shifted(r: Ratings, shifts: Mapping[str, int], boost: int, cap: int) 
     """`Ratings.shifted` gives, for every file, what shifting and boosting each of its symbols
     one by one gives (`symbols_of`, `public_of`), best first and summed."""
     seen = set()
-    for path, names, values, best, total in r.shifted(shifts, boost, cap):
+    for path, lexicon, values, best, total in r.shifted(shifts, boost, cap):
         seen.add(path)
         shift, public = shifts.get(path, 0), r.public_of(path)
         expected = {}
         for name, rating in r.symbols_of(path).items():
             value = max(1, min(rating << shift if shift >= 0 else rating >> -shift, cap))
             expected[name] = value * boost if name in public else value
-        assert dict(zip(names, values, strict=True)) == expected, path
+        assert dict(zip(lexicon.defines, values, strict=True)) == expected, path
         assert best == sorted(values, reverse=True) and total == sum(values)
     assert {p for p in r.files if r.symbols_of(p)} <= seen
 

@@ -575,13 +575,14 @@ LANGUAGES: Final[tuple[Language, ...]] = (
     Language("xml", "text", fences=fenced("xml", ".xml")),
 )
 
-_BY_NAME: Final[Mapping[str, Language]] = MappingProxyType({lang.name: lang for lang in LANGUAGES})
-_BY_EXTENSION: Final[Mapping[str, str]] = MappingProxyType(
-    {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}
-)
-_BY_FILENAME: Final[Mapping[str, str]] = MappingProxyType(
-    {name: lang.name for lang in LANGUAGES for name in lang.filenames}
-)
+# Plain dictionaries, read once or twice for every file of every pack; nothing writes them.
+_BY_NAME: Final[dict[str, Language]] = {lang.name: lang for lang in LANGUAGES}
+_BY_EXTENSION: Final[dict[str, str]] = {
+    ext: lang.name for lang in LANGUAGES for ext in lang.extensions
+}
+_BY_FILENAME: Final[dict[str, str]] = {
+    name: lang.name for lang in LANGUAGES for name in lang.filenames
+}
 _FENCES: Final[Mapping[str, str]] = MappingProxyType(
     {ext: fence for lang in LANGUAGES for ext, fence in lang.fences}
 )
@@ -589,10 +590,16 @@ _FENCES: Final[Mapping[str, str]] = MappingProxyType(
 
 def language_for(path: str) -> str | None:
     """The name of ``path``'s language by its well-known name or extension, or None."""
-    name = posixpath.basename(path).lower()
-    if name in _BY_FILENAME:
-        return _BY_FILENAME[name]
-    return _BY_EXTENSION.get(posixpath.splitext(name)[1])
+    name = path[path.rfind("/") + 1 :].lower()
+    found = _BY_FILENAME.get(name)
+    if found is not None:
+        return found
+    # The extension as `posixpath.splitext` takes it: from the last dot, when a character
+    # other than a dot comes before it (``.bashrc`` and ``..`` have none).
+    dot = name.rfind(".")
+    if dot <= 0 or not name[:dot].lstrip("."):
+        return None
+    return _BY_EXTENSION.get(name[dot:])
 
 
 def named(name: str | None) -> Language | None:
