@@ -392,7 +392,7 @@ def test_every_file_scores_what_its_windows_and_path_hold(
     from cas import words
     from packer.search import score
 
-    index, src, bodies = scored_corpus  # type: ignore[misc]
+    index, src, _bodies = scored_corpus  # type: ignore[misc]
     if native and words.native_module() is None:
         native = False  # the Python alone, as on a machine without a compiler
     saved = list(words._NATIVE)
