@@ -14,12 +14,11 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import gc
-import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING
 
 import blake3
 import msgpack
@@ -32,11 +31,10 @@ from cas.errors import BudgetError, CasError, UnknownName
 from cas.events import ProgressSink, emit
 from cas.fsutil import atomic_write
 from cas.lease import Lease
-from cas.report import json_rule, pairs, rounded
 from cas.residency import trim_heap
 from cas.store import Store
 from cas.words import Terms
-from packer import packview
+from packer import packview, replay
 from packer.config import Config, Scope, Target, assign_scopes, glob_spec
 from packer.explain import Explanation
 from packer.fit_loop import FileRow, Rooms, Trial, manifest_of, refit
@@ -67,8 +65,9 @@ from packer.render import (
     omitted_groups,
     renderer,
 )
+from packer.results import PackReport, PackResult, manifest_name
 from packer.rules import NOT_CONTENT
-from packer.scan import ScanNote, decode_text, scan
+from packer.scan import ScanNote, decode_text
 from packer.secrets import redact_path
 from packer.summaries import SUMMARY_VERSION
 from packer.tiers import TierDecision, TierRules
@@ -86,63 +85,6 @@ DECISIONS_VERSION = "1"
 # Bump when the way a manifest is derived from its inputs changes (tiering, fitting, layout).
 MEMO_VERSION = "3"
 NOT_CONTENT_SPEC = glob_spec(NOT_CONTENT)
-
-
-@dataclass(slots=True)
-class PackResult:
-    """One pack made (or checked); in JSON its file is ``manifest``, with the manifest's budget
-    and totals (`cas.report.report_json`)."""
-
-    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("budget", "totals")
-
-    scope: str
-    target: str | None
-    name: str
-    path: Path = field(metadata=json_rule(omit=True))
-    digest: Digest
-    manifest: mf.Manifest = field(metadata=json_rule(omit=True))
-    written: bool
-    tokens: dict[str, int]
-    # The manifest file relative to the project root, as POSIX text.
-    file: str = field(default="", metadata=json_rule(key="manifest"))
-
-    @property
-    def budget(self) -> dict[str, int]:
-        return {"target": self.manifest.budget_target, "max": self.manifest.budget_max}
-
-    @property
-    def totals(self) -> dict[str, Any]:
-        return self.manifest.totals
-
-
-@dataclass(slots=True)
-class PackReport:
-    """What `cas pack` did; `cas.report.report_json` gives its JSON."""
-
-    root: Path
-    results: list[PackResult] = field(default_factory=list, metadata=json_rule(key="packs"))
-    notes: list[ScanNote] = field(default_factory=list)
-    withheld: list[tuple[str, str]] = field(
-        default_factory=list, metadata=json_rule(convert=pairs("path", "kind"))
-    )
-    # Stored with the secrets cut out.
-    redacted: list[tuple[str, str]] = field(
-        default_factory=list, metadata=json_rule(convert=pairs("path", "kind"))
-    )
-    stale: list[str] = field(default_factory=list)
-    timings: dict[str, float] = field(default_factory=dict, metadata=json_rule(convert=rounded(4)))
-    # Where the ingest workers and tiering spent their time (see `PackReport.work`'s keys):
-    # worker seconds overlap, so these do not add up to the stages.
-    work: dict[str, float] = field(default_factory=dict, metadata=json_rule(convert=rounded(4)))
-    ingest_mode: str = "threads"
-    explained: list[Explanation] = field(default_factory=list, metadata=json_rule(omit=True))
-    files: int = 0
-    bytes_read: int = 0
-    stat_hits: int = 0
-
-
-def manifest_name(scope: str, target: str | None) -> str:
-    return mf.pack_name(scope, target)
 
 
 class _Stopwatch:
@@ -208,6 +150,7 @@ class Packer:
         baseline: Digest | None = None,
         check: bool = False,
         explain: str | None = None,
+        walked: replay.Walked | None = None,
     ) -> PackReport:
         """Pack the scopes and targets asked for (all by default). ``check`` writes nothing and
         marks a committed manifest that differs as stale; ``explain`` (a path) writes nothing
@@ -226,7 +169,7 @@ class Packer:
         with Lease(self.store, "pack") as lease, _collector_paused():
             self._lease = lease
             try:
-                return self._run(wanted, targets, baseline, check)
+                return self._run(wanted, targets, baseline, check, walked)
             finally:
                 self._lease = None
 
@@ -236,17 +179,27 @@ class Packer:
         targets: Sequence[str],
         baseline: Digest | None,
         check: bool,
+        walked: replay.Walked | None,
     ) -> PackReport:
         report = PackReport(self.root)
         watch = _Stopwatch(report.timings)
-        store_rel = _relative_inside(self.store.path, self.root)
-        excluded = [locate.MANIFEST_DIRNAME, *([store_rel] if store_rel else [])]
         progress = self.progress
-        scanned = scan(
-            self.root,
-            exclude_dirs=excluded,
-            progress=(lambda n: emit(progress, "scan", n)) if progress else None,
-        )
+        if walked is None:  # walked here; else before the run, by its replay's attempt
+            walked = replay.walk(self.store, self.root, progress)
+        else:
+            report.timings["scan"] = walked.seconds
+        scanned, started_ns = walked.scanned, walked.started_ns
+        # What a later run with the same inputs replays (`packer.replay`): a run that writes
+        # its manifests, lets no secret in by name and had nothing to note.
+        recordable = not check and self._explain is None and not self.allow_secrets
+        run_key = (
+            replay.run_key(
+                self.root, self.config, scanned.files, scopes=[s.name for s in wanted],
+                targets=targets, baseline=baseline, now=self.now, started_ns=started_ns,
+            )
+            if recordable and not scanned.notes
+            else None
+        )  # fmt: skip
         # A note names a path the walk could not use; a secret in that path is cut out of it.
         report.notes.extend(ScanNote(redact_path(n.path), n.reason) for n in scanned.notes)
         # The pack's own configuration and ignore files steer it; they are not content.
@@ -306,6 +259,11 @@ class Packer:
             report.explained = self._explained
             watch.lap("tier")
             report.work.update({f"tier: {k}": v for k, v in sorted(self._work.items())})
+            if run_key is not None and not report.notes:
+                references = {r.digest for r in report.results}
+                for r in report.results:
+                    references |= r.manifest.digests()
+                replay.record(self.cache, run_key, report, references)
         finally:
             # Derived facts are worth keeping even when a budget turned out impossible.
             self.pricer.remember()
@@ -675,7 +633,7 @@ class Packer:
         result_target = target.name or None
         if check:
             current = path.read_bytes() if path.is_file() else None
-            return PackResult(
+            return PackResult.made(
                 scope.name, result_target, name, path, digest, m, current != data, tokens, file
             )
         # Bodies were committed with the ingest batch; the summaries this manifest references and
@@ -695,7 +653,9 @@ class Packer:
         if self._lease is not None:
             self._lease.check()  # a gc that found the lease stale may have pruned our blobs
         written = atomic_write(path, data)
-        return PackResult(scope.name, result_target, name, path, digest, m, written, tokens, file)
+        return PackResult.made(
+            scope.name, result_target, name, path, digest, m, written, tokens, file
+        )
 
     # --- the memo: an unchanged input gives the manifest already made ---------------------------
 
@@ -797,11 +757,3 @@ def _decode_decisions(raw: bytes | None, rules: int) -> dict[str, int]:
 def _group_lines(target: int) -> int:
     """How many folder lines the omitted list may take: fewer for a small budget."""
     return max(4, min(GROUP_LINES, target // 400))
-
-
-def _relative_inside(path: Path, root: Path) -> str | None:
-    try:
-        rel = Path(os.path.realpath(path)).relative_to(os.path.realpath(root))
-    except ValueError:
-        return None
-    return rel.as_posix() if rel.parts else None

@@ -40,7 +40,7 @@ from cas.threads import Threads
 from cas.words import Terms
 from packer.lexicon import cache_namespace, lex
 from packer.lexicon import encode as encode_lexicon
-from packer.scan import ChangedFile, ScannedFile, ScanNote, TreeOpener, is_binary
+from packer.scan import RACY_NS, ChangedFile, ScannedFile, ScanNote, TreeOpener, is_binary
 from packer.secrets import (
     SECRETS_VERSION,
     SecretFinding,
@@ -62,10 +62,6 @@ _PIECE = 4 << 20
 _SCAN_OVERLAP = 64 << 10
 RENDER_VERSION = "2"  # 2: names shown escaped (cas.display)
 STAT_VERSION = "2"
-# A file modified this close to the scan may change again within the file system's timestamp
-# granularity without its mtime moving: it is not recorded in the stat cache, so the next pack
-# re-reads it (git calls this the racy-clean case). 2 s covers the coarsest common granularity.
-RACY_NS = 2_000_000_000
 _WINDOW = 64
 _CACHE_FLUSH_FILES = 8192
 

@@ -31,6 +31,7 @@ from cas.fsutil import read_upto
 from packer.ignore import IgnoreStack, split_ignore_file
 
 __all__ = [
+    "RACY_NS",
     "ChangedFile",
     "ScanNote",
     "ScanResult",
@@ -52,6 +53,13 @@ FILE_FLAGS = os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0
 _ROOT_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC  # the root may be a link
 _DIR_FLAGS = _ROOT_FLAGS | _NOFOLLOW
 _AT_SUPPORTED = os.open in os.supports_dir_fd and _NOFOLLOW != 0
+
+
+# A file modified this close to the scan may change again within the file system's timestamp
+# granularity without its mtime moving: what is known of it by its stat data is not kept (the
+# stat cache, `packer.ingest`; a run's record, `packer.replay`), so the next pack reads it again
+# (git calls this the racy-clean case). 2 s covers the coarsest common granularity.
+RACY_NS = 2_000_000_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from cas import Store
 from packer.build import Packer
 from packer.config import load_config
-from packer.ingest import RACY_NS
+from packer.scan import RACY_NS
 from tests.packfixture import build_tree
 
 _ANY_MAP = st.dictionaries(

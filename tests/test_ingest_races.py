@@ -26,10 +26,11 @@ from cas.digest import Digest
 from cas.events import ProgressEvent
 from cas.verify import verify
 from packer import ingest as ingest_mod
-from packer.build import Packer, PackReport
+from packer.build import Packer
 from packer.config import load_config
 from packer.ingest import LARGE_FILE, Ingest
 from packer.render import render_full
+from packer.results import PackReport
 from packer.scan import ScannedFile, decode_text, scan
 from packer.tokens import TokenCounter
 from tests import rawstore

@@ -24,7 +24,7 @@ from cas.remote.report import RemoteReport
 from cas.remote.verify import RemoteProblem, RemoteVerifyReport
 from cas.report import json_value, report_json
 from cas.verify import Problem, VerifyReport
-from packer.build import PackReport, PackResult
+from packer.results import PackReport, PackResult
 from packer.scan import ScanNote
 from packer.search import Hit
 from tests.conftest import ROOT
@@ -36,7 +36,7 @@ REMOTE_KEYS = {"remote", "url", "requests", "request_count", "seconds"}
 
 def _pack_report() -> PackReport:
     m = mf.Manifest("repo", None, "o200k_base", 100, 120, (), {"files": 0})
-    result = PackResult(
+    result = PackResult.made(
         "repo", None, "repo", Path("/p/manifests/repo.pack"), D, m, True, {"markdown": 7},
         "manifests/repo.pack",
     )  # fmt: skip
@@ -72,7 +72,7 @@ CASES: dict[str, tuple[Any, set[str]]] = {
     "pack": (
         _pack_report(),
         {"root", "files", "stat_hits", "bytes_read", "packs", "withheld", "redacted", "notes",
-         "stale", "timings", "work", "ingest_mode"},
+         "stale", "timings", "work", "ingest_mode", "replayed"},
     ),
     "push": (
         PushReport("origin", "s3://b/p", manifests=[{"name": "repo", "digest": str(D),

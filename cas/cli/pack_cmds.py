@@ -35,8 +35,14 @@ from cas.progress import Progress
 from cas.store import Store
 
 if TYPE_CHECKING:
+    from datetime import date
+
+    from cas.digest import Digest
+    from cas.events import ProgressSink
     from cas.textindex import Writer
-    from packer.build import PackReport
+    from packer.config import Config
+    from packer.replay import Walked
+    from packer.results import PackReport
 
 # packer is imported inside each command: its tokenizer and parsers cost start-up time that
 # the blob commands should not pay. These mirror packer.render.FORMATS and MODES (a test checks).
@@ -86,8 +92,8 @@ def pack(
     as_json: bool,
 ) -> None:
     """Build the context packs of this repository (all scopes, or SCOPE...)."""
-    from packer.build import Packer
     from packer.config import load_config
+    from packer.replay import replay, walk
     from packer.rules import parse_day
 
     day = parse_day(now) if now is not None else None
@@ -95,40 +101,27 @@ def pack(
     config = load_config(root)
     with _store_for_pack(ctx, root) as store:
         parent = load_pack(baseline, manifest_dir(root), store).digest if baseline else None
-        indexing = not check and explain is None
-        writer = _index_writer(ctx, store) if indexing else None
-        spent = [0.0]  # seconds the writer took to write what the ingest sent it
-
-        def terms_done() -> None:
-            assert writer is not None
-            started = time.perf_counter()
-            writer.close()
-            spent[0] += time.perf_counter() - started
-
         with Progress("packing", enabled=ctx.progress, stages=True) as bar:
-            packer = Packer(
-                root, store, config, allow_secrets=allow, progress=bar.sink, now=day,
-                terms=writer.add if writer is not None else None,
-                terms_done=terms_done if writer is not None else None,
-            )  # fmt: skip
-            try:
-                report = packer.run(
-                    scopes=scopes, targets=targets, baseline=parent, check=check, explain=explain
+            walked = walk(store, root, bar.sink)
+            # Nothing a run reads changed since one that succeeded: its report, its manifest
+            # files made again where they differ (the pipeline is not even imported).
+            replayed = (
+                replay(
+                    root, store, config, walked, scopes=scopes, targets=targets,
+                    baseline=parent, now=day, check=check,
                 )
-            finally:
-                if writer is not None:
-                    started = time.perf_counter() - spent[0]
-                    writer.close()
-        if writer is not None:
-            try:
-                _index_packs(ctx, store, report, writer)
-            except CasError as exc:  # a cache: the pack stands without it
-                writer.problem = writer.problem or str(exc)
-            finally:
-                writer.index.close()
-            report.timings["index"] = time.perf_counter() - started
-            if writer.problem is not None:
-                _note(ctx, f"search index not updated ({one_line(writer.problem)})")
+                if explain is None and not allow
+                else None
+            )  # fmt: skip
+            if replayed is None:
+                report = _run(
+                    ctx, store, root, config, scopes, targets, parent, allow, check, explain,
+                    day, bar.sink, walked,
+                )  # fmt: skip
+        if replayed is not None:
+            report = replayed
+            if not check:
+                _index_replayed(ctx, store, report)
     if explain is not None:
         _print_explained(report, explain, as_json=as_json)
         return
@@ -139,6 +132,80 @@ def pack(
         _print_report(report, root, quiet=ctx.quiet, check=check)
     if check and report.stale:
         sys.exit(EXIT_PROBLEM)
+
+
+def _run(
+    ctx: Ctx,
+    store: Store,
+    root: Path,
+    config: Config,
+    scopes: tuple[str, ...],
+    targets: tuple[str, ...],
+    parent: Digest | None,
+    allow: tuple[str, ...],
+    check: bool,
+    explain: str | None,
+    day: date | None,
+    progress: ProgressSink | None,
+    walked: Walked,
+) -> PackReport:
+    """The whole pipeline after the walk: ingest, tier, fit, write; the search index fed on
+    the way."""
+    from packer.build import Packer
+
+    indexing = not check and explain is None
+    writer = _index_writer(ctx, store) if indexing else None
+    spent = [0.0]  # seconds the writer took to write what the ingest sent it
+
+    def terms_done() -> None:
+        assert writer is not None
+        started = time.perf_counter()
+        writer.close()
+        spent[0] += time.perf_counter() - started
+
+    packer = Packer(
+        root, store, config, allow_secrets=allow, progress=progress, now=day,
+        terms=writer.add if writer is not None else None,
+        terms_done=terms_done if writer is not None else None,
+    )  # fmt: skip
+    try:
+        report = packer.run(
+            scopes=scopes, targets=targets, baseline=parent, check=check, explain=explain,
+            walked=walked,
+        )  # fmt: skip
+    finally:
+        if writer is not None:
+            started = time.perf_counter() - spent[0]
+            writer.close()
+    if writer is not None:
+        try:
+            _index_packs(ctx, store, report, writer)
+        except CasError as exc:  # a cache: the pack stands without it
+            writer.problem = writer.problem or str(exc)
+        finally:
+            writer.index.close()
+        report.timings["index"] = time.perf_counter() - started
+        if writer.problem is not None:
+            _note(ctx, f"search index not updated ({one_line(writer.problem)})")
+    return report
+
+
+def _index_replayed(ctx: Ctx, store: Store, report: PackReport) -> None:
+    """The search index made whole for a replayed run's packs, as after a run (`_index_packs`)."""
+    started = time.perf_counter()
+    writer = _index_writer(ctx, store)
+    if writer is None:
+        return
+    writer.close()  # it was sent nothing: no file was read
+    try:
+        _index_packs(ctx, store, report, writer)
+    except CasError as exc:  # a cache: the pack stands without it
+        writer.problem = writer.problem or str(exc)
+    finally:
+        writer.index.close()
+    report.timings["index"] = time.perf_counter() - started
+    if writer.problem is not None:
+        _note(ctx, f"search index not updated ({one_line(writer.problem)})")
 
 
 def _note(ctx: Ctx, line: str) -> None:
@@ -165,7 +232,14 @@ def _index_packs(ctx: Ctx, store: Store, report: PackReport, writer: Writer) -> 
     files whose bodies the index lost): an unchanged pack costs one lookup per body."""
     from packer.search import ensure_indexed
 
-    digests = {e.digest for r in report.results for e in r.manifest.entries if e.digest}
+    digests: set[bytes] = set()
+    for r in report.results:
+        if r.has_manifest():
+            digests.update(e.digest for e in r.manifest.entries if e.digest)
+        else:  # a replayed run's: its view, which the run that made it kept (`packer.packview`)
+            from packer.packview import Views
+
+            digests.update(Views(store).of_file(r.path).digests)
     if not digests or writer.problem is not None:
         return
     with Progress("indexing", enabled=ctx.progress) as bar:
@@ -199,7 +273,7 @@ def _print_report(report: PackReport, root: Path, *, quiet: bool, check: bool) -
         click.echo(f"{r.digest}  {shown(str(rel))} ({state})")
         if quiet:
             continue
-        t = r.manifest.totals
+        t = r.totals
         click.echo(f"  {'tier':<9}{'files':>7}{'bytes':>12}{'tokens':>9}")
         for tier in ("high", "medium", "low"):
             row = t[tier]
@@ -207,10 +281,10 @@ def _print_report(report: PackReport, root: Path, *, quiet: bool, check: bool) -
         if t["withheld"]:
             click.echo(f"  {'withheld':<9}{t['withheld']:>7}")
         used = r.tokens["markdown"]
-        pct = 100 * used // max(r.manifest.budget_max, 1)
+        pct = 100 * used // max(r.budget["max"], 1)
         click.echo(
-            f"  budget: {used} of max {r.manifest.budget_max} tokens ({pct}%), "
-            f"target {r.manifest.budget_target}; xml {r.tokens['xml']}, "
+            f"  budget: {used} of max {r.budget['max']} tokens ({pct}%), "
+            f"target {r.budget['target']}; xml {r.tokens['xml']}, "
             f"plain {r.tokens['plain']}"
         )
     if report.withheld:
