@@ -188,14 +188,14 @@ class Packer:
             walked = replay.walk(self.store, self.root, progress)
         else:
             report.timings["scan"] = walked.seconds
-        scanned, started_ns = walked.scanned, walked.started_ns
+        scanned = walked.scanned
         # What a later run with the same inputs replays (`packer.replay`): a run that writes
         # its manifests, lets no secret in by name and had nothing to note.
         recordable = not check and self._explain is None and not self.allow_secrets
         run_key = (
-            replay.run_key(
-                self.root, self.config, scanned.files, scopes=[s.name for s in wanted],
-                targets=targets, baseline=baseline, now=self.now, started_ns=started_ns,
+            walked.key(
+                self.root, self.config, scopes=[s.name for s in wanted], targets=targets,
+                baseline=baseline, now=self.now,
             )
             if recordable and not scanned.notes
             else None

@@ -26,11 +26,12 @@ cannot name (no commit yet, no git), nothing is recorded.
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import blake3
 import msgpack
@@ -45,7 +46,7 @@ from cas.fsutil import atomic_write
 from cas.lease import Lease
 from cas.store import Store
 from packer.config import Config
-from packer.history import git_environment, run_git
+from packer.history import GIT, git_environment
 from packer.results import PackReport, PackResult
 from packer.scan import RACY_NS, ScannedFile, ScanResult, scan
 
@@ -76,15 +77,27 @@ def code_digest() -> bytes:
 
 
 def git_state(root: Path) -> bytes | None:
-    """What the history of ``root`` is read from, as bytes to hash; None when git cannot name
-    it (a replay would then guess)."""
+    """What the history of ``root`` is read from, as bytes to hash: the repository, HEAD's
+    commit (or that it has none yet), the stat data of the index and of the shallow file; None
+    when git cannot say (a replay would then guess)."""
     if not any((folder / ".git").exists() for folder in at_and_above(root)):
         return b"no repository"
-    out = run_git(root, ["rev-parse", "--absolute-git-dir", "HEAD"], git_environment())
-    if out is None:
+    try:
+        done = subprocess.run(
+            [*GIT, "-C", str(root), "rev-parse", "--absolute-git-dir", "--verify", "-q", "HEAD"],
+            capture_output=True,
+            env=git_environment(),
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except OSError:  # no git binary, or it cannot run here
         return None
-    lines = out.decode("utf-8", "surrogateescape").split("\n")
-    if len(lines) < 2 or not lines[1]:
+    lines = done.stdout.decode("utf-8", "surrogateescape").split("\n")
+    if done.returncode == 0 and len(lines) >= 2 and lines[1]:
+        head = lines[1]
+    elif done.returncode == 1 and len(lines) >= 1 and lines[0] and not any(lines[1:]):
+        head = ""  # no commit yet: the history is the working tree's changes alone
+    else:
         return None
     git_dir = Path(lines[0])
     rows: list[list[int] | None] = []
@@ -95,7 +108,7 @@ def git_state(root: Path) -> bytes | None:
             rows.append(None)
         else:
             rows.append([st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev])
-    data: bytes = msgpack.packb([lines[0], lines[1], rows], use_bin_type=True)
+    data: bytes = msgpack.packb([lines[0], head, rows], use_bin_type=True)
     return data
 
 
@@ -146,20 +159,41 @@ def _recorded(raw: bytes) -> tuple[int, list[Any], list[Any], list[Any], list[Di
         files, withheld, redacted, results, refs = msgpack.unpackb(raw, raw=False)
         if not isinstance(refs, bytes) or len(refs) % 32:
             return None
-        digests = [Digest(refs[i : i + 32]) for i in range(0, len(refs), 32)]
+        # a digest's bytes, as the store looks them up (no object made per digest)
+        digests = cast(list[Digest], [refs[i : i + 32] for i in range(0, len(refs), 32)])
         return int(files), list(withheld), list(redacted), list(results), digests
     except (ValueError, TypeError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Walked:
     """A run's walk, made before the run (`replay` walks first): what it found, when it began
-    (`time.time_ns`), and how long it took."""
+    (`time.time_ns`), how long it took, and the digests of the inputs found with it (`key`)."""
 
     scanned: ScanResult
     started_ns: int
     seconds: float
+    keys: dict[tuple[object, ...], bytes | None] = field(default_factory=dict)
+
+    def key(
+        self,
+        root: Path,
+        config: Config,
+        *,
+        scopes: Sequence[str],
+        targets: Sequence[str],
+        baseline: Digest | None,
+        now: object,
+    ) -> bytes | None:
+        """`run_key` of this walk with these inputs (worked out once)."""
+        asked = (tuple(scopes), tuple(targets), baseline, now)
+        if asked not in self.keys:
+            self.keys[asked] = run_key(
+                root, config, self.scanned.files, scopes=scopes, targets=targets,
+                baseline=baseline, now=now, started_ns=self.started_ns,
+            )  # fmt: skip
+        return self.keys[asked]
 
 
 def walk(store: Store, root: Path, progress: ProgressSink | None = None) -> Walked:
@@ -189,15 +223,12 @@ def replay(
     """The report of the run recorded with the inputs ``walked`` found (and those given), its
     manifest files checked (with ``check``) or made again where they differ; None when there
     is none to replay."""
-    scanned, started_ns = walked.scanned, walked.started_ns
+    scanned = walked.scanned
     if scanned.notes:
         return None
     # the scopes as a run selects them (`packer.build.Packer.run`): named, or all of them
     names = list(dict.fromkeys(scopes)) if scopes else [s.name for s in config.scopes]
-    key = run_key(
-        root, config, scanned.files, scopes=names, targets=targets, baseline=baseline,
-        now=now, started_ns=started_ns,
-    )  # fmt: skip
+    key = walked.key(root, config, scopes=names, targets=targets, baseline=baseline, now=now)
     scanned_at = time.perf_counter()
     started = scanned_at - walked.seconds
     raw = Cache(store).get(RUN_NS, key) if key is not None else None
@@ -208,7 +239,7 @@ def replay(
     folder = locate.manifest_dir(root)
     results: list[PackResult] = []
     with Lease(store, "pack") as lease:
-        if len(store.has_many(references)) != len(set(references)):
+        if len(store.has_many(references)) != len(references):  # recorded once each
             return None  # pruned meanwhile: run it
         for scope, target, name, file, raw_digest, tokens, budget, totals in rows:
             digest = Digest(raw_digest)

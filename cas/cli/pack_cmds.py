@@ -119,9 +119,9 @@ def pack(
                     day, bar.sink, walked,
                 )  # fmt: skip
         if replayed is not None:
+            # The bodies of its packs were indexed by the run replayed; whatever the index lost
+            # since, a search indexes again before it answers (`packer.search.ensure_indexed`).
             report = replayed
-            if not check:
-                _index_replayed(ctx, store, report)
     if explain is not None:
         _print_explained(report, explain, as_json=as_json)
         return
@@ -190,24 +190,6 @@ def _run(
     return report
 
 
-def _index_replayed(ctx: Ctx, store: Store, report: PackReport) -> None:
-    """The search index made whole for a replayed run's packs, as after a run (`_index_packs`)."""
-    started = time.perf_counter()
-    writer = _index_writer(ctx, store)
-    if writer is None:
-        return
-    writer.close()  # it was sent nothing: no file was read
-    try:
-        _index_packs(ctx, store, report, writer)
-    except CasError as exc:  # a cache: the pack stands without it
-        writer.problem = writer.problem or str(exc)
-    finally:
-        writer.index.close()
-    report.timings["index"] = time.perf_counter() - started
-    if writer.problem is not None:
-        _note(ctx, f"search index not updated ({one_line(writer.problem)})")
-
-
 def _note(ctx: Ctx, line: str) -> None:
     if not ctx.quiet:
         warn(f"note: {line}")
@@ -232,14 +214,7 @@ def _index_packs(ctx: Ctx, store: Store, report: PackReport, writer: Writer) -> 
     files whose bodies the index lost): an unchanged pack costs one lookup per body."""
     from packer.search import ensure_indexed
 
-    digests: set[bytes] = set()
-    for r in report.results:
-        if r.has_manifest():
-            digests.update(e.digest for e in r.manifest.entries if e.digest)
-        else:  # a replayed run's: its view, which the run that made it kept (`packer.packview`)
-            from packer.packview import Views
-
-            digests.update(Views(store).of_file(r.path).digests)
+    digests = {e.digest for r in report.results for e in r.manifest.entries if e.digest}
     if not digests or writer.problem is not None:
         return
     with Progress("indexing", enabled=ctx.progress) as bar:
