@@ -1723,6 +1723,65 @@ done:
     return result;
 }
 
+/* at_least(values, n) -> (floor, places)
+ *
+ * The n-th largest of values (native int64; the smallest when there are fewer), and the places
+ * (native uint32, ascending) of those at least as large: where the best n of a search's scores
+ * are, found without sorting them (packer/search.py). */
+static PyObject *at_least(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer vb;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "y*n", &vb, &n)) return NULL;
+    size_t count = (size_t)vb.len / 8;
+    if (vb.len % 8 || n < 1 || count == 0) {
+        PyBuffer_Release(&vb);
+        PyErr_SetString(PyExc_ValueError, "at_least: int64 values, at least one, and n >= 1");
+        return NULL;
+    }
+    const int64_t *values = vb.buf;
+    int64_t *work = malloc(count * sizeof(int64_t));
+    uint32_t *places = malloc(count * sizeof(uint32_t));
+    if (!work || !places) {
+        free(work);
+        free(places);
+        PyBuffer_Release(&vb);
+        return PyErr_NoMemory();
+    }
+    memcpy(work, values, count * sizeof(int64_t));
+    size_t k = (size_t)n <= count ? (size_t)n - 1 : count - 1;  /* descending rank wanted */
+    size_t lo = 0, hi = count - 1;
+    while (lo < hi) {  /* quickselect, descending, middle pivot */
+        int64_t pivot = work[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (work[i] > pivot) i++;
+            while (work[j] < pivot) j--;
+            if (i <= j) {
+                int64_t t = work[i];
+                work[i] = work[j];
+                work[j] = t;
+                i++;
+                if (j == 0) break;
+                j--;
+            }
+        }
+        if (k <= j && j != (size_t)-1) hi = j;
+        else if (k >= i) lo = i;
+        else break;
+    }
+    int64_t floor = work[k];
+    size_t found = 0;
+    for (size_t i = 0; i < count; i++)
+        if (values[i] >= floor) places[found++] = (uint32_t)i;
+    PyObject *result = Py_BuildValue("(Ly#)", (long long)floor, (const char *)places,
+                                     (Py_ssize_t)(found * sizeof(uint32_t)));
+    free(work);
+    free(places);
+    PyBuffer_Release(&vb);
+    return result;
+}
+
 static PyMethodDef METHODS[] = {
     {"terms", terms, METH_VARARGS, "The terms of a text (see cas/words.py)."},
     {"build", build, METH_VARARGS, "A segment's postings from bodies' terms (cas/textindex.py)."},
@@ -1732,6 +1791,7 @@ static PyMethodDef METHODS[] = {
     {"comments", comments, METH_VARARGS, "A text's code and comments (packer/lexicon.py)."},
     {"declarations", declarations, METH_VARARGS, "A text's declarations (packer/lexicon.py)."},
     {"gather", gather, METH_VARARGS, "One segment's postings of a term over a search's bodies (cas/textindex.py)."},
+    {"at_least", at_least, METH_VARARGS, "The n-th largest of some scores, and where those as large are (packer/search.py)."},
     {"path_scores", path_scores, METH_VARARGS, "Each path's score from its terms' windows (packer/search.py)."},
     {"python_names", python_names, METH_VARARGS, "A Python text's defs, classes and assignments (packer/lexicon.py)."},
     {NULL, NULL, 0, NULL},

@@ -130,10 +130,9 @@ def _facts_by_value(store: Store, src: Source, scored: Scored) -> None:
             have |= line_terms(line)
         held = sum(w for words, w in scored.weights.items() if all(x in have for x in words))
         if not held:
-            del scored.scores[path]
-            scored.windows.pop(path, None)
+            scored.drop(path)
             continue
-        scored.scores[path] = held
+        scored.rescore(path, held)
         scored.windows[path] = {(1, len(current)): held}
 
 

@@ -573,6 +573,22 @@ class Scored:
     source: Source | None = None
     # (lines, lines per window) of a body, by digest (`TextIndex.shape`)
     shape: Callable[[bytes], tuple[int, int]] | None = None
+    # Where the best are (`score`): the files that may score at least ``_floor``, a score at or
+    # below the `_FIRST_BEST`-th best, so `best` need not go through every file. None once a
+    # score is changed from outside (`rescore`, `drop`).
+    _first: list[str] | None = field(default=None, repr=False)
+    _floor: int = field(default=0, repr=False)
+
+    def rescore(self, path: str, value: int) -> None:
+        """Give ``path`` this score."""
+        self.scores[path] = value
+        self._first = None
+
+    def drop(self, path: str) -> None:
+        """Leave ``path`` out of the ranking."""
+        del self.scores[path]
+        self.windows.pop(path, None)
+        self._first = None
 
     def ranked(self) -> list[tuple[str, int]]:
         """(path, score) of every file, best first (`_rank`)."""
@@ -581,12 +597,18 @@ class Scored:
     def best(self) -> Iterator[tuple[str, int]]:
         """`ranked`, lazily: the files scoring at least the `_FIRST_BEST`-th best score first,
         the rest sorted only for a reader who goes on past them."""
-        items = self.scores.items()
+        scores = self.scores
+        items = scores.items()
         if len(items) <= _FIRST_BEST:
             yield from sorted(items, key=_rank)
             return
-        floor = heapq.nlargest(_FIRST_BEST, self.scores.values())[-1]
-        yield from sorted([(p, v) for p, v in items if v >= floor], key=_rank)
+        if self._first is not None:
+            floor = self._floor
+            first = [(p, scores[p]) for p in self._first if p in scores]
+            yield from sorted([(p, v) for p, v in first if v >= floor], key=_rank)
+        else:
+            floor = heapq.nlargest(_FIRST_BEST, scores.values())[-1]
+            yield from sorted([(p, v) for p, v in items if v >= floor], key=_rank)
         yield from sorted([(p, v) for p, v in items if v < floor], key=_rank)
 
     def spans(self, path: str) -> dict[tuple[int, int], int]:
@@ -705,9 +727,23 @@ def score(
         out.scores[numbered.names[paths[0]]] = values[0]
     elif paths:  # dict and zip do the work per file, not the interpreter
         out.scores.update(zip(operator.itemgetter(*paths)(numbered.names), values, strict=True))
+    if len(paths) > _FIRST_BEST:  # where the best are, for `Scored.best`
+        out._floor, places = at_least(values, _FIRST_BEST)
+        out._first = [numbered.names[paths[at]] for at in places]
     if read is not None:
         _rerank(out, index, src, terms)
     return out
+
+
+def at_least(values: array[int], n: int) -> tuple[int, list[int]]:
+    """The ``n``-th largest of ``values`` (the smallest when there are fewer), and the places
+    of those at least as large, ascending: `cas._words.at_least` where it was built."""
+    native = native_module()
+    if native is not None:
+        floor, raw = native.at_least(values, n)
+        return floor, list(array("I", raw))
+    floor = heapq.nlargest(n, values)[-1]
+    return floor, [at for at, value in enumerate(values) if value >= floor]
 
 
 def _rerank(out: Scored, index: TextIndex, src: Source, terms: list[Term]) -> None:
@@ -735,6 +771,9 @@ def _rerank(out: Scored, index: TextIndex, src: Source, terms: list[Term]) -> No
         if path not in out.scores:
             out.windows[path] = {}
         out.scores[path] = out.scores.get(path, 0) + extra
+    if out._first is not None and bonus:  # a score only grows here: these may join the best
+        known = set(out._first)
+        out._first.extend(p for p in bonus if p not in known)
 
 
 def line_terms(line: str) -> set[str]:
@@ -747,23 +786,28 @@ def line_terms(line: str) -> set[str]:
 
 
 def line_scorer(weights: dict[tuple[str, ...], int]) -> Callable[[str], int]:
-    """What a line holds of the query's single terms (phrases count by their first word)."""
-    firsts = [words[0] for words in weights]
+    """What a line holds of the query's single terms (phrases count by their first word): the
+    weights of those among a line's terms (`line_terms`), each token's terms worked out once."""
     pairs = [(words[0], w) for words, w in weights.items()]
+    terms_of: dict[str, set[str]] = {}  # token -> its terms
 
     def line_score(line: str) -> int:
         lowered = line.lower()  # a line's terms are pieces of it, lowercased
-        if not any(word in lowered for word in firsts):
+        # An ASCII line's terms are pieces of it lowercased: only the words it holds can count.
+        held = [(word, w) for word, w in pairs if word in lowered]
+        if not held:
             return 0
-        have: set[str] = set()
-        for tok in WORD.findall(line):
-            low = tok.lower()
-            # an ASCII token's terms are pieces of it lowercased: one holding no query word
-            # gives none of the query's terms
-            if not tok.isascii() or any(word in low for word in firsts):
-                have.add(low)
-                have.update(split_name(tok))
-        return sum(w for word, w in pairs if word in have)
+        tokens = WORD.findall(line)
+        total = 0
+        for word, w in held if line.isascii() else pairs:
+            for tok in tokens:
+                terms = terms_of.get(tok)
+                if terms is None:
+                    terms = terms_of[tok] = {tok.lower(), *split_name(tok)}
+                if word in terms:
+                    total += w
+                    break
+        return total
 
     return line_score
 
@@ -779,6 +823,7 @@ def hits(
     """The best ``k`` files, each with its best window narrowed to the lines that match."""
     globs = GlobList(path_glob) if path_glob else None
     line_score = line_scorer(scored.weights)
+    firsts = [words[0] for words in scored.weights]
     out: list[Hit] = []
     for path, total in scored.best():
         if globs is not None and not globs.match_file(path):
@@ -795,7 +840,8 @@ def hits(
         else:
             lines = text.split("\n", SNIPPET_LINES)
             first, last = 1, min(len(lines), SNIPPET_LINES)
-        marked = [(n, line_score(lines[n - 1])) for n in range(first, min(last, len(lines)) + 1)]
+        numbers = _holding(lines, first, min(last, len(lines)), firsts)
+        marked = [(n, line_score(lines[n - 1])) for n in numbers]
         matching = [n for n, s in marked if s > 0] or [first]
         best = sorted(marked, key=lambda ns: (-ns[1], ns[0]))[:SNIPPET_LINES]
         snippet = tuple(
@@ -815,6 +861,32 @@ def hits(
         if len(out) >= k:
             break
     return out
+
+
+def _holding(lines: list[str], first: int, last: int, words: list[str]) -> Iterable[int]:
+    """The numbers of lines ``first``..``last`` (from 1) that may score: all of them, or, when
+    they are ASCII (lowercased letter by letter), those whose lowercase holds one of ``words``
+    (a line holding none scores 0), found by searching them as one text."""
+    if last - first < _SCAN_LINES:
+        return range(first, last + 1)
+    text = "\n".join(lines[first - 1 : last])
+    if not text.isascii():
+        return range(first, last + 1)
+    text = text.lower()
+    starts = list(
+        itertools.accumulate((len(line) + 1 for line in lines[first - 1 : last]), initial=0)
+    )
+    found: set[int] = set()
+    for word in words:
+        at = text.find(word)
+        while at >= 0:
+            i = bisect.bisect_right(starts, at) - 1
+            found.add(first + i)
+            at = text.find(word, starts[i + 1])  # on past this line
+    return sorted(found)
+
+
+_SCAN_LINES: Final = 64  # a window of more lines is searched as one text (`_holding`)
 
 
 def _clip(line: str) -> str:

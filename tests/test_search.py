@@ -382,17 +382,19 @@ def _model_scores(index: object, src: object, query: str) -> dict[str, int]:
     st.lists(st.sampled_from([*_VOCAB, "RouteHandler", "parse_config", "cart.total"]), min_size=1,
              max_size=4).map(" ".join),
     st.booleans(),
+    st.booleans(),
 )  # fmt: skip
 def test_every_file_scores_what_its_windows_and_path_hold(
-    scored_corpus: object, query: str, native: bool
+    scored_corpus: object, query: str, native: bool, rerank: bool
 ) -> None:
     """`score` (the native code, or the Python where it was not built) gives each file what
     the definition gives, computed one file and one window at a time; every file it scores
-    is in `best`, in rank order, and its spans are its windows holding a term."""
+    is in `best`, in rank order (also once files defining a name of the query gained, and once
+    a score was changed from outside), and its spans are its windows holding a term."""
     from cas import words
     from packer.search import score
 
-    index, src, _bodies = scored_corpus  # type: ignore[misc]
+    index, src, bodies = scored_corpus  # type: ignore[misc]
     if native and words.native_module() is None:
         native = False  # the Python alone, as on a machine without a compiler
     saved = list(words._NATIVE)
@@ -400,10 +402,17 @@ def test_every_file_scores_what_its_windows_and_path_hold(
         words._NATIVE[:] = [None]
     try:
         scored = score(index, src, query)
+        reranked = score(index, src, query, lambda d: bodies[d].decode()) if rerank else None
     finally:
         words._NATIVE[:] = saved
     assert scored.scores == _model_scores(index, src, query)
     assert list(scored.best()) == scored.ranked()
+    if reranked is not None:
+        assert all(reranked.scores[p] >= v for p, v in scored.scores.items())
+        assert list(reranked.best()) == reranked.ranked()
+        for path, _value in reranked.ranked()[::7]:  # changed from outside, as a memory does
+            reranked.rescore(path, 1)
+        assert list(reranked.best()) == reranked.ranked()
     assert [v for _, v in scored.ranked()] == sorted(scored.scores.values(), reverse=True)
     for path in scored.scores:
         spans = scored.spans(path)
