@@ -30,6 +30,7 @@ import heapq
 import itertools
 import operator
 import re
+import sys
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -72,6 +73,8 @@ _PATH_PIECES: Final = re.compile(r"[/.\-]")  # a path's folders, names and exten
 _KEPT_TERMS: Final = 256  # terms and words a source keeps what it found for
 _SCANS_BEFORE_INDEX: Final = 16  # path words looked for one by one before `Source.index_paths`
 _KEPT_RESULTS: Final = 64  # searches whose hits a source keeps (`Source.results`)
+_LARGE_TEXT: Final = 256 << 10  # a text at least this long is kept by `Source.text`...
+_KEPT_TEXT: Final = 16 << 20  # ...while all it keeps is at most this long
 
 # Words that say nothing about code; a query's name made of one of them gives no term.
 _STOP_TEXT: Final = """a about above after all also an and any are as at be been before being
@@ -186,6 +189,28 @@ class Source:
     _scans: int = field(default=0, repr=False)
     # The hits of the searches of this source, by index, its generation, query, k and globs.
     results: dict[tuple[object, ...], list[Hit]] = field(default_factory=dict, repr=False)
+    # The texts of the large bodies shown, kept by a process that searches on and on (at most
+    # `_KEPT_TEXT` bytes of memory; the one shown longest ago goes first): a large file that
+    # answers many queries is read and re-hashed once.
+    keep_texts: bool = field(default=False, repr=False)
+    _texts: dict[bytes, str] = field(default_factory=dict, repr=False)
+
+    def text(self, store: Store, digest: Digest) -> str:
+        """The text of a body (empty for a binary one), re-hashed when read from the store."""
+        known = self._texts.get(digest)
+        if known is not None:
+            self._texts[digest] = self._texts.pop(digest)  # shown again: the newest
+            return known
+        text = text_of(store.get(digest)) or ""
+        size = sys.getsizeof(text)
+        if self.keep_texts and _LARGE_TEXT <= size <= _KEPT_TEXT:
+            kept = sum(map(sys.getsizeof, self._texts.values()))
+            for old in list(self._texts):
+                if kept + size <= _KEPT_TEXT:
+                    break
+                kept -= sys.getsizeof(self._texts.pop(old))
+            self._texts[digest] = text
+        return text
 
     def add(self, name: str, m: mf.Manifest) -> None:
         held = set()
@@ -830,7 +855,7 @@ def hits(
             continue
         digest = Digest(src.digest_of[path])
         try:
-            text = text_of(store.get(digest)) or ""
+            text = src.text(store, digest)
         except (BlobNotFound, CorruptBlob):
             continue
         spans = scored.spans(path)
@@ -921,6 +946,7 @@ def search(
     src = source(root, store, packs, scopes, attached, views)
     if views is not None:  # a process that searches on and on: every path's words, once
         src.index_paths()
+        src.keep_texts = True
     if src.indexed != (id(index), index.generation):  # a source kept from the last search
         ensure_indexed(index, store, src.paths, progress)
         src.indexed = (id(index), index.generation)

@@ -466,3 +466,34 @@ def test_the_paths_holding_a_word_are_those_a_test_per_path_finds(
 
     found = LoweredPaths(paths).holding(word)
     assert found == [at for at, p in enumerate(paths) if word and word in p.lower()]
+
+
+def test_a_searching_process_keeps_the_large_texts_it_shows_within_its_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process that searches on and on keeps the texts of large bodies it showed, the one
+    shown longest ago dropped first, never more than the budget; a command keeps none."""
+    import sys as system
+
+    from cas.digest import Digest
+    from cas.store import Store
+    from packer import search as search_mod
+
+    monkeypatch.setattr(search_mod, "_LARGE_TEXT", 1000)
+    monkeypatch.setattr(search_mod, "_KEPT_TEXT", 5000)
+    texts = [f"line {n}\n" * (150 + n) for n in range(6)]
+    with Store.create(tmp_path / ".cas") as store:
+        digests = [store.put(t.encode()) for t in texts]
+        src = search_mod.Source()
+        assert [src.text(store, d) for d in digests] == texts
+        assert not src._texts  # a command keeps nothing
+        src.keep_texts = True
+        for d, t in zip(digests, texts, strict=True):
+            assert src.text(store, d) == t
+            assert sum(map(system.getsizeof, src._texts.values())) <= 5000
+        assert digests[-1] in src._texts and digests[0] not in src._texts
+        small = store.put(b"tiny")
+        assert src.text(store, Digest(small)) == "tiny" and small not in src._texts
+        kept = list(src._texts)
+        assert src.text(store, kept[0]) == texts[digests.index(kept[0])]
+        assert list(src._texts)[-1] == kept[0]  # shown again: the newest
