@@ -233,6 +233,7 @@ class Packer:
         # through tiering (a large tree's biggest tables).
         self.cache.flush()
         del scanned, by_path, batch, ingest
+        walked.forget()
         if self.terms_done is not None and not check:
             self.terms_done()
         report.notes.extend(ingested.notes)

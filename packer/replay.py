@@ -176,6 +176,11 @@ class Walked:
     seconds: float
     keys: dict[tuple[object, ...], bytes | None] = field(default_factory=dict)
 
+    def forget(self) -> None:
+        """Drop what the walk found (a large tree's biggest table), keeping its notes: the run
+        that took it has ingested the files."""
+        self.scanned = ScanResult([], self.scanned.notes)
+
     def key(
         self,
         root: Path,
