@@ -431,7 +431,9 @@ def build_server(service: Service) -> Any:
             ]
 
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-            schema = next((t.input_schema for t in await self.list_tools() if t.name == name), None)
+            if not schemas:  # the tools are those registered before the server started
+                schemas.update({t.name: t.input_schema for t in await self.list_tools()})
+            schema = schemas.get(name)
             if schema is not None:
                 known = list(schema.get("properties", {}))
                 unknown = sorted(set(arguments) - set(known))
@@ -450,6 +452,7 @@ def build_server(service: Service) -> Any:
                     message = message[len(prefix) :]
                 raise ToolError(one_line(message)) from None
 
+    schemas: dict[str, dict[str, Any]] = {}  # each tool's arguments, by name (`call_tool`)
     server = Server("cas", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     def guarded(fn: Callable[[], T]) -> T:
