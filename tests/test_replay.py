@@ -132,7 +132,7 @@ _EDITS = st.sampled_from(
 
 
 @settings(
-    max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(st.lists(_EDITS, min_size=1, max_size=3))
 def test_after_any_edit_the_packs_are_those_a_fresh_run_makes(
