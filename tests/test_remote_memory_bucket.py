@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from cas.remote.config import make_remote
@@ -170,6 +170,10 @@ def _no_folders_of_others(names: list[str]) -> bool:
 def test_list_page_matches_a_sorted_model(
     bucket: ObjectStorage, names: list[str], after: str, page: int
 ) -> None:
+    # Where cas starts a listing is a key of the folder's own depth, or just below one
+    # (`cas.remote.layout.seek_listing`), never the folder of a key: SeaweedFS's filer starts
+    # after the whole folder `0/` when asked to start after `0`.
+    assume(not any(n.startswith(after + "/") for n in names))
     folder = f"h{uuid.uuid4().hex[:8]}/"
     for name in names:
         bucket.put(folder + name, b".")
