@@ -2,7 +2,8 @@
 results are given again without reading, rating or fitting a file.
 
 What a run's manifests are a function of, its *inputs*: the code that made them (the bytes of
-this package's modules, so any change to them, a version bump or not, runs again), the
+this package's modules, so any change to them, a version bump or not, runs again; and the
+files of the tokenizer and parser libraries, by their size and time), the
 configuration, what was asked (scopes, targets, baseline, the day age rules count to), every
 file the walk found with its stat data (path, kind, size, modification and change times, inode,
 device, a link's target: the trust the stat cache already gives, `packer.ingest`), and the
@@ -25,6 +26,7 @@ cannot name (no commit yet, no git), nothing is recorded.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import time
@@ -53,11 +55,13 @@ from packer.scan import RACY_NS, ScannedFile, ScanResult, scan
 # The cache namespace of recorded runs; the number is the record's layout (`_record_value`).
 RUN_NS: Final = "pack-run:1"
 _CODE: list[bytes] = []  # the digest of this package's code, once per process
+_LIBRARIES: Final = ("bpe_openai", "tree_sitter", "tree_sitter_language_pack")
 
 
 def code_digest() -> bytes:
     """BLAKE3 of the bytes of every module of the packer and the engine (sources, the native
-    extension, the parsers' queries), by their paths: what made a run's manifests."""
+    extension, the parsers' queries), by their paths, and of where the tokenizer and the parsers
+    are installed and when: what made a run's manifests."""
     if not _CODE:
         h = blake3.blake3()
         for package in ("packer", "cas"):
@@ -72,6 +76,16 @@ def code_digest() -> bytes:
                 h.update(msgpack.packb([os.path.relpath(path, top), package], use_bin_type=True))
                 with open(path, "rb") as handle:
                     h.update(handle.read())
+        # The libraries whose answers are in a manifest (token counts, outlines): installed
+        # anew, they are other inputs (their files are rewritten, so their times move).
+        for name in _LIBRARIES:
+            spec = importlib.util.find_spec(name)
+            origin = spec.origin if spec is not None else None
+            row: list[object] = [name]
+            if origin is not None:
+                st = os.stat(origin)
+                row += [origin, st.st_size, st.st_mtime_ns]
+            h.update(msgpack.packb(row, use_bin_type=True))
         _CODE.append(h.digest())
     return _CODE[0]
 
