@@ -175,7 +175,17 @@ def _recorded(raw: bytes) -> tuple[int, list[Any], list[Any], list[Any], list[Di
             return None
         # a digest's bytes, as the store looks them up (no object made per digest)
         digests = cast(list[Digest], [refs[i : i + 32] for i in range(0, len(refs), 32)])
-        return int(files), list(withheld), list(redacted), list(results), digests
+        for row in results:  # a record of another shape is no record: the run is made
+            scope, target, name, file, raw_digest, tokens, budget, totals = row
+            if not (
+                isinstance(scope, str) and isinstance(name, str) and isinstance(file, str)
+                and (target is None or isinstance(target, str))
+                and isinstance(raw_digest, bytes) and len(raw_digest) == 32
+                and all(isinstance(x, dict) for x in (tokens, budget, totals))
+            ):  # fmt: skip
+                return None
+        pairs = [(str(p), str(k)) for p, k in withheld], [(str(p), str(k)) for p, k in redacted]
+        return int(files), pairs[0], pairs[1], list(results), digests
     except (ValueError, TypeError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
         return None
 
@@ -284,8 +294,8 @@ def replay(
     report = PackReport(
         root,
         results,
-        withheld=[(p, k) for p, k in withheld],
-        redacted=[(p, k) for p, k in redacted],
+        withheld=withheld,
+        redacted=redacted,
         files=files,
         stat_hits=files,
         replayed=True,

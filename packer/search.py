@@ -410,9 +410,9 @@ _NONE: Final = array("I")  # no path
 
 
 class LoweredPaths:
-    """Every path lowercased, as one text: the paths holding a word are found by searching
-    that text once (a 20,000-path source answers in a few milliseconds, not one test per
-    path)."""
+    """Texts without a line break (paths; the lines of a window), lowercased as one text: those
+    holding a word are found by searching that text once (a 20,000-path source answers in a
+    few milliseconds, not one test per path)."""
 
     def __init__(self, paths: list[str]) -> None:
         self.paths = paths
@@ -891,24 +891,12 @@ def hits(
 def _holding(lines: list[str], first: int, last: int, words: list[str]) -> Iterable[int]:
     """The numbers of lines ``first``..``last`` (from 1) that may score: all of them, or, when
     they are ASCII (lowercased letter by letter), those whose lowercase holds one of ``words``
-    (a line holding none scores 0), found by searching them as one text."""
-    if last - first < _SCAN_LINES:
+    (a line holding none scores 0), found by searching them as one text (`LoweredPaths`)."""
+    window = lines[first - 1 : last]
+    if len(window) <= _SCAN_LINES or not "".join(window).isascii():
         return range(first, last + 1)
-    text = "\n".join(lines[first - 1 : last])
-    if not text.isascii():
-        return range(first, last + 1)
-    text = text.lower()
-    starts = list(
-        itertools.accumulate((len(line) + 1 for line in lines[first - 1 : last]), initial=0)
-    )
-    found: set[int] = set()
-    for word in words:
-        at = text.find(word)
-        while at >= 0:
-            i = bisect.bisect_right(starts, at) - 1
-            found.add(first + i)
-            at = text.find(word, starts[i + 1])  # on past this line
-    return sorted(found)
+    text = LoweredPaths(window)
+    return sorted({first + at for word in words for at in text.holding(word)})
 
 
 _SCAN_LINES: Final = 64  # a window of more lines is searched as one text (`_holding`)

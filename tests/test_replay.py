@@ -176,3 +176,33 @@ def test_after_any_edit_the_packs_are_those_a_fresh_run_makes(
         shutil.copytree(root, fresh, ignore=shutil.ignore_patterns(".cas", "manifests"))
         _pack(fresh)
         assert _packs(fresh) == _packs(root), (edits, n)
+
+
+def test_a_record_of_another_shape_is_no_record(tmp_path: Path) -> None:
+    """A run record that cannot be read as one (another layout, damage the frame does not
+    catch) is passed over: the pack is made, and says nothing of it."""
+    import msgpack
+
+    from cas.cache import Cache
+    from cas.store import Store
+    from packer.replay import RUN_NS
+
+    root = _tree(tmp_path / "t")
+    made = _pack(root)
+    bad = [
+        msgpack.packb([1, [], [], [["repo"]], b""]),
+        msgpack.packb([1, [], [], [["repo", None, "repo", "f", b"short", {}, {}, {}]], b""]),
+        msgpack.packb("not a record"),
+        b"\xc1",
+    ]
+    for value in bad:
+        with Store.at(root / ".cas") as store:
+            cache = Cache(store)
+            keys = list(cache.preload(RUN_NS))
+            assert keys  # the first run recorded itself
+            for key in keys:
+                cache.put(RUN_NS, key, value)
+            cache.flush()
+        again = _pack(root)
+        assert again["replayed"] is False
+        _same_report(made, again)
