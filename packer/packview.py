@@ -33,6 +33,8 @@ from cas.cache import Cache
 from cas.digest import Digest
 from cas.errors import CasError
 from cas.store import Store
+from packer import pathwords
+from packer.pathwords import PathIndex
 
 # The cache namespace of views; the number is the layout's (`encode`).
 VIEW_NS: Final = "pack-view:1"
@@ -141,10 +143,16 @@ def decode(data: bytes, digest: Digest) -> PackView | None:
 
 
 def remember(cache: Cache, m: mf.Manifest, digest: Digest) -> None:
-    """Put the view of ``m`` (whose bytes have ``digest``) in ``cache``, unless it is there:
-    what a writer of manifests does, so that searches need not decode them."""
+    """Put the view of ``m`` (whose bytes have ``digest``) in ``cache``, unless it is there,
+    and the index of its paths' words (`packer.pathwords`): what a writer of manifests does,
+    so that searches need not decode them, nor go through every path for a word."""
     if cache.get(VIEW_NS, bytes(digest)) is None:
-        cache.put(VIEW_NS, bytes(digest), encode(view_of(m, digest)))
+        view = view_of(m, digest)
+        cache.put(VIEW_NS, bytes(digest), encode(view))
+        paths = view.paths
+    else:
+        paths = [e.path for e in m.entries if e.digest is not None and e.kind == "file"]
+    pathwords.remember(cache, paths)  # made once per list of paths
 
 
 class Views:
@@ -155,6 +163,8 @@ class Views:
         self.store = store
         self.files = files if files is not None else locate.PackFiles()
         self._views: dict[Digest, PackView] = {}
+        # The index of each view's path words the cache held (None: it held none), by digest.
+        self._path_indexes: dict[Digest, PathIndex | None] = {}
         self._cache = Cache(store)
         # The last source built (`packer.search.source`), by what it was built from.
         self.last_source: tuple[Any, Any] | None = None
@@ -186,7 +196,14 @@ class Views:
         kept = self.files.digests()
         for digest in [d for d in self._views if d not in kept]:
             del self._views[digest]
+            self._path_indexes.pop(digest, None)
         return out
+
+    def path_index(self, view: PackView) -> PathIndex | None:
+        """The index of the words of ``view``'s paths, when the cache holds it."""
+        if view.digest not in self._path_indexes:
+            self._path_indexes[view.digest] = pathwords.cached(self._cache, view.paths)
+        return self._path_indexes[view.digest]
 
     def _view(self, digest: Digest, manifest: Callable[[], mf.Manifest]) -> PackView:
         found = self._views.get(digest)

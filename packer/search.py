@@ -25,11 +25,8 @@ memory asked for is searched as one more source (`Attached`, built by the surfac
 
 from __future__ import annotations
 
-import bisect
 import heapq
-import itertools
 import operator
-import re
 import sys
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -59,6 +56,7 @@ from cas.textindex import (
 from cas.visibility import check_granted, is_memory_pack, visible
 from cas.words import native_module
 from packer.packview import PackView, Views
+from packer.pathwords import LoweredPaths, PathIndex, PathTexts, union
 from packer.wildmatch import GlobList
 
 WHOLE_CODE: Final = 6
@@ -69,9 +67,8 @@ DEFINES: Final = 3  # a file defining a name of the query gains this many times 
 SNIPPET_LINES: Final = 3
 SNIPPET_WIDTH: Final = 200
 _FRACTION: Final = 6  # fixed-point bits of `idf`
-_PATH_PIECES: Final = re.compile(r"[/.\-]")  # a path's folders, names and extensions
 _KEPT_TERMS: Final = 256  # terms and words a source keeps what it found for
-_SCANS_BEFORE_INDEX: Final = 16  # path words looked for one by one before `Source.index_paths`
+_SCANS_BEFORE_INDEX: Final = 16  # words looked for one by one before `Source.index_paths`
 _KEPT_RESULTS: Final = 64  # searches whose hits a source keeps (`Source.results`)
 _LARGE_TEXT: Final = 256 << 10  # a text at least this long is kept by `Source.text`...
 _KEPT_TEXT: Final = 16 << 20  # ...while all it keeps is at most this long
@@ -169,7 +166,16 @@ class Source:
     entries: dict[str, mf.Entry] = field(default_factory=dict)
     # Each pack added, in order, with the paths it holds.
     holders: list[tuple[str, Collection[str]]] = field(default_factory=list)
-    _lowered: PathTexts | None = field(default=None, repr=False)
+    # The words of the paths (`packer.pathwords`): the indexes of views' paths the cache held,
+    # each with the view's paths (None: its numbers are the source's), and the paths none of
+    # them covers, in the source's order, searched as `PathTexts` (or, once enough words were
+    # looked for, a `PathIndex` made of them).
+    _path_indexes: list[tuple[PathIndex, list[str] | None]] = field(
+        default_factory=list, repr=False
+    )
+    _rest: list[str] = field(default_factory=list, repr=False)
+    _rest_texts: PathTexts | None = field(default=None, repr=False)
+    _rest_index: PathIndex | None = field(default=None, repr=False)
     # What searches of this source found, kept while it is (a long-running process keeps the
     # source of its last search, `packer.packview.Views`): per word, the paths holding it; per
     # term, the index's postings and those of this source's bodies.
@@ -184,9 +190,7 @@ class Source:
     _masks: dict[tuple[str, ...], tuple[tuple[int, int], array[int], int]] = field(
         default_factory=dict, repr=False
     )
-    # Every path word's paths (`index_paths`), once enough words were looked for one by one.
-    _path_index: dict[str, array[int]] | None = field(default=None, repr=False)
-    _scans: int = field(default=0, repr=False)
+    _scans: int = field(default=0, repr=False)  # words looked for in `_rest_texts`
     # The hits of the searches of this source, by index, its generation, query, k and globs.
     results: dict[tuple[object, ...], list[Hit]] = field(default_factory=dict, repr=False)
     # The texts of the large bodies shown, kept by a process that searches on and on (at most
@@ -223,8 +227,9 @@ class Source:
                 self._take(e.path, e.digest)
         self.holders.append((name, held))
 
-    def add_view(self, name: str, view: PackView) -> None:
-        """The files of a pack, from its view (`packer.packview`)."""
+    def add_view(self, name: str, view: PackView, words: PathIndex | None = None) -> None:
+        """The files of a pack, from its view (`packer.packview`), and the index of its paths'
+        words when the cache holds one (`packer.pathwords`)."""
         for before in self._views:
             if before.paths == view.paths:  # the same files (a pack per target): none new
                 self.holders.append((name, before.path_set()))
@@ -241,11 +246,17 @@ class Source:
                     by_digest[digest] = [path]
                 else:
                     group.append(path)
+            if words is not None:
+                self._path_indexes.append((words, None))
+            else:
+                self._rest.extend(view.paths)
             self._changed()
         else:
             for path, digest in zip(view.paths, view.digests, strict=True):
                 if path not in self.digest_of:
-                    self._take(path, digest)
+                    self._take(path, digest, rest=words is None)
+            if words is not None:
+                self._path_indexes.append((words, view.paths))
         self.holders.append((name, held))
 
     def add_from(self, other: Source, path: str) -> None:
@@ -261,23 +272,26 @@ class Source:
         """The names of the packs that hold ``path``, in the order they were added."""
         return [name for name, held in self.holders if path in held]
 
-    def _take(self, path: str, digest: bytes) -> None:
+    def _take(self, path: str, digest: bytes, *, rest: bool = True) -> None:
+        """Add a path; ``rest``: no index of path words covers it."""
         self.digest_of[path] = digest
         group = self.paths.get(digest)
         if group is None:
             self.paths[digest] = [path]
         else:
             group.append(path)
+        if rest:
+            self._rest.append(path)
         self._changed()
 
     def _changed(self) -> None:
         """Forget what was found of the files before they changed."""
-        self._lowered = None
+        self._rest_texts = None
+        self._rest_index = None
         self._path_hits.clear()
         self._order = None
         self._numbered = None
         self._masks.clear()
-        self._path_index = None
         self.results.clear()
         self.indexed = None
 
@@ -307,92 +321,50 @@ class Source:
 
     def path_hits(self, word: str) -> array[int]:
         """The numbers (`numbered`) of the paths one of whose words (`path_words`) is
-        ``word``, ascending."""
-        if self._path_index is not None:
-            return self._path_index.get(word, _NONE)
+        ``word``, ascending: from the indexes of the views' paths, and a search of the paths
+        they do not cover."""
         known = self._path_hits.get(word)
         if known is None:
-            self._scans += 1
-            if self._scans > _SCANS_BEFORE_INDEX:  # a process that searches on and on
-                return self.index_paths().get(word, _NONE)
             if len(self._path_hits) >= _KEPT_TERMS:
                 self._path_hits.clear()
-            known = self._path_hits[word] = self._find_path_hits(word)
+            found = [
+                hits if paths is None else self._renumbered(hits, paths)
+                for words, paths in self._path_indexes
+                for hits in (words.hits(word),)
+            ]
+            if self._rest:
+                found.append(self._rest_hits(word))
+            known = self._path_hits[word] = union(found) if found else _NONE
         return known
 
-    def index_paths(self) -> dict[str, array[int]]:
-        """Each word of a path (`path_words`) -> the numbers of the paths holding it: made
-        once, what `path_hits` answers from after `_SCANS_BEFORE_INDEX` words were looked for
-        by going through every path (a one-shot search looks for a few words: the scan is
-        cheaper)."""
-        if self._path_index is None:
-            index: dict[str, array[int]] = {}
-            words_of: dict[str, set[str]] = {}  # piece -> its words
-            for at, path in enumerate(self.digest_of):
-                words: set[str] = set()
-                for piece in _PATH_PIECES.split(path):
-                    if piece:
-                        known = words_of.get(piece)
-                        if known is None:
-                            known = words_of[piece] = _piece_words(piece)
-                        words |= known
-                for word in words:
-                    group = index.get(word)
-                    if group is None:
-                        index[word] = array("I", (at,))
-                    else:
-                        group.append(at)
-            self._path_index = index
-            self._path_hits.clear()
-        return self._path_index
+    def index_paths(self) -> None:
+        """Index the words of the paths no cached index covers (`_rest`) now: what a process
+        that searches on and on does at its first search, and `path_hits` does by itself after
+        `_SCANS_BEFORE_INDEX` words (a one-shot search looks for a few words: searching the
+        paths for each is cheaper than indexing them)."""
+        if self._rest and self._rest_index is None:
+            self._rest_index = PathIndex.build(self._rest)
+            self._rest_texts = None
 
-    def _find_path_hits(self, word: str) -> array[int]:
-        if self._lowered is None:
-            self._lowered = PathTexts(list(self.digest_of))
-        return self._lowered.hits(word)
+    def _rest_hits(self, word: str) -> array[int]:
+        if self._rest_index is None:
+            self._scans += 1
+            if self._scans > _SCANS_BEFORE_INDEX:
+                self.index_paths()
+        if self._rest_index is not None:
+            hits = self._rest_index.hits(word)
+        else:
+            if self._rest_texts is None:
+                self._rest_texts = PathTexts(self._rest)
+            hits = self._rest_texts.hits(word)
+        if len(self._rest) == len(self.digest_of):  # every path: the numbers are the source's
+            return hits
+        return self._renumbered(hits, self._rest)
 
-
-class PathTexts:
-    """A source's paths as two texts to search, their folders and their names (each once): the
-    paths one of whose words is a word are found by searching those texts once, and testing
-    the words of the folders and names that hold it (a few hundred folders, not every path
-    below them)."""
-
-    def __init__(self, paths: list[str]) -> None:
-        below: dict[str, list[int]] = {}  # folder -> the numbers of the paths right in it
-        named: dict[str, list[int]] = {}  # name -> the numbers of the paths so named
-        for at, path in enumerate(paths):
-            folder, _, name = path.rpartition("/")
-            for groups, key in ((below, folder), (named, name)):
-                group = groups.get(key)
-                if group is None:
-                    groups[key] = [at]
-                else:
-                    group.append(at)
-        self.folders = LoweredPaths(list(below))
-        self.below = list(below.values())
-        self.names = LoweredPaths(list(named))
-        self.named = list(named.values())
-
-    def hits(self, word: str) -> array[int]:
-        """The numbers of the paths one of whose words (`path_words`) is ``word``, ascending."""
-        pieces: dict[str, bool] = {}  # piece -> whether the word is one of its words
-
-        def holds(text: str) -> bool:
-            for piece in _PATH_PIECES.split(text):
-                held = pieces.get(piece)
-                if held is None:
-                    held = pieces[piece] = bool(piece) and word in _piece_words(piece)
-                if held:
-                    return True
-            return False
-
-        found: list[int] = []
-        for texts, groups in ((self.folders, self.below), (self.names, self.named)):
-            for at in texts.holding(word):
-                if holds(texts.paths[at]):
-                    found.extend(groups[at])
-        return array("I", sorted(set(found)))
+    def _renumbered(self, hits: array[int], paths: list[str]) -> array[int]:
+        """Places among ``paths`` as the numbers of those paths in this source, ascending."""
+        number = self.numbered().number
+        return array("I", sorted(number[paths[at]] for at in hits))
 
 
 class Numbered:
@@ -407,54 +379,6 @@ class Numbered:
 
 
 _NONE: Final = array("I")  # no path
-
-
-class LoweredPaths:
-    """Texts without a line break (paths; the lines of a window), lowercased as one text: those
-    holding a word are found by searching that text once (a 20,000-path source answers in a
-    few milliseconds, not one test per path)."""
-
-    def __init__(self, paths: list[str]) -> None:
-        self.paths = paths
-        joined = "\n".join(paths)
-        text = joined.lower()
-        if len(text) != len(joined):  # a letter whose lowercase is longer (U+0130)
-            text = "\n".join(p.lower() for p in paths)
-            lengths = [len(p.lower()) for p in paths]
-        else:
-            lengths = [len(p) for p in paths]
-        self.text = text
-        self.starts = list(itertools.accumulate((n + 1 for n in lengths), initial=0))[:-1]
-
-    def holding(self, word: str) -> list[int]:
-        """The places among `paths` of those whose lowercase holds ``word`` (itself lowercase,
-        without a line break), ascending."""
-        if not word or "\n" in word:
-            return []
-        out: list[int] = []
-        text, starts, find = self.text, self.starts, self.text.find
-        at = find(word)
-        while at >= 0:
-            i = bisect.bisect_right(starts, at) - 1
-            out.append(i)
-            # On past the end of this path: one hit per path.
-            nxt = starts[i + 1] if i + 1 < len(starts) else len(text)
-            at = find(word, nxt)
-        return out
-
-
-def path_words(path: str) -> set[str]:
-    """The words of a path that a query's single words meet: each folder, name and extension
-    lowercased, and the words of each (`cas.words.split_name`)."""
-    out: set[str] = set()
-    for piece in _PATH_PIECES.split(path):
-        if piece:
-            out.update(_piece_words(piece))
-    return out
-
-
-def _piece_words(piece: str) -> set[str]:
-    return {piece.lower(), *split_name(piece)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -528,7 +452,7 @@ def source(
         return kept
     out = Source()
     for name, view in named:
-        out.add_view(name, view)
+        out.add_view(name, view, views.path_index(view))
     for a in attached:
         out.add(a.name, a.manifest)
     views.last_source = (key, out)

@@ -131,6 +131,35 @@ def test_a_packs_view_comes_from_the_cache_without_decoding(store: Store, tmp_pa
     assert views.files._manifests == {}  # nothing was decoded
 
 
+def test_a_written_pack_leaves_the_index_of_its_paths_words_which_a_change_of_content_reuses(
+    store: Store, tmp_path: Path
+) -> None:
+    from packer import pathwords
+
+    folder = tmp_path / "manifests"
+    write_pack(folder, "repo", pack_of({"src/Router.py": b"a", "docs/route.md": b"b"}), store)
+    views = Views(store)
+    [(_, view)] = views.in_folder(folder)
+    index = views.path_index(view)
+    assert index is not None and views.path_index(view) is index  # read once
+    assert [view.paths[at] for at in index.hits("router")] == ["src/Router.py"]
+    assert [view.paths[at] for at in index.hits("py")] == ["src/Router.py"]
+    assert list(index.hits("nowhere")) == []
+    # the same paths, other contents: the index already there is not made again
+    before = Cache(store).get(pathwords.PATH_INDEX_NS, pathwords.paths_key(view.paths))
+    write_pack(folder, "repo", pack_of({"src/Router.py": b"c", "docs/route.md": b"d"}), store)
+    [(_, second)] = views.in_folder(folder)
+    assert second.digest != view.digest and second.paths == view.paths
+    assert views._path_indexes == {}  # the old view's is forgotten with it
+    assert views.path_index(second) is not None
+    assert Cache(store).get(pathwords.PATH_INDEX_NS, pathwords.paths_key(second.paths)) == before
+    # other paths: none cached for them (a pack file from elsewhere): a search goes through them
+    m = pack_of({"lib/x.go": b"x"})
+    (folder / "repo.pack").write_bytes(mf.encode(m))
+    [(_, third)] = views.in_folder(folder)
+    assert views.path_index(third) is None
+
+
 def test_a_pack_without_a_cached_view_is_decoded(store: Store, tmp_path: Path) -> None:
     """A pack made by an older cas or pulled (no view in the cache): decoded, view made."""
     folder = tmp_path / "manifests"

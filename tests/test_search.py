@@ -305,6 +305,68 @@ def test_a_sources_path_hits_are_the_paths_whose_words_hold_the_word(
     assert sorted(names[at] for at in indexed.path_hits(word)) == expected
 
 
+@given(
+    st.lists(
+        st.lists(_NAME_PIECE, min_size=1, max_size=4).map(
+            lambda parts: "/".join([*parts[:-1], parts[-1] + ".py"])
+        ),
+        max_size=30,
+        unique=True,
+    ),
+    st.lists(st.tuples(st.integers(0, 29), st.integers(0, 29), st.booleans()), max_size=4),
+    st.integers(0, 3),
+    st.sampled_from([*_VOCAB, "py", "routerconfig", "rout"]),
+)
+def test_path_hits_from_the_indexes_of_views_paths_are_those_of_a_search_of_every_path(
+    paths: list[str],
+    slices: list[tuple[int, int, bool]],
+    extra: int,
+    word: str,
+) -> None:
+    """Packs whose path indexes the cache held (each stored and read back), packs without one,
+    and files added from a manifest (a memory), in any order of their paths: the numbers
+    `path_hits` gives name exactly the paths whose words hold the word."""
+    from cas import manifest as mf
+    from cas.digest import Digest
+    from packer.packview import PackView
+    from packer.pathwords import PathIndex
+    from packer.search import Source
+
+    head = mf.Manifest(
+        scope="s", target=None, tokenizer="t", budget_target=1, budget_max=1, entries=()
+    )
+    src = Source()
+    for n, (a, b, indexed) in enumerate(slices):
+        part = paths[min(a, b) : max(a, b)][:: 1 if a <= b else -1]
+        view = PackView(Digest.of(str(n).encode()), head, part, [b"%32d" % n] * len(part))
+        words = PathIndex.decode(PathIndex.build(part).encode()) if indexed else None
+        assert indexed is (words is not None)
+        src.add_view(f"p{n}", view, words)
+    rest = [p for p in paths if p not in src.digest_of][:extra]
+    for path in rest:
+        src._take(path, bytes(Digest.of(path.encode())))
+    names = src.numbered().names
+    expected = sorted(p for p in names if word in _brute_path_words(p))
+    assert sorted(names[at] for at in src.path_hits(word)) == expected
+    assert list(src.path_hits(word)) == sorted(src.path_hits(word))  # ascending, each once
+    assert len(set(src.path_hits(word))) == len(src.path_hits(word))
+
+
+def test_a_path_index_that_does_not_fit_together_is_a_miss() -> None:
+    import msgpack
+
+    from packer.pathwords import PathIndex
+
+    paths = ["src/router.py", "src/config.py", "docs/router.md"]
+    good = PathIndex.build(paths)
+    assert list(good.hits("router")) == [0, 2]
+    assert list(PathIndex.decode(good.encode()).hits("router")) == [0, 2]  # type: ignore[union-attr]
+    good.groups.append(99)  # a group past the last
+    assert PathIndex.decode(good.encode()) is None
+    assert PathIndex.decode(b"not msgpack at all \xc1") is None
+    assert PathIndex.decode(msgpack.packb(["a", b"", b"", b"", b"x"])) is None
+
+
 @pytest.fixture(scope="module")
 def scored_corpus(tmp_path_factory: pytest.TempPathFactory) -> object:
     """300 bodies over a small vocabulary, some words far commoner than others, names defined
@@ -347,7 +409,8 @@ def scored_corpus(tmp_path_factory: pytest.TempPathFactory) -> object:
 def _model_scores(index: object, src: object, query: str) -> dict[str, int]:
     """What `score` must give, from its definition alone: per file, from each term's postings
     (`TextIndex.postings`) one window at a time, and each path's words one path at a time."""
-    from packer.search import PATH_FACTOR, idf, path_words, query_terms
+    from packer.pathwords import path_words
+    from packer.search import PATH_FACTOR, idf, query_terms
 
     terms = query_terms(query)
     found = []
@@ -462,7 +525,7 @@ _PATH_CHARS = st.sampled_from(list("abcAB/._-İıẞß é\u0130x"))
 def test_the_paths_holding_a_word_are_those_a_test_per_path_finds(
     paths: list[str], word: str
 ) -> None:
-    from packer.search import LoweredPaths
+    from packer.pathwords import LoweredPaths
 
     found = LoweredPaths(paths).holding(word)
     assert found == [at for at, p in enumerate(paths) if word and word in p.lower()]

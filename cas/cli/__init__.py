@@ -51,6 +51,9 @@ def cli(ctx: click.Context, store_opt: str | None, debug: bool, quiet: bool) -> 
     """Content-addressed storage with deterministic, token-bounded context packs.
 
     --store, --debug and -q/--quiet go before the command or after it (cas init -q)."""
+    if not gc.isenabled():  # off while the modules loaded (cas/__main__.py); the command's are
+        gc.freeze()  # what was made so far lives as long as the process: never gone through
+        gc.enable()
     if isinstance(ctx.obj, Ctx):  # main() passes one in, to read --quiet afterwards
         ctx.obj.store_opt, ctx.obj.debug, ctx.obj.quiet = store_opt, debug, quiet
     else:
