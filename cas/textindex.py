@@ -714,6 +714,23 @@ class TextIndex:
         """The digests among ``digests`` whose bodies are not indexed."""
         return set(digests).difference(self._held_now())
 
+    def missing_in(self, order: BodyOrder) -> list[bytes]:
+        """`missing` of the bodies of ``order``, from the numbers a search lays its terms over
+        (`BodyOrder.map_of`, which it makes anyway), not from a set of every digest held."""
+        while True:
+            try:
+                found: set[int] = set()
+                for at in range(len(self.segments)):
+                    found.update(order.map_of(self, at))
+            except IndexDamaged as exc:
+                self.heal(exc)
+                continue
+            break
+        found.discard(-1)
+        if len(found) == len(order):
+            return []
+        return [d for at, d in enumerate(order.digests) if at not in found]
+
     def count(self) -> int:
         """How many distinct bodies the index holds."""
         return len(self.held())

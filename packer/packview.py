@@ -21,7 +21,7 @@ answers again reads nothing it read before; a command makes a new one.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -43,7 +43,8 @@ _SEPARATOR: Final = "\0"  # between paths in a view: no path holds one
 
 class PackView:
     """A manifest's head (`mf.Manifest` without entries or totals) and, for each of its files
-    with a body, by path, the path and the body's digest (raw bytes)."""
+    with a body, by path, the path and the body's digest (raw bytes). As a collection: its
+    paths (a set of them made at the first test for one)."""
 
     __slots__ = ("_path_set", "digest", "digests", "head", "paths")
 
@@ -61,6 +62,15 @@ class PackView:
         if self._path_set is None:
             self._path_set = frozenset(self.paths)
         return self._path_set
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.path_set()
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.paths)
 
     @property
     def name(self) -> str:

@@ -232,11 +232,11 @@ class Source:
         words when the cache holds one (`packer.pathwords`)."""
         for before in self._views:
             if before.paths == view.paths:  # the same files (a pack per target): none new
-                self.holders.append((name, before.path_set()))
+                self.holders.append((name, before))
                 self._views.append(view)
                 return
         self._views.append(view)
-        held = view.path_set()
+        held = view
         if not self.digest_of:  # the first pack: its paths are all new (a pack's are unique)
             self.digest_of = dict(zip(view.paths, view.digests, strict=True))
             by_digest = self.paths
@@ -270,6 +270,9 @@ class Source:
 
     def packs_of(self, path: str) -> list[str]:
         """The names of the packs that hold ``path``, in the order they were added."""
+        if len(self.holders) == 1 and len(self.holders[0][1]) == len(self.digest_of):
+            # one pack, holding every path: no set of its paths need be made
+            return [self.holders[0][0]] if path in self.digest_of else []
         return [name for name, held in self.holders if path in held]
 
     def _take(self, path: str, digest: bytes, *, rest: bool = True) -> None:
@@ -462,11 +465,15 @@ def source(
 def ensure_indexed(
     index: TextIndex,
     store: Store,
-    digests: Iterable[bytes],
+    digests: Iterable[bytes] | BodyOrder,
     progress: ProgressSink | None = None,
 ) -> int:
-    """Index the bodies among ``digests`` not indexed yet; returns how many were read."""
-    todo = {Digest(d) for d in index.missing(digests)}
+    """Index the bodies among ``digests`` not indexed yet (a `BodyOrder`: those of a search's
+    source, found by its numbers); returns how many were read."""
+    missing = (
+        index.missing_in(digests) if isinstance(digests, BodyOrder) else index.missing(digests)
+    )
+    todo = {Digest(d) for d in missing}
     if not todo:
         return 0
 
@@ -860,7 +867,7 @@ def search(
         src.index_paths()
         src.keep_texts = True
     if src.indexed != (id(index), index.generation):  # a source kept from the last search
-        ensure_indexed(index, store, src.paths, progress)
+        ensure_indexed(index, store, src.order(), progress)
         src.indexed = (id(index), index.generation)
 
     # A search asked again of the same source and index (a long-running process): its hits.

@@ -16,6 +16,7 @@ from cas.errors import IndexUnavailable
 from cas.textindex import (
     INDEX_DIR,
     MAX_SEGMENTS,
+    BodyOrder,
     IndexDamaged,
     TextIndex,
     Writer,
@@ -423,12 +424,16 @@ def test_an_index_kept_open_sees_what_another_writes_after_a_refresh(tmp_path: P
         before = kept.postings(("router",))
         assert before == {} and kept.postings(("router",)) is before  # kept
         assert kept.missing([*first, Digest.of(GO)]) == {Digest.of(GO)}
+        order = BodyOrder([Digest.of(GO), *first])  # what a search lays its terms over
+        assert kept.missing_in(order) == [Digest.of(GO)]
         with TextIndex.open(tmp_path) as other:  # type: ignore[union-attr]
             other.add(_bodies(GO), _bodies(GO).get)
         generation = kept.generation
         assert kept.refresh() is True and kept.generation > generation
         assert set(kept.postings(("router",))) == {Digest.of(GO)}
         assert kept.missing([*first, Digest.of(GO)]) == set()
+        assert kept.missing_in(order) == []  # the same order, read again under the new segments
+        assert kept.missing_in(BodyOrder([Digest.of(b"x"), Digest.of(GO)])) == [Digest.of(b"x")]
         with TextIndex.open(tmp_path) as other:  # type: ignore[union-attr]
             other.rewrite(None)  # merged into one by another process
         assert kept.refresh() is True
