@@ -25,6 +25,7 @@ import pytest
 from cas import Digest, Store, datafile
 from cas.errors import StoreDamaged
 from cas.records import CHUNKREF, META
+from cas.store_tables import KEY_SIZES
 from tests import rawstore
 from tests.conftest import ROOT, run_cas
 from tests.stress import damage_fuzz
@@ -178,6 +179,49 @@ def test_a_node_pointed_past_the_end_of_the_file_is_found_before_lmdb_follows_it
         assert r.code == 2, (cmd, r.code, r.err)
         line = one_line_error(r.err)
         assert "damaged store" in line and f"page {pgno} " in line, line
+
+
+def test_the_native_walk_finds_what_the_python_walk_finds(
+    pristine: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """Bits flipped in every kind of page, and cuts: the walk with its tables' trees walked
+    natively (`cas._pages`) gives the problems, the pages in use and the free lists the walk
+    in Python gives, on the sound file and on each damaged one."""
+    # the project's install compiles cas/_pages.c (a C compiler is part of this machine)
+    assert datafile.native_pages() is not None
+    source = pristine[0] / ".cas" / "data.mdb"
+    damages = [None, *damage_fuzz.plan(source, 160, seed=7)]
+    data = tmp_path / "data.mdb"
+    compared = damaged = 0
+    for damage in damages:
+        shutil.copyfile(source, data)
+        if damage is not None:
+            damage.apply(data)
+        fd = os.open(data, os.O_RDONLY)
+        try:
+            try:
+                state = datafile.inspect(fd)
+            except datafile.Damage:
+                continue  # refused before any walk
+            walks = []
+            for native in (True, False):
+                saved = list(datafile._NATIVE)
+                datafile._NATIVE[:] = [] if native else [None]
+                try:
+                    walks.append(datafile.walk(fd, state, KEY_SIZES))
+                finally:
+                    datafile._NATIVE[:] = saved
+        finally:
+            os.close(fd)
+        fast, slow = walks
+        assert (fast.problems, fast.freed, fast.live) == (slow.problems, slow.freed, slow.live), (
+            damage
+        )
+        compared += 1
+        damaged += bool(slow.problems)
+        if damage is None:
+            assert slow.problems == [] and slow.live_pages > 0
+    assert compared >= 100 and damaged >= 20, (compared, damaged)  # the damage reached the walk
 
 
 def test_a_file_missing_only_free_pages_opens(project: Path) -> None:
