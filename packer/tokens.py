@@ -86,8 +86,15 @@ def _backend(name: str) -> Any:
     with _backends_lock:
         tok = _backends.get(name)
         if tok is None:
-            tok = _native_module().tokenizer_for_encoding(name)
+            from cas.residency import release_clean_pages
+
+            module = _native_module()
+            tok = module.tokenizer_for_encoding(name)
             _backends[name] = tok
+            # The tables it carries were read into the tokenizer: their pages need not stay.
+            library = getattr(module, "__file__", None)
+            if library:
+                release_clean_pages(library)
         return tok
 
 

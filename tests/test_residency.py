@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -123,3 +125,63 @@ def test_releases_follow_the_map_when_it_grows(tmp_path: Path) -> None:
         assert store.get(big) == data and store.get(small) == b"x"
         store.residency.release()
         assert resident_kib(tmp_path / ".cas" / "data.mdb") < 1024
+
+
+def test_a_librarys_clean_data_pages_are_released_and_it_reads_them_again_exactly() -> None:
+    """The tokenizer's library carries its tables (tens of MiB) and reads them once, building
+    the tokenizer: released afterwards, its pages leave the process's memory, and counting
+    (which would read them again if it needed them) gives the counts it gave before."""
+    code = r"""
+import json, os, sys
+from cas import residency
+from packer import tokens
+
+module = tokens._native_module()
+library = os.fsencode(os.path.realpath(module.__file__))
+
+def resident() -> int:
+    with open("/proc/self/smaps", "rb") as handle:
+        return sum(rss for _s, _e, rss in residency._clean_mappings(handle.read(), library))
+
+tok = module.tokenizer_for_encoding("o200k_base")
+text = open(tokens.__file__, encoding="utf-8").read() + " naïve 日本語 ✓" * 50
+before = (resident(), int(tok.count(text)))
+released = residency.release_clean_pages(module.__file__)
+after = (resident(), int(tok.count(text)))
+print(json.dumps({"before": before, "released": released, "after": after}))
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    got = json.loads(proc.stdout)
+    assert got["before"][0] >= 16 << 20  # the tables were read, and stayed
+    assert got["released"] >= 16 << 20
+    assert got["after"][0] <= 1 << 20
+    assert got["after"][1] == got["before"][1] > 0
+
+
+def test_only_read_only_data_mappings_of_the_file_never_written_are_released() -> None:
+    smaps = b"""\
+7f0000000000-7f0000400000 r--p 00000000 08:01 11 /lib/tables.so
+Rss:                4096 kB
+Private_Clean:      4096 kB
+Private_Dirty:         0 kB
+Shared_Dirty:          0 kB
+VmFlags: rd mr mw me sd
+7f0000400000-7f0000500000 r-xp 00400000 08:01 11 /lib/tables.so
+Rss:                1024 kB
+Private_Dirty:         0 kB
+7f0000500000-7f0000510000 r--p 00500000 08:01 11 /lib/tables.so
+Rss:                  64 kB
+Private_Dirty:        64 kB
+7f0000510000-7f0000512000 rw-p 00510000 08:01 11 /lib/tables.so
+Rss:                   8 kB
+Private_Dirty:         0 kB
+7f0000600000-7f0000700000 r--p 00000000 08:01 12 /lib/tables.so.other
+Rss:                1024 kB
+Private_Dirty:         0 kB
+7f0000800000-7f0000900000 rw-p 00000000 00:00 0
+Rss:                1024 kB
+"""
+    found = residency._clean_mappings(smaps, b"/lib/tables.so")
+    assert found == [(0x7F0000000000, 0x7F0000400000, 4096 << 10)]
