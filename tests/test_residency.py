@@ -185,3 +185,20 @@ Rss:                1024 kB
 """
     found = residency._clean_mappings(smaps, b"/lib/tables.so")
     assert found == [(0x7F0000000000, 0x7F0000400000, 4096 << 10)]
+
+
+def test_a_worker_gives_its_mapped_pages_back_sooner_than_a_command(tmp_path: Path) -> None:
+    """Workers run beside the command: each keeps at most a quarter of what a command keeps
+    mapped before a release, and its reads still come back exact."""
+    from cas.store import WORKER_RELEASE_EVERY, open_worker_view
+
+    with Store.create(tmp_path / "s") as store:
+        digests = [store.put(os.urandom(300_000)) for _ in range(40)]
+        contents = [store.get(d) for d in digests]
+        assert store.residency.every == residency.RELEASE_EVERY
+    with open_worker_view(str(tmp_path / "s"), 3, None) as view:
+        assert view.store.residency.every == WORKER_RELEASE_EVERY < residency.RELEASE_EVERY
+        for digest, content in zip(digests, contents, strict=True):
+            assert view.store.get(digest) == content
+        if view.store.residency.enabled:  # Linux: 12 MiB read, released at least twice
+            assert view.store.residency.releases >= 2
