@@ -75,16 +75,19 @@ class _Frame:
     def verdict(self, rel: bytes, is_dir: bool) -> bool | None:
         """True to exclude, False to re-include, None when no line of the file matches."""
         name = rel[rel.rfind(b"/") + 1 :]
-        ranks = [_rank(self.base_path, name), _rank(self.full_path, rel)]
         if is_dir:
-            ranks += [_rank(self.base_dir, name), _rank(self.full_dir, rel)]
-        best = min((r for r in ranks if r is not None), default=None)
+            best = _least(
+                _least(_rank(self.base_path, name), _rank(self.full_path, rel)),
+                _least(_rank(self.base_dir, name), _rank(self.full_dir, rel)),
+            )
+        else:  # a file, the common case: two regexes at most
+            best = _least(_rank(self.base_path, name), _rank(self.full_path, rel))
         if not self.slow:
             return None if best is None else self.excludes[best]
-        sieved = [_rank(self.sieves[0], name), _rank(self.sieves[1], rel)]
+        sieves = self.sieves
+        first = _least(_rank(sieves[0], name), _rank(sieves[1], rel))
         if is_dir:
-            sieved += [_rank(self.sieves[2], name), _rank(self.sieves[3], rel)]
-        first = min((r for r in sieved if r is not None), default=None)
+            first = _least(first, _least(_rank(sieves[2], name), _rank(sieves[3], rel)))
         if first is None or (best is not None and first >= best):
             return None if best is None else self.excludes[best]
         for rank, line in self.slow:
@@ -94,6 +97,15 @@ class _Frame:
                 best = rank
                 break
         return None if best is None else self.excludes[best]
+
+
+def _least(a: int | None, b: int | None) -> int | None:
+    """The smaller rank of two, either of which may be None (no match)."""
+    if a is None:
+        return b
+    if b is None or a < b:
+        return a
+    return b
 
 
 def _rank(regex: re.Pattern[bytes] | None, text: bytes) -> int | None:
