@@ -352,21 +352,6 @@ def test_path_hits_from_the_indexes_of_views_paths_are_those_of_a_search_of_ever
     assert len(set(src.path_hits(word))) == len(src.path_hits(word))
 
 
-def test_a_path_index_that_does_not_fit_together_is_a_miss() -> None:
-    import msgpack
-
-    from packer.pathwords import PathIndex
-
-    paths = ["src/router.py", "src/config.py", "docs/router.md"]
-    good = PathIndex.build(paths)
-    assert list(good.hits("router")) == [0, 2]
-    assert list(PathIndex.decode(good.encode()).hits("router")) == [0, 2]  # type: ignore[union-attr]
-    good.groups.append(99)  # a group past the last
-    assert PathIndex.decode(good.encode()) is None
-    assert PathIndex.decode(b"not msgpack at all \xc1") is None
-    assert PathIndex.decode(msgpack.packb(["a", b"", b"", b"", b"x"])) is None
-
-
 @pytest.fixture(scope="module")
 def scored_corpus(tmp_path_factory: pytest.TempPathFactory) -> object:
     """300 bodies over a small vocabulary, some words far commoner than others, names defined
