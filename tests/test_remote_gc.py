@@ -161,6 +161,20 @@ def crash_project(tmp_path: Path, server: SeaweedS3, prefix: str, env: dict[str,
     return a.root
 
 
+def settle(server: SeaweedS3, prefix: str, quiet: float = 0.3, limit: float = 15.0) -> None:
+    """Wait until the keys under ``prefix`` stay the same for ``quiet`` seconds: a client
+    killed mid-request leaves the server to finish it (a delete, an upload) on its own time,
+    and what the next gc lists must not change under it for reasons of the test's making."""
+    deadline = time.monotonic() + limit
+    seen = set(keys(server, prefix))
+    while time.monotonic() < deadline:
+        time.sleep(quiet)
+        now = set(keys(server, prefix))
+        if now == seen:
+            return
+        seen = now
+
+
 @pytest.mark.slow
 def test_a_gc_killed_at_any_moment_leaves_every_manifest_whole(
     s3server: SeaweedS3, env: dict[str, str], tmp_path: Path
@@ -195,6 +209,7 @@ def test_a_gc_killed_at_any_moment_leaves_every_manifest_whole(
         if not finished:
             proc.send_signal(signal.SIGKILL)
         proc.wait(30)
+        settle(s3server, prefix)  # a request the dead gc sent may still be finishing server-side
         changed = set(keys(s3server, prefix)) != before
         if finished and not at_first_change:
             high = delay
