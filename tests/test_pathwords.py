@@ -3,27 +3,14 @@ the paths of a word exactly as searching the paths does, and as the definition s
 
 from __future__ import annotations
 
-import re
-
 import msgpack
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cas.words import split_name
 from packer.pathwords import PathIndex, PathTexts, path_words, paths_key
+from tests.pathoracle import path_words_by_definition
 
 _VOCAB = ["router", "route", "parse", "config", "handler", "HTTPServer", "x2", "ok", "é"]
-
-
-def _defined(path: str) -> set[str]:
-    """A path's words by their definition: each piece between ``/``, ``.`` and ``-``,
-    lowercased, and its words."""
-    out: set[str] = set()
-    for piece in re.split(r"[/.\-]", path):
-        if piece:
-            out.add(piece.lower())
-            out.update(split_name(piece))
-    return out
 
 
 _PIECE = st.builds(
@@ -36,8 +23,8 @@ _PATHS = st.lists(st.lists(_PIECE, min_size=1, max_size=4).map("/".join), max_si
 
 @given(_PATHS, st.sampled_from([*(w.lower() for w in _VOCAB), "http", "server", "py", "rout"]))
 def test_an_index_of_paths_finds_what_searching_them_finds(paths: list[str], word: str) -> None:
-    expected = [at for at, path in enumerate(paths) if word in _defined(path)]
-    assert all(_defined(p) == path_words(p) for p in paths)
+    expected = [at for at, path in enumerate(paths) if word in path_words_by_definition(path)]
+    assert all(path_words_by_definition(p) == path_words(p) for p in paths)
     index = PathIndex.build(paths)
     kept = PathIndex.decode(index.encode())
     assert kept is not None

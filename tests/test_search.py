@@ -18,6 +18,7 @@ from cas.textindex import INDEX_DIR, TextIndex
 from cas.words import key as key_of
 from packer.search import idf, query_terms
 from tests.conftest import cas_env, run_cas
+from tests.pathoracle import path_words_by_definition
 
 FILES = {
     "src/router.py": '''"""Routing."""
@@ -253,38 +254,29 @@ def test_no_terms(query: str) -> None:
 _VOCAB = ["router", "route", "parse", "config", "handler", "cart", "total", "item", "x2", "ok"]
 
 
-def _brute_path_words(path: str) -> set[str]:
-    """The words of a path by their definition: each piece between ``/``, ``.`` and ``-``,
-    lowercased, and its words (`cas.words.split_name`)."""
-    import re
-
-    from cas.words import split_name
-
-    out: set[str] = set()
-    for piece in re.split(r"[/.\-]", path):
-        if piece:
-            out.add(piece.lower())
-            out.update(split_name(piece))
-    return out
-
-
 _NAME_PIECE = st.builds(
     lambda words, glue, upper: glue.join(w.capitalize() if upper else w for w in words),
     st.lists(st.sampled_from(_VOCAB), min_size=1, max_size=3),
     st.sampled_from(["_", "", "-"]),
     st.booleans(),
 )
+_WORD = st.sampled_from([*_VOCAB, "py", "routerconfig", "rout"])
 
 
-@given(
-    st.lists(
+def _source_paths(most: int) -> st.SearchStrategy[list[str]]:
+    """Up to ``most`` distinct paths of folders and a ``.py`` file named from `_VOCAB`."""
+    return st.lists(
         st.lists(_NAME_PIECE, min_size=1, max_size=4).map(
             lambda parts: "/".join([*parts[:-1], parts[-1] + ".py"])
         ),
-        max_size=20,
+        max_size=most,
         unique=True,
-    ),
-    st.sampled_from([*_VOCAB, "py", "routerconfig", "rout"]),
+    )
+
+
+@given(
+    _source_paths(20),
+    _WORD,
 )
 def test_a_sources_path_hits_are_the_paths_whose_words_hold_the_word(
     paths: list[str], word: str
@@ -292,7 +284,7 @@ def test_a_sources_path_hits_are_the_paths_whose_words_hold_the_word(
     from cas.digest import Digest
     from packer.search import Source
 
-    expected = sorted(p for p in paths if word in _brute_path_words(p))
+    expected = sorted(p for p in paths if word in path_words_by_definition(p))
     src, indexed = Source(), Source()
     for path in paths:
         src._take(path, bytes(Digest.of(path.encode())))
@@ -306,16 +298,10 @@ def test_a_sources_path_hits_are_the_paths_whose_words_hold_the_word(
 
 
 @given(
-    st.lists(
-        st.lists(_NAME_PIECE, min_size=1, max_size=4).map(
-            lambda parts: "/".join([*parts[:-1], parts[-1] + ".py"])
-        ),
-        max_size=30,
-        unique=True,
-    ),
+    _source_paths(30),
     st.lists(st.tuples(st.integers(0, 29), st.integers(0, 29), st.booleans()), max_size=4),
     st.integers(0, 3),
-    st.sampled_from([*_VOCAB, "py", "routerconfig", "rout"]),
+    _WORD,
 )
 def test_path_hits_from_the_indexes_of_views_paths_are_those_of_a_search_of_every_path(
     paths: list[str],
@@ -346,7 +332,7 @@ def test_path_hits_from_the_indexes_of_views_paths_are_those_of_a_search_of_ever
     for path in rest:
         src._take(path, bytes(Digest.of(path.encode())))
     names = src.numbered().names
-    expected = sorted(p for p in names if word in _brute_path_words(p))
+    expected = sorted(p for p in names if word in path_words_by_definition(p))
     assert sorted(names[at] for at in src.path_hits(word)) == expected
     assert list(src.path_hits(word)) == sorted(src.path_hits(word))  # ascending, each once
     assert len(set(src.path_hits(word))) == len(src.path_hits(word))
