@@ -1782,6 +1782,231 @@ static PyObject *at_least(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* --- digests looked up among others: what a search's bodies are numbered by ------------------ */
+
+/* Two 32-byte digests compared by their bytes: the first eight as one big-endian number. */
+static inline int digest_cmp(const unsigned char *a, const unsigned char *b) {
+    uint64_t x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    x = __builtin_bswap64(x);
+    y = __builtin_bswap64(y);
+#else
+    if (x != y) return memcmp(a, b, 8);
+#endif
+    if (x != y) return x < y ? -1 : 1;
+    return memcmp(a + 8, b + 8, 24);
+}
+
+/* The places 0..n-1 of n digests sorted by their bytes, equal ones by place: a stable merge
+ * sort, the same order whatever the input, in n log n steps. NULL when out of memory. */
+static uint32_t *sorted_places(const unsigned char *base, size_t n) {
+    uint32_t *a = malloc((n ? n : 1) * sizeof(uint32_t));
+    uint32_t *b = malloc((n ? n : 1) * sizeof(uint32_t));
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) a[i] = (uint32_t)i;
+    for (size_t width = 1; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n;
+            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                b[k++] = digest_cmp(base + 32 * (size_t)a[j], base + 32 * (size_t)a[i]) < 0 ? a[j++] : a[i++];
+            while (i < mid) b[k++] = a[i++];
+            while (j < hi) b[k++] = a[j++];
+        }
+        uint32_t *t = a;
+        a = b;
+        b = t;
+    }
+    free(b);
+    return a;
+}
+
+/* digest_bodies(digests) -> (body, firsts, ascending, distinct)
+ *
+ * The bodies of a list of paths' digests (32 bytes each, end to end), numbered in the order of
+ * their first paths: body, native uint32 per path, its body's number; firsts, native uint32 per
+ * body, the place of its first path; ascending, native uint32, the bodies' numbers in the
+ * ascending order of their digests (what digest_numbers looks them up by); distinct, the
+ * bodies' digests end to end, in the order of their numbers. */
+static PyObject *digest_bodies(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer db;
+    if (!PyArg_ParseTuple(args, "y*", &db)) return NULL;
+    if (db.len % 32 || (size_t)db.len / 32 >= UINT32_MAX) {
+        PyBuffer_Release(&db);
+        PyErr_SetString(PyExc_ValueError, "digest_bodies: 32-byte digests, fewer than 2**32");
+        return NULL;
+    }
+    size_t n = (size_t)db.len / 32, u = 0;
+    const unsigned char *base = db.buf;
+    uint32_t *order = sorted_places(base, n);
+    uint32_t *first = malloc((n ? n : 1) * sizeof(uint32_t));  /* per place: its run's first */
+    uint32_t *body = malloc((n ? n : 1) * sizeof(uint32_t));
+    uint32_t *firsts = malloc((n ? n : 1) * sizeof(uint32_t));
+    uint32_t *ascending = malloc((n ? n : 1) * sizeof(uint32_t));
+    PyObject *result = NULL;
+    if (!order || !first || !body || !firsts || !ascending) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t k = 0; k < n;) {  /* each run of equal digests: its lowest place is its first */
+        size_t end = k + 1;
+        while (end < n && digest_cmp(base + 32 * (size_t)order[end], base + 32 * (size_t)order[k]) == 0) end++;
+        for (size_t r = k; r < end; r++) first[order[r]] = order[k];
+        k = end;
+    }
+    for (size_t i = 0; i < n; i++) {  /* numbered in the order of first places */
+        if (first[i] == i) {
+            body[i] = (uint32_t)u;
+            firsts[u++] = (uint32_t)i;
+        } else {
+            body[i] = body[first[i]];
+        }
+    }
+    size_t a = 0;
+    for (size_t k = 0; k < n; k++)
+        if (first[order[k]] == order[k]) ascending[a++] = body[order[k]];
+    PyObject *distinct = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(u * 32));
+    if (!distinct) goto done;
+    for (size_t k = 0; k < u; k++)
+        memcpy(PyBytes_AS_STRING(distinct) + 32 * k, base + 32 * (size_t)firsts[k], 32);
+    result = Py_BuildValue(
+        "(y#y#y#N)", (const char *)body, (Py_ssize_t)(n * 4), (const char *)firsts,
+        (Py_ssize_t)(u * 4), (const char *)ascending, (Py_ssize_t)(a * 4), distinct);
+done:
+    free(order);
+    free(first);
+    free(body);
+    free(firsts);
+    free(ascending);
+    PyBuffer_Release(&db);
+    return result;
+}
+
+/* digest_numbers(digests, ascending, probes) -> numbers
+ *
+ * For each 32-byte digest of probes, its place among digests (distinct, end to end; ascending:
+ * their places in the ascending order of their bytes, as digest_bodies gives them), or -1 where
+ * it is not there. numbers: native int32, one per probe. Probes in ascending order (a
+ * segment's) are merged in one pass; any other probe is found by a binary search. */
+static PyObject *digest_numbers(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer db, ob, pb;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &db, &ob, &pb)) return NULL;
+    size_t n = (size_t)db.len / 32, m = (size_t)pb.len / 32;
+    PyObject *result = NULL;
+    if (db.len % 32 || pb.len % 32 || ob.len != (Py_ssize_t)(n * sizeof(uint32_t)) || n > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "digest_numbers: 32-byte digests and their order");
+        goto done;
+    }
+    const unsigned char *base = db.buf, *probes = pb.buf;
+    const uint32_t *order = ob.buf;
+    for (size_t i = 0; i < n; i++) {
+        if (order[i] >= n) {
+            PyErr_SetString(PyExc_ValueError, "digest_numbers: an order of other digests");
+            goto done;
+        }
+    }
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(int32_t)));
+    if (!result) goto done;
+    int32_t *out = (int32_t *)PyBytes_AS_STRING(result);
+    size_t at = 0;  /* the first place whose digest is not below the last probe */
+    for (size_t p = 0; p < m; p++) {
+        const unsigned char *want = probes + 32 * p;
+        if (p == 0 || digest_cmp(want, probes + 32 * (p - 1)) < 0) {
+            size_t lo = 0, hi = n;  /* not ascending here: a binary search */
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (digest_cmp(base + 32 * (size_t)order[mid], want) < 0) lo = mid + 1;
+                else hi = mid;
+            }
+            at = lo;
+        } else {
+            while (at < n && digest_cmp(base + 32 * (size_t)order[at], want) < 0) at++;
+        }
+        out[p] = at < n && digest_cmp(base + 32 * (size_t)order[at], want) == 0 ? (int32_t)order[at] : -1;
+    }
+done:
+    PyBuffer_Release(&db);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&pb);
+    return result;
+}
+
+/* unheld(n, maps) -> places
+ *
+ * The numbers 0..n-1 that no map holds (maps: native int32 each, -1 for none; numbers outside
+ * 0..n-1 are ignored), ascending, as native uint32. */
+static PyObject *unheld(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_ssize_t n;
+    PyObject *maps;
+    if (!PyArg_ParseTuple(args, "nO", &n, &maps)) return NULL;
+    if (n < 0 || n >= (Py_ssize_t)UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "unheld: a count from 0 to 2**32");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(maps, "unheld: a sequence of maps");
+    if (!seq) return NULL;
+    unsigned char *held = calloc((size_t)n ? (size_t)n : 1, 1);
+    if (!held) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_buffer mb;
+        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, i), &mb, PyBUF_SIMPLE) < 0) {
+            free(held);
+            Py_DECREF(seq);
+            return NULL;
+        }
+        const unsigned char *mp = mb.buf;
+        for (Py_ssize_t j = 0; j + 4 <= mb.len; j += 4) {
+            int32_t v;
+            memcpy(&v, mp + j, 4);
+            if (v >= 0 && v < n) held[v] = 1;
+        }
+        PyBuffer_Release(&mb);
+    }
+    Py_DECREF(seq);
+    size_t missing = 0;
+    for (Py_ssize_t i = 0; i < n; i++) missing += !held[i];
+    PyObject *result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(missing * 4));
+    if (result) {
+        uint32_t *out = (uint32_t *)PyBytes_AS_STRING(result);
+        size_t k = 0;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (!held[i]) out[k++] = (uint32_t)i;
+    }
+    free(held);
+    return result;
+}
+
+/* all_below(numbers, limit) -> bool: whether every native uint32 of numbers is below limit. */
+static PyObject *all_below(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer nb;
+    unsigned long long limit;
+    if (!PyArg_ParseTuple(args, "y*K", &nb, &limit)) return NULL;
+    int ok = nb.len % 4 == 0;
+    const unsigned char *p = nb.buf;
+    for (Py_ssize_t j = 0; ok && j < nb.len; j += 4) {
+        uint32_t v;
+        memcpy(&v, p + j, 4);
+        ok = v < limit;
+    }
+    PyBuffer_Release(&nb);
+    return PyBool_FromLong(ok);
+}
+
 static PyMethodDef METHODS[] = {
     {"terms", terms, METH_VARARGS, "The terms of a text (see cas/words.py)."},
     {"build", build, METH_VARARGS, "A segment's postings from bodies' terms (cas/textindex.py)."},
@@ -1793,6 +2018,10 @@ static PyMethodDef METHODS[] = {
     {"gather", gather, METH_VARARGS, "One segment's postings of a term over a search's bodies (cas/textindex.py)."},
     {"at_least", at_least, METH_VARARGS, "The n-th largest of some scores, and where those as large are (packer/search.py)."},
     {"path_scores", path_scores, METH_VARARGS, "Each path's score from its terms' windows (packer/search.py)."},
+    {"digest_bodies", digest_bodies, METH_VARARGS, "Paths' digests as bodies numbered by their first paths (packer/search.py)."},
+    {"digest_numbers", digest_numbers, METH_VARARGS, "Each probe digest's place among digests, or -1 (cas/textindex.py)."},
+    {"unheld", unheld, METH_VARARGS, "The numbers below n that no map holds (cas/textindex.py)."},
+    {"all_below", all_below, METH_VARARGS, "Whether every uint32 is below a limit (packer/pathwords.py)."},
     {"python_names", python_names, METH_VARARGS, "A Python text's defs, classes and assignments (packer/lexicon.py)."},
     {NULL, NULL, 0, NULL},
 };

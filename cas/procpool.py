@@ -29,10 +29,10 @@ is what makes every way of failing clean:
 `worth_it` says threads, `run` refuses at once, and `failure()` gives the reason (the command
 line prints it once). The caller does the rest in threads.
 
-Processes are chosen by themselves (`worth_it`) only once `enable_auto` was called, as the
-`cas` command does: a program that embeds cas gets threads unless it opts in or asks for
-processes explicitly. ``CAS_WORKERS`` (``threads``, ``processes`` or ``auto``) overrides the
-choice for a run.
+Processes are chosen by themselves (`worth_it`) only in the `cas` command itself
+(`launched_as_cas`) or once `enable_auto` said so: a program that embeds cas gets threads unless
+it opts in or asks for processes explicitly. ``CAS_WORKERS`` (``threads``, ``processes`` or
+``auto``) overrides the choice for a run.
 """
 
 from __future__ import annotations
@@ -58,8 +58,7 @@ if TYPE_CHECKING:
     import subprocess
 
 # `subprocess`, `tempfile` and `concurrent.futures.process` (multiprocessing) are imported by the
-# functions that start workers: every `cas` command imports this module (`enable_auto`), and
-# only a large put or pack starts a worker.
+# functions that start workers: only a large put or pack starts one.
 
 # Below these, threads win: a worker process costs about 0.2 s of start-up.
 MIN_FILES: Final = 1500
@@ -113,16 +112,30 @@ class _Setup(Generic[S, T, R]):
     task: Callable[[S, T], R]  # a module-level function: pickled by reference
 
 
-_STATE: dict[str, Any] = {"auto": False, "failure": None}
+# "auto": None until `enable_auto` says otherwise: whether this process is the `cas` command.
+_STATE: dict[str, Any] = {"auto": None, "failure": None}
 _MODES: Final = ("auto", "threads", "processes")
 
 
+def launched_as_cas() -> bool:
+    """Whether this process is the `cas` command (its console script or ``python -m cas``),
+    which may start worker processes by itself."""
+    entry = sys.modules.get("__main__")
+    spec = getattr(entry, "__spec__", None)
+    if spec is not None:
+        return getattr(spec, "name", None) in ("cas", "cas.__main__")
+    path = getattr(entry, "__file__", None)
+    return path is not None and os.path.basename(path) in ("cas", "cas.exe", "cas-script.py")
+
+
 def enable_auto(enabled: bool = True) -> None:
-    """Let `worth_it` choose processes for large runs (see the module docstring)."""
+    """Let `worth_it` choose processes for large runs, or not (see the module docstring)."""
     _STATE["auto"] = enabled
 
 
 def auto_enabled() -> bool:
+    if _STATE["auto"] is None:
+        _STATE["auto"] = launched_as_cas()
     enabled: bool = _STATE["auto"]
     return enabled
 
@@ -155,7 +168,7 @@ def worth_it(count: int, nbytes: int) -> bool:
         return False
     if mode == "processes":
         return True
-    if not _STATE["auto"] or (os.cpu_count() or 1) < 2:
+    if not auto_enabled() or (os.cpu_count() or 1) < 2:
         return False
     return count >= MIN_FILES or nbytes >= MIN_BYTES
 

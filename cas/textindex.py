@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import blake3
 
@@ -254,6 +254,7 @@ class Segment:
         self.pdocs = _u32s(self._body[self._pdocs[0] : self._pdocs[1]])
         self.pmasks = _u32s(self._body[self._pmasks[0] : self._pmasks[1]])
         self._digests: list[bytes] | None = None
+        self._digest_bytes: bytes | None = None
         self._shapes_checked = False
 
     @classmethod
@@ -289,12 +290,18 @@ class Segment:
     def check_all(self) -> None:
         self.check(0, len(self._body))
 
+    def digest_bytes(self) -> bytes:
+        """The digests of the bodies this segment indexes, ascending, end to end."""
+        if self._digest_bytes is None:
+            start, end = self._docs
+            self.check(start, end)
+            self._digest_bytes = bytes(self._body[start:end])
+        return self._digest_bytes
+
     def digests(self) -> list[bytes]:
         """The digests of the bodies this segment indexes, ascending."""
         if self._digests is None:
-            start, end = self._docs
-            self.check(start, end)
-            raw = bytes(self._body[start:end])
+            raw = self.digest_bytes()
             self._digests = [raw[i : i + 32] for i in range(0, len(raw), 32)]
         return self._digests
 
@@ -518,24 +525,67 @@ class BodyOrder:
     term over. Per segment of the index, each of its bodies' number here (-1: not searched),
     made the first time a term is found in it and kept while the segments are the same."""
 
-    def __init__(self, digests: Iterable[bytes]) -> None:
+    def __init__(
+        self,
+        digests: Iterable[bytes],
+        number: dict[bytes, int] | None = None,
+        ascending: tuple[bytes, bytes] | None = None,
+    ) -> None:
+        """``number``: each digest's place among ``digests``; ``ascending``: the digests end to
+        end and their places in the ascending order of their bytes, native uint32
+        (`cas._words.digest_bodies`): when the caller made them."""
         self.digests = list(digests)
-        self.number = {d: at for at, d in enumerate(self.digests)}
+        self._number = number
+        # The digests end to end and their places in ascending order, for native code.
+        self._sorted = ascending
         self._maps: list[array[int] | None] = []
         self._generation = (-1, -1)
 
     def __len__(self) -> int:
         return len(self.digests)
 
+    @property
+    def number(self) -> dict[bytes, int]:
+        """Each body's number (made the first time it is asked for)."""
+        if self._number is None:
+            self._number = {d: at for at, d in enumerate(self.digests)}
+        return self._number
+
+    def _ascending(self, native: Any) -> tuple[bytes, bytes]:
+        if self._sorted is None:
+            raw = b"".join(self.digests)
+            self._sorted = (raw, native.digest_bodies(raw)[2])  # distinct: raw itself
+        return self._sorted
+
+    def find(self, digest: bytes) -> int | None:
+        """The number of one body, or None when it is not among these."""
+        native = words.native_module()
+        if native is not None and self._number is None and len(digest) == 32:
+            at: int = array("i", native.digest_numbers(*self._ascending(native), digest))[0]
+            return at if at >= 0 else None
+        return self.number.get(digest)
+
     def map_of(self, index: TextIndex, at: int) -> array[int]:
-        """The numbers here of the bodies of segment ``at`` of ``index``."""
+        """The numbers here of the bodies of segment ``at`` of ``index``: in native code, its
+        digests (ascending) merged with these sorted once (`cas._words.digest_numbers`), with
+        no object made per body; else by `number`."""
         if self._generation != (id(index), index.generation):
             self._generation = (id(index), index.generation)
             self._maps = [None] * len(index.segments)
         known = self._maps[at]
         if known is None:
-            number, digests = self.number, index.segments[at].digests()
-            known = self._maps[at] = array("i", [number.get(d, -1) for d in digests])
+            native = words.native_module()
+            if native is not None:
+                known = array("i")
+                known.frombytes(
+                    native.digest_numbers(
+                        *self._ascending(native), index.segments[at].digest_bytes()
+                    )
+                )
+            else:
+                number, digests = self.number, index.segments[at].digests()
+                known = array("i", [number.get(d, -1) for d in digests])
+            self._maps[at] = known
         return known
 
 
@@ -719,13 +769,19 @@ class TextIndex:
         (`BodyOrder.map_of`, which it makes anyway), not from a set of every digest held."""
         while True:
             try:
-                found: set[int] = set()
-                for at in range(len(self.segments)):
-                    found.update(order.map_of(self, at))
+                maps = [order.map_of(self, at) for at in range(len(self.segments))]
             except IndexDamaged as exc:
                 self.heal(exc)
                 continue
             break
+        native = words.native_module()
+        if native is not None:
+            unheld = array("I")
+            unheld.frombytes(native.unheld(len(order), maps))
+            return [order.digests[at] for at in unheld]
+        found: set[int] = set()
+        for numbers in maps:
+            found.update(numbers)
         found.discard(-1)
         if len(found) == len(order):
             return []

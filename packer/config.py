@@ -85,16 +85,15 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-import tomllib
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
-from cas.ancestors import at_and_above
 from cas.display import echoed
 from cas.errors import ConfigError
+from packer.project import CONFIG_FILE, PYPROJECT_FILE, find_project_root, parse_toml, tool_cas
 from packer.rules import DEFAULT_RULES, TIERS, Rule
 from packer.tokens import SUPPORTED_ENCODINGS
 from packer.wildmatch import GlobList, parse_line
@@ -121,8 +120,6 @@ __all__ = [
     "load_config",
 ]
 
-CONFIG_FILE = "cas.toml"
-PYPROJECT_FILE = "pyproject.toml"
 DEFAULT_TOKENIZER = "o200k_base"
 DEFAULT_SCOPE = "repo"
 # The largest budget (tokens) or priority magnitude: far above any context window, far below
@@ -609,64 +606,19 @@ def default_config(root: str | os.PathLike[str]) -> Config:
     )
 
 
-def _parse(path: Path) -> dict[str, object]:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(str(path), "", f"cannot read: {exc.strerror or exc}") from exc
-    try:
-        return tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ConfigError(str(path), "", f"not UTF-8 text (byte {exc.start})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        # tomllib's message ends with "(at line N, column M)"
-        raise ConfigError(str(path), "", f"invalid TOML: {exc}") from exc
-    except RecursionError:
-        # tomllib parses nested arrays and inline tables recursively
-        raise ConfigError(
-            str(path), "", "arrays or inline tables nested too deeply to read"
-        ) from None
-
-
-def _tool_cas(doc: Mapping[str, object]) -> object | None:
-    tool = doc.get("tool")
-    return tool.get("cas") if isinstance(tool, dict) else None
-
-
 def load_config(root: str | os.PathLike[str]) -> Config:
     """Read the configuration of the project at `root` (see the module doc for where and what)."""
     base = Path(root)
     absolute = str(base.absolute())
     own = base / CONFIG_FILE
     if own.is_file():
-        return _Reader(str(own), ()).config(_parse(own), absolute)
+        return _Reader(str(own), ()).config(parse_toml(own), absolute)
     pyproject = base / PYPROJECT_FILE
     if pyproject.is_file():
-        section = _tool_cas(_parse(pyproject))
+        section = tool_cas(parse_toml(pyproject))
         if section is not None:
             return _Reader(str(pyproject), ("tool", "cas")).config(section, absolute)
     return default_config(base)
-
-
-def find_project_root(start: str | os.PathLike[str]) -> Path:
-    """The nearest directory at or above `start` holding cas.toml, a pyproject.toml with
-    [tool.cas], or .git; `start` itself when there is none."""
-    first = Path(start).absolute()
-    if first.is_file():
-        first = first.parent
-    for directory in at_and_above(first):
-        if (directory / CONFIG_FILE).is_file() or (directory / ".git").exists():
-            return directory
-        pyproject = directory / PYPROJECT_FILE
-        if pyproject.is_file():
-            try:
-                if _tool_cas(_parse(pyproject)) is not None:
-                    return directory
-            except ConfigError:
-                # an unreadable pyproject.toml is not a marker; load_config reports it if it
-                # turns out to be the project's own
-                pass
-    return first
 
 
 # --- scopes --------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ import blake3
 import msgpack
 
 from cas.cache import Cache
-from cas.words import split_name
+from cas.words import native_module, split_name
 
 # The cache namespace of path indexes; the number is the layout's (`PathIndex.encode`) and that
 # of the words a path holds (`path_words`): either changing changes it.
@@ -225,8 +225,17 @@ def _well_formed(
         and len(group_starts) >= 1
         and group_starts[0] == 0
         and group_starts[-1] == len(members)
-        and (not groups or max(groups) < len(group_starts) - 1)
+        and (not groups or _all_below(groups, len(group_starts) - 1))
     )
+
+
+def _all_below(numbers: array[int], limit: int) -> bool:
+    """Whether every number is below ``limit`` (in native code where it was built)."""
+    native = native_module()
+    if native is not None and numbers.itemsize == 4:
+        below: bool = native.all_below(numbers, limit)
+        return below
+    return max(numbers) < limit
 
 
 def _little(numbers: array[int]) -> bytes:
@@ -258,8 +267,10 @@ def cached(cache: Cache, paths: list[str]) -> PathIndex | None:
     data = cache.get(PATH_INDEX_NS, paths_key(paths))
     index = PathIndex.decode(data) if data is not None else None
     members = index.members if index is not None else None
-    if members is None or len(members) != 2 * len(paths) or (paths and max(members) >= len(paths)):
+    if members is None or len(members) != 2 * len(paths):
         return None  # each path is in one folder's group and one name's
+    if paths and not _all_below(members, len(paths)):
+        return None
     return index
 
 

@@ -57,7 +57,6 @@ from cas.visibility import check_granted, is_memory_pack, visible
 from cas.words import native_module
 from packer.packview import PackView, Views
 from packer.pathwords import LoweredPaths, PathIndex, PathTexts, union
-from packer.wildmatch import GlobList
 
 WHOLE_CODE: Final = 6
 WHOLE_WORD: Final = 2
@@ -159,7 +158,9 @@ class Source:
     """The files of the packs searched: each body's paths, and which packs hold each path
     (`packs_of`). A path held by several packs is the first one's."""
 
-    paths: dict[bytes, list[str]] = field(default_factory=dict)  # body digest -> paths
+    # body digest -> paths (`paths`): made when first asked for where the source began as one
+    # pack's view, which numbers the bodies and paths (`order`, `numbered`) by itself
+    _paths: dict[bytes, list[str]] | None = field(default=None, repr=False)
     digest_of: dict[str, bytes] = field(default_factory=dict)  # path -> body digest
     # path -> entry, for the files added from a manifest (a load reads their tiers and sizes;
     # a search adds views, which have none)
@@ -239,18 +240,17 @@ class Source:
         held = view
         if not self.digest_of:  # the first pack: its paths are all new (a pack's are unique)
             self.digest_of = dict(zip(view.paths, view.digests, strict=True))
-            by_digest = self.paths
-            for path, digest in zip(view.paths, view.digests, strict=True):
-                group = by_digest.get(digest)
-                if group is None:
-                    by_digest[digest] = [path]
-                else:
-                    group.append(path)
             if words is not None:
                 self._path_indexes.append((words, None))
             else:
                 self._rest.extend(view.paths)
             self._changed()
+            # The bodies numbered in the order of their first paths, and each path's body, in
+            # one pass: what `order` and `numbered` would make from `paths`, which a search
+            # then needs only for the few bodies that define a name it looks for.
+            self._paths = None
+            self._order, body = _bodies(view.digests)
+            self._numbered = Numbered.of(view.paths, body)
         else:
             for path, digest in zip(view.paths, view.digests, strict=True):
                 if path not in self.digest_of:
@@ -275,12 +275,28 @@ class Source:
             return [self.holders[0][0]] if path in self.digest_of else []
         return [name for name, held in self.holders if path in held]
 
+    @property
+    def paths(self) -> dict[bytes, list[str]]:
+        """Each body's paths, by its digest, in the order of `digest_of`."""
+        if self._paths is None:
+            if self._numbered is not None and self._order is not None:
+                groups: list[list[str]] = [[] for _ in range(len(self._order))]
+                for name, body in zip(self._numbered.names, self._numbered.body, strict=True):
+                    groups[body].append(name)
+                self._paths = dict(zip(self._order.digests, groups, strict=True))
+            else:
+                self._paths = {}
+                for path, digest in self.digest_of.items():
+                    self._paths.setdefault(digest, []).append(path)
+        return self._paths
+
     def _take(self, path: str, digest: bytes, *, rest: bool = True) -> None:
         """Add a path; ``rest``: no index of path words covers it."""
+        by_digest = self.paths  # made before the path is in `digest_of`
         self.digest_of[path] = digest
-        group = self.paths.get(digest)
+        group = by_digest.get(digest)
         if group is None:
-            self.paths[digest] = [path]
+            by_digest[digest] = [path]
         else:
             group.append(path)
         if rest:
@@ -370,15 +386,50 @@ class Source:
         return array("I", sorted(number[paths[at]] for at in hits))
 
 
+def _bodies(digests: list[bytes]) -> tuple[BodyOrder, array[int]]:
+    """The bodies of paths' digests, numbered in the order of their first paths, and each
+    path's body: in native code where it was built (`cas._words.digest_bodies`, nothing made
+    per path but the list of the bodies' digests)."""
+    native = native_module()
+    if native is not None and _U32.itemsize == 4 and all(len(d) == 32 for d in digests[:1]):
+        body_raw, firsts_raw, ascending, distinct = native.digest_bodies(b"".join(digests))
+        body, firsts = array("I"), array("I")
+        body.frombytes(body_raw)
+        firsts.frombytes(firsts_raw)
+        sorted_ = (distinct, ascending)
+        if len(firsts) < 2:  # itemgetter of one place gives no tuple, of none no getter
+            return BodyOrder([digests[at] for at in firsts], ascending=sorted_), body
+        return BodyOrder(operator.itemgetter(*firsts)(digests), ascending=sorted_), body
+    number: dict[bytes, int] = {}
+    body = array("I", [number.setdefault(d, len(number)) for d in digests])
+    return BodyOrder(list(number), number=number), body
+
+
+_U32: Final = array("I")
+
+
 class Numbered:
     """The paths of a source, numbered: each one's name, its body's number (`BodyOrder`), and
-    each name's number."""
+    each name's number (`number`, made the first time it is asked for)."""
 
     def __init__(self, digest_of: dict[str, bytes], order: BodyOrder) -> None:
         self.names = list(digest_of)
-        self.number = {path: at for at, path in enumerate(self.names)}
         body = order.number
         self.body = array("I", [body[digest] for digest in digest_of.values()])
+        self._number: dict[str, int] | None = None
+
+    @classmethod
+    def of(cls, names: list[str], body: array[int]) -> Numbered:
+        """Paths already numbered (``names``, not copied) with their bodies' numbers."""
+        out = cls.__new__(cls)
+        out.names, out.body, out._number = names, body, None
+        return out
+
+    @property
+    def number(self) -> dict[str, int]:
+        if self._number is None:
+            self._number = {path: at for at, path in enumerate(self.names)}
+        return self._number
 
 
 _NONE: Final = array("I")  # no path
@@ -576,7 +627,9 @@ class Scored:
         digest = src.digest_of.get(path) if src is not None else None
         if src is None or digest is None or self.shape is None:
             return {}
-        body = src.order().number[digest]
+        body = src.order().find(digest)
+        if body is None:
+            return {}
         out: dict[tuple[int, int], int] = {}
         marks = [(held[body], weight) for weight, held in self.held if held[body]]
         if marks:
@@ -664,8 +717,8 @@ def score(
     (`TextIndex.masks`) and the paths each single word is found in (`Source.path_hits`), by
     `path_scores`: nothing is made per file but its score."""
     terms = query_terms(query)
-    out = Scored(terms, len(src.paths), source=src, shape=index.shape)
-    wanted = len(src.paths)
+    wanted = len(src.order())
+    out = Scored(terms, wanted, source=src, shape=index.shape)
     for term in terms:
         masks, held = src.masks(index, term.words)
         weight = term.weight * idf(wanted, held)
@@ -706,7 +759,6 @@ def _rerank(out: Scored, index: TextIndex, src: Source, terms: list[Term]) -> No
     """Files that define a code-shaped name of the query gain the best score so far plus
     `DEFINES` times the name's weight (split between the words of a dotted name; half for a
     definition that is indented, a method or a nested function)."""
-    src_paths = src.paths
     defined: list[tuple[Term, set[bytes], set[bytes]]] = []
     for term in terms:
         if term.weight != WHOLE_CODE:
@@ -716,6 +768,9 @@ def _rerank(out: Scored, index: TextIndex, src: Source, terms: list[Term]) -> No
             nested: set[bytes] = {p.digest for p in index.lookup(definition_key(word, top=False))}
             defined.append((term, top, nested))
     bonus: dict[str, int] = {}
+    if not any(top or nested for _, top, nested in defined):
+        return
+    src_paths = src.paths
     best = max(out.scores.values(), default=0)
     for term, top, nested in defined:
         weight = out.weights[term.words]
@@ -777,7 +832,11 @@ def hits(
     path_glob: Sequence[str] = (),
 ) -> list[Hit]:
     """The best ``k`` files, each with its best window narrowed to the lines that match."""
-    globs = GlobList(path_glob) if path_glob else None
+    globs = None
+    if path_glob:
+        from packer.wildmatch import GlobList  # here: most searches name no glob
+
+        globs = GlobList(path_glob)
     line_score = line_scorer(scored.weights)
     firsts = [words[0] for words in scored.weights]
     out: list[Hit] = []

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from realcode import corpus
 
@@ -531,3 +531,54 @@ def test_a_searching_process_keeps_the_large_texts_it_shows_within_its_budget(
         kept = list(src._texts)
         assert src.text(store, kept[0]) == texts[digests.index(kept[0])]
         assert list(src._texts)[-1] == kept[0]  # shown again: the newest
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 30), max_size=60), st.booleans())
+def test_a_source_from_one_view_numbers_its_bodies_as_one_from_a_manifest(
+    picks: list[int], native: bool
+) -> None:
+    """The first pack's view numbers the bodies and paths in one pass (in native code where
+    it was built); that gives the order, numbers and each body's paths a source made path by
+    path from a manifest gives, bodies shared by several paths included."""
+    from cas import manifest as mf
+    from cas import words
+    from cas.digest import Digest
+    from packer.packview import PackView
+    from packer.search import Source
+
+    bodies = [Digest.of(b"body %d" % i) for i in range(31)]
+    entries = tuple(
+        mf.Entry(path=f"p{at:03d}.py", digest=bodies[i], size=1, tier="high", tokens=1)
+        for at, i in enumerate(picks)
+    )
+    manifest = mf.Manifest("repo", None, "o200k_base", 1, 1, entries)
+    saved = list(words._NATIVE)
+    if not native:
+        words._NATIVE[:] = [None]
+    try:
+        viewed = Source()
+        viewed.add_view(
+            "repo",
+            PackView(
+                Digest.of(b"view"), manifest, [e.path for e in entries],
+                [bytes(e.digest) for e in entries],  # type: ignore[arg-type]
+            ),
+        )  # fmt: skip
+        made = Source()
+        made.add("repo", manifest)
+        for src in (viewed, made):
+            src.order(), src.numbered()
+        assert viewed.order().digests == made.order().digests
+        assert list(viewed.numbered().body) == list(made.numbered().body)
+        assert viewed.numbered().names == made.numbered().names
+        assert viewed.numbered().number == made.numbered().number
+        assert viewed.paths == made.paths
+        assert all(viewed.order().find(d) == made.order().number.get(d) for d in bodies)
+        # a path added afterwards joins its body's paths in both
+        for src in (viewed, made):
+            src._take("zz.py", bytes(bodies[0]))
+        assert viewed.paths == made.paths
+        assert viewed.order().digests == made.order().digests
+    finally:
+        words._NATIVE[:] = saved

@@ -439,3 +439,49 @@ def test_an_index_kept_open_sees_what_another_writes_after_a_refresh(tmp_path: P
         assert kept.refresh() is True
         assert set(kept.postings(("with_context",))) == {Digest.of(PY)}
         assert kept.refresh() is False
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(0, 59), min_size=1, max_size=40, unique=True),
+    st.lists(st.integers(0, 79), max_size=60),
+    st.integers(1, 4),
+)
+def test_a_search_numbers_the_segments_bodies_alike_in_native_code_and_python(
+    indexed: list[int], searched: list[int], parts: int
+) -> None:
+    """`BodyOrder.map_of` (a merge with the bodies sorted once, in native code), `find` and
+    `TextIndex.missing_in` give what the dictionary of the bodies' numbers gives, over an
+    index of several segments: bodies indexed or not, searched or not, in any order."""
+    if words.native_module() is None:
+        pytest.skip("cas._words was not built on this machine")  # test_words says it must be
+    texts = [f"body {i} word{i % 7}\n".encode() for i in range(80)]
+    digests = [Digest.of(t) for t in texts]
+    searched = list(dict.fromkeys(searched))  # a search's bodies are distinct
+    with tempfile.TemporaryDirectory() as tmp:
+        index = TextIndex.open(Path(tmp))
+        assert index is not None
+        step = -(-len(indexed) // parts)
+        for start in range(0, len(indexed), step):  # one segment per part
+            chunk = {digests[i]: texts[i] for i in indexed[start : start + step]}
+            index.add(set(chunk), chunk.get)
+        saved = list(words._NATIVE)
+        results = []
+        for native in (True, False):
+            words._NATIVE[:] = saved if native else [None]
+            try:
+                order = BodyOrder(bytes(digests[i]) for i in searched)
+                maps = [list(order.map_of(index, at)) for at in range(len(index.segments))]
+                missing = index.missing_in(BodyOrder(bytes(digests[i]) for i in searched))
+                found = [order.find(bytes(d)) for d in digests]
+            finally:
+                words._NATIVE[:] = saved
+            results.append((maps, missing, found))
+        assert results[0] == results[1]
+        maps, missing, found = results[0]
+        place = {bytes(digests[i]): at for at, i in enumerate(searched)}
+        for at, seg in enumerate(index.segments):
+            assert maps[at] == [place.get(d, -1) for d in seg.digests()]
+        assert missing == [bytes(digests[i]) for i in searched if i not in indexed]
+        assert found == [place.get(bytes(d)) for d in digests]
+        index.close()

@@ -20,7 +20,6 @@ from typing import NoReturn
 
 import click
 
-from cas import procpool
 from cas.cli._common import DEBUG_HELP, QUIET_HELP, STORE_HELP, CasGroup, Ctx, warn
 from cas.display import echoes_cut, one_line, shown
 from cas.errors import EXIT_INTERRUPTED, EXIT_PROBLEM, EXIT_USAGE, CasError, Interrupted
@@ -67,17 +66,6 @@ def _debug_wanted(argv: list[str]) -> bool:
     return "--debug" in argv or os.environ.get("CAS_DEBUG", "") not in ("", "0")
 
 
-def _launched_as_cas() -> bool:
-    """Whether this process is the `cas` command (its console script or ``python -m cas``),
-    which may start worker processes by itself (see `cas.procpool`)."""
-    entry = sys.modules.get("__main__")
-    spec = getattr(entry, "__spec__", None)
-    if spec is not None:
-        return getattr(spec, "name", None) in ("cas", "cas.__main__")
-    path = getattr(entry, "__file__", None)
-    return path is not None and os.path.basename(path) in ("cas", "cas.exe", "cas-script.py")
-
-
 def _exit_interrupted() -> NoReturn:
     """One line and exit 130, once the interrupted work has unwound (its transactions rolled
     back, its worker processes stopped).
@@ -89,7 +77,9 @@ def _exit_interrupted() -> NoReturn:
     """
     gc.collect()  # a generator the caught exception's frames held closes now, and its workers stop
     click.echo(f"cas: {Interrupted()}", err=True)
-    if not _launched_as_cas():
+    from cas.procpool import launched_as_cas
+
+    if not launched_as_cas():
         sys.exit(EXIT_INTERRUPTED)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
@@ -112,7 +102,8 @@ def interrupted_inside(exc: BaseException) -> bool:
 
 
 def _note_fallback(state: Ctx) -> None:
-    reason = procpool.failure()
+    procpool = sys.modules.get("cas.procpool")  # a command that never loaded it ran no worker
+    reason = procpool.failure() if procpool is not None else None
     if reason is not None and not state.quiet:
         warn(f"note: worker processes failed ({shown(reason)}); the rest ran in threads")
 
@@ -120,7 +111,6 @@ def _note_fallback(state: Ctx) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = _debug_wanted(args)
-    procpool.enable_auto(_launched_as_cas())
     map_large_buffers()
     state = Ctx(store_opt=None, debug=debug, quiet=False)
     interrupted = False

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,6 +144,8 @@ class CasGroup(click.Group):
 
 def emit_json(obj: Any) -> None:
     # JSON keeps every name as it is; json_safe writes what a terminal could act on as \u escapes
+    import json  # here: only a --json report needs it
+
     click.echo(json_safe(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False)))
 
 
@@ -152,7 +153,7 @@ def project_root() -> Path:
     """The project the command runs in: the nearest folder at or above the working directory
     holding cas.toml, a pyproject.toml with [tool.cas], or .git (the working directory when
     there is none). Its packs are where `cas.locate` says, whatever store is used."""
-    from packer.config import find_project_root
+    from packer.project import find_project_root
 
     return find_project_root(Path.cwd())
 

@@ -260,7 +260,7 @@ def mcp(ctx: Ctx, port: int | None, project: Path | None, scopes: tuple[str, ...
     and remember, recall, facts on the memories given with --memory-scope."""
     from cas.mcpserver import serve
     from memory.scopes import check_scope
-    from packer.config import find_project_root
+    from packer.project import find_project_root
 
     scopes = tuple(dict.fromkeys(check_scope(s) for s in scopes))
     root = find_project_root(project) if project is not None else project_root()
