@@ -7,8 +7,7 @@ import os
 import stat as stat_mod
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import BrokenExecutor, Future
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Final
 
@@ -242,7 +241,7 @@ class Batch:
                     yield path, self._take(path, got, follow)
                     done += 1
                 return
-            except BrokenProcessPool:
+            except BrokenExecutor:  # BrokenProcessPool: its module loads multiprocessing
                 items = items[done:]  # the rest in threads
         yield from self._put_files_in_threads(items, window, follow)
 

@@ -23,8 +23,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
-from concurrent.futures import Future
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import BrokenExecutor, Future
 from dataclasses import dataclass, field
 
 import msgpack
@@ -347,7 +346,7 @@ class Ingest:
             for item in self._in_processes(todo):
                 yield item
                 done += 1
-        except BrokenProcessPool:
+        except BrokenExecutor:  # BrokenProcessPool: its module loads multiprocessing
             # A worker process could not start or died (a program run from stdin cannot start
             # one, for instance): what it did not finish is done here, in threads.
             report.mode = f"processes, then threads after {done} files (a worker process failed)"
