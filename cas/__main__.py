@@ -15,8 +15,9 @@ tearing down the interpreter, module by module and object by object, took a tent
 a short command's time (`cas search`), and there is nothing left for it to do. Every file the
 command wrote was closed and every store transaction committed or rolled back by then, and no
 exit handler of cas or of the libraries it loads has anything to write. Should a thread other
-than a daemon still run (none does in cas; a library might leave one), the interpreter leaves
-as usual and waits for it.
+than a daemon still run (none does in cas; a library might leave one), or a tracer or profiler
+watch the process (coverage, cProfile, pyinstrument: they report at the end), the interpreter
+leaves as usual.
 """
 
 import _signal  # type: ignore[import-not-found]  # the C module: `signal` would import enum
@@ -47,6 +48,8 @@ def leave(status: str | int | None) -> None:
     import os
     import sys
 
+    if sys.gettrace() is not None or sys.getprofile() is not None:
+        sys.exit(status)  # a tracer or profiler (coverage, cProfile) reports as the process ends
     threading = sys.modules.get("threading")
     if threading is not None and any(
         not t.daemon and t is not threading.main_thread() for t in threading.enumerate()

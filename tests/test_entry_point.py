@@ -80,3 +80,19 @@ def test_a_command_s_output_through_a_pipe_is_whole(tmp_path: Path) -> None:
     got = run_cas("get", digest, cwd=tmp_path)
     assert got.code == 0
     assert got.stdout_bytes == (tmp_path / "big.txt").read_bytes()
+
+
+def test_a_profiler_watching_the_command_still_writes_its_report(tmp_path: Path) -> None:
+    """A tracer or profiler reports as the process ends: with one watching, the command leaves
+    through the interpreter's usual exit, so the report is written."""
+    out = tmp_path / "profile.out"
+    done = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "cas", "--version"],
+        cwd=tmp_path,
+        env=cas_env(),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert out.stat().st_size > 0
