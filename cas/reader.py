@@ -53,7 +53,10 @@ class BlobReader:
         self._returned = 0
         try:
             head = frame.header(value)
-            if head.codec == frame.INDEX:
+            # Chunked: each chunk is checked against its own digest before it is returned, so
+            # a reader may stop early and still have returned only checked bytes.
+            self.chunked = head.codec == frame.INDEX
+            if self.chunked:
                 self.size, self._chunk_size, chunks = frame.decode_index(value)
                 self._chunks: deque[Digest] = deque(chunks)
                 self._inline: bytes | None = None

@@ -200,12 +200,19 @@ class Source:
     keep_texts: bool = field(default=False, repr=False)
     _texts: dict[bytes, str] = field(default_factory=dict, repr=False)
 
-    def text(self, store: Store, digest: Digest) -> str:
-        """The text of a body (empty for a binary one), re-hashed when read from the store."""
+    def text(self, store: Store, digest: Digest, lines: int | None = None) -> str:
+        """The text of a body (empty for a binary one), re-hashed when read from the store.
+        With ``lines``: at least its first ``lines`` lines, and for a large (chunked) body
+        perhaps no more: its chunks are read in order, each checked against its own digest,
+        until that many lines are in (the whole body is checked when it is read to its end)."""
         known = self._texts.get(digest)
         if known is not None:
             self._texts[digest] = self._texts.pop(digest)  # shown again: the newest
             return known
+        if lines is not None:
+            with store.open(digest) as reader:
+                if reader.chunked and reader.size <= MAX_BODY:
+                    return _text_upto(reader.chunks(), lines)
         text = text_of(store.get(digest)) or ""
         size = sys.getsizeof(text)
         if self.keep_texts and _LARGE_TEXT <= size <= _KEPT_TEXT:
@@ -384,6 +391,21 @@ class Source:
         """Places among ``paths`` as the numbers of those paths in this source, ascending."""
         number = self.numbered().number
         return array("I", sorted(number[paths[at]] for at in hits))
+
+
+def _text_upto(pieces: Iterator[bytes], lines: int) -> str:
+    """`text_of` of a body's first pieces, read until they hold ``lines`` lines (and the first
+    8 KiB, where a NUL byte makes a body binary); the lines before the last piece's end are
+    the body's own, whatever the pieces' borders cut."""
+    held: list[bytes] = []
+    ends = size = 0
+    for piece in pieces:
+        held.append(piece)
+        ends += piece.count(b"\n")
+        size += len(piece)
+        if ends >= lines and size >= 8192:
+            break
+    return text_of(b"".join(held)) or ""
 
 
 def _bodies(digests: list[bytes]) -> tuple[BodyOrder, array[int]]:
@@ -844,13 +866,14 @@ def hits(
         if globs is not None and not globs.match_file(path):
             continue
         digest = Digest(src.digest_of[path])
-        try:
-            text = src.text(store, digest)
+        spans = scored.spans(path)
+        window = min(spans.items(), key=lambda kv: (-kv[1], kv[0]))[0] if spans else None
+        try:  # the lines up to the best window's last are what is shown
+            text = src.text(store, digest, window[1] if window is not None else SNIPPET_LINES)
         except (BlobNotFound, CorruptBlob):
             continue
-        spans = scored.spans(path)
-        if spans:
-            (first, last), _ = min(spans.items(), key=lambda kv: (-kv[1], kv[0]))
+        if window is not None:
+            first, last = window
             lines = text.split("\n", last)  # the lines up to the window's last, and the rest
         else:
             lines = text.split("\n", SNIPPET_LINES)

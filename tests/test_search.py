@@ -582,3 +582,32 @@ def test_a_source_from_one_view_numbers_its_bodies_as_one_from_a_manifest(
         assert viewed.order().digests == made.order().digests
     finally:
         words._NATIVE[:] = saved
+
+
+@pytest.mark.parametrize("where", ["start", "middle", "end"])
+def test_a_hit_in_a_large_body_shows_what_its_whole_text_shows(tmp_path: Path, where: str) -> None:
+    """A body of several chunks is read only up to the lines a hit shows (each chunk checked
+    against its digest): the hit, its lines and its snippet are those the whole text gives,
+    wherever the match is."""
+    from cas.store import Store
+    from packer.search import Source
+    from packer.search import search as run_search
+
+    # 3.4 MB: four chunks, all within the bytes a body is indexed by (`cas.words.MAX_INDEXED`)
+    lines = [f"filler {'abcdefgh'[i % 8]} of plain words, nothing to find" for i in range(80_000)]
+    at = {"start": 40, "middle": 40_000, "end": 79_990}[where]
+    lines[at] = "def zanzibar_quokka(): return 'the one line that matches'"
+    root = project(tmp_path, {"big.py": "\n".join(lines) + "\n", "small.py": "x = 1\n"})
+    assert run_cas("pack", cwd=root).code == 0
+    with Store.at(root / ".cas") as store, TextIndex.open(store.path) as index:  # type: ignore[union-attr]
+        found = run_search(store, index, root, "zanzibar_quokka")
+        assert [h.path for h in found] == ["big.py"]
+        hit = found[0]
+        assert hit.first <= at + 1 <= hit.last
+        assert (at + 1, lines[at][:100]) in [(n, t[:100]) for n, t in hit.snippet]
+        whole = Source().text(store, hit.digest)  # the whole text, as before
+        assert all(whole.split("\n")[n - 1].startswith(t.rstrip(".")) for n, t in hit.snippet)
+        start = Source().text(store, hit.digest, 50)  # the first chunk is enough for 50 lines
+        assert whole.startswith(start) and start.count("\n") > 50 and len(start) < len(whole)
+        info = store.stat(hit.digest)
+    assert info.chunks > 1  # the body is chunked: the test reads a prefix of several chunks
