@@ -376,35 +376,6 @@ def test_non_utf8_config_is_an_error(tmp_path: Path) -> None:
         load_config(tmp_path)
 
 
-# --- finding the project root --------------------------------------------------------------------
-
-
-def test_find_project_root_walks_up(tmp_path: Path) -> None:
-    deep = tmp_path / "a" / "b" / "c"
-    deep.mkdir(parents=True)
-    assert find_project_root(deep) == deep  # nothing anywhere: the start itself
-    (tmp_path / ".git").mkdir()
-    assert find_project_root(deep) == tmp_path
-    write(tmp_path / "a", '[project]\nname = "x"\n', "pyproject.toml")
-    assert find_project_root(deep) == tmp_path  # a pyproject without [tool.cas] is no marker
-    write(tmp_path / "a", "[tool.cas]\n", "pyproject.toml")
-    assert find_project_root(deep) == tmp_path / "a"
-    write(tmp_path / "a" / "b", "")
-    assert find_project_root(deep) == tmp_path / "a" / "b"
-    (deep / "f.py").write_text("")
-    assert find_project_root(deep / "f.py") == tmp_path / "a" / "b"
-    # from the top of the file system there is that folder alone to look in
-    assert find_project_root(Path("/")) == Path("/")
-
-
-def test_find_project_root_skips_a_broken_pyproject(tmp_path: Path) -> None:
-    (tmp_path / ".git").mkdir()
-    sub = tmp_path / "sub"
-    sub.mkdir()
-    write(sub, "[tool.cas\n", "pyproject.toml")
-    assert find_project_root(sub) == tmp_path
-
-
 # --- scopes --------------------------------------------------------------------------------------
 
 

@@ -27,6 +27,8 @@ def test_the_nearest_marker_wins(tmp_path: Path) -> None:
     assert find_project_root(deep) == deep
     (deep / "f.py").write_text("")
     assert find_project_root(deep / "f.py") == deep  # a file: its folder
+    # from the top of the file system there is that folder alone to look in
+    assert find_project_root(Path("/")) == Path("/")
 
 
 @pytest.mark.parametrize(
