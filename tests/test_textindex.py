@@ -453,8 +453,6 @@ def test_a_search_numbers_the_segments_bodies_alike_in_native_code_and_python(
     """`BodyOrder.map_of` (a merge with the bodies sorted once, in native code), `find` and
     `TextIndex.missing_in` give what the dictionary of the bodies' numbers gives, over an
     index of several segments: bodies indexed or not, searched or not, in any order."""
-    if words.native_module() is None:
-        pytest.skip("cas._words was not built on this machine")  # test_words says it must be
     texts = [f"body {i} word{i % 7}\n".encode() for i in range(80)]
     digests = [Digest.of(t) for t in texts]
     searched = list(dict.fromkeys(searched))  # a search's bodies are distinct
@@ -467,7 +465,7 @@ def test_a_search_numbers_the_segments_bodies_alike_in_native_code_and_python(
             index.add(set(chunk), chunk.get)
         saved = list(words._NATIVE)
         results = []
-        for native in (True, False):
+        for native in (True, False):  # the native half (test_words: it is built), then Python
             words._NATIVE[:] = saved if native else [None]
             try:
                 order = BodyOrder(bytes(digests[i]) for i in searched)
