@@ -209,11 +209,12 @@ class Source:
         if known is not None:
             self._texts[digest] = self._texts.pop(digest)  # shown again: the newest
             return known
-        if lines is not None:
-            with store.open(digest) as reader:
-                if reader.chunked and reader.size <= MAX_BODY:
-                    return _text_upto(reader.chunks(), lines)
-        text = text_of(store.get(digest)) or ""
+        with store.open(digest) as reader:  # what `Store.get` reads, from one open
+            if reader.size > MAX_BODY:
+                return ""  # never read: `text_of` shows no text of a body that large
+            if lines is not None and reader.chunked:
+                return _text_upto(reader.chunks(), lines)
+            text = text_of(reader.read()) or ""
         size = sys.getsizeof(text)
         if self.keep_texts and _LARGE_TEXT <= size <= _KEPT_TEXT:
             kept = sum(map(sys.getsizeof, self._texts.values()))
