@@ -316,16 +316,26 @@ def test_ctrl_c_at_any_moment_exits_130_in_one_line(tmp_path: Path) -> None:
     assert run_cas("init", cwd=root).code == 0
     env = cas_env({"CAS_WORKERS": "processes"})
 
-    started = time.monotonic()
-    whole = subprocess.run(
-        [sys.executable, "-P", "-m", "cas", "pack"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        check=False,
-    )
-    span = time.monotonic() - started
-    assert whole.returncode == 0, whole.stderr.decode()
+    # How long a whole pack runs from the moment cas's code runs (where the moments below are
+    # counted from): the shorter of two, as the first also warms the caches a later one finds.
+    spans = []
+    for _ in range(2):
+        shutil.rmtree(store)
+        shutil.rmtree(root / "manifests", ignore_errors=True)
+        assert run_cas("init", cwd=root).code == 0
+        whole = subprocess.Popen(
+            [sys.executable, "-P", "-m", "cas", "pack"],
+            cwd=root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert _cas_code_runs(whole), whole.communicate()
+        started = time.monotonic()
+        _, whole_err = whole.communicate(timeout=120)
+        spans.append(time.monotonic() - started)
+        assert whole.returncode == 0, whole_err.decode()
+    span = min(spans)
 
     interrupted = 0
     runs = 12
