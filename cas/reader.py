@@ -35,12 +35,23 @@ class BlobReader:
     (once per reader: a chunk the index lists again is not hashed again), and the whole content
     against the blob's digest when the end is reached. Every chunk must hold exactly the bytes
     its place in the index implies, so reading never does more work than the index's size
-    declares, whatever the chunks hold. The chunks of a large blob are read `READ_AHEAD` at a
-    time in worker threads; close the reader (or use it as a context manager) to stop them early.
+    declares, whatever the chunks hold. The chunks of a large blob are read ``ahead`` (default
+    `READ_AHEAD`) at a time in worker threads; close the reader (or use it as a context manager)
+    to stop them early. With ``ahead=0`` each chunk is read when it is asked for, in the caller's
+    thread: for a reader that may stop after its first chunk (a search showing a few lines).
     """
 
-    def __init__(self, store: ChunkSource, digest: Digest, value: bytes, *, verify: bool) -> None:
+    def __init__(
+        self,
+        store: ChunkSource,
+        digest: Digest,
+        value: bytes,
+        *,
+        verify: bool,
+        ahead: int = READ_AHEAD,
+    ) -> None:
         self._store = store
+        self._ahead_n = ahead
         self.digest = digest
         self._verify = verify
         self._hasher = hasher() if verify else None
@@ -89,7 +100,7 @@ class BlobReader:
                 return frame.decode(value)
             except frame.FrameError as exc:
                 raise CorruptBlob(str(self.digest), str(exc)) from None
-        if len(self._chunks) + len(self._ahead) <= 1:
+        if self._ahead_n <= 0 or len(self._chunks) + len(self._ahead) <= 1:
             if self._ahead:
                 return self._sized(self._ahead.popleft().result())
             if self._chunks:
@@ -102,7 +113,7 @@ class BlobReader:
             from concurrent.futures import ThreadPoolExecutor
 
             self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="cas-read")
-        while self._chunks and len(self._ahead) < READ_AHEAD:
+        while self._chunks and len(self._ahead) < self._ahead_n:
             chunk = self._chunks.popleft()
             self._ahead.append(
                 self._pool.submit(

@@ -61,7 +61,7 @@ from cas.errors import (
 )
 from cas.fsutil import fsync_dir
 from cas.puts import Put, Written
-from cas.reader import BlobReader
+from cas.reader import READ_AHEAD, BlobReader
 from cas.records import Meta, Txn, meta_of, now_ns
 from cas.residency import RELEASE_EVERY, MapReleaser
 from cas.store_tables import ADDED, KEY_SIZES, KV_TABLES, NAMES, TOTAL_KEYS, Tables, usage_of
@@ -1051,14 +1051,15 @@ class Store:
         with self.open(digest, verify=verify) as reader:
             return reader.read()
 
-    def open(self, digest: Digest, *, verify: bool = True) -> BlobReader:
-        """A streaming reader; with ``verify`` it raises `CorruptBlob`, never returns bad bytes."""
+    def open(self, digest: Digest, *, verify: bool = True, ahead: int = READ_AHEAD) -> BlobReader:
+        """A streaming reader; with ``verify`` it raises `CorruptBlob`, never returns bad bytes.
+        ``ahead``: how many chunks of a large blob worker threads read ahead (`BlobReader`)."""
         with self._tables() as t:
             value = t.blob_frame(digest)
         if value is None:
             raise BlobNotFound(str(digest))
         self.residency.note(len(value))
-        return BlobReader(self, digest, value, verify=verify)
+        return BlobReader(self, digest, value, verify=verify, ahead=ahead)
 
     def read_chunk(self, blob: Digest, chunk: Digest, *, verify: bool) -> bytes:
         with self._tables() as t:

@@ -40,6 +40,7 @@ from cas.digest import Digest
 from cas.display import echoed
 from cas.errors import BlobNotFound, CorruptBlob, NotFound, UsageError
 from cas.events import ProgressSink, emit
+from cas.reader import READ_AHEAD
 from cas.report import json_rule, pairs
 from cas.store import Store
 from cas.textindex import (
@@ -209,7 +210,9 @@ class Source:
         if known is not None:
             self._texts[digest] = self._texts.pop(digest)  # shown again: the newest
             return known
-        with store.open(digest) as reader:  # what `Store.get` reads, from one open
+        # What `Store.get` reads, from one open; the lines of a large body are read a chunk
+        # at a time, as they are needed (most are in its first chunk), none read ahead.
+        with store.open(digest, ahead=0 if lines is not None else READ_AHEAD) as reader:
             if reader.size > MAX_BODY:
                 return ""  # never read: `text_of` shows no text of a body that large
             if lines is not None and reader.chunked:
@@ -297,6 +300,26 @@ class Source:
                 for path, digest in self.digest_of.items():
                     self._paths.setdefault(digest, []).append(path)
         return self._paths
+
+    def paths_of(self, digests: Collection[bytes]) -> dict[bytes, list[str]]:
+        """The paths of those of ``digests`` this source holds, by digest, each in the order of
+        `digest_of`: what `paths` holds of them, without making `paths` (every body's) when the
+        paths are numbered (a search looks up the few bodies that define a name)."""
+        if self._paths is not None or self._numbered is None or self._order is None:
+            every = self.paths
+            return {digest: every[digest] for digest in digests if digest in every}
+        wanted: dict[int, bytes] = {}
+        for digest in digests:
+            at = self._order.find(digest)
+            if at is not None:
+                wanted[at] = digest
+        out: dict[bytes, list[str]] = {digest: [] for digest in wanted.values()}
+        if wanted:
+            names = self._numbered.names
+            for at, body in enumerate(self._numbered.body):
+                if body in wanted:
+                    out[wanted[body]].append(names[at])
+        return out
 
     def _take(self, path: str, digest: bytes, *, rest: bool = True) -> None:
         """Add a path; ``rest``: no index of path words covers it."""
@@ -793,7 +816,7 @@ def _rerank(out: Scored, index: TextIndex, src: Source, terms: list[Term]) -> No
     bonus: dict[str, int] = {}
     if not any(top or nested for _, top, nested in defined):
         return
-    src_paths = src.paths
+    src_paths = src.paths_of(set().union(*(top | nested for _, top, nested in defined)))
     best = max(out.scores.values(), default=0)
     for term, top, nested in defined:
         weight = out.weights[term.words]

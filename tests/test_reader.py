@@ -202,3 +202,26 @@ def test_read_ahead_holds_a_few_chunks_not_the_blob(
         assert reads <= READ_AHEAD + 1
         assert reader.read() == data[1:]
     assert reads == 40
+
+
+def test_a_reader_with_no_read_ahead_reads_each_chunk_when_asked_in_the_callers_thread(
+    small_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ahead=0`` (a search showing a few lines of a large body): a piece reads one chunk,
+    in the thread that asks, and no worker thread starts; every byte still comes, checked."""
+    data = os.urandom(12 * CHUNK + 5)
+    digest = small_store.put(data)
+    readers: list[str] = []
+    real = small_store.read_chunk
+
+    def counted(blob: Digest, chunk: Digest, *, verify: bool) -> bytes:
+        readers.append(threading.current_thread().name)
+        return real(blob, chunk, verify=verify)
+
+    monkeypatch.setattr(small_store, "read_chunk", counted)
+    with small_store.open(digest, ahead=0) as reader:
+        pieces = reader.chunks()
+        assert next(pieces) == data[:CHUNK]
+        assert len(readers) == 1 and not any(_read_threads())
+        assert b"".join(pieces) == data[CHUNK:]
+    assert readers == [threading.current_thread().name] * 13

@@ -567,6 +567,10 @@ def test_a_source_from_one_view_numbers_its_bodies_as_one_from_a_manifest(
         )  # fmt: skip
         made = Source()
         made.add("repo", manifest)
+        # the paths of a few bodies, from the view's numbering: what every body's paths hold
+        asked = {bytes(bodies[i]) for i in picks[::2]} | {bytes(bodies[30])}
+        assert viewed.paths_of(asked) == {d: made.paths[d] for d in asked if d in made.paths}
+        assert viewed._paths is None  # not made to answer it
         for src in (viewed, made):
             src.order(), src.numbered()
         assert viewed.order().digests == made.order().digests
