@@ -483,3 +483,24 @@ def test_a_search_numbers_the_segments_bodies_alike_in_native_code_and_python(
         assert missing == [bytes(digests[i]) for i in searched if i not in indexed]
         assert found == [place.get(bytes(d)) for d in digests]
         index.close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sets(st.integers(0, 200), max_size=40), st.lists(st.integers(0, 200), max_size=10))
+def test_a_segment_numbers_a_body_by_its_place_among_its_digests(
+    held: set[int], asked: list[int]
+) -> None:
+    """`Segment.number` halves the digests' bytes (no list made); it answers what the list
+    does: a held body's place, None for one not held, before and after the list is made."""
+    with tempfile.TemporaryDirectory() as tmp:
+        bodies = _bodies(*(b"def f%d(): pass\n" % i for i in held))
+        index = _index(Path(tmp), bodies)
+        for seg in index.segments:
+            probes = [Digest.of(b"def f%d(): pass\n" % i) for i in asked] + list(bodies)
+            before = [seg.number(bytes(d)) for d in probes]
+            assert seg._digests is None  # answered without the list
+            listed = seg.digests()
+            expected = [listed.index(bytes(d)) if bytes(d) in listed else None for d in probes]
+            assert before == expected
+            assert [seg.number(bytes(d)) for d in probes] == expected
+        assert len(index.segments) == (1 if held else 0)
