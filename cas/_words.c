@@ -1990,6 +1990,98 @@ static PyObject *unheld(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* places(numbers, wanted) -> places: the places (native uint32s, ascending) of the native uint32s
+   of numbers that are among those of wanted: each of a few bodies' paths, in one pass (a search
+   looks up the paths of the bodies that define a name, packer/search.py). The wanted are marked
+   in a table of one byte per number up to the largest (body numbers: a few KiB), or, should the
+   largest pass 2**24, sorted and halved. */
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x, y;
+    memcpy(&x, a, 4);
+    memcpy(&y, b, 4);
+    return (x > y) - (x < y);
+}
+
+static PyObject *places(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer nb, wb;
+    if (!PyArg_ParseTuple(args, "y*y*", &nb, &wb)) return NULL;
+    PyObject *result = NULL;
+    unsigned char *table = NULL;
+    uint32_t *sorted = NULL;
+    Py_ssize_t count = nb.len / 4, nwanted = wb.len / 4;
+    uint64_t top = 0; /* one past the largest wanted */
+    const unsigned char *wp = wb.buf, *np = nb.buf;
+    for (Py_ssize_t j = 0; j < nwanted; j++) {
+        uint32_t v;
+        memcpy(&v, wp + 4 * j, 4);
+        if ((uint64_t)v + 1 > top) top = (uint64_t)v + 1;
+    }
+    if (count > (Py_ssize_t)UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "places: more than 2**32 numbers");
+        goto done;
+    }
+    int by_table = top <= ((uint64_t)1 << 24);
+    if (by_table) {
+        table = calloc(top ? (size_t)top : 1, 1);
+        if (!table) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t j = 0; j < nwanted; j++) {
+            uint32_t v;
+            memcpy(&v, wp + 4 * j, 4);
+            table[v] = 1;
+        }
+    } else {
+        sorted = malloc((size_t)nwanted * 4);
+        if (!sorted) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        memcpy(sorted, wp, (size_t)nwanted * 4);
+        qsort(sorted, (size_t)nwanted, 4, cmp_u32);
+    }
+    /* two passes: count, then fill */
+    size_t found = 0;
+    uint32_t *out = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t k = 0;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            uint32_t v;
+            memcpy(&v, np + 4 * i, 4);
+            int hit;
+            if (by_table) {
+                hit = v < top && table[v];
+            } else {
+                Py_ssize_t lo = 0, hi = nwanted;
+                while (lo < hi) {
+                    Py_ssize_t mid = lo + (hi - lo) / 2;
+                    if (sorted[mid] < v) lo = mid + 1;
+                    else hi = mid;
+                }
+                hit = lo < nwanted && sorted[lo] == v;
+            }
+            if (hit) {
+                if (pass) out[k] = (uint32_t)i;
+                k++;
+            }
+        }
+        if (!pass) {
+            found = k;
+            result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(found * 4));
+            if (!result) goto done;
+            out = (uint32_t *)PyBytes_AS_STRING(result);
+        }
+    }
+done:
+    free(table);
+    free(sorted);
+    PyBuffer_Release(&nb);
+    PyBuffer_Release(&wb);
+    return result;
+}
+
 /* all_below(numbers, limit) -> bool: whether every native uint32 of numbers is below limit. */
 static PyObject *all_below(PyObject *self, PyObject *args) {
     (void)self;
@@ -2021,6 +2113,7 @@ static PyMethodDef METHODS[] = {
     {"digest_bodies", digest_bodies, METH_VARARGS, "Paths' digests as bodies numbered by their first paths (packer/search.py)."},
     {"digest_numbers", digest_numbers, METH_VARARGS, "Each probe digest's place among digests, or -1 (cas/textindex.py)."},
     {"unheld", unheld, METH_VARARGS, "The numbers below n that no map holds (cas/textindex.py)."},
+    {"places", places, METH_VARARGS, "The places of the numbers among a few wanted (packer/search.py)."},
     {"all_below", all_below, METH_VARARGS, "Whether every uint32 is below a limit (packer/pathwords.py)."},
     {"python_names", python_names, METH_VARARGS, "A Python text's defs, classes and assignments (packer/lexicon.py)."},
     {NULL, NULL, 0, NULL},

@@ -136,3 +136,23 @@ def test_native_and_python_agree(pieces: list[str], tail: bytes) -> None:
 @given(st.binary(max_size=400))
 def test_native_and_python_agree_on_any_bytes(data: bytes) -> None:
     assert index_terms(data).pairs() == python_terms(words.prepared(data)).pairs()
+
+
+@given(
+    st.lists(st.integers(0, 2**32 - 1) | st.integers(0, 40), max_size=200),
+    st.lists(st.integers(0, 2**32 - 1) | st.integers(0, 40), max_size=30),
+)
+def test_places_are_where_the_numbers_are_among_the_wanted(
+    numbers: list[int], wanted: list[int]
+) -> None:
+    """`places` (a search finding the paths of the bodies defining a name): the places of the
+    numbers that are among the wanted ones, ascending; bytes of any length end at the last
+    whole number."""
+    from array import array
+
+    assert NATIVE is not None
+    raw = NATIVE.places(array("I", numbers).tobytes() + b"\x01", array("I", wanted).tobytes())
+    got = array("I")
+    got.frombytes(raw)
+    keep = set(wanted)
+    assert list(got) == [at for at, number in enumerate(numbers) if number in keep]
