@@ -441,6 +441,7 @@ def test_a_command_loads_its_own_module_and_not_the_others(tmp_path: Path) -> No
         "numpy",
         "pathspec",
         "concurrent.futures.process",
+        "multiprocessing",
     ):
         assert unwanted not in loaded, unwanted
     everything, _ = loaded_by(["--help"], tmp_path)
