@@ -25,6 +25,7 @@ memory asked for is searched as one more source (`Attached`, built by the surfac
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import operator
 import sys
@@ -301,19 +302,18 @@ class Source:
                     self._paths.setdefault(digest, []).append(path)
         return self._paths
 
-    def paths_of(self, digests: Collection[bytes]) -> dict[bytes, list[str]]:
-        """The paths of those of ``digests`` this source holds, by digest, each in the order of
-        `digest_of`: what `paths` holds of them, without making `paths` (every body's) when the
-        paths are numbered (a search looks up the few bodies that define a name)."""
-        if self._paths is not None or self._numbered is None or self._order is None:
-            every = self.paths
-            return {digest: every[digest] for digest in digests if digest in every}
+    def places_of(self, digests: Collection[bytes]) -> dict[bytes, list[int]]:
+        """The numbers (`numbered`) of the paths of those of ``digests`` this source holds, by
+        digest, ascending: found from the paths' body numbers in one pass, without making
+        `paths` (every body's paths; a search looks up the few bodies that define a name)."""
+        numbered = self.numbered()
+        order = self.order()
         wanted: dict[int, bytes] = {}
         for digest in digests:
-            at = self._order.find(digest)
+            at = order.find(digest)
             if at is not None:
                 wanted[at] = digest
-        names, body = self._numbered.names, self._numbered.body
+        body = numbered.body
         native = native_module()
         if native is not None and body.itemsize == 4:
             # one pass in native code over the paths' body numbers, for all the wanted ones
@@ -321,10 +321,16 @@ class Source:
             places.frombytes(native.places(body, array("I", wanted).tobytes()))
         else:
             places = array("I", [at for at, number in enumerate(body) if number in wanted])
-        out: dict[bytes, list[str]] = {digest: [] for digest in wanted.values()}
+        out: dict[bytes, list[int]] = {digest: [] for digest in wanted.values()}
         for at in places:
-            out[wanted[body[at]]].append(names[at])
+            out[wanted[body[at]]].append(at)
         return out
+
+    def paths_of(self, digests: Collection[bytes]) -> dict[bytes, list[str]]:
+        """The paths of those of ``digests`` this source holds, by digest, each in the order of
+        `digest_of`: what `paths` holds of them (`places_of`, named)."""
+        names = self.numbered().names
+        return {d: [names[at] for at in found] for d, found in self.places_of(digests).items()}
 
     def _take(self, path: str, digest: bytes, *, rest: bool = True) -> None:
         """Add a path; ``rest``: no index of path words covers it."""
@@ -620,7 +626,8 @@ class Scored:
 
     terms: list[Term]
     files: int
-    scores: dict[str, int] = field(default_factory=dict)  # path -> score
+    # path -> score: made from `_base` and `_added` the first time it is asked for
+    _scores: dict[str, int] = field(default_factory=dict, repr=False)
     # Windows given outright (first line, last line) -> score; the others are made from
     # `held` when asked for (`spans`), which only the files shown need.
     windows: dict[str, dict[tuple[int, int], int]] = field(default_factory=dict)
@@ -632,10 +639,62 @@ class Scored:
     # (lines, lines per window) of a body, by digest (`TextIndex.shape`)
     shape: Callable[[bytes], tuple[int, int]] | None = None
     # Where the best are (`score`): the files that may score at least ``_floor``, a score at or
-    # below the `_FIRST_BEST`-th best, so `best` need not go through every file. None once a
-    # score is changed from outside (`rescore`, `drop`).
-    _first: list[str] | None = field(default=None, repr=False)
+    # below the `_FIRST_BEST`-th best, so `best` need not go through every file; each by path
+    # and number (`Source.numbered`). None once a score is changed from outside (`rescore`,
+    # `drop`).
+    _first: list[tuple[str, int]] | None = field(default=None, repr=False)
     _floor: int = field(default=0, repr=False)
+    # The scores `score` found, not made into `scores` yet (a query's words may be in most of
+    # 20,000 files, and the best few are all most searches show): the paths' names by number,
+    # the numbers of the files that score (ascending) and their scores. `_added`: what `add`
+    # gave meanwhile, by path.
+    _base: tuple[Sequence[str], array[int], array[int]] | None = field(default=None, repr=False)
+    _added: dict[str, int] = field(default_factory=dict, repr=False)
+
+    @property
+    def scores(self) -> dict[str, int]:
+        """path -> score of every file that scores, in the order of the paths' numbers, then
+        those that only `add` gave a score to."""
+        if self._base is not None:
+            names, places, values = self._base
+            made: dict[str, int] = {}
+            if len(places) == 1:
+                made[names[places[0]]] = values[0]
+            elif places:  # dict and zip do the work per file, not the interpreter
+                made.update(zip(operator.itemgetter(*places)(names), values, strict=True))
+            for path, extra in self._added.items():
+                if path not in made:
+                    self.windows[path] = {}
+                made[path] = made.get(path, 0) + extra
+            self._scores, self._base, self._added = made, None, {}
+        return self._scores
+
+    def _score_of(self, path: str, place: int) -> int:
+        """The score of ``path`` (number ``place``), without making `scores`."""
+        if self._base is None:
+            return self._scores.get(path, 0)
+        _, places, values = self._base
+        at = bisect.bisect_left(places, place)
+        held = values[at] if at < len(places) and places[at] == place else 0
+        return held + self._added.get(path, 0)
+
+    def top(self) -> int:
+        """The best score (0 when none scores)."""
+        if self._base is not None and not self._added:
+            return max(self._base[2], default=0)
+        return max(self.scores.values(), default=0)
+
+    def add(self, path: str, place: int, extra: int) -> None:
+        """Raise the score of ``path`` (number ``place``) by ``extra``: a score only grows, so
+        a file that joins the best joins `_first`."""
+        if self._base is not None:
+            self._added[path] = self._added.get(path, 0) + extra
+        else:
+            if path not in self._scores:
+                self.windows[path] = {}
+            self._scores[path] = self._scores.get(path, 0) + extra
+        if self._first is not None and all(place != at for _, at in self._first):
+            self._first.append((path, place))
 
     def rescore(self, path: str, value: int) -> None:
         """Give ``path`` this score."""
@@ -654,19 +713,19 @@ class Scored:
 
     def best(self) -> Iterator[tuple[str, int]]:
         """`ranked`, lazily: the files scoring at least the `_FIRST_BEST`-th best score first,
-        the rest sorted only for a reader who goes on past them."""
-        scores = self.scores
-        items = scores.items()
+        the rest sorted only for a reader who goes on past them (`scores` is made only then)."""
+        if self._first is not None:
+            floor = self._floor
+            first = [(p, self._score_of(p, at)) for p, at in self._first]
+            yield from sorted([(p, v) for p, v in first if v >= floor], key=_rank)
+            yield from sorted([(p, v) for p, v in self.scores.items() if v < floor], key=_rank)
+            return
+        items = self.scores.items()
         if len(items) <= _FIRST_BEST:
             yield from sorted(items, key=_rank)
             return
-        if self._first is not None:
-            floor = self._floor
-            first = [(p, scores[p]) for p in self._first if p in scores]
-            yield from sorted([(p, v) for p, v in first if v >= floor], key=_rank)
-        else:
-            floor = heapq.nlargest(_FIRST_BEST, scores.values())[-1]
-            yield from sorted([(p, v) for p, v in items if v >= floor], key=_rank)
+        floor = heapq.nlargest(_FIRST_BEST, self.scores.values())[-1]
+        yield from sorted([(p, v) for p, v in items if v >= floor], key=_rank)
         yield from sorted([(p, v) for p, v in items if v < floor], key=_rank)
 
     def spans(self, path: str) -> dict[tuple[int, int], int]:
@@ -783,13 +842,10 @@ def score(
     paths, values = path_scores(
         [w for w, _ in out.held], [m for _, m in out.held], numbered.body, gains, hits
     )
-    if len(paths) == 1:
-        out.scores[numbered.names[paths[0]]] = values[0]
-    elif paths:  # dict and zip do the work per file, not the interpreter
-        out.scores.update(zip(operator.itemgetter(*paths)(numbered.names), values, strict=True))
+    out._base = (numbered.names, paths, values)  # made into `scores` when asked for
     if len(paths) > _FIRST_BEST:  # where the best are, for `Scored.best`
         out._floor, places = at_least(values, _FIRST_BEST)
-        out._first = [numbered.names[paths[at]] for at in places]
+        out._first = [(numbered.names[paths[at]], paths[at]) for at in places]
     if read is not None:
         _rerank(out, index, src, terms)
     return out
@@ -818,24 +874,20 @@ def _rerank(out: Scored, index: TextIndex, src: Source, terms: list[Term]) -> No
             top: set[bytes] = {p.digest for p in index.lookup(definition_key(word, top=True))}
             nested: set[bytes] = {p.digest for p in index.lookup(definition_key(word, top=False))}
             defined.append((term, top, nested))
-    bonus: dict[str, int] = {}
+    bonus: dict[tuple[str, int], int] = {}  # (path, its number) -> what it gains
     if not any(top or nested for _, top, nested in defined):
         return
-    src_paths = src.paths_of(set().union(*(top | nested for _, top, nested in defined)))
-    best = max(out.scores.values(), default=0)
+    src_places = src.places_of(set().union(*(top | nested for _, top, nested in defined)))
+    best = out.top()
     for term, top, nested in defined:
         weight = out.weights[term.words]
         gain = (best + weight * DEFINES) // len(term.words)
-        for digest in sorted((top | nested) & src_paths.keys()):
-            for path in src_paths[digest]:
-                bonus[path] = bonus.get(path, 0) + (gain if digest in top else gain // 2)
-    for path, extra in bonus.items():
-        if path not in out.scores:
-            out.windows[path] = {}
-        out.scores[path] = out.scores.get(path, 0) + extra
-    if out._first is not None and bonus:  # a score only grows here: these may join the best
-        known = set(out._first)
-        out._first.extend(p for p in bonus if p not in known)
+        for digest in sorted((top | nested) & src_places.keys()):
+            for place in src_places[digest]:
+                key = (src.numbered().names[place], place)
+                bonus[key] = bonus.get(key, 0) + (gain if digest in top else gain // 2)
+    for (path, place), extra in bonus.items():
+        out.add(path, place, extra)
 
 
 def line_terms(line: str) -> set[str]:

@@ -439,11 +439,15 @@ def test_every_file_scores_what_its_windows_and_path_hold(
         reranked = score(index, src, query, lambda d: bodies[d].decode()) if rerank else None
     finally:
         words._NATIVE[:] = saved
+    # `best` first, from the numbers `score` found (and what a rerank added), before `scores`
+    # is made: the same as the ranking of every score
+    lazy = list(scored.best())
+    lazy_reranked = list(reranked.best()) if reranked is not None else []
     assert scored.scores == _model_scores(index, src, query)
-    assert list(scored.best()) == scored.ranked()
+    assert lazy == list(scored.best()) == scored.ranked()
     if reranked is not None:
         assert all(reranked.scores[p] >= v for p, v in scored.scores.items())
-        assert list(reranked.best()) == reranked.ranked()
+        assert lazy_reranked == list(reranked.best()) == reranked.ranked()
         for path, _value in reranked.ranked()[::7]:  # changed from outside, as a memory does
             reranked.rescore(path, 1)
         assert list(reranked.best()) == reranked.ranked()
@@ -452,6 +456,33 @@ def test_every_file_scores_what_its_windows_and_path_hold(
         spans = scored.spans(path)
         assert all(first <= last for first, last in spans)
         assert sum(spans.values()) <= scored.scores[path] * 32
+
+
+@pytest.mark.parametrize("made", [False, True])
+def test_a_file_raised_from_the_bottom_is_ranked_where_its_new_score_puts_it(
+    scored_corpus: object, made: bool
+) -> None:
+    """`Scored.add` (a file that defines a name the query asks for gains), on the scores
+    `score` found (``made``: once they were made into `scores`): the file leaves the bottom
+    for the top of `best`, and the ranking is still every score's."""
+    from packer.search import score
+
+    index, src, _bodies = scored_corpus  # type: ignore[misc]
+    # a query whose best are a few of the files it scores: the bottom is not among them
+    scored = next(
+        found
+        for found in (score(index, src, word) for word in _VOCAB)
+        if found._first is not None and len(found._first) < len(found.scores) // 2
+    )
+    scored = score(index, src, " ".join(t.words[0] for t in scored.terms))
+    ranked = scored.ranked()
+    if made:
+        assert scored.scores
+    low, value = ranked[-1]
+    scored.add(low, src.numbered().number[low], ranked[0][1])
+    first = list(scored.best())
+    assert first[0] == (low, value + ranked[0][1])
+    assert first == scored.ranked() and len(first) == len(ranked)
 
 
 def test_a_process_keeping_views_answers_a_search_again_and_follows_a_pack(
