@@ -193,13 +193,23 @@ class Fact:
     history: tuple[tuple[str, str], ...]  # (date, value or "(deleted)"), newest first
 
     def render(self) -> bytes:
-        value = self.value if self.value is not None else "(deleted)"
+        value = _escaped(self.value) if self.value is not None else DELETED
         lines = [f"# {self.key}", "", VALUE.prefix + value, "", "## History", ""]
         lines += [f"- {date}: {was}" for date, was in self.history]
         return ("\n".join(lines) + "\n").encode()
 
 
 _HISTORY_LINE = re.compile(r"- (\d{4}-\d{2}-\d{2}): (.*)")
+
+# A deleted fact's value line. A value that reads the same (set on purpose, or quoted from a
+# file) is written with one backslash more in front, as is any value of backslashes before
+# it, and read back with one less: a fact set to "(deleted)" stays set.
+DELETED: Final = "(deleted)"
+_ESCAPED_DELETED = re.compile(r"\\*\(deleted\)")
+
+
+def _escaped(value: str) -> str:
+    return "\\" + value if _ESCAPED_DELETED.fullmatch(value) else value
 
 
 def parse_fact(key: str, data: bytes) -> Fact:
@@ -213,8 +223,10 @@ def parse_fact(key: str, data: bytes) -> Fact:
             in_history = True
         elif in_history and (m := _HISTORY_LINE.fullmatch(line)):
             history.append((m.group(1), m.group(2)))
-    if value == "(deleted)":
+    if value == DELETED:
         value = None
+    elif value is not None and value.startswith("\\") and _ESCAPED_DELETED.fullmatch(value):
+        value = value[1:]
     return Fact(key, value, tuple(history))
 
 
@@ -223,4 +235,4 @@ def set_fact(old: Fact | None, key: str, value: str | None, date: str) -> Fact:
     if value is not None:
         value = " ".join(value.split())  # one line
     was = old.history if old is not None else ()
-    return Fact(key, value, ((date, value if value is not None else "(deleted)"), *was))
+    return Fact(key, value, ((date, value if value is not None else DELETED), *was))

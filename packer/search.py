@@ -879,12 +879,13 @@ def _rerank(out: Scored, index: TextIndex, src: Source, terms: list[Term]) -> No
         return
     src_places = src.places_of(set().union(*(top | nested for _, top, nested in defined)))
     best = out.top()
+    names = src.numbered().names
     for term, top, nested in defined:
         weight = out.weights[term.words]
         gain = (best + weight * DEFINES) // len(term.words)
         for digest in sorted((top | nested) & src_places.keys()):
             for place in src_places[digest]:
-                key = (src.numbered().names[place], place)
+                key = (names[place], place)
                 bonus[key] = bonus.get(key, 0) + (gain if digest in top else gain // 2)
     for (path, place), extra in bonus.items():
         out.add(path, place, extra)

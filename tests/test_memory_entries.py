@@ -6,7 +6,7 @@ import random
 import string
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from cas.errors import SecretInName, UsageError
@@ -53,6 +53,8 @@ def test_dates_are_calendar_dates_and_logs_are_found_by_theirs() -> None:
 
 
 @given(st.lists(st.tuples(st.dates().map(str), st.one_of(st.none(), lines)), max_size=6))
+@example([("2000-01-01", "(deleted)")])
+@example([("2000-01-01", "\\(deleted)"), ("2000-01-02", None), ("2000-01-03", "\\\\(deleted)")])
 def test_a_fact_keeps_every_value_it_had_newest_first(
     changes: list[tuple[str, str | None]],
 ) -> None:
@@ -157,3 +159,14 @@ def test_a_fact_key_holding_a_secret_is_refused_before_its_form_and_never_shown(
         check_date(token)
     assert "[REDACTED: GitHub token]" in str(bad_date.value)
     assert not leaked(token, str(bad_date.value).encode())
+
+
+def test_a_fact_set_to_the_text_a_deletion_shows_stays_set() -> None:
+    """The value line of a deleted fact reads "(deleted)": a fact set to that text is written
+    with a backslash before it and read back as set, to exactly that text."""
+    for text in ("(deleted)", "\\(deleted)", "(deleted) soon", "\\x"):
+        fact = set_fact(None, "k", text, "2026-11-28")
+        assert parse_fact("k", fact.render()).value == text
+    gone = set_fact(fact, "k", None, "2026-11-29")
+    assert b"value: (deleted)\n" in gone.render()
+    assert parse_fact("k", gone.render()).value is None
