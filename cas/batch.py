@@ -15,6 +15,7 @@ from cas import frame, procpool
 from cas.digest import Digest, hasher
 from cas.errors import CasError, InputError, RollbackIncomplete, StoreFull
 from cas.fsutil import read_pieces, read_upto
+from cas.picklable import by_fields
 from cas.puts import BlobPut, ChunkPut, IndexPut, Put, Written, checked_frame
 from cas.threads import Threads
 
@@ -37,6 +38,7 @@ def _os_problem(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+@by_fields
 @dataclass(slots=True)
 class Prepared:
     """A blob hashed and compressed, ready to be added to a batch."""

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from cas import frame
 from cas.digest import Digest
 from cas.errors import CorruptBlob
+from cas.picklable import by_fields
 
 
+@by_fields
 @dataclass(slots=True)
 class BlobPut:
     """A blob small enough for one frame."""
@@ -25,6 +27,7 @@ class BlobPut:
     raw_size: int
 
 
+@by_fields
 @dataclass(slots=True)
 class ChunkPut:
     """A chunk of a large blob; an empty frame refers to a chunk already stored (its write time
@@ -34,6 +37,7 @@ class ChunkPut:
     frame: bytes
 
 
+@by_fields
 @dataclass(slots=True)
 class IndexPut:
     """The index of a large blob, committed once its chunks are."""

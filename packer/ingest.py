@@ -33,6 +33,7 @@ from cas.batch import Batch, Prepared
 from cas.cache import Cache
 from cas.digest import Digest
 from cas.fsutil import read_pieces, read_upto
+from cas.picklable import by_fields
 from cas.store import WorkerView
 from cas.textindex import body_terms, raw_terms, terms_of_raw
 from cas.threads import Threads
@@ -65,6 +66,7 @@ _WINDOW = 64
 _CACHE_FLUSH_FILES = 8192
 
 
+@by_fields
 @dataclass(slots=True)
 class Fact:
     """What a pack needs to know about one file, whatever the target."""
@@ -93,6 +95,7 @@ class IngestReport:
     mode: str = "threads"  # where files were read and hashed: "threads" or "processes"
 
 
+@by_fields
 @dataclass(slots=True)
 class _Worked:
     fact: Fact

@@ -28,6 +28,7 @@ from typing import Literal
 
 from cas.errors import InputError, UsageError
 from cas.fsutil import read_upto
+from cas.picklable import by_fields
 from packer.ignore import IgnoreStack, split_ignore_file
 
 __all__ = [
@@ -62,6 +63,7 @@ _AT_SUPPORTED = os.open in os.supports_dir_fd and _NOFOLLOW != 0
 RACY_NS = 2_000_000_000
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class ScannedFile:
     path: str  # POSIX, relative to the root, NFC, no leading './'

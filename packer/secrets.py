@@ -30,6 +30,7 @@ from base64 import b64encode
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from cas.picklable import by_fields
 from packer.literal_search import LiteralSearch
 from packer.scan import is_binary
 from packer.secret_rules import (
@@ -65,6 +66,7 @@ __all__ = [
 SECRETS_VERSION = "7"
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class SecretFinding:
     """One secret: its kind, its 1-based line (0 for a finding by path), and the byte span
