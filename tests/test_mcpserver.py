@@ -875,3 +875,49 @@ def test_a_running_server_sees_packs_change_appear_and_go(tmp_path: Path) -> Non
                 assert_tool_error(res, "no packs")
 
     anyio.run(main)
+
+
+def test_a_quick_search_runs_in_the_callers_thread_and_never_waits_for_another_tool(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Service.search_inline` (the server's event loop runs a search itself once the last one
+    was quick): none before a search has been timed; then the hits `search` gives; none, at
+    once, while another tool holds the service (the loop never waits); none after a search
+    that failed or took longer than `INLINE_SEARCH`."""
+    from cas import mcpserver
+    from cas.store import find_store
+
+    monkeypatch.setattr(mcpserver, "INLINE_SEARCH", 600.0)  # any search counts as quick
+    with Store.at(find_store(project)) as store:
+        service = mcpserver.Service(project, store)
+        try:
+            assert service.search_inline("compute_cart_total") is None
+            first = service.search("compute_cart_total")
+            assert first and first[0]["path"] == "src/shop/cart.py"
+            assert service.search_inline("compute_cart_total") == first
+            held, release = threading.Event(), threading.Event()
+
+            def another_tool() -> None:
+                with service._lock:
+                    held.set()
+                    release.wait(30)
+
+            worker = threading.Thread(target=another_tool)
+            worker.start()
+            try:
+                assert held.wait(30)
+                started = time.monotonic()
+                assert service.search_inline("apply_discount") is None
+                assert time.monotonic() - started < 5  # did not wait for the lock
+            finally:
+                release.set()
+                worker.join()
+            assert service.search_inline("apply_discount") is not None
+            with pytest.raises(mcpserver.ToolFailure, match="no-such-pack"):
+                service.search_inline("apply_discount", pack="no-such-pack")
+            assert service.search_inline("apply_discount") is None  # after a failure
+            monkeypatch.setattr(mcpserver, "INLINE_SEARCH", 0.0)  # no search is quick enough
+            assert service.search("apply_discount")
+            assert service.search_inline("apply_discount") is None
+        finally:
+            service.close()
