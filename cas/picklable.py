@@ -2,9 +2,9 @@
 
 A dataclass with slots pickles through the dataclass module's ``__getstate__`` and
 ``__setstate__``: Python functions that make a list of its fields, then set each one back by
-name. The ingest sends every file it hands a worker process (`packer.scan.ScannedFile`) and
-gets back, for every file, a few records (the file's fact, its prepared blob and the blob's
-puts): some 100,000 records for a tree of 20,000 files, each pickled once and unpickled once.
+name. The ingest gets back, for every file it hands a worker process, a few records (the
+file's fact, its prepared blob and the blob's puts, what a secret scan found): some 100,000
+records for a tree of 20,000 files, each pickled once and unpickled once.
 `by_fields` gives such a class a ``__reduce__`` that returns the class and its field values in
 order, so pickle stores one tuple and rebuilds the record with one call of the class: the
 same record, at about half the cost on both sides.
