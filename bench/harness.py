@@ -511,7 +511,19 @@ def fetch(corpus: Corpus) -> Path:
             note(f"fetching {corpus.spec} ({corpus.source})")
             unpack(download(corpus.source, corpus.spec, where / "download"), tree)
             done.write_text(corpus.spec)
+        without_bytecode(tree)
     return tree / corpus.inner if corpus.inner else _single_child(tree)
+
+
+def without_bytecode(tree: Path) -> None:
+    """Remove the ``__pycache__`` folders under ``tree``: a corpus is what its archive holds,
+    and Python writes bytecode beside any source it imports or compiles (a ``compileall`` of
+    the cache, a test importing a corpus module); packs and ratings of the tree would then
+    count the ``.pyc`` files, and the scores move."""
+    for folder, dirs, _files in os.walk(tree):
+        if "__pycache__" in dirs:
+            shutil.rmtree(Path(folder) / "__pycache__", ignore_errors=True)
+            dirs.remove("__pycache__")
 
 
 def corpus_named(name: str) -> Corpus:

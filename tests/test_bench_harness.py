@@ -56,3 +56,17 @@ def test_a_launcher_that_wrote_no_report_reads_as_none() -> None:
     assert usage is not None
     assert (usage.peak_rss, usage.peak_tree, usage.peak_tree_anon) == (2 * MIB, 6 * MIB, 3 * MIB)
     assert (usage.seconds, usage.cpu_seconds, usage.code, usage.processes) == (1.5, 0.25, 0, 3)
+
+
+def test_a_cached_corpus_keeps_no_bytecode_written_beside_it(tmp_path: Path) -> None:
+    """`without_bytecode`: the ``__pycache__`` folders an import or a compileall wrote into a
+    cached corpus go (they would be packed and rated with it); its own files stay."""
+    (tmp_path / "pkg" / "sub" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "pkg" / "__pycache__").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("x = 1\n")
+    (tmp_path / "pkg" / "sub" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"\x00")
+    (tmp_path / "pkg" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"\x00")
+    (tmp_path / "pkg" / "sub" / "cache.py").write_text("y = 2\n")
+    harness.without_bytecode(tmp_path)
+    left = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
+    assert left == ["pkg", "pkg/mod.py", "pkg/sub", "pkg/sub/cache.py"]
