@@ -527,6 +527,11 @@ Found = dict[bytes, tuple[int, int, int]]
 _T = TypeVar("_T")
 
 
+# A lookup whose postings are fewer than a segment's bodies over this slices their digests out
+# of the segment's bytes instead of making the list of all of them (`TextIndex._lookup`).
+_FEW_POSTINGS: Final = 64
+
+
 def _postings_of(found: Found) -> list[Posting]:
     return [Posting(Digest(d), *found[d]) for d in sorted(found)]
 
@@ -841,14 +846,18 @@ class TextIndex:
             start, end = seg.find(wanted)
             if start == end:
                 continue
-            digests = seg.digests()
+            # A term in a few bodies (a definition key) names them from the digests' bytes; a
+            # list of every digest of the segment is made for a term in many.
+            few = seg._digests is None and (end - start) * _FEW_POSTINGS < seg.docs
+            digests = None if few else seg.digests()
+            raw = seg.digest_bytes()
             lines, widths = seg.shapes()
             docs, pdocs, pmasks = seg.docs, seg.pdocs, seg.pmasks
             for j in range(start, end):
                 doc = pdocs[j]
                 if doc >= docs:
                     raise IndexDamaged(seg.name, "a posting names no body")
-                digest = digests[doc]
+                digest = raw[32 * doc : 32 * doc + 32] if digests is None else digests[doc]
                 if digest not in found:
                     found[digest] = (pmasks[j], lines[doc], widths[doc])
         return found

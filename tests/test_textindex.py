@@ -504,3 +504,34 @@ def test_a_segment_numbers_a_body_by_its_place_among_its_digests(
             assert before == expected
             assert [seg.number(bytes(d)) for d in probes] == expected
         assert len(index.segments) == (1 if held else 0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 300), st.sets(st.integers(0, 299), max_size=12))
+def test_a_lookup_names_the_same_bodies_from_the_digests_bytes_or_their_list(
+    count: int, rare: set[int]
+) -> None:
+    """A term in a few bodies is named from the segment's digest bytes, one in many from the
+    list of its digests: both give every body holding it, and only those."""
+    from cas.textindex import term_keys
+
+    with tempfile.TemporaryDirectory() as tmp:
+        texts = [
+            b"common words here n%d%s\n" % (i, b" rareword" if i in rare else b"")
+            for i in range(count)
+        ]
+        bodies = _bodies(*texts)
+        index = _index(Path(tmp), bodies)
+        holding = {Digest.of(t) for t in texts if b"rareword" in t}
+        every = set(bodies)
+        (rare_key,) = term_keys(("rareword",))
+        assert {p.digest for p in index.lookup(rare_key)} == holding
+        # no list made for a term in few of the bodies
+        listed = any(seg._digests is not None for seg in index.segments)
+        assert listed == (len(holding) * 64 >= count)
+        (common_key,) = term_keys(("common",))
+        assert {p.digest for p in index.lookup(common_key)} == every
+        assert all(seg._digests is not None for seg in index.segments)  # a term in every one
+        for term, expected in ((("rareword",), holding), (("common",), every)):
+            (key,) = term_keys(term)  # again, from the list
+            assert {p.digest for p in index.lookup(key)} == expected
