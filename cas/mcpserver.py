@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from cas import manifest as mf
 from cas.display import echoed, one_line
 from cas.errors import CasError, MemoryNotGranted, NotFound, UsageError
-from cas.locate import PackFiles, manifest_dir, pack_entry, usable_pack_name
+from cas.locate import PackFiles, manifest_dir, pack_entry, pack_files, usable_pack_name
 from cas.report import report_json
 from cas.store import Store
 from cas.visibility import SOURCE_PREFIX, carried, granted_pack, is_memory_pack
@@ -85,8 +85,9 @@ class Service:
         self.store = store
         self.scopes = scopes  # the memories this server may use; the first is the default
         self._lock = threading.Lock()
-        # Whether the last search took under `INLINE_SEARCH` seconds (see `search_inline`).
-        self._quick = False
+        # The project's pack files as they were after the last search, when it took under
+        # `INLINE_SEARCH` seconds; None otherwise (see `search_inline`).
+        self._quick: tuple[tuple[str, int, int, int, int], ...] | None = None
         self.files = PackFiles()
         self._views: Views | None = None
         self._index: TextIndex | None = None
@@ -226,17 +227,32 @@ class Service:
         self, query: str, pack: str | None = None, k: int = 10
     ) -> list[dict[str, Any]] | None:
         """`search`, in the caller's thread (the server's event loop), when it is sure to be
-        quick: the last search took under `INLINE_SEARCH` (what it read is kept, and the index
-        holds the packs' bodies, unless they changed since) and no other tool is running (its
-        lock is free: the loop never waits for one). None otherwise: the caller runs `search`
-        in a worker thread, as every other tool runs, and the loop goes on answering. A call
-        handed to a worker thread and back costs about 2 ms of a 20 ms search."""
-        if not self._quick or not self._lock.acquire(blocking=False):
+        quick: the last search took under `INLINE_SEARCH`, the project's pack files are the
+        same files since (what it read is kept, and the index holds their bodies), and no other
+        tool is running (its lock is free: the loop never waits for one). None otherwise: the
+        caller runs `search` in a worker thread, as every other tool runs, and the loop goes on
+        answering. A call handed to a worker thread and back costs about 2 ms of a 20 ms
+        search."""
+        if self._quick is None or self._quick != self._pack_files():
+            return None
+        if not self._lock.acquire(blocking=False):
             return None
         try:
             return self._locked(self._search(query, pack, k))
         finally:
             self._lock.release()
+
+    def _pack_files(self) -> tuple[tuple[str, int, int, int, int], ...]:
+        """Each pack file of the project by name, with its identity (device, inode, size and
+        change time): a pack made again, added or removed changes it."""
+        out = []
+        for path in pack_files(manifest_dir(self.root)):
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            out.append((path.name, st.st_dev, st.st_ino, st.st_size, st.st_ctime_ns))
+        return tuple(out)
 
     def _search(self, query: str, pack: str | None, k: int) -> Callable[[], list[dict[str, Any]]]:
         from packer.search import search
@@ -246,7 +262,7 @@ class Service:
 
         def run() -> list[dict[str, Any]]:
             started = time.monotonic()
-            self._quick = False  # until this one is done, in time
+            self._quick = None  # until this one is done, in time
             memories = self._memories()
             packs: list[str] | None = None  # every pack the grant lets this server see
             if pack:  # that one pack, or that one memory
@@ -259,7 +275,8 @@ class Service:
             )  # fmt: skip
             self._used(None, [h.path for h in hits])
             out = [report_json(h) for h in hits]
-            self._quick = time.monotonic() - started < INLINE_SEARCH
+            if time.monotonic() - started < INLINE_SEARCH:
+                self._quick = self._pack_files()
             return out
 
         return run

@@ -882,8 +882,8 @@ def test_a_quick_search_runs_in_the_callers_thread_and_never_waits_for_another_t
 ) -> None:
     """`Service.search_inline` (the server's event loop runs a search itself once the last one
     was quick): none before a search has been timed; then the hits `search` gives; none, at
-    once, while another tool holds the service (the loop never waits); none after a search
-    that failed or took longer than `INLINE_SEARCH`."""
+    once, while another tool holds the service (the loop never waits); none once the pack files
+    changed since; none after a search that failed or took longer than `INLINE_SEARCH`."""
     from cas import mcpserver
     from cas.store import find_store
 
@@ -913,6 +913,18 @@ def test_a_quick_search_runs_in_the_callers_thread_and_never_waits_for_another_t
                 release.set()
                 worker.join()
             assert service.search_inline("apply_discount") is not None
+            # a pack file added (or made again) since: the next goes to a worker thread, since
+            # it may read and index what the new pack holds
+            again = project / "manifests" / "again.pack"
+            shutil.copyfile(project / "manifests" / "repo.pack", again)
+            try:
+                assert service.search_inline("apply_discount") is None
+                assert service.search("apply_discount")
+                assert service.search_inline("apply_discount") is not None
+            finally:
+                again.unlink()
+            assert service.search_inline("apply_discount") is None
+            assert service.search("apply_discount")
             with pytest.raises(mcpserver.ToolFailure, match="no-such-pack"):
                 service.search_inline("apply_discount", pack="no-such-pack")
             assert service.search_inline("apply_discount") is None  # after a failure
