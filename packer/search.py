@@ -326,12 +326,6 @@ class Source:
             out[wanted[body[at]]].append(at)
         return out
 
-    def paths_of(self, digests: Collection[bytes]) -> dict[bytes, list[str]]:
-        """The paths of those of ``digests`` this source holds, by digest, each in the order of
-        `digest_of`: what `paths` holds of them (`places_of`, named)."""
-        names = self.numbered().names
-        return {d: [names[at] for at in found] for d, found in self.places_of(digests).items()}
-
     def _take(self, path: str, digest: bytes, *, rest: bool = True) -> None:
         """Add a path; ``rest``: no index of path words covers it."""
         by_digest = self.paths  # made before the path is in `digest_of`
