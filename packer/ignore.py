@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from packer.wildmatch import Line, parse_line
 
@@ -72,9 +72,11 @@ class _Frame:
         self.slow = [(i, r) for i, r in ranked if r.glob.regex is None]
         self.sieves = [kind(b, d, True) for b, d in kinds]
 
-    def verdict(self, rel: bytes, is_dir: bool) -> bool | None:
-        """True to exclude, False to re-include, None when no line of the file matches."""
-        name = rel[rel.rfind(b"/") + 1 :]
+    def verdict(self, rel: bytes, is_dir: bool, name: bytes | None = None) -> bool | None:
+        """True to exclude, False to re-include, None when no line of the file matches.
+        ``name``: the last part of ``rel``, when the caller has it."""
+        if name is None:
+            name = rel[rel.rfind(b"/") + 1 :]
         if is_dir:
             best = _least(
                 _least(_rank(self.base_path, name), _rank(self.full_path, rel)),
@@ -136,6 +138,28 @@ class IgnoreStack:
         if not rules:
             return self
         return IgnoreStack((*self._frames, _Frame(dir_rel.strip("/"), rules)))
+
+    def in_dir(self, dir_rel: str) -> Callable[[str, bool], bool]:
+        """`is_ignored` for the entries of one directory, with the files that reach it found
+        once: ``judge(name, is_dir)`` answers as ``is_ignored(f"{dir_rel}/{name}", is_dir)``
+        (``name`` alone at the root), for a name holding no ``/``. A walk asks it of every
+        entry; only the path below each file's folder and the name are made per entry."""
+        base = (f"{dir_rel}/" if dir_rel else "").encode("utf-8", "surrogateescape")
+        reach = [
+            (frame, base[len(frame.prefix) :])
+            for frame in reversed(self._frames)
+            if base.startswith(frame.prefix)
+        ]
+
+        def judge(name: str, is_dir: bool) -> bool:
+            raw = name.encode("utf-8", "surrogateescape")
+            for frame, below in reach:
+                verdict = frame.verdict(below + raw, is_dir, raw)
+                if verdict is not None:
+                    return verdict
+            return False
+
+        return judge
 
     def is_ignored(self, rel_path: str, is_dir: bool) -> bool:
         """Whether root-relative POSIX `rel_path` is excluded by the rules on the stack.

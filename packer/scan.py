@@ -216,6 +216,7 @@ class _Walk:
         ascii_only = "".join([e.name for e in entries]).isascii()
         entries.sort(key=_by_name if ascii_only else _by_bytes)
         ignores = self.read_ignore_files(d, entries)
+        ignored = ignores.in_dir(d.rel)
         subdirs: list[_Dir] = []
         for entry in entries:
             name = entry.name
@@ -226,7 +227,7 @@ class _Walk:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 is_dir = False
-            if ignores.is_ignored(rel, is_dir):
+            if ignored(name, is_dir):
                 continue
             if ascii_only:
                 part = name

@@ -584,3 +584,28 @@ def test_decode_text() -> None:
     assert decode_text(b"a\xef\xbb\xbfb") == "a\ufeffb"  # only a leading BOM is dropped
     assert decode_text("café".encode("latin-1")) == "caf\ufffd"
     assert decode_text(b"") == ""
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(NAMES), max_size=2).map("/".join),
+            st.lists(patterns(), min_size=1, max_size=4),
+        ),
+        max_size=4,
+    ),
+    st.lists(st.sampled_from(NAMES), max_size=3).map("/".join),
+    st.sampled_from(NAMES),
+    st.booleans(),
+)
+def test_a_directory_judges_its_entries_as_the_whole_stack_does(
+    files: list[tuple[str, list[str]]], folder: str, name: str, is_dir: bool
+) -> None:
+    """`IgnoreStack.in_dir` (what a walk asks of every entry): the files that reach a folder
+    found once, then each name judged as `is_ignored` judges the path."""
+    stack = IgnoreStack()
+    for where, lines in sorted(files, key=lambda f: f[0].count("/") if f[0] else -1):
+        stack = stack.push(where, lines)
+    rel = f"{folder}/{name}" if folder else name
+    assert stack.in_dir(folder)(name, is_dir) == stack.is_ignored(rel, is_dir)
