@@ -906,9 +906,9 @@ def test_a_quick_search_runs_in_the_callers_thread_and_never_waits_for_another_t
             worker.start()
             try:
                 assert held.wait(30)
-                started = time.monotonic()
+                # None while the other tool runs: had it waited for the lock, it would have
+                # got it once the other let go, and answered
                 assert service.search_inline("apply_discount") is None
-                assert time.monotonic() - started < 5  # did not wait for the lock
             finally:
                 release.set()
                 worker.join()

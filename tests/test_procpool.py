@@ -316,6 +316,23 @@ _PACK_AS_FROM_A_TERMINAL = [
 ]  # fmt: skip
 
 
+def _fresh_pack(root: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], float]:
+    """`cas pack` of ``root`` into a new empty store, started as from a terminal, and the moment
+    its own code runs (`_cas_code_runs`)."""
+    shutil.rmtree(root / ".cas")
+    shutil.rmtree(root / "manifests", ignore_errors=True)
+    assert run_cas("init", cwd=root).code == 0
+    proc = subprocess.Popen(
+        _PACK_AS_FROM_A_TERMINAL,
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert _cas_code_runs(proc), proc.communicate()
+    return proc, time.monotonic()
+
+
 @pytest.mark.slow
 def test_ctrl_c_at_any_moment_exits_130_in_one_line(tmp_path: Path) -> None:
     """SIGINT at 12 moments spread over a whole pack in processes, from the moment cas's code
@@ -325,7 +342,6 @@ def test_ctrl_c_at_any_moment_exits_130_in_one_line(tmp_path: Path) -> None:
     far: a machine busier during the reference packs than later (tests run side by side) would
     otherwise put the later moments after the work."""
     root = _tree(tmp_path / "repo")
-    store = root / ".cas"
     assert run_cas("init", cwd=root).code == 0
     env = cas_env({"CAS_WORKERS": "processes"})
 
@@ -333,18 +349,7 @@ def test_ctrl_c_at_any_moment_exits_130_in_one_line(tmp_path: Path) -> None:
     # counted from): the shorter of two, as the first also warms the caches a later one finds.
     spans = []
     for _ in range(2):
-        shutil.rmtree(store)
-        shutil.rmtree(root / "manifests", ignore_errors=True)
-        assert run_cas("init", cwd=root).code == 0
-        whole = subprocess.Popen(
-            _PACK_AS_FROM_A_TERMINAL,
-            cwd=root,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        assert _cas_code_runs(whole), whole.communicate()
-        started = time.monotonic()
+        whole, started = _fresh_pack(root, env)
         _, whole_err = whole.communicate(timeout=120)
         spans.append(time.monotonic() - started)
         assert whole.returncode == 0, whole_err.decode()
@@ -353,18 +358,7 @@ def test_ctrl_c_at_any_moment_exits_130_in_one_line(tmp_path: Path) -> None:
     interrupted = 0
     runs = 12
     for i in range(runs):
-        shutil.rmtree(store)
-        shutil.rmtree(root / "manifests", ignore_errors=True)
-        assert run_cas("init", cwd=root).code == 0
-        proc = subprocess.Popen(
-            _PACK_AS_FROM_A_TERMINAL,
-            cwd=root,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        assert _cas_code_runs(proc), proc.communicate()
-        started = time.monotonic()
+        proc, started = _fresh_pack(root, env)
         time.sleep(span * i / runs)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
