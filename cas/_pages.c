@@ -1,6 +1,6 @@
 /* The native half of the data file's walk (cas/datafile.py): one table's tree, checked.
  *
- * walk_table(fd, psize, in_file, live, root, key_size) -> bool
+ * walk_table(fd, psize, in_file, live, root, depth, key_size) -> bool
  *
  * Follows the B-tree of one table from page ``root`` exactly as cas.datafile._Walker.tree does
  * for a table (branch pages, leaf pages, the overflow pages of large values), with the same
@@ -8,7 +8,8 @@
  * every check passed. False at the first fault of any kind, with ``live`` partly marked: the
  * caller restores it and walks that table again in Python, which names the fault. Pages are
  * read with pread, in the byte order of this machine (that of the file LMDB wrote here), with
- * the GIL released. key_size: the size every key of the table has, or -1 for none.
+ * the GIL released. depth: the tree's depth as its record gives it (every leaf lies at it, every
+ * branch above it). key_size: the size every key of the table has, or -1 for none.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -63,6 +64,7 @@ typedef struct {
     int fd;
     uint64_t psize, in_file;
     unsigned char *live;
+    int depth;
     long key_size;
     unsigned char *page;
     Item *stack;
@@ -118,6 +120,7 @@ static int walk(Walk *w, uint64_t root) {
         uint16_t flags = u16(buf + 10), lower = u16(buf + 12), upper = u16(buf + 14);
         if (u64(buf) != it.pgno) return 0;
         if (flags != P_BRANCH && flags != P_LEAF) return 0;
+        if ((flags == P_LEAF) != (it.depth == w->depth)) return 0;
         if (!(HEADER <= lower && lower <= upper && upper <= psize) || (lower - HEADER) % 2)
             return 0;
         size_t count = (size_t)(lower - HEADER) / 2;
@@ -163,15 +166,16 @@ static PyObject *walk_table(PyObject *self, PyObject *args) {
     (void)self;
     int fd;
     unsigned long long psize, in_file, root;
+    int depth;
     long key_size;
     Py_buffer live;
-    if (!PyArg_ParseTuple(args, "iKKw*Kl", &fd, &psize, &in_file, &live, &root, &key_size))
+    if (!PyArg_ParseTuple(args, "iKKw*Kil", &fd, &psize, &in_file, &live, &root, &depth, &key_size))
         return NULL;
     if (psize < HEADER + NODE || psize > (1u << 16) || in_file > (unsigned long long)live.len) {
         PyBuffer_Release(&live);
         Py_RETURN_FALSE; /* not a file this walk knows: the Python walks it */
     }
-    Walk w = {fd, psize, in_file, live.buf, key_size, NULL, NULL, 0, 0};
+    Walk w = {fd, psize, in_file, live.buf, depth, key_size, NULL, NULL, 0, 0};
     w.page = malloc((size_t)psize);
     int ok = 0;
     if (w.page) {

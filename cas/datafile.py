@@ -364,6 +364,12 @@ class _Walker:
             if flags not in (P_BRANCH, P_LEAF):
                 self.problem(f"{where} has page flags 0x{flags:x}, not a branch or leaf page")
                 continue
+            # Every leaf of a B-tree lies at the tree's depth, every branch above it: LMDB's
+            # cursors step between siblings trusting that, and abort on a page that breaks it.
+            if (flags == P_LEAF) != (depth == db.depth):
+                kind_of = "a leaf" if flags == P_LEAF else "a branch"
+                self.problem(f"{where} is {kind_of} page at level {depth} of {db.depth}")
+                continue
             if not HEADER <= lower <= upper <= self.psize or (lower - HEADER) % 2:
                 self.problem(f"{where} has impossible bounds ({lower}, {upper})")
                 continue
@@ -385,7 +391,9 @@ class _Walker:
             return False
         before = bytes(self.live)
         key_size = self.key_size if self.key_size is not None else -1
-        if native.walk_table(self.fd, self.psize, self.in_file, self.live, db.root, key_size):
+        if native.walk_table(
+            self.fd, self.psize, self.in_file, self.live, db.root, db.depth, key_size
+        ):
             return True
         self.live[:] = before
         return False

@@ -181,6 +181,63 @@ def test_a_node_pointed_past_the_end_of_the_file_is_found_before_lmdb_follows_it
         assert "damaged store" in line and f"page {pgno} " in line, line
 
 
+def test_a_branch_pointed_past_a_level_is_found_before_lmdb_steps_onto_it(
+    project: Path,
+) -> None:
+    """A child pointer of a branch page whose children are branches, redirected to one of that
+    child's own leaves (one flipped bit did this in the damage fuzz): every page is in the file
+    and used at most once, but a leaf now sits one level above the tree's other leaves. LMDB's
+    cursor steps between siblings trusting the levels, and `cas pack` died of SIGABRT
+    (`Assertion 'IS_LEAF(mp)' failed in mdb_cursor_set()`)."""
+    data = project / ".cas" / "data.mdb"
+    state = current_state(data)
+    psize = state.psize
+    fd = os.open(data, os.O_RDONLY)
+    try:
+        live = datafile.walk(fd, state, KEY_SIZES).live
+    finally:
+        os.close(fd)
+    raw = data.read_bytes()
+
+    def is_page(pgno: int, flags: int) -> bool:
+        if not 2 <= pgno < len(live):
+            return False
+        stored, _pad, found = struct.unpack_from("<QHH", raw, pgno * psize)
+        return (stored, found) == (pgno, flags)
+
+    def children(pgno: int) -> list[tuple[int, int]]:
+        """(file offset of the node, page it points to) of each node of a branch page."""
+        base = pgno * psize
+        lower = struct.unpack_from("<H", raw, base + 12)[0]
+        count = (lower - datafile.HEADER) // 2
+        found = []
+        for off in struct.unpack_from(f"<{count}H", raw, base + datafile.HEADER):
+            lo, hi, top, _ksize = struct.unpack_from("<HHHH", raw, base + off)
+            found.append((base + off, lo | hi << 16 | top << 32))
+        return found
+
+    upper = [
+        p
+        for p in range(2, len(live))
+        if live[p]
+        and is_page(p, datafile.P_BRANCH)
+        and all(is_page(child, datafile.P_BRANCH) for _node, child in children(p))
+    ]
+    assert upper  # a table three levels deep
+    node, child = children(upper[0])[-1]
+    _node, leaf = children(child)[0]
+    assert is_page(leaf, datafile.P_LEAF)
+    with open(data, "r+b") as handle:
+        handle.seek(node)
+        handle.write(struct.pack("<HHH", leaf & 0xFFFF, leaf >> 16 & 0xFFFF, leaf >> 32))
+    for cmd in (["pack"], ["verify", "--all"], ["ls"], ["gc", "--dry-run"]):
+        r = run_cas(*cmd, cwd=project)
+        assert r.code == 2, (cmd, r.code, r.err)
+        line = one_line_error(r.err)
+        assert "damaged store" in line and f"page {leaf} " in line, line
+        assert "is a leaf page at level" in line, line
+
+
 def test_the_native_walk_finds_what_the_python_walk_finds(
     pristine: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
