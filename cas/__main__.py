@@ -2,13 +2,14 @@
 
 Importing the commands takes a tenth of a second or more; a Ctrl-C meanwhile would print a
 KeyboardInterrupt traceback. SIGINT is blocked first (this module imports nothing heavy, and
-``cas/__init__`` loads its names lazily), and `cas.cli.main` unblocks it once it is inside the
-handler that turns it into one line and exit 130.
+``cas/__init__`` loads its names lazily), and `cas.cli.guard.guarded` unblocks it once it is
+inside the handler that turns it into one line and exit 130. A plain ``cas search`` is read by
+`cas.cli.quick`, without importing click; any other command line by click (`cas.cli.main`).
 
 The cyclic garbage collector is off while the command's modules load (they make many objects
 that live as long as the process, and each collection would go through all of them again: a
-third of a short command's start-up); `cas.cli` freezes what they made and turns it back on
-before the command runs.
+third of a short command's start-up); `cas.cli.guard.modules_loaded` freezes what they made and
+turns it back on before the command runs.
 
 Once the command is done, the process leaves at once (`os._exit`, after flushing its output):
 tearing down the interpreter, module by module and object by object, took a tenth to a third of
@@ -27,10 +28,17 @@ import gc
 def run() -> None:
     _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
     gc.disable()
-    from cas.cli import main
+    import sys
 
+    from cas.cli.quick import parsed
+
+    command = parsed(sys.argv[1:])
+    if command is None:
+        from cas.cli import main
+
+        command = main
     try:
-        main()
+        command()
     except SystemExit as exc:
         status = exc.code
     else:

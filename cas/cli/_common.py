@@ -1,55 +1,19 @@
-"""What every command shares: the context object, output helpers, store opening."""
+"""What every click command shares: the context object passed down, the global options, the
+command group that loads each command's module when it is asked for. The context and the output
+helpers live in `cas.cli.context` (click-free, for the quick path) and are re-exported here."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import click
 
+from cas.cli.context import Ctx, project_root
 from cas.digest import Digest
-from cas.display import json_safe, one_line, shown
-from cas.errors import StoreNotFound
 from cas.locate import manifest_dir
-from cas.progress import wanted
-from cas.report import report_json
-from cas.store import Store, find_store
-
-
-@dataclass
-class Ctx:
-    store_opt: str | None
-    debug: bool
-    quiet: bool
-
-    def store_path(self) -> Path:
-        if self.store_opt:
-            return Path(self.store_opt).absolute()
-        return find_store()
-
-    def open_store(self, *, readonly: bool = False) -> Store:
-        return Store.at(self.store_path(), readonly=readonly)
-
-    def open_or_create_store(self, default: Path) -> Store:
-        """The store, or, when there is none and no --store was given, a new one at
-        ``default``. Concurrent callers share one: exactly one creates it (and says so)."""
-        try:
-            return self.open_store()
-        except StoreNotFound:
-            if self.store_opt:
-                raise
-        store = Store.create(default, exist_ok=True)
-        if store.created and not self.quiet:
-            warn(f"created a new store in {shown(str(store.path))}")
-        return store
-
-    @property
-    def progress(self) -> bool:
-        return wanted(self.quiet)
-
 
 pass_ctx = click.make_pass_decorator(Ctx)
 
@@ -142,46 +106,10 @@ class CasGroup(click.Group):
         return self.commands.get(cmd_name)
 
 
-def emit_json(obj: Any) -> None:
-    # JSON keeps every name as it is; json_safe writes what a terminal could act on as \u escapes
-    import json  # here: only a --json report needs it
-
-    click.echo(json_safe(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False)))
-
-
-def project_root() -> Path:
-    """The project the command runs in: the nearest folder at or above the working directory
-    holding cas.toml, a pyproject.toml with [tool.cas], or .git (the working directory when
-    there is none). Its packs are where `cas.locate` says, whatever store is used."""
-    from packer.project import find_project_root
-
-    return find_project_root(Path.cwd())
-
-
 def project_packs() -> Path:
     """The manifests folder of the project the command runs in: where packs are written, where
     a pack name is looked up, what push sends and where pull writes (`cas.locate`)."""
     return manifest_dir(project_root())
-
-
-def emit_report(report: Any, **extra: Any) -> None:
-    """Print a report as JSON by the one convention (`cas.report.report_json`), with any keys
-    the command adds to it."""
-    emit_json({**report_json(report), **extra})
-
-
-def warn(message: str) -> None:
-    """One line on stderr; names in ``message`` should have gone through `shown`, and whatever
-    else could break the line or act on a terminal is escaped here."""
-    click.echo(f"cas: {one_line(message)}", err=True)
-
-
-def note_sink(ctx: Ctx) -> Callable[[str], None] | None:
-    """Where a library's notes go (the search index set aside and rebuilt): one line each on
-    stderr, none with -q."""
-    if ctx.quiet:
-        return None
-    return lambda text: warn(f"note: {text}")
 
 
 def parse_digests(texts: tuple[str, ...]) -> list[Digest]:

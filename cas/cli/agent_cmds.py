@@ -7,26 +7,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cas.cli._common import (
-    Ctx,
-    emit_json,
-    json_option,
-    note_sink,
-    pass_ctx,
-    project_root,
-    warn,
-)
+from cas.cli import searching
+from cas.cli._common import json_option, pass_ctx
+from cas.cli.context import Ctx, emit_json, note_sink, project_root, warn
 from cas.display import echoed, shown
 from cas.errors import UsageError
 from cas.locate import manifest_dir, pack_path
 from cas.progress import Progress
-from cas.report import report_json
 
 if TYPE_CHECKING:
-    from cas.store import Store
     from cas.textindex import TextIndex
     from packer.load import LoadResult
-    from packer.search import Attached
 
 # These mirror packer.render.FORMATS (a test checks).
 FORMATS = ("markdown", "xml", "plain")
@@ -39,17 +30,6 @@ memory_scope_option = click.option(
     help="Also the memory of SCOPE (repeatable): global, user:ID or session:ID. Without it no "
     "memory is seen, nor a load drawn on one.",
 )
-
-
-def _memories(store: Store, scopes: tuple[str, ...]) -> tuple[tuple[str, ...], list[Attached]]:
-    """The scopes asked for, checked, and their memories to draw on beside the packs."""
-    if not scopes:
-        return (), []
-    from memory.scopes import check_scope
-    from memory.search import attached
-
-    checked = tuple(dict.fromkeys(check_scope(s) for s in scopes))
-    return checked, attached(store, checked)
 
 
 @click.command()
@@ -71,35 +51,7 @@ def search(
 ) -> None:
     """Full-text search over the files of the packs (code-aware: with_context, NewRouter and
     os.path.join are found whole and by their words), and of the memories of --memory-scope."""
-    from packer.search import search as run_search
-
-    root = project_root()
-    with (
-        ctx.open_store() as store,
-        _index(ctx, store.path) as index,
-        Progress("indexing", enabled=ctx.progress) as bar,
-    ):
-        asked, memories = _memories(store, scopes)
-        found = run_search(
-            store, index, root, query, packs=packs or None, k=k, path_glob=paths,
-            progress=bar.sink, scopes=asked, attached=memories,
-        )  # fmt: skip
-    if as_json:
-        emit_json(
-            {
-                "query": query,
-                "hits": [report_json(h) for h in found],
-            }
-        )
-        return
-    if not found:
-        click.echo("no matches")
-        return
-    for h in found:
-        packs_text = ",".join(h.packs)
-        click.echo(f"{shown(h.path)}:{h.first}-{h.last}  [{packs_text}]  {h.digest.short()}")
-        for n, text in h.snippet:
-            click.echo(f"  {n:>5}: {text}")
+    searching.run(ctx, query, packs, paths, k, scopes, as_json)
 
 
 def _index(ctx: Ctx, store_dir: Path) -> TextIndex:
@@ -147,7 +99,7 @@ def load(
     root = project_root()
     config = load_config(root)
     with ctx.open_store() as store, _index(ctx, store.path) as index:
-        asked, memories = _memories(store, scopes)
+        asked, memories = searching.memories(store, scopes)
         with Progress("indexing", enabled=ctx.progress) as bar:
             loader = Loader(
                 root, store, index, config.load, config.tokenizer, progress=bar.sink,

@@ -8,15 +8,8 @@ from pathlib import Path
 import click
 
 from cas import roots as roots_mod
-from cas.cli._common import (
-    Ctx,
-    emit_json,
-    emit_report,
-    json_option,
-    pass_ctx,
-    project_packs,
-    warn,
-)
+from cas.cli._common import json_option, pass_ctx, project_packs
+from cas.cli.context import Ctx, emit_json, emit_report, warn
 from cas.digest import Digest
 from cas.display import echoed, human_bytes, one_line, shown
 from cas.errors import StoreAccessError, StoreDamaged, UsageError, VerifyFailed

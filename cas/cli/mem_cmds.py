@@ -10,17 +10,8 @@ import sys
 
 import click
 
-from cas.cli._common import (
-    CasGroup,
-    Ctx,
-    emit_json,
-    emit_report,
-    json_option,
-    note_sink,
-    pass_ctx,
-    project_packs,
-    project_root,
-)
+from cas.cli._common import CasGroup, json_option, pass_ctx, project_packs
+from cas.cli.context import Ctx, emit_json, emit_report, note_sink, project_root
 from cas.digest import Digest
 from cas.display import echoed, shown
 from cas.errors import BadDigest, NotFound, UsageError

@@ -10,16 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cas.cli._common import (
-    Ctx,
-    emit_json,
-    emit_report,
-    json_option,
-    note_sink,
-    pass_ctx,
-    project_root,
-    warn,
-)
+from cas.cli._common import json_option, pass_ctx
+from cas.cli.context import Ctx, emit_json, emit_report, note_sink, project_root, warn
 from cas.display import one_line, shown
 from cas.errors import (
     EXIT_PROBLEM,

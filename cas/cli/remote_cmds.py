@@ -8,16 +8,8 @@ from __future__ import annotations
 
 import click
 
-from cas.cli._common import (
-    CasGroup,
-    Ctx,
-    emit_json,
-    emit_report,
-    json_option,
-    pass_ctx,
-    project_packs,
-    warn,
-)
+from cas.cli._common import CasGroup, json_option, pass_ctx, project_packs
+from cas.cli.context import Ctx, emit_json, emit_report, warn
 from cas.digest import Digest
 from cas.display import human_bytes, one_line, shown
 from cas.errors import VerifyFailed

@@ -8,14 +8,8 @@ from pathlib import Path
 
 import click
 
-from cas.cli._common import (
-    Ctx,
-    emit_json,
-    json_option,
-    parse_digests,
-    pass_ctx,
-    warn,
-)
+from cas.cli._common import json_option, parse_digests, pass_ctx
+from cas.cli.context import Ctx, emit_json, warn
 from cas.digest import Digest
 from cas.display import human_bytes, shown
 from cas.errors import EXIT_PROBLEM, EXIT_USAGE, CorruptBlob, InputError, OutputError

@@ -1,0 +1,72 @@
+"""What ``cas search`` does once its arguments are known: open the store and the index, search
+the packs (and the memories of the scopes asked for), print the hits.
+
+The click command (`cas.cli.agent_cmds.search`) and the quick path (`cas.cli.quick`) both call
+`run`, so the output is the same bytes whichever parser read the command line.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cas.cli.context import Ctx, echo, emit_json, note_sink, project_root
+from cas.display import one_line, shown
+from cas.progress import Progress
+
+if TYPE_CHECKING:
+    from cas.store import Store
+    from packer.search import Attached
+
+
+def memories(store: Store, scopes: tuple[str, ...]) -> tuple[tuple[str, ...], list[Attached]]:
+    """The scopes asked for, checked, and their memories to draw on beside the packs."""
+    if not scopes:
+        return (), []
+    from memory.scopes import check_scope
+    from memory.search import attached
+
+    checked = tuple(dict.fromkeys(check_scope(s) for s in scopes))
+    return checked, attached(store, checked)
+
+
+def run(
+    ctx: Ctx,
+    query: str,
+    packs: tuple[str, ...],
+    paths: tuple[str, ...],
+    k: int,
+    scopes: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    from cas.textindex import TextIndex
+    from packer.search import search
+
+    root = project_root()
+    with ctx.open_store() as store:
+        index = TextIndex.open(store.path, note=note_sink(ctx))
+        assert index is not None  # open creates one
+        with index, Progress("indexing", enabled=ctx.progress) as bar:
+            asked, attached = memories(store, scopes)
+            found = search(
+                store, index, root, query, packs=packs or None, k=k, path_glob=paths,
+                progress=bar.sink, scopes=asked, attached=attached,
+            )  # fmt: skip
+    if as_json:
+        from cas.report import report_json
+
+        emit_json({"query": query, "hits": [report_json(h) for h in found]})
+        return
+    if not found:
+        echo("no matches")
+        return
+    for h in found:
+        packs_text = ",".join(h.packs)
+        echo(f"{shown(h.path)}:{h.first}-{h.last}  [{packs_text}]  {h.digest.short()}")
+        for n, text in h.snippet:
+            echo(f"  {n:>5}: {_line(text)}")
+
+
+def _line(text: str) -> str:
+    """A line of a file as a snippet shows it: its tabs as they are, anything else that could
+    act on a terminal (ESC, CR, bidirectional controls) escaped."""
+    return "\t".join(one_line(part) for part in text.split("\t"))

@@ -1,0 +1,88 @@
+"""How a command ends (`cas.cli.guard.guarded`): a `CasError` is one line and its code, anything
+else one line and exit 2 (a traceback only with debug), output that cannot be written one line,
+and a command that succeeds returns."""
+
+from __future__ import annotations
+
+import errno
+
+import pytest
+
+from cas.cli.context import Ctx
+from cas.cli.guard import debug_wanted, guarded
+from cas.errors import EXIT_USAGE, BlobNotFound, UsageError
+
+
+def _ends(command: object, capsys: pytest.CaptureFixture[str], debug: bool = False) -> tuple:
+    state = Ctx(store_opt=None, debug=debug, quiet=False)
+    with pytest.raises(SystemExit) as ended:
+        guarded(command, state, debug=debug)  # type: ignore[arg-type]
+    out, err = capsys.readouterr()
+    return ended.value.code, out, err
+
+
+def test_a_command_that_succeeds_returns(capsys: pytest.CaptureFixture[str]) -> None:
+    ran = []
+    guarded(lambda: ran.append(1), Ctx(None, False, False), debug=False)
+    assert ran == [1]
+    assert capsys.readouterr() == ("", "")
+
+
+def test_a_cas_error_is_its_line_and_its_code(capsys: pytest.CaptureFixture[str]) -> None:
+    def fails() -> None:
+        raise UsageError("the budget must be positive\nsecond line")
+
+    code, out, err = _ends(fails, capsys)
+    assert code == UsageError.exit_code == EXIT_USAGE
+    assert out == "" and err == "cas: error: the budget must be positive\\nsecond line\n"
+
+    def missing() -> None:
+        raise BlobNotFound("blake3:" + "0" * 64)
+
+    code, _out, err = _ends(missing, capsys)
+    assert code == BlobNotFound.exit_code and err.startswith("cas: error: ")
+    assert err.count("\n") == 1
+
+
+def test_a_bug_is_one_line_without_debug_and_a_traceback_with_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def buggy() -> None:
+        raise KeyError("oops")
+
+    code, _out, err = _ends(buggy, capsys)
+    assert code == EXIT_USAGE
+    assert err == (
+        "cas: internal error: KeyError: 'oops' (rerun with --debug for a traceback, and please "
+        "report it)\n"
+    )
+    code, _out, err = _ends(buggy, capsys, debug=True)
+    assert code == EXIT_USAGE and "Traceback (most recent call last)" in err
+
+
+def test_output_that_cannot_be_written_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    def full() -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    code, _out, err = _ends(full, capsys)
+    assert code == EXIT_USAGE
+    assert err == "cas: error: cannot write the output: No space left on device\n"
+
+
+def test_an_exit_the_command_asked_for_passes_through(capsys: pytest.CaptureFixture[str]) -> None:
+    def exits() -> None:
+        raise SystemExit(1)
+
+    assert _ends(exits, capsys) == (1, "", "")
+
+
+def test_debug_is_wanted_from_the_command_line_or_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("CAS_DEBUG", raising=False)
+    assert debug_wanted(["search", "x", "--debug"])
+    assert not debug_wanted(["search", "x"])
+    monkeypatch.setenv("CAS_DEBUG", "0")
+    assert not debug_wanted([])
+    monkeypatch.setenv("CAS_DEBUG", "1")
+    assert debug_wanted([])
