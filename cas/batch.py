@@ -16,7 +16,7 @@ from cas.digest import Digest, hasher
 from cas.errors import CasError, InputError, RollbackIncomplete, StoreFull
 from cas.fsutil import read_pieces, read_upto
 from cas.picklable import by_fields
-from cas.puts import BlobPut, ChunkPut, IndexPut, Put, Written, checked_frame
+from cas.puts import BlobPut, ChunkPut, IndexPut, Put, Written
 from cas.threads import Threads
 
 if TYPE_CHECKING:
@@ -323,7 +323,7 @@ class Batch:
                 stored += existing
                 ops.append(ChunkPut(chunk, b""))
             else:
-                value = checked_frame(piece, chunk, self._level)
+                value = frame.checked_frame(piece, chunk, self._level)
                 stored += len(value)
                 ops.append(ChunkPut(chunk, value))
         d = digest if digest is not None else Digest.of(data)
@@ -349,7 +349,7 @@ class Batch:
         if digest in self._seen or self._store.has(digest):
             return BlobPut(digest, None, data, len(data))
         # The raw bytes are dropped once the frame exists: only a touch needs them.
-        return BlobPut(digest, checked_frame(data, digest, self._level), None, len(data))
+        return BlobPut(digest, frame.checked_frame(data, digest, self._level), None, len(data))
 
     def _put_large(self, pieces: Iterator[bytes]) -> tuple[Digest, int]:
         """Chunk a large blob: pieces are hashed, compressed and checked in worker threads
@@ -364,7 +364,7 @@ class Batch:
             existing = self._store.chunk_stored_size(chunk)
             if existing is not None:
                 return chunk, None, existing
-            return chunk, checked_frame(piece, chunk, self._level), None
+            return chunk, frame.checked_frame(piece, chunk, self._level), None
 
         def take(chunk: Digest, value: bytes | None, existing: int | None) -> None:
             nonlocal stored

@@ -53,7 +53,6 @@ from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 from cas import frame
 from cas.digest import Digest
 from cas.errors import BlobNotFound, CorruptBlob
-from cas.puts import checked_frame
 
 DEFAULT_CHUNK_SIZE: Final = 1 << 20
 DEFAULT_LEVEL: Final = 3
@@ -139,13 +138,13 @@ def frames_of(
     and re-hashed before it is returned). Holds the whole content: `Batch` streams instead."""
     digest = Digest.of(data)
     if len(data) <= chunk_size:
-        return digest, checked_frame(data, digest, level), []
+        return digest, frame.checked_frame(data, digest, level), []
     chunks: list[tuple[Digest, bytes]] = []
     view = memoryview(data)
     for start in range(0, len(data), chunk_size):
         piece = view[start : start + chunk_size]
         chunk = Digest.of(piece)
-        chunks.append((chunk, checked_frame(piece, chunk, level)))
+        chunks.append((chunk, frame.checked_frame(piece, chunk, level)))
     index = frame.encode_index(len(data), chunk_size, [c for c, _ in chunks])
     return digest, index, chunks
 

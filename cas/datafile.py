@@ -38,9 +38,8 @@ import struct
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 # LMDB 0.9's file layout on a 64-bit host. Integers are in the host's byte order: an LMDB file
 # does not travel between architectures.
@@ -83,8 +82,7 @@ class Damage(Exception):
         self.problem = problem
 
 
-@dataclass(frozen=True, slots=True)
-class Db:
+class Db(NamedTuple):
     """An LMDB table record: its flags, depth, entry count and root page."""
 
     flags: int
@@ -98,8 +96,7 @@ class Db:
         return cls(flags, depth, entries, root)
 
 
-@dataclass(frozen=True, slots=True)
-class Identity:
+class Identity(NamedTuple):
     """What tells one state of the file from another without reading it."""
 
     dev: int
@@ -113,8 +110,7 @@ class Identity:
         return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-@dataclass(frozen=True, slots=True)
-class State:
+class State(NamedTuple):
     """The data file as its current meta page describes it."""
 
     identity: Identity
@@ -137,8 +133,7 @@ class State:
         return self.next_pgno * self.psize
 
 
-@dataclass(frozen=True, slots=True)
-class _Meta:
+class _Meta(NamedTuple):
     txnid: int
     last_pgno: int
     psize: int
@@ -238,8 +233,7 @@ def short_by(state: State) -> str | None:
     return f"data.mdb is {state.size} bytes, its last committed page needs {state.needed_bytes}"
 
 
-@dataclass(slots=True)
-class Walk:
+class Walk(NamedTuple):
     """What a walk found: problems (empty: sound), the free pages the free table lists (with
     the transaction that freed them), and which pages are in use (1) or not (0), by number."""
 

@@ -14,11 +14,10 @@ chunk indexes); 0 means not known yet.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class ProgressEvent:
+class ProgressEvent(NamedTuple):
     stage: str  # the step under way: "verify", "scan", "store", "sweep", "push", ...
     done: int  # units (files, blobs, objects) finished in this stage so far
     total: int = 0  # units the stage has, as known now; 0 when not known

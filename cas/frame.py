@@ -23,12 +23,13 @@ import struct
 import threading
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import zstandard
 
 from cas.digest import SIZE as DIGEST_SIZE
 from cas.digest import Digest
+from cas.errors import CorruptBlob
 
 MAGIC = b"CF"
 VERSION = 1
@@ -46,8 +47,7 @@ class FrameError(ValueError):
     """Bytes that are not a valid frame; the store turns this into CorruptBlob with the digest."""
 
 
-@dataclass(frozen=True, slots=True)
-class Header:
+class Header(NamedTuple):
     codec: int
     raw_size: int
 
@@ -213,3 +213,12 @@ def decode_index(frame: bytes | memoryview) -> tuple[int, int, list[Digest]]:
         for i in range(count)
     ]
     return head.raw_size, chunk_size, chunks
+
+
+def checked_frame(data: bytes | memoryview, digest: Digest, level: int) -> bytes:
+    """Compress, then decode and re-hash before anything is committed (a codec or memory fault
+    must never store a value that reads back wrong)."""
+    value = encode(data, level)
+    if Digest.of(decode(value)) != digest:
+        raise CorruptBlob(str(digest), "the encoded frame does not read back to its content")
+    return value

@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 from cas import manifest as mf
 from cas.cache import Cache
@@ -135,8 +134,7 @@ def _hint(folder: Path) -> str:
 # --- loading ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class LocatedPack:
+class LocatedPack(NamedTuple):
     """A pack named on the command line: its name, bytes, digest, decoded manifest, how it was
     named (a path, or the digest as given), and its file (None for a digest)."""
 

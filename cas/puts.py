@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cas import frame
 from cas.digest import Digest
-from cas.errors import CorruptBlob
 from cas.picklable import by_fields
 
 
@@ -73,10 +71,9 @@ class Written:
         self.ingested_count += other.ingested_count
 
 
-def checked_frame(data: bytes | memoryview, digest: Digest, level: int) -> bytes:
-    """Compress, then decode and re-hash before anything is committed (a codec or memory fault
-    must never store a value that reads back wrong)."""
-    value = frame.encode(data, level)
-    if Digest.of(frame.decode(value)) != digest:
-        raise CorruptBlob(str(digest), "the encoded frame does not read back to its content")
-    return value
+def put_order(put: Put) -> tuple[int, bytes]:
+    """The order a commit writes puts in: chunks first (an index needs its chunks), a chunk's
+    frame before any bare reference to it; in key order within each kind."""
+    if isinstance(put, ChunkPut):
+        return (0 if put.frame else 1), put.digest
+    return (2 if isinstance(put, BlobPut) else 3), put.digest

@@ -37,7 +37,7 @@ from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal, NamedTuple, TypeVar
 
 import lmdb
 import msgpack
@@ -60,7 +60,6 @@ from cas.errors import (
     StoreVersionError,
 )
 from cas.fsutil import fsync_dir
-from cas.puts import Put, Written
 from cas.reader import READ_AHEAD, BlobReader
 from cas.records import Meta, Txn, meta_of, now_ns
 from cas.residency import RELEASE_EVERY, MapReleaser
@@ -68,6 +67,7 @@ from cas.store_tables import ADDED, KEY_SIZES, KV_TABLES, NAMES, TOTAL_KEYS, Tab
 
 if TYPE_CHECKING:
     from cas.batch import Batch  # imported by `Store.batch`: a reader never loads the writer
+    from cas.puts import Put, Written  # what a writer hands over: never loaded by a reader
 
 FORMAT_VERSION: Final = 1
 STORE_DIRNAME: Final = ".cas"
@@ -100,8 +100,7 @@ class BlobStat:
     last_referenced_ns: int
 
 
-@dataclass(frozen=True, slots=True)
-class BlobRecord:
+class BlobRecord(NamedTuple):
     """A blob's frame and metadata as one snapshot holds them (`Store.blob_records`)."""
 
     digest: Digest
@@ -136,8 +135,7 @@ class StoreStats:
         return self.raw_bytes / self.stored_bytes if self.stored_bytes else 1.0
 
 
-@dataclass(frozen=True, slots=True)
-class WorkerView:
+class WorkerView(NamedTuple):
     """What a task sees in a worker process (`cas.procpool`): the store, read-only; a batch over
     it for `Batch.prepare` (never flushed); the caller's picklable extra."""
 

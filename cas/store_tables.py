@@ -29,14 +29,13 @@ import contextlib
 import os
 from collections.abc import Container, Iterable
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgpack
 
 from cas import frame
 from cas.digest import Digest
 from cas.errors import BlobNotFound, CorruptBlob, StoreDamaged
-from cas.puts import BlobPut, ChunkPut, IndexPut, Put, Written, checked_frame
 from cas.records import (
     CHUNKREF,
     META,
@@ -49,6 +48,9 @@ from cas.records import (
     meta_of,
 )
 from cas.residency import FAULT_AROUND, MapReleaser
+
+if TYPE_CHECKING:
+    from cas.puts import Put, Written  # what a writer hands over: never loaded by a reader
 
 NAMES: Final = (
     "info",
@@ -109,14 +111,6 @@ def _encode_dir(path: str) -> str | bytes:
     except UnicodeEncodeError:
         return os.fsencode(path)
     return path
-
-
-def _put_order(put: Put) -> tuple[int, bytes]:
-    """Chunks first (an index needs its chunks), a chunk's frame before any bare reference to
-    it; in key order within each kind."""
-    if isinstance(put, ChunkPut):
-        return (0 if put.frame else 1), put.digest
-    return (2 if isinstance(put, BlobPut) else 3), put.digest
 
 
 class Tables:
@@ -411,10 +405,12 @@ class Tables:
         self, puts: list[Put], level: int, mine: Written, now: int
     ) -> tuple[int, int, Written]:
         """Write a batch's puts (see `Store.commit_puts`)."""
+        from cas.puts import BlobPut, ChunkPut, IndexPut, Written, put_order
+
         txn = self._txn
         # In key order, consecutive records share their B-tree pages: fewer pages are faulted in
         # and copied.
-        puts = sorted(puts, key=_put_order)
+        puts = sorted(puts, key=put_order)
         blobs_db, meta_db = self._dbs["blobs"], self._dbs["meta"]
         chunks_db, refs_db = self._dbs["chunks"], self._dbs["chunkrefs"]
         # A chunk's value is never read to learn whether it exists: reading would fault every
@@ -464,7 +460,7 @@ class Tables:
                 value = op.frame
                 stored_size = op.stored_size
             else:
-                value = op.frame or checked_frame(op.raw or b"", op.digest, level)
+                value = op.frame or frame.checked_frame(op.raw or b"", op.digest, level)
                 stored_size = len(value)
             txn.put(op.digest, value, db=blobs_db)
             txn.put(op.digest, META.pack(op.raw_size, stored_size, now, now), db=meta_db)

@@ -42,10 +42,9 @@ import sys
 import unicodedata
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar
 
 import blake3
 
@@ -120,8 +119,7 @@ def terms_of_raw(raw: tuple[bytes, bytes, int, int]) -> Terms | None:
     return Terms(k, m, lines, width)
 
 
-@dataclass(frozen=True, slots=True)
-class QueryName:
+class QueryName(NamedTuple):
     """An identifier or word of a query: ``text`` as written, ``words`` the index terms that
     spell it in sequence (a dotted name), ``parts`` its compound's words."""
 
@@ -502,8 +500,7 @@ def merge_postings(parts: Sequence[Part]) -> tuple[bytes, bytes, bytes, bytes]:
 # --- the index ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Posting:
+class Posting(NamedTuple):
     """A body holding a term: its digest, the windows holding it, its lines and window size."""
 
     digest: Digest

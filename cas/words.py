@@ -32,9 +32,8 @@ import re
 import sys
 import unicodedata
 from array import array
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 WINDOW: Final = 40  # the fewest lines a window has
 MAX_WINDOWS: Final = 32  # bits of a mask
@@ -131,8 +130,7 @@ def prepared(data: bytes) -> bytes:
     return data[:MAX_INDEXED]
 
 
-@dataclass(frozen=True, slots=True)
-class Terms:
+class Terms(NamedTuple):
     """A body's terms: ``keys`` (in no particular order, each once), ``masks`` the windows of
     each, ``lines`` the body's line count (of the bytes read) and ``width`` the lines per
     window."""

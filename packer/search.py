@@ -33,7 +33,7 @@ from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Final
+from typing import ClassVar, Final, NamedTuple
 
 from cas import locate
 from cas import manifest as mf
@@ -101,8 +101,7 @@ def idf(files: int, holding: int) -> int:
     return max(result, 1)
 
 
-@dataclass(frozen=True, slots=True)
-class Term:
+class Term(NamedTuple):
     words: tuple[str, ...]  # one index term, or a phrase of them (a dotted name)
     weight: int
 
@@ -486,8 +485,7 @@ class Numbered:
 _NONE: Final = array("I")  # no path
 
 
-@dataclass(frozen=True, slots=True)
-class Attached:
+class Attached(NamedTuple):
     """A manifest searched and loaded beside the packs though no pack file holds it (a memory,
     given by the surface that asked for it): its name, its entries, and the digest a load
     records it by among its sources."""

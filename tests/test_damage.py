@@ -10,7 +10,6 @@ stderr; it may never die of a signal, print a traceback or an internal error.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import random
 import shutil
@@ -289,12 +288,12 @@ def test_a_file_missing_only_free_pages_opens(project: Path) -> None:
     fd = os.open(data, os.O_RDONLY)
     try:
         # The same file, as if the meta page counted three more (free) pages than it holds.
-        longer = dataclasses.replace(state, next_pgno=state.next_pgno + 3)
+        longer = state._replace(next_pgno=state.next_pgno + 3)
         assert datafile.short_by(longer) is not None
         assert datafile.walk(fd, longer).problems == []
         # As if the file ended half-way: pages in use are missing, and the walk says so.
-        cut = dataclasses.replace(state.identity, size=state.size // 2)
-        problems = datafile.walk(fd, dataclasses.replace(state, identity=cut)).problems
+        cut = state.identity._replace(size=state.size // 2)
+        problems = datafile.walk(fd, state._replace(identity=cut)).problems
     finally:
         os.close(fd)
     assert problems and "past the end of data.mdb" in problems[0]
