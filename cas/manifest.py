@@ -39,8 +39,7 @@ bytes, so one pack has exactly one encoding and one digest.
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import msgpack
 
@@ -77,8 +76,7 @@ def pack_name(scope: str, target: str | None) -> str:
     return f"{scope}.{target}" if target else scope
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     path: str
     digest: Digest | None
     size: int
@@ -95,15 +93,15 @@ class Entry:
         return self.digest is None
 
 
-@dataclass(frozen=True, slots=True)
-class Manifest:
+class Manifest(NamedTuple):
     scope: str
     target: str | None
     tokenizer: str
     budget_target: int
     budget_max: int
     entries: tuple[Entry, ...]
-    totals: dict[str, Any] = field(default_factory=dict)
+    # never changed in place (a manifest is a value): one empty mapping serves every default
+    totals: dict[str, Any] = {}  # noqa: RUF012
     parent: Digest | None = None
     kind: str = "lite"
     format: int = FORMAT

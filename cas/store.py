@@ -32,10 +32,8 @@ import os
 import stat as stat_mod
 import threading
 import time
-import uuid
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal, NamedTuple, TypeVar
 
@@ -89,8 +87,7 @@ KvTable = Literal["cache", "remotes", "usage"]
 _T = TypeVar("_T")
 
 
-@dataclass(frozen=True, slots=True)
-class BlobStat:
+class BlobStat(NamedTuple):
     digest: Digest
     raw_size: int
     stored_size: int
@@ -109,8 +106,7 @@ class BlobRecord(NamedTuple):
     meta_problem: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class StoreStats:
+class StoreStats(NamedTuple):
     path: str
     format: int
     chunk_size: int
@@ -410,6 +406,8 @@ class Store:
     def _build(where: Path, level: int, chunk_size: int) -> Path:
         """A complete new data file, built in a folder of its own inside ``where`` (so it is
         made exactly as `_open_env` would make it); returns its path."""
+        import uuid  # here: only a store being created needs it (it loads `platform` too)
+
         folder = where / f".new.{os.getpid()}.{uuid.uuid4().hex[:12]}.partial"
         tmp = folder / "data.mdb"
         try:

@@ -16,7 +16,6 @@ import datetime as dt
 import gc
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -570,7 +569,7 @@ class Packer:
             self._refuse(scope, target, cands)
         assert best is not None
         (m, self._last_fit), tokens = best.made, dict(best.tokens)
-        m = replace(m, totals={**m.totals, "tokens": dict(tokens)})
+        m = m._replace(totals={**m.totals, "tokens": dict(tokens)})
         return m, tokens
 
     def _count_formats(self, m: mf.Manifest) -> dict[str, int]:

@@ -26,7 +26,7 @@ loads alike; `Pieces` counts a render as the sum of its pieces' counts, each cou
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Final, Generic, Protocol, TypeVar
 
 from cas import manifest as mf
@@ -291,4 +291,4 @@ def manifest_of(
         }
     totals["withheld"] = sum(1 for e in entries if e.digest is None)
     totals["group_depth"] = depth
-    return replace(head, entries=tuple(entries), totals=totals)
+    return head._replace(entries=tuple(entries), totals=totals)

@@ -361,7 +361,7 @@ class Loader:
         if fitted is None:
             raise LoadBudgetError(name, budget.max, trial(0).worst)
         tokens = dict(fitted.tokens)
-        m = replace(fitted.made, totals={**fitted.made.totals, "tokens": dict(tokens)})
+        m = fitted.made._replace(totals={**fitted.made.totals, "tokens": dict(tokens)})
         shown = {e.path for e in m.entries if e.tier == "medium"}
         return m, tokens, {p: n for p, n in focused.items() if p in shown}
 
@@ -472,7 +472,7 @@ class Loader:
         n = len(entries)
         h = Header(name, None, self.counter.name, budget.max, (n, n, n, n, n), query, tuple(drawn))
         pieces = [md.header(h, "lite"), md.omitted_open(), md.omitted_close()]
-        low = [replace(e, tier="low") for e in entries.values()]
+        low = [e._replace(tier="low") for e in entries.values()]
         pieces += [md.omitted_group(f, c, r) for f, c, r in omitted_groups(low, depth)]
         return self.pricer.line("".join(pieces))
 

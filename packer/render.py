@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Final, Protocol
 
 from cas.digest import Digest
@@ -570,7 +570,7 @@ def render_split(
     out: dict[str, str] = {}
     listing = []
     for name in sorted(groups, key=lambda s: s.encode("utf-8")):
-        part = replace(m, entries=tuple(groups[name]))
+        part = m._replace(entries=tuple(groups[name]))
         text = render_full(part, fetch, fmt) if mode == "full" else render_lite(part, fetch, fmt)
         out[f"{name}.{ext}"] = text
         listing.append(f"- {shown(f'{name}.{ext}')}: {len(groups[name])} files\n")

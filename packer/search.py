@@ -31,9 +31,8 @@ import operator
 import sys
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Final, NamedTuple
+from typing import Final, NamedTuple
 
 from cas import locate
 from cas import manifest as mf
@@ -42,7 +41,7 @@ from cas.display import echoed
 from cas.errors import BlobNotFound, CorruptBlob, NotFound, UsageError
 from cas.events import ProgressSink, emit
 from cas.reader import READ_AHEAD
-from cas.report import json_rule, pairs
+from cas.report import json_rule, named_report, pairs
 from cas.store import Store
 from cas.textindex import (
     MAX_BODY,
@@ -154,52 +153,88 @@ def code_names(query: str) -> list[QueryName]:
     return out
 
 
-@dataclass(slots=True)
 class Source:
     """The files of the packs searched: each body's paths, and which packs hold each path
     (`packs_of`). A path held by several packs is the first one's."""
 
+    __slots__ = (
+        "_masks",
+        "_numbered",
+        "_order",
+        "_path_hits",
+        "_path_indexes",
+        "_paths",
+        "_rest",
+        "_rest_index",
+        "_rest_texts",
+        "_scans",
+        "_texts",
+        "_views",
+        "digest_of",
+        "entries",
+        "holders",
+        "indexed",
+        "keep_texts",
+        "results",
+    )
+
     # body digest -> paths (`paths`): made when first asked for where the source began as one
     # pack's view, which numbers the bodies and paths (`order`, `numbered`) by itself
-    _paths: dict[bytes, list[str]] | None = field(default=None, repr=False)
-    digest_of: dict[str, bytes] = field(default_factory=dict)  # path -> body digest
+    _paths: dict[bytes, list[str]] | None
+    digest_of: dict[str, bytes]  # path -> body digest
     # path -> entry, for the files added from a manifest (a load reads their tiers and sizes;
     # a search adds views, which have none)
-    entries: dict[str, mf.Entry] = field(default_factory=dict)
+    entries: dict[str, mf.Entry]
     # Each pack added, in order, with the paths it holds.
-    holders: list[tuple[str, Collection[str]]] = field(default_factory=list)
+    holders: list[tuple[str, Collection[str]]]
     # The words of the paths (`packer.pathwords`): the indexes of views' paths the cache held,
     # each with the view's paths (None: its numbers are the source's), and the paths none of
     # them covers, in the source's order, searched as `PathTexts` (or, once enough words were
     # looked for, a `PathIndex` made of them).
-    _path_indexes: list[tuple[PathIndex, list[str] | None]] = field(
-        default_factory=list, repr=False
-    )
-    _rest: list[str] = field(default_factory=list, repr=False)
-    _rest_texts: PathTexts | None = field(default=None, repr=False)
-    _rest_index: PathIndex | None = field(default=None, repr=False)
+    _path_indexes: list[tuple[PathIndex, list[str] | None]]
+    _rest: list[str]
+    _rest_texts: PathTexts | None
+    _rest_index: PathIndex | None
     # What searches of this source found, kept while it is (a long-running process keeps the
     # source of its last search, `packer.packview.Views`): per word, the paths holding it; per
     # term, the index's postings and those of this source's bodies.
-    _path_hits: dict[str, array[int]] = field(default_factory=dict, repr=False)
+    _path_hits: dict[str, array[int]]
     # The index, and its generation, under which every body was found indexed.
-    indexed: tuple[int, int] | None = field(default=None, repr=False)
+    indexed: tuple[int, int] | None
     # The bodies numbered (`order`), and per term, under which index and generation its
     # windows masks over them were read, the masks, and how many bodies hold it.
-    _order: BodyOrder | None = field(default=None, repr=False)
-    _numbered: Numbered | None = field(default=None, repr=False)
-    _views: list[PackView] = field(default_factory=list, repr=False)  # those added
-    _masks: dict[tuple[str, ...], tuple[tuple[int, int], array[int], int]] = field(
-        default_factory=dict, repr=False
-    )
-    _scans: int = field(default=0, repr=False)  # words looked for in `_rest_texts`
+    _order: BodyOrder | None
+    _numbered: Numbered | None
+    _views: list[PackView]  # those added
+    _masks: dict[tuple[str, ...], tuple[tuple[int, int], array[int], int]]
+    _scans: int  # words looked for in `_rest_texts`
     # The hits of the searches of this source, by index, its generation, query, k and globs.
-    results: dict[tuple[object, ...], list[Hit]] = field(default_factory=dict, repr=False)
+    results: dict[tuple[object, ...], list[Hit]]
     # The texts of the large bodies shown, kept by a process that searches on and on (at most
     # `_KEPT_TEXT` bytes of memory; the one shown longest ago goes first): a large file that
     # answers many queries is read and re-hashed once.
-    keep_texts: bool = field(default=False, repr=False)
-    _texts: dict[bytes, str] = field(default_factory=dict, repr=False)
+    keep_texts: bool
+    _texts: dict[bytes, str]
+
+    def __init__(self) -> None:
+        self._paths = None
+        self.digest_of = {}
+        self.entries = {}
+        self.holders = []
+        self._path_indexes = []
+        self._rest = []
+        self._rest_texts = None
+        self._rest_index = None
+        self._path_hits = {}
+        self.indexed = None
+        self._order = None
+        self._numbered = None
+        self._views = []
+        self._masks = {}
+        self._scans = 0
+        self.results = {}
+        self.keep_texts = False
+        self._texts = {}
 
     def text(self, store: Store, digest: Digest, lines: int | None = None) -> str:
         """The text of a body (empty for a binary one), re-hashed when read from the store.
@@ -590,58 +625,98 @@ def ensure_indexed(
     return index.add(todo, read, tick)
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
+class Hit(NamedTuple):
     """One file found; `cas.report.report_json` gives it as `cas search --json` and the MCP
     `search` tool show it (``lines`` for ``first`` and ``last``)."""
-
-    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("lines",)
 
     path: str
     packs: tuple[str, ...]
     digest: Digest
     # The line range of the best matching lines.
-    first: int = field(metadata=json_rule(omit=True))
-    last: int = field(metadata=json_rule(omit=True))
+    first: int
+    last: int
     score: int
     # (line number, text)
-    snippet: tuple[tuple[int, str], ...] = field(metadata=json_rule(convert=pairs("line", "text")))
+    snippet: tuple[tuple[int, str], ...]
 
     @property
     def lines(self) -> list[int]:
         return [self.first, self.last]
 
 
-@dataclass(slots=True)
+named_report(
+    Hit,
+    extra=("lines",),
+    first=json_rule(omit=True),
+    last=json_rule(omit=True),
+    snippet=json_rule(convert=pairs("line", "text")),
+)
+
+
 class Scored:
     """Per-file scores of a query over a source, with each file's windows that matched."""
+
+    __slots__ = (
+        "_added",
+        "_base",
+        "_first",
+        "_floor",
+        "_scores",
+        "files",
+        "held",
+        "shape",
+        "source",
+        "terms",
+        "weights",
+        "windows",
+    )
 
     terms: list[Term]
     files: int
     # path -> score: made from `_base` and `_added` the first time it is asked for
-    _scores: dict[str, int] = field(default_factory=dict, repr=False)
+    _scores: dict[str, int]
     # Windows given outright (first line, last line) -> score; the others are made from
     # `held` when asked for (`spans`), which only the files shown need.
-    windows: dict[str, dict[tuple[int, int], int]] = field(default_factory=dict)
-    weights: dict[tuple[str, ...], int] = field(default_factory=dict)  # term -> weight x idf
+    windows: dict[str, dict[tuple[int, int], int]]
+    weights: dict[tuple[str, ...], int]  # term -> weight x idf
     # Per term, its weight and its windows mask in each body searched, by the body's number
     # (`Source.order`; 0: the body does not hold it).
-    held: list[tuple[int, array[int]]] = field(default_factory=list)
-    source: Source | None = None
+    held: list[tuple[int, array[int]]]
+    source: Source | None
     # (lines, lines per window) of a body, by digest (`TextIndex.shape`)
-    shape: Callable[[bytes], tuple[int, int]] | None = None
+    shape: Callable[[bytes], tuple[int, int]] | None
     # Where the best are (`score`): the files that may score at least ``_floor``, a score at or
     # below the `_FIRST_BEST`-th best, so `best` need not go through every file; each by path
     # and number (`Source.numbered`). None once a score is changed from outside (`rescore`,
     # `drop`).
-    _first: list[tuple[str, int]] | None = field(default=None, repr=False)
-    _floor: int = field(default=0, repr=False)
+    _first: list[tuple[str, int]] | None
+    _floor: int
     # The scores `score` found, not made into `scores` yet (a query's words may be in most of
     # 20,000 files, and the best few are all most searches show): the paths' names by number,
     # the numbers of the files that score (ascending) and their scores. `_added`: what `add`
     # gave meanwhile, by path.
-    _base: tuple[Sequence[str], array[int], array[int]] | None = field(default=None, repr=False)
-    _added: dict[str, int] = field(default_factory=dict, repr=False)
+    _base: tuple[Sequence[str], array[int], array[int]] | None
+    _added: dict[str, int]
+
+    def __init__(
+        self,
+        terms: list[Term],
+        files: int,
+        source: Source | None = None,
+        shape: Callable[[bytes], tuple[int, int]] | None = None,
+    ) -> None:
+        self.terms = terms
+        self.files = files
+        self._scores = {}
+        self.windows = {}
+        self.weights = {}
+        self.held = []
+        self.source = source
+        self.shape = shape
+        self._first = None
+        self._floor = 0
+        self._base = None
+        self._added = {}
 
     @property
     def scores(self) -> dict[str, int]:

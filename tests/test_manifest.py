@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-from dataclasses import replace
 
 import msgpack
 import pytest
@@ -130,7 +129,7 @@ def test_mutated_valid_manifests_raise_only_manifest_errors(data: st.DataObject)
 
 def test_format_1_is_still_read_with_ratings_zero_and_low_entries_listed() -> None:
     m = make(["a", "b"])
-    old = replace(m, format=1)
+    old = m._replace(format=1)
     data = mf.encode(old)
     back = mf.decode(data, "old.pack")
     assert back.format == 1

@@ -3,7 +3,6 @@ memory state in a real store, and where it may be seen; unknown memories fail cl
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -67,7 +66,7 @@ def test_a_memory_pack_carries_the_scope_of_the_state_it_was_made_from(store: St
 def test_a_memory_pack_whose_state_cannot_be_read_is_seen_by_no_one(store: Store) -> None:
     m = memory_pack(store, "global")
     for parent in (None, Digest.of(b"not stored"), store.put(mf.encode(PROJECT))):
-        orphan = replace(m, parent=parent)
+        orphan = m._replace(parent=parent)
         assert carried(orphan, store) == {UNKNOWN}
         assert not visible(orphan, store, ("global", "session:a"))
     assert carried(m, None) == {UNKNOWN}
@@ -75,13 +74,13 @@ def test_a_memory_pack_whose_state_cannot_be_read_is_seen_by_no_one(store: Store
 
 def test_a_load_carries_the_memories_among_its_sources() -> None:
     d = Digest.of(b"x")
-    load = replace(PROJECT, kind="load", query="q", sources=(("repo", d),))
+    load = PROJECT._replace(kind="load", query="q", sources=(("repo", d),))
     assert carried(load, None) == frozenset()
-    drawn = replace(load, sources=(("repo", d), (source_name("session:a"), d)))
+    drawn = load._replace(sources=(("repo", d), (source_name("session:a"), d)))
     assert carried(drawn, None) == {"session:a"}
     assert visible(drawn, None, ("session:a",)) and not visible(drawn, None, ())
     # a load drawn on a memory pack (never made now): whose, it cannot tell
-    old = replace(load, sources=(("mem.session-a.common", d),))
+    old = load._replace(sources=(("mem.session-a.common", d),))
     assert carried(old, None) == {UNKNOWN}
 
 
@@ -98,7 +97,7 @@ def test_a_pack_named_outright_is_granted_as_it_is_seen(store: Store, tmp_path: 
     folder = tmp_path / "manifests"
     folder.mkdir()
     packs = {"repo.claude": PROJECT, "mine": memory_pack(store, "user:1")}
-    packs["orphan"] = replace(packs["mine"], parent=None)
+    packs["orphan"] = packs["mine"]._replace(parent=None)
     for name, m in packs.items():
         (folder / f"{name}.pack").write_bytes(mf.encode(m))
     assert granted_pack("repo.claude", folder, store, ()).manifest == PROJECT
