@@ -164,3 +164,44 @@ def test_no_module_writes_a_reports_json_by_hand() -> None:
                 }:
                     found.add((rel, node.name))
     assert found <= allowed
+
+
+def test_a_named_tuple_is_a_report_by_the_rules_it_was_given() -> None:
+    """A NamedTuple made a report (`named_report`) gives its fields in order, each by its rule,
+    then its extras; nested in another report it is an object, not a list; a NamedTuple that
+    is no report is a list, as any tuple."""
+    from typing import NamedTuple
+
+    from cas.report import json_rule, named_report
+
+    class Row(NamedTuple):
+        name: str
+        hidden: int
+        spans: tuple[tuple[int, int], ...]
+
+        @property
+        def total(self) -> int:
+            return sum(b - a for a, b in self.spans)
+
+    class Plain(NamedTuple):
+        a: int
+        b: str
+
+    named_report(
+        Row,
+        extra=("total",),
+        hidden=json_rule(omit=True),
+        spans=json_rule(key="ranges"),
+    )
+    row = Row("x", 7, ((1, 3), (10, 14)))
+    assert report_json(row) == {"name": "x", "ranges": [[1, 3], [10, 14]], "total": 6}
+    assert json_value({"rows": [row], "plain": Plain(1, "b")}) == {
+        "rows": [{"name": "x", "ranges": [[1, 3], [10, 14]], "total": 6}],
+        "plain": [1, "b"],
+    }
+    with pytest.raises(TypeError, match="a report is"):
+        report_json(Plain(1, "b"))
+    with pytest.raises(TypeError, match="no field 'nope'"):
+        named_report(Plain, nope=json_rule(omit=True))
+    with pytest.raises(TypeError, match="not a NamedTuple"):
+        named_report(dict, a=json_rule(omit=True))
