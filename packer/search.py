@@ -1061,7 +1061,7 @@ def _holding(lines: list[str], first: int, last: int, words: list[str]) -> Itera
     return sorted({first + at for word in words for at in text.holding(word)})
 
 
-_SCAN_LINES: Final = 64  # a window of more lines is searched as one text (`_holding`)
+_SCAN_LINES: Final = 8  # a window of more lines is searched as one text (`_holding`)
 
 
 def _clip(line: str) -> str:
