@@ -17,13 +17,12 @@ Linux only; elsewhere (or if libc cannot be loaded) it does nothing and memory i
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 RELEASE_EVERY: Final = 16 << 20
 # A read fault maps this much around the faulting page (Linux's default fault_around_bytes), so
@@ -33,17 +32,31 @@ _MADV_DONTNEED: Final = 4
 _LOOKUP_BYTES: Final = FAULT_AROUND // 4
 
 
-def _load_madvise() -> object | None:
+def _libc_function(name: str, argtypes: list[str], use_errno: bool = False) -> Any:
+    """The C library's function ``name``, from `cas._libc` (built with cas), or through ctypes
+    where that module was not built; None where the C library has no such function (not
+    Linux, not glibc)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        fn = libc.madvise
+        from cas import _libc
+    except ImportError:
+        pass
+    else:
+        return getattr(_libc, name, None)
+    import ctypes  # only where cas/_libc.c could not be compiled
+
+    try:
+        fn = getattr(ctypes.CDLL(None, use_errno=use_errno), name)
     except (OSError, AttributeError):
         return None
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    fn.argtypes = [getattr(ctypes, t) for t in argtypes]
     fn.restype = ctypes.c_int
     return fn
+
+
+def _load_madvise() -> Any:
+    return _libc_function("madvise", ["c_void_p", "c_size_t", "c_int"], use_errno=True)
 
 
 _MADVISE = _load_madvise()
@@ -138,7 +151,7 @@ class MapReleaser:
             if self._ranges is None:
                 self._ranges = mapped_ranges(self.data_file)
             for start, end in self._ranges:
-                _MADVISE(start, end - start, _MADV_DONTNEED)  # type: ignore[operator]
+                _MADVISE(start, end - start, _MADV_DONTNEED)
         self.releases += 1
 
 
@@ -162,7 +175,7 @@ def release_clean_pages(path: str | os.PathLike[str]) -> int:
         return 0
     released = 0
     for start, end, rss in _clean_mappings(data, wanted):
-        if rss and _MADVISE(start, end - start, _MADV_DONTNEED) == 0:  # type: ignore[operator]
+        if rss and _MADVISE(start, end - start, _MADV_DONTNEED) == 0:
             released += rss
     return released
 
@@ -199,16 +212,8 @@ def _clean_mappings(smaps: bytes, wanted: bytes) -> list[tuple[int, int, int]]:
     return out
 
 
-def _load_mallopt() -> object | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        fn = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return None  # not glibc
-    fn.argtypes = [ctypes.c_int, ctypes.c_int]
-    fn.restype = ctypes.c_int
-    return fn
+def _load_mallopt() -> Any:
+    return _libc_function("mallopt", ["c_int", "c_int"])
 
 
 _MALLOPT = _load_mallopt()
@@ -229,19 +234,11 @@ def map_large_buffers() -> None:
     for itself). A no-op where unavailable.
     """
     if _MALLOPT is not None:
-        _MALLOPT(_M_MMAP_THRESHOLD, LARGE_BUFFER)  # type: ignore[operator]
+        _MALLOPT(_M_MMAP_THRESHOLD, LARGE_BUFFER)
 
 
-def _load_malloc_trim() -> object | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        fn = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
-        return None  # not glibc
-    fn.argtypes = [ctypes.c_size_t]
-    fn.restype = ctypes.c_int
-    return fn
+def _load_malloc_trim() -> Any:
+    return _libc_function("malloc_trim", ["c_size_t"])
 
 
 _MALLOC_TRIM = _load_malloc_trim()
@@ -251,4 +248,4 @@ def trim_heap() -> None:
     """Give the C heap's free memory back to the kernel (glibc keeps what a burst of large,
     short-lived buffers freed, such as an ingest's frames). A no-op where unavailable."""
     if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)  # type: ignore[operator]
+        _MALLOC_TRIM(0)

@@ -19,12 +19,11 @@ means to recover. Two things answer that:
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 RESERVE_NAME: Final = "reserve"
 RESERVE_BYTES: Final = 8 << 20
@@ -104,7 +103,8 @@ def free_ranges(
     return runs
 
 
-def _fallocate() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
+def _fallocate() -> Any:
+    import ctypes  # here: only a compaction gives space back
     import ctypes.util  # starts a process to look: only when space is given back
 
     name = ctypes.util.find_library("c")
@@ -129,6 +129,8 @@ def punch(fd: int, runs: Iterable[tuple[int, int]], psize: int) -> int:
     mode = _FALLOC_FL_PUNCH_HOLE | _FALLOC_FL_KEEP_SIZE
     for first, count in runs:
         if func(fd, mode, first * psize, count * psize) != 0:
+            import ctypes
+
             err = ctypes.get_errno()
             if err in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
                 break

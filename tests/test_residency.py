@@ -202,3 +202,33 @@ def test_a_worker_gives_its_mapped_pages_back_sooner_than_a_command(tmp_path: Pa
             assert view.store.get(digest) == content
         if view.store.residency.enabled:  # Linux: 12 MiB read, released at least twice
             assert view.store.residency.releases >= 2
+
+
+def test_the_c_library_calls_come_from_the_module_built_with_cas() -> None:
+    """`cas._libc` is built by the project's install (a C compiler is part of this machine) and
+    is what residency calls: ctypes, which cost every command some 3 ms to import, is not
+    loaded; madvise over a real mapping, mallopt and malloc_trim answer as the C library does."""
+    import mmap
+
+    from cas import _libc, residency
+    from tests.conftest import ROOT, cas_env
+
+    assert residency._MADVISE is _libc.madvise
+    assert residency._MALLOPT is _libc.mallopt
+    assert residency._MALLOC_TRIM is _libc.malloc_trim
+    with mmap.mmap(-1, 1 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS) as m:
+        m[:5] = b"hello"
+        import ctypes  # here only to learn the mapping's address
+
+        address = ctypes.addressof(ctypes.c_char.from_buffer(m))
+        assert _libc.madvise(address, 1 << 20, 4) == 0  # MADV_DONTNEED: anonymous pages zeroed
+        assert m[:5] == b"\0" * 5
+    assert _libc.madvise(1, 4096, 4) == -1  # not page-aligned: EINVAL
+    assert _libc.mallopt(-3, residency.LARGE_BUFFER) == 1
+    assert _libc.malloc_trim(0) in (0, 1)
+    loaded = subprocess.run(
+        [sys.executable, "-P", "-c", "import sys, cas.store, cas.residency; "
+         "cas.residency.map_large_buffers(); print('ctypes' in sys.modules)"],
+        capture_output=True, text=True, check=True, cwd=ROOT, env=cas_env(),
+    )  # fmt: skip
+    assert loaded.stdout.strip() == "False"
