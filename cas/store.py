@@ -1353,7 +1353,7 @@ class Store:
         _check_kv(table)
         limit = self.max_key_size
         with self._tables() as t:
-            out = [t.kv_get(table, key) if len(key) <= limit else None for key in keys]
+            out = t.kv_get_many(table, keys, limit)
         self.residency.note_lookups(len(keys))
         return out
 
