@@ -3,6 +3,7 @@ every command line, click never imported for a plain one, and anything else left
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import warnings
@@ -30,10 +31,13 @@ leave(0)
 """
 
 
-def by_click(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> Result:
+def by_click(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None, preexec_fn: object = None
+) -> Result:
     proc = subprocess.run(
         [sys.executable, "-P", "-c", _BY_CLICK, *args],
         capture_output=True, cwd=cwd, env=cas_env(env), check=False, timeout=120,
+        preexec_fn=preexec_fn,  # type: ignore[arg-type]
     )  # fmt: skip
     return Result(
         proc.returncode,
@@ -120,6 +124,19 @@ def test_every_command_line_ends_the_same_read_either_way(project: Path) -> None
         assert (fast.code, fast.out, fast.err) == (slow.code, slow.out, slow.err), args
         seen_codes.add(fast.code)
     assert {0, 1, 2} <= seen_codes  # found, found nothing or a pack unknown, usage errors
+
+
+def _close_stdout() -> None:
+    os.close(1)
+
+
+def test_a_closed_stdout_ends_the_same_either_way(project: Path) -> None:
+    """Started with stdout closed (``cas search x >&-``): no internal error, the same exit."""
+    for args in (["search", "router"], ["search", "router", "--json"], ["search", "--help"]):
+        fast = run_cas(*args, cwd=project, preexec_fn=_close_stdout)
+        slow = by_click(args, project, preexec_fn=_close_stdout)
+        assert (fast.code, fast.err) == (slow.code, slow.err), args
+        assert "internal error" not in fast.err, args
 
 
 def test_a_store_from_the_environment_is_used_either_way(project: Path, tmp_path: Path) -> None:

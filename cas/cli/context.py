@@ -26,6 +26,8 @@ def echo(line: str, *, err: bool = False) -> None:
     writes a line. What it prints went through `shown`, `one_line` or `json_safe` first: nothing
     in it acts on a terminal."""
     stream = sys.stderr if err else sys.stdout
+    if stream is None:  # started with it closed (`cas ls >&-`): as click.echo, nothing is written
+        return
     stream.write(line + "\n")
     stream.flush()
 
