@@ -88,6 +88,9 @@ READ = [
     ["search", ""],
     ["search", "path", "-k", "0"],
     ["search", "path", "-k", "007"],
+    ["search", "\udcff\udcfe"],  # bytes that are not UTF-8, as the shell passes them
+    ["search", "a\nb"],
+    ["search", "\x1b[31m"],
 ]
 LEFT = [
     ["search"],
