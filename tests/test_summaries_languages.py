@@ -766,3 +766,31 @@ def test_outlines_made_in_threads_equal_outlines_made_one_by_one() -> None:
     one_by_one = [outline(rel, text) for rel, text in texts]
     with ThreadPoolExecutor(6) as pool:
         assert list(pool.map(lambda job: outline(*job), texts)) == one_by_one
+
+
+def test_outlining_leaves_no_cycle_holding_a_parse_tree() -> None:
+    """A pack holds Python's cycle collector off (`packer.build`), so what outlining leaves in a
+    cycle stays until the pack ends, and a definition's node holds the file's whole parse tree:
+    nested definitions (parent and children) and a nested function that called itself (Go's
+    `arrange`) kept every Go file's tree alive, and packing gVisor peaked at 287 MiB instead of
+    144. Outlining now leaves no garbage for the collector at all."""
+    import gc
+
+    sources = [
+        ("main.go", GO_SOURCE),
+        ("index.ts", TS_SOURCE),
+        ("app.js", JS_SOURCE),
+        ("lib.rs", RUST_SOURCE),
+    ]
+    for path, text in sources:
+        assert outline(path, text).symbols, path  # the tree-sitter outline, not the fallback
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        for path, text in sources * 3:
+            outline(path, text)
+        assert gc.collect() == 0
+    finally:
+        if was:
+            gc.enable()

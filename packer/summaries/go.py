@@ -44,14 +44,17 @@ def display(d: Definition, shown: str, src: Source) -> str:
 def arrange(defs: list[Definition]) -> list[Definition]:
     """``defs`` with exported ones first at every level, members after their container."""
     out: list[Definition] = []
-
-    def place(level: list[Definition]) -> None:
-        for d in sorted(level, key=lambda d: not d.exported):
-            out.append(d)
-            place(d.children)
-
-    place([d for d in defs if d.parent is None])
+    _place([d for d in defs if d.parent is None], out)
     return out
+
+
+def _place(level: list[Definition], out: list[Definition]) -> None:
+    # A module-level function: a nested one that calls itself is a cycle (the function, its
+    # closure cell) holding ``out``, and with it every definition's node and the file's parse
+    # tree, until a full collection, which a pack holds off (`packer.build`).
+    for d in sorted(level, key=lambda d: not d.exported):
+        out.append(d)
+        _place(d.children, out)
 
 
 HOOKS = Hooks(exported=exported, display=display, arrange=arrange)

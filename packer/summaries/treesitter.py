@@ -182,6 +182,21 @@ def _parser(grammar: str) -> Any:
 def outline(spec: Spec, text: str, source_lines: int) -> Outline | None:
     """The outline of ``text`` in ``spec``'s language, or None when the grammar finds nothing
     (or little, in a file it mostly cannot parse)."""
+    defs: list[Definition] = []
+    try:
+        return _outline(spec, text, source_lines, defs)
+    finally:
+        # A nested definition and its parent refer to each other, and each holds its node,
+        # which holds the file's whole parse tree: left as cycles, the trees lived until a full
+        # collection, which their size (memory tree-sitter allocates) does not bring about.
+        # Packing gVisor's 1,655 Go files held 115 MiB of trees at once.
+        for d in defs:
+            d.parent = None
+            d.children = []
+
+
+def _outline(spec: Spec, text: str, source_lines: int, defs: list[Definition]) -> Outline | None:
+    """`outline`, with every definition found put in ``defs``."""
     import tree_sitter
 
     if spec.hooks.prepare is not None:
@@ -212,7 +227,7 @@ def outline(spec: Spec, text: str, source_lines: int) -> Outline | None:
                 if key not in found or pattern < found[key][0]:
                     name = one_line(src.node_text(names[0], 200))
                     found[key] = (pattern, Definition(nodes[0], _KINDS[tag], tag, name))
-    defs = [d for key, (_, d) in found.items() if key not in ignored]
+    defs.extend(d for key, (_, d) in found.items() if key not in ignored)
     kept = _nest(sorted(defs, key=lambda d: (d.node.start_byte, -d.node.end_byte)))
     if not kept and not reexports:
         return None
