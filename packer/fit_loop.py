@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Generic, Protocol, TypeVar
+from typing import Final, Generic, NamedTuple, Protocol, TypeVar
 
 from cas import manifest as mf
 from cas.digest import Digest
@@ -233,9 +233,9 @@ def _splits_before(before: str, piece: str) -> bool:
     return before.endswith("\n") and not piece[0].isspace() and piece[0] != "/"
 
 
-@dataclass(frozen=True, slots=True)
-class FileRow:
-    """One file as a manifest lists it, whatever tier the fit gives it."""
+class FileRow(NamedTuple):
+    """One file as a manifest lists it, whatever tier the fit gives it (a tuple: a pack makes
+    one per file of its scope)."""
 
     path: str
     kind: str

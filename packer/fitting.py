@@ -27,7 +27,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, NamedTuple
 
 LOW: Final = 0
 MEDIUM: Final = 1
@@ -37,8 +37,7 @@ TIER_NAMES: Final = ("low", "medium", "high")
 _SCALE: Final = 1 << 24
 
 
-@dataclass(frozen=True, slots=True)
-class SymbolOffer:
+class SymbolOffer(NamedTuple):
     cost: int  # tokens of the symbol's own lines
     value: int
     parent: int = -1  # index of the enclosing symbol, -1 at top level
@@ -61,8 +60,7 @@ class Offer:
     expand: Callable[[], Offer] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Point:
+class Point(NamedTuple):
     cost: int
     value: int
     tier: int  # LOW (omitted: listed or not), MEDIUM (a summary), HIGH (full)
@@ -70,8 +68,7 @@ class Point:
     listed: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Choice:
+class Choice(NamedTuple):
     tier: int
     keep: tuple[int, ...] = ()
     listed: bool = False

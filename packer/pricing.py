@@ -184,6 +184,7 @@ class Pricer:
         self._lines_kept = 0  # `lines_counted` when `remember` last kept the lines
         self._priced: dict[tuple[Digest, str], Priced] = {}
         self._texts: dict[Digest, str] = {}
+        self._frames: dict[tuple[str, bool], int] = {}  # (path, summary) -> `frame`
 
     # --- counting -----------------------------------------------------------------------------
 
@@ -292,8 +293,12 @@ class Pricer:
 
     def frame(self, cand: Candidate, summary: bool) -> int:
         """Tokens of a section's heading (and closing) around its body."""
-        head = self.md.section_head(cand.path, "medium" if summary else "high", summary)
-        return self.line(head) + self._close
+        key = (cand.path, summary)
+        known = self._frames.get(key)
+        if known is None:
+            head = self.md.section_head(cand.path, "medium" if summary else "high", summary)
+            known = self._frames[key] = self.line(head) + self._close
+        return known
 
     @functools.cached_property
     def _close(self) -> int:
@@ -327,29 +332,18 @@ class Pricer:
         its frame and a token per 24 bytes. (Members of a large class inherit less each than
         this counts, so the estimate holds in practice, not in every case; an estimate too low
         only makes the fit read a file later than it would otherwise.)"""
-        head_value = cand.value * head_share(cand.path) // 100
+        value, size = cand.value, cand.fact.size
+        head_value = value * head_share(cand.path) // 100
         head_cost = max(self.frame(cand, True) + self._fence + 4, 1)
-        rated = list(cand.symbols.best[:32])
-        fallback = cand.value * _MOST_FALLBACK // 100
-        inherited = [v * share // 100 for v in rated[:4] for share in (50, 40)]
-        count = min(FALLBACK_CAP // 4, cand.fact.size // 20 + 1)
-        values = sorted([*rated, *inherited, *[fallback] * count], reverse=True)
-        best_value, best_cost = head_value, head_cost
-        total_value, total_cost = head_value, head_cost
-        for v in values:
-            total_value += v
-            total_cost += _MIN_SYMBOL_COST
-            if total_value * best_cost > best_value * total_cost:
-                best_value, best_cost = total_value, total_cost
-            else:
-                # The values come best first at one cost each: once one lowers the density,
-                # every later one does too (each is at most the density it meets).
-                break
+        fallbacks = min(FALLBACK_CAP // 4, size // 20 + 1)
+        best_value, best_cost = densest_summary(
+            head_value, head_cost, cand.symbols.best[:32], value * _MOST_FALLBACK // 100, fallbacks
+        )
         # a symbol takes some 20 bytes of source at least: few fit in a small file
-        fallbacks = min(FALLBACK_CAP, _MOST_FALLBACK * (cand.fact.size // 20 + 1))
+        fallbacks = min(FALLBACK_CAP, _MOST_FALLBACK * (size // 20 + 1))
         full_value = (head_value + cand.symbols.total) * 13 // 10
-        full_value += cand.value * (fallbacks * 13 // 10 + 10) // 100
-        full_cost = max(self.frame(cand, False) + cand.fact.size // 24, 1)
+        full_value += value * (fallbacks * 13 // 10 + 10) // 100
+        full_cost = max(self.frame(cand, False) + size // 24, 1)
         if full_value * best_cost > best_value * full_cost:
             best_value, best_cost = full_value, full_cost
         least = min(head_cost, full_cost)
@@ -380,6 +374,36 @@ class Pricer:
             head=(head_cost, head_value),
             symbols=offers,
         )
+
+
+def densest_summary(
+    head_value: int, head_cost: int, rated: Sequence[int], fallback: int, copies: int
+) -> tuple[int, int]:
+    """(value, cost) of the densest summary a bound allows: the head, then symbols best first
+    at `_MIN_SYMBOL_COST` each, worth ``rated`` (best first), what members inherit from the
+    best four of those, and ``copies`` of ``fallback``. A value raises the density while
+    value * cost > total value * its cost; once one does not, none after it does (they come
+    best first, and each is at most the density the one before left), and copies of one value
+    stand or fall together (the test is the same after each), so they are weighed at once
+    rather than sorted in one by one. Most files stop at the first value or two."""
+    values = [*rated, *[v * share // 100 for v in rated[:4] for share in (50, 40)]]
+    values.sort(reverse=True)
+    total_value, total_cost = head_value, head_cost
+    for v in values:
+        if copies and fallback >= v:
+            if fallback * total_cost <= total_value * _MIN_SYMBOL_COST:
+                return total_value, total_cost
+            total_value += fallback * copies
+            total_cost += _MIN_SYMBOL_COST * copies
+            copies = 0
+        if v * total_cost <= total_value * _MIN_SYMBOL_COST:
+            return total_value, total_cost
+        total_value += v
+        total_cost += _MIN_SYMBOL_COST
+    if copies and fallback * total_cost > total_value * _MIN_SYMBOL_COST:
+        total_value += fallback * copies
+        total_cost += _MIN_SYMBOL_COST * copies
+    return total_value, total_cost
 
 
 def _symbol_values(cand: Candidate, o: outline_mod.Outline) -> list[int]:

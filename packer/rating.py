@@ -453,7 +453,7 @@ def rate(
     # definers of one name.
     linkable = np.flatnonzero(specific > 0)
     d_key = _keyed(d_fp, family[d_file])
-    d_order = linkable[np.lexsort((d_file[linkable], d_key[linkable]))]
+    d_order = linkable[_by_key_then_file(d_key[linkable], d_file[linkable])]
     key_sorted = d_key[d_order]
     group_start = np.flatnonzero(
         np.concatenate(([True], key_sorted[1:] != key_sorted[:-1]))
@@ -762,6 +762,23 @@ def _reference_pairs(
                     )
                 )
     return tuple(np.concatenate(column) for column in zip(*parts, strict=True))  # type: ignore[return-value]
+
+
+def _by_key_then_file(keys: UInt64Array, files: Int64Array) -> Int64Array:
+    """``np.lexsort((files, keys))``: the order by key, then file, then position, made faster:
+    an unstable sort by key alone (several times quicker than a stable one), then only the runs
+    of equal keys (a name several files define) put in order by file and position."""
+    order = np.argsort(keys)
+    ranked = keys[order]
+    tied = np.flatnonzero(ranked[1:] == ranked[:-1])
+    if len(tied):
+        in_run = np.zeros(len(order), dtype=np.bool_)
+        in_run[tied] = True
+        in_run[tied + 1] = True
+        at = np.flatnonzero(in_run)  # ascending: the runs in key order, each whole
+        rows = order[at]
+        order[at] = rows[np.lexsort((rows, files[rows], keys[rows]))]
+    return order
 
 
 def _slot(keys: UInt64Array, shift: np.uint64) -> Int64Array:

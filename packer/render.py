@@ -23,6 +23,7 @@ In markdown a name sits in a code span fenced longer than any run of backticks i
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -75,13 +76,19 @@ def _fenced(text: str, lang: str) -> str:
     return f"{fence}{lang}\n{body}{fence}\n\n"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _code(name: str) -> str:
-    """A name as a markdown code span: shown safely, and fenced so no backtick in it closes it."""
+    """A name as a markdown code span: shown safely, and fenced so no backtick in it closes it.
+    Kept for the paths of a run: pricing and every trial render name each file again."""
     text = shown(name)
     if "`" not in text:
         return f"`{text}`"
     fence = "`" * (_longest_run(text, "`") + 1)
     return f"{fence} {text} {fence}"  # one space each side, which markdown strips
+
+
+# A reason as a line shows it: a pack has thousands of files and a few dozen reasons.
+_reason = functools.lru_cache(maxsize=1 << 12)(shown)
 
 
 def _names(names: Sequence[str]) -> str:
@@ -193,7 +200,7 @@ class Renderer:
         return "## Omitted\n"
 
     def omitted_line(self, e: Named) -> str:
-        return f"- {_code(e.path)} {shown(e.reason or 'low')}\n"
+        return f"- {_code(e.path)} {_reason(e.reason or 'low')}\n"
 
     def omitted_group(self, folder: str, count: int, reasons: Sequence[str]) -> str:
         return f"- {_code(folder)} {_files(count)}: {_names(reasons)}\n"
@@ -205,7 +212,7 @@ class Renderer:
         return "## Withheld\n"
 
     def withheld_line(self, e: Named) -> str:
-        return f"- {_code(e.path)} {shown(e.reason or 'secret')}\n"
+        return f"- {_code(e.path)} {_reason(e.reason or 'secret')}\n"
 
     def withheld_group(self, count: int) -> str:
         return f"- {_files(count)} more, withheld as secrets (`cas show` lists them)\n"
@@ -411,7 +418,11 @@ def omitted_groups(entries: Iterable[Named], depth: int) -> list[tuple[str, int,
     # and few reasons.
     by_folder: dict[str, Counter[str | None]] = {}
     for e in entries:
-        by_folder.setdefault(e.path.rpartition("/")[0], Counter())[e.reason] += 1
+        folder = e.path.rpartition("/")[0]
+        written = by_folder.get(folder)
+        if written is None:
+            written = by_folder[folder] = Counter()
+        written[e.reason] += 1
     counts: dict[str, Counter[str]] = {}
     for folder, written in by_folder.items():
         group = counts.setdefault(_folder_group(folder, depth), Counter())

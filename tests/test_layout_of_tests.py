@@ -65,8 +65,6 @@ EXEMPT: dict[str, str] = {
     "packer/explain.py": "no direct tests yet: `cas pack --explain` in tests/test_pack_quality.py",
     "packer/ignore.py": "tests/test_scan.py: against git itself",
     "packer/literal_search.py": "part of the secret scan: tests/test_secrets.py",
-    "packer/pricing.py": "no direct tests yet: tests/test_incremental.py, "
-    "tests/test_pack_quality.py",
     "packer/rating_scale.py": "the rating's constants: tests/test_rating.py",
     "packer/render.py": "tests/test_cli_pack.py renders every mode and format",
     "packer/rules.py": "the built-in tier rules: tests/test_tiers.py",

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,7 +24,7 @@ from realcode import corpus
 from packer.history import History
 from packer.lang import language_for
 from packer.lexicon import Lexicon, lex
-from packer.rating import AVERAGE, Ratings, rate
+from packer.rating import AVERAGE, Ratings, _by_key_then_file, rate
 
 Files = list[tuple[str, str | None, int, Lexicon | None]]
 
@@ -411,3 +412,20 @@ def test_shifted_symbols_boost_the_public_surface() -> None:
     assert any(r.public_of(p) for p in r.files)
     shifts = {p: (i % 7) - 3 for i, p in enumerate(sorted(r.files))}
     _check_shifted(r, shifts, 4, (1 << 62) - 1)
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(
+        st.tuples(st.integers(min_value=0, max_value=12), st.integers(min_value=0, max_value=5)),
+        max_size=200,
+    )
+)
+def test_the_order_by_key_then_file_is_the_stable_lexicographic_one(
+    rows: list[tuple[int, int]],
+) -> None:
+    """Keys drawn from a few values, so most rows tie: the runs of equal keys go by file, then
+    by position, exactly as ``np.lexsort`` orders them."""
+    keys = np.array([k * 0x9E3779B97F4A7C15 % (1 << 64) for k, _ in rows], dtype=np.uint64)
+    files = np.array([f for _, f in rows], dtype=np.int64)
+    assert _by_key_then_file(keys, files).tolist() == np.lexsort((files, keys)).tolist()

@@ -1,0 +1,59 @@
+"""Pricing: the bound an unread file enters the fit with."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from packer.pricing import _MIN_SYMBOL_COST, densest_summary
+
+
+def walked(
+    head_value: int, head_cost: int, rated: list[int], fallback: int, copies: int
+) -> tuple[int, int]:
+    """The bound as its definition reads: every value in one list, best first, each taken
+    while it raises the density of the summary so far."""
+    inherited = [v * share // 100 for v in rated[:4] for share in (50, 40)]
+    values = sorted([*rated, *inherited, *[fallback] * copies], reverse=True)
+    best_value, best_cost = head_value, head_cost
+    total_value, total_cost = head_value, head_cost
+    for v in values:
+        total_value += v
+        total_cost += _MIN_SYMBOL_COST
+        if total_value * best_cost > best_value * total_cost:
+            best_value, best_cost = total_value, total_cost
+        else:
+            break
+    return best_value, best_cost
+
+
+values = st.integers(min_value=0, max_value=1 << 40)
+
+
+@settings(max_examples=500)
+@given(
+    head_value=values,
+    head_cost=st.integers(min_value=1, max_value=10_000),
+    rated=st.lists(values, max_size=32).map(lambda v: sorted(v, reverse=True)),
+    fallback=values,
+    copies=st.integers(min_value=0, max_value=15),
+)
+def test_the_densest_summary_is_the_walk_through_every_value(
+    head_value: int, head_cost: int, rated: list[int], fallback: int, copies: int
+) -> None:
+    assert densest_summary(head_value, head_cost, rated, fallback, copies) == walked(
+        head_value, head_cost, rated, fallback, copies
+    )
+
+
+@given(rated=st.lists(st.integers(min_value=0, max_value=1000), max_size=8), fallback=values)
+def test_ties_between_the_fallback_and_a_rating_change_nothing(
+    rated: list[int], fallback: int
+) -> None:
+    rated = sorted([*rated, fallback], reverse=True)  # a rated value equal to the fallback
+    for head in ((0, 1), (5, 3), (1000, 40)):
+        assert densest_summary(*head, rated, fallback, 7) == walked(*head, rated, fallback, 7)
+
+
+def test_a_dense_head_takes_no_symbol() -> None:
+    assert densest_summary(1000, 10, [5, 4], 3, 15) == (1000, 10)
