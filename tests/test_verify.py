@@ -106,6 +106,25 @@ def test_clean_packs_verify_and_record_when_verified(project: Path) -> None:
     assert data["ok"] is True and data["problems"] == [] and data["checked"] == 8
 
 
+def test_verified_times_are_kept_per_blob(tmp_path: Path) -> None:
+    """`stamp_verified` records a time for each blob still in the store and none for one that is
+    not; `last_verified` gives each time (-1: never verified) and size, in key order, the same
+    asked for all at once or one at a time."""
+    with Store.create(tmp_path / ".cas") as store:
+        digests = [store.put(f"blob {i}\n".encode() * (i + 1)) for i in range(40)]
+        assert store.stamp_verified(digests[::3], 1_000) == len(digests[::3])
+        assert store.stamp_verified(digests[1::3], 2_000) == len(digests[1::3])
+        gone = Digest.of(b"not in the store")
+        assert store.stamp_verified([gone], 3_000) == 0  # no record for what is not there
+        together = store.last_verified([*digests, gone])
+        looked_up = [row for d in [*digests, gone] for row in store.last_verified([d])]
+        assert sorted(looked_up) == together
+        by_digest = {d: (when, size) for d, when, size in together}
+        assert by_digest[digests[0]] == (1_000, len("blob 0\n"))
+        assert by_digest[digests[1]][0] == 2_000 and by_digest[digests[2]][0] == -1
+        assert by_digest[gone] == (-1, 0)
+
+
 # --- corruption injection: each damage is found and named ------------------------------------
 
 
