@@ -2099,6 +2099,94 @@ static PyObject *all_below(PyObject *self, PyObject *args) {
     return PyBool_FromLong(ok);
 }
 
+/* --- references joined to the names defined: the rating's first filter --------------------- */
+
+/* keyed_hits(fps, families, salt, factor, bitmap, shift, keys, sizes, max_size) -> (refs, places)
+ * For each reference i, its fingerprint fps[i] (u64) keyed by its family families[i] (i64):
+ * key = fps[i] ^ families[i] * salt. It is kept when the bitmap (a byte a slot) has the key's
+ * slot (key * factor) >> shift set and the sorted keys (u64) hold the key at a place whose size
+ * (i64) is at most max_size: i and that place, both i64, in the order of i. All arithmetic
+ * wraps at 64 bits and the arrays are in the machine's order, as numpy holds them
+ * (packer/rating.py, whose numpy steps compute the same). */
+static PyObject *keyed_hits(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer fps, fams, bitmap, keys, sizes;
+    unsigned long long salt, factor;
+    int shift;
+    long long max_size;
+    if (!PyArg_ParseTuple(args, "y*y*KKy*iy*y*L", &fps, &fams, &salt, &factor, &bitmap, &shift,
+                          &keys, &sizes, &max_size))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t *refs = NULL, *places = NULL;
+    size_t found = 0, cap = 0;
+    Py_ssize_t n = fps.len / 8, nk = keys.len / 8;
+    if (fps.len % 8 || fams.len != fps.len || keys.len % 8 || sizes.len != keys.len ||
+        shift < 1 || shift > 63 || bitmap.len != ((Py_ssize_t)1 << (64 - shift))) {
+        PyErr_SetString(PyExc_ValueError, "keyed_hits: arrays of mismatched sizes");
+        goto done;
+    }
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    const unsigned char *fp = fps.buf, *fa = fams.buf, *kp = keys.buf, *sp = sizes.buf;
+    const unsigned char *bits = bitmap.buf;
+    for (Py_ssize_t i = 0; i < n && ok; i++) {
+        uint64_t f, family;
+        memcpy(&f, fp + 8 * i, 8);
+        memcpy(&family, fa + 8 * i, 8);
+        uint64_t key = f ^ (family * (uint64_t)salt);
+        if (!bits[(key * (uint64_t)factor) >> shift]) continue;
+        Py_ssize_t lo = 0, hi = nk;
+        while (lo < hi) {
+            Py_ssize_t mid = lo + (hi - lo) / 2;
+            uint64_t k;
+            memcpy(&k, kp + 8 * mid, 8);
+            if (k < key) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo >= nk) continue;
+        uint64_t k;
+        int64_t size;
+        memcpy(&k, kp + 8 * lo, 8);
+        memcpy(&size, sp + 8 * lo, 8);
+        if (k != key || size > max_size) continue;
+        if (found == cap) {
+            size_t grown = cap ? cap * 2 : 1024;
+            int64_t *r2 = realloc(refs, grown * sizeof(int64_t));
+            if (!r2) { ok = 0; break; }
+            refs = r2;
+            int64_t *p2 = realloc(places, grown * sizeof(int64_t));
+            if (!p2) { ok = 0; break; }
+            places = p2;
+            cap = grown;
+        }
+        refs[found] = (int64_t)i;
+        places[found] = (int64_t)lo;
+        found++;
+    }
+    Py_END_ALLOW_THREADS
+    if (!ok) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    PyObject *r = PyBytes_FromStringAndSize((const char *)refs, (Py_ssize_t)(found * 8));
+    PyObject *g = PyBytes_FromStringAndSize((const char *)places, (Py_ssize_t)(found * 8));
+    if (r && g) result = Py_BuildValue("(NN)", r, g);
+    else {
+        Py_XDECREF(r);
+        Py_XDECREF(g);
+    }
+done:
+    free(refs);
+    free(places);
+    PyBuffer_Release(&fps);
+    PyBuffer_Release(&fams);
+    PyBuffer_Release(&bitmap);
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&sizes);
+    return result;
+}
+
 static PyMethodDef METHODS[] = {
     {"terms", terms, METH_VARARGS, "The terms of a text (see cas/words.py)."},
     {"build", build, METH_VARARGS, "A segment's postings from bodies' terms (cas/textindex.py)."},
@@ -2116,6 +2204,7 @@ static PyMethodDef METHODS[] = {
     {"places", places, METH_VARARGS, "The places of the numbers among a few wanted (packer/search.py)."},
     {"all_below", all_below, METH_VARARGS, "Whether every uint32 is below a limit (packer/pathwords.py)."},
     {"python_names", python_names, METH_VARARGS, "A Python text's defs, classes and assignments (packer/lexicon.py)."},
+    {"keyed_hits", keyed_hits, METH_VARARGS, "References whose keyed names are defined (packer/rating.py)."},
     {NULL, NULL, 0, NULL},
 };
 

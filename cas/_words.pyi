@@ -1,5 +1,5 @@
-# The C half of cas/words.py, cas/textindex.py and packer/lexicon.py (cas/_words.c); built
-# where a compiler is.
+# The C half of cas/words.py, cas/textindex.py, packer/lexicon.py and packer/rating.py
+# (cas/_words.c); built where a compiler is.
 
 def terms(
     data: bytes, window: int, max_windows: int, max_chain: int
@@ -21,3 +21,14 @@ def declarations(
     bare_indented: bool,
 ) -> list[tuple[int, int, bytes, bool, list[bytes]]]: ...
 def python_names(data: bytes) -> tuple[list[tuple[int, int, bytes, bool]], list[bytes]]: ...
+def keyed_hits(
+    fps: object,
+    families: object,
+    salt: int,
+    factor: int,
+    bitmap: object,
+    shift: int,
+    keys: object,
+    sizes: object,
+    max_size: int,
+) -> tuple[bytes, bytes]: ...

@@ -62,6 +62,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
 import numpy.typing as npt
 
+from cas.words import native_module
 from packer.history import History
 from packer.lang import LANGUAGES
 from packer.lexicon import (
@@ -201,14 +202,13 @@ class Ratings:
         down = ratings >> np.maximum(-shift, 0)
         values = np.clip(np.where(shift >= 0, up, down), 1, cap)
         values = np.where(self._public, values * boost, values)
-        owner = np.repeat(np.arange(len(paths), dtype=np.int64), sizes)
-        best = values[np.lexsort((-values, owner))]
         bounds = np.concatenate(([0], np.cumsum(sizes))).tolist()
         totals = np.add.reduceat(values, bounds[:-1]).tolist()
-        listed, ranked = values.tolist(), best.tolist()
+        listed = values.tolist()
         for k, path in enumerate(paths):
-            a, b = bounds[k], bounds[k + 1]
-            yield path, self._spans[path][0], listed[a:b], ranked[a:b], totals[k]
+            own = listed[bounds[k] : bounds[k + 1]]
+            # a file's few dozen values sorted as a list: quicker than one sort of them all
+            yield path, self._spans[path][0], own, sorted(own, reverse=True), totals[k]
 
     def symbol(self, path: str, name: str) -> int:
         return self.symbols_of(path).get(name, 0)
@@ -720,19 +720,14 @@ def _reference_pairs(
         families: Int64Array,
     ) -> tuple[Int64Array, Int64Array, Int64Array, Int64Array, Int64Array]:
         src = src.astype(np.int64)
-        r_key = _keyed(fps, families)
-        maybe = np.flatnonzero(bitmap[_slot(r_key, shift)])
-        g = _search_sorted(groups.key, r_key[maybe])
-        found_ = (groups.key[g] == r_key[maybe]) & (groups.size[g] <= MAX_DEFINERS)
-        hit = maybe[found_]
-        ref_group = g[found_]
+        hit, ref_group = _hits(fps, families, bitmap, shift, groups)
         item_ref, item_pos = _expand(groups.start[ref_group], groups.size[ref_group])
         t_ref = hit[item_ref]  # the reference of each (reference, definer) pair
         t_def = groups.order[item_pos]
         t_src = src[t_ref]
         t_dst = groups.d_file[t_def]
         # A file that defines the name means its own definition: drop the whole reference.
-        own = np.zeros(len(r_key), dtype=np.bool_)
+        own = np.zeros(len(fps), dtype=np.bool_)
         own[t_ref[t_src == t_dst]] = True
         keep = ~own[t_ref] & (groups.specific[t_def] > 0)
         t_ref, t_def, t_src, t_dst = t_ref[keep], t_def[keep], t_src[keep], t_dst[keep]
@@ -779,6 +774,49 @@ def _by_key_then_file(keys: UInt64Array, files: Int64Array) -> Int64Array:
         rows = order[at]
         order[at] = rows[np.lexsort((rows, files[rows], keys[rows]))]
     return order
+
+
+def _hits(
+    fps: UInt64Array,
+    families: Int64Array,
+    bitmap: npt.NDArray[np.bool_],
+    shift: np.uint64,
+    groups: _Groups,
+) -> tuple[Int64Array, Int64Array]:
+    """The references (by position) whose name, keyed by their family, is a group's of at most
+    `MAX_DEFINERS` definers, and that group's place, in the order of the references: those the
+    bitmap lets through, searched among the groups' keys. One pass in C where ``cas._words``
+    was built (`keyed_hits`); else the same in numpy, a step over every reference at a time."""
+    native = native_module()
+    if native is not None:
+        refs, places = native.keyed_hits(
+            np.ascontiguousarray(fps, dtype=np.uint64),
+            np.ascontiguousarray(families, dtype=np.int64),
+            int(_FAMILY_SALT),
+            int(_SLOT_FACTOR),
+            bitmap,
+            int(shift),
+            np.ascontiguousarray(groups.key, dtype=np.uint64),
+            np.ascontiguousarray(groups.size, dtype=np.int64),
+            MAX_DEFINERS,
+        )
+        return np.frombuffer(refs, dtype=np.int64), np.frombuffer(places, dtype=np.int64)
+    return _numpy_hits(fps, families, bitmap, shift, groups)
+
+
+def _numpy_hits(
+    fps: UInt64Array,
+    families: Int64Array,
+    bitmap: npt.NDArray[np.bool_],
+    shift: np.uint64,
+    groups: _Groups,
+) -> tuple[Int64Array, Int64Array]:
+    """`_hits` in numpy alone: what the tests hold the C pass to."""
+    r_key = _keyed(fps, families)
+    maybe = np.flatnonzero(bitmap[_slot(r_key, shift)])
+    g = _search_sorted(groups.key, r_key[maybe])
+    found = (groups.key[g] == r_key[maybe]) & (groups.size[g] <= MAX_DEFINERS)
+    return maybe[found], g[found]
 
 
 def _slot(keys: UInt64Array, shift: np.uint64) -> Int64Array:

@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from realcode import corpus
 
+from packer import rating as rating_mod
 from packer.history import History
 from packer.lang import language_for
 from packer.lexicon import Lexicon, lex
@@ -429,3 +430,40 @@ def test_the_order_by_key_then_file_is_the_stable_lexicographic_one(
     keys = np.array([k * 0x9E3779B97F4A7C15 % (1 << 64) for k, _ in rows], dtype=np.uint64)
     files = np.array([f for _, f in rows], dtype=np.int64)
     assert _by_key_then_file(keys, files).tolist() == np.lexsort((files, keys)).tolist()
+
+
+@settings(max_examples=150)
+@given(
+    st.lists(st.integers(min_value=0, max_value=(1 << 64) - 1), min_size=1, max_size=60),
+    st.lists(st.integers(min_value=1, max_value=40), min_size=60, max_size=60),
+    st.lists(
+        st.tuples(st.integers(min_value=0, max_value=80), st.integers(min_value=0, max_value=3)),
+        max_size=300,
+    ),
+    st.integers(min_value=4, max_value=12),
+)
+def test_the_native_join_filter_finds_what_numpy_finds(
+    names: list[int], sizes: list[int], refs: list[tuple[int, int]], bits: int
+) -> None:
+    """References joined to groups of definers: each reference names one of the groups' names
+    (keyed by some family) or another fingerprint, the bitmap is whatever the bits make of
+    the eligible keys (many collisions when it is small); the C pass and numpy's agree."""
+    keys = np.unique(np.array(names, dtype=np.uint64))
+    size = np.array(sizes[: len(keys)], dtype=np.int64)
+    families = np.array([f for _, f in refs], dtype=np.int64)
+    raw = [names[r % len(names)] if r < 60 else r * 0x51ED27 for r, _ in refs]
+    # a reference whose family keys it to a group's key: fp = key ^ family * salt
+    salt = int(rating_mod._FAMILY_SALT)
+    fps = np.array(
+        [(k ^ (f * salt % (1 << 64))) for k, f in zip(raw, families.tolist(), strict=True)],
+        dtype=np.uint64,
+    )
+    shift = np.uint64(64 - bits)
+    bitmap = np.zeros(1 << bits, dtype=np.bool_)
+    bitmap[rating_mod._slot(keys[size <= rating_mod.MAX_DEFINERS], shift)] = True
+    n = len(keys)
+    groups = rating_mod._Groups(keys, size, *(np.zeros(n, dtype=np.int64) for _ in range(6)))
+    native = rating_mod._hits(fps, families, bitmap, shift, groups)
+    plain = rating_mod._numpy_hits(fps, families, bitmap, shift, groups)
+    assert native[0].tolist() == plain[0].tolist()
+    assert native[1].tolist() == plain[1].tolist()
