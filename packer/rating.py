@@ -719,12 +719,12 @@ def _reference_pairs(
         counts: npt.NDArray[np.uint16],
         families: Int64Array,
     ) -> tuple[Int64Array, Int64Array, Int64Array, Int64Array, Int64Array]:
-        src = src.astype(np.int64)
+        sources: Int64Array = src.astype(np.int64)
         hit, ref_group = _hits(fps, families, bitmap, shift, groups)
         item_ref, item_pos = _expand(groups.start[ref_group], groups.size[ref_group])
         t_ref = hit[item_ref]  # the reference of each (reference, definer) pair
         t_def = groups.order[item_pos]
-        t_src = src[t_ref]
+        t_src = sources[t_ref]
         t_dst = groups.d_file[t_def]
         # A file that defines the name means its own definition: drop the whole reference.
         own = np.zeros(len(fps), dtype=np.bool_)
