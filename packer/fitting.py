@@ -191,6 +191,10 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
     by the budget, not the size of the tree)."""
     result = Fit()
     by_path = {o.path: o for o in offers}
+    # Ties break on the path's bytes: each path's place in that order stands for them in the
+    # heap (an int a file, rather than an encoded path per entry).
+    names = sorted(by_path, key=lambda p: p.encode())
+    rank = {path: i for i, path in enumerate(names)}
     current: dict[str, Point] = {}
     options: dict[str, list[Point]] = {}
     pending: dict[str, list[Point]] = {}  # the hull ahead of each file, next step first
@@ -198,13 +202,13 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
     reads = max(room // READ_COST, 1)
     # Every entry's key differs from every other's, or the two are equal tuples: the order they
     # pop in is the same however the heap was built, so the first entries are heapified at once.
-    heap: list[tuple[int, bytes, int]] = []
+    heap: list[tuple[int, int, int]] = []
     unread: dict[str, Point] = {}  # the listed line of each offer not read yet
     for given in offers:
         offer = given
         if offer.expand is not None and offer.floor <= LOW and offer.bound is not None:
             value, cost = offer.bound
-            heap.append((-(value * _SCALE // max(cost, 1)), offer.path.encode(), -1))
+            heap.append((-(value * _SCALE // max(cost, 1)), rank[offer.path], -1))
             listed = offer.listed  # until it is read, what it may become is its listed line
             if listed is None:
                 options[offer.path] = [OMITTED]
@@ -224,7 +228,7 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
         here = current[path]
         steps = pending[path] = hull(here, options[path], room - used)
         if steps:
-            heapq.heappush(heap, (-density(here, steps[0]), path.encode(), steps[0].cost))
+            heapq.heappush(heap, (-density(here, steps[0]), rank[path], steps[0].cost))
 
     for path, opts in options.items():
         listed_line = unread.get(path)
@@ -232,20 +236,20 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
             here = current[path]
             ahead = pending[path] = hull(here, opts, room - used)
             if ahead:
-                heap.append((-density(here, ahead[0]), path.encode(), ahead[0].cost))
+                heap.append((-density(here, ahead[0]), rank[path], ahead[0].cost))
             continue
         # An unread offer's hull from omitted: its listed line, if that fits (`hull`).
         if listed_line.cost > 0 and listed_line.value > 0 and listed_line.cost <= room - used:
             pending[path] = [listed_line]
-            heap.append((-density(OMITTED, listed_line), path.encode(), listed_line.cost))
+            heap.append((-density(OMITTED, listed_line), rank[path], listed_line.cost))
         else:
             pending[path] = []
     heapq.heapify(heap)
     while heap:
         if used >= room:
             break  # full: every step costs a token at least, and no unread offer can fit
-        _key, raw, cost = heapq.heappop(heap)
-        path = raw.decode()
+        _key, place, cost = heapq.heappop(heap)
+        path = names[place]
         if cost < 0:  # an unread offer's bound reached the top: read it, if it can still fit
             offer = by_path[path]
             assert offer.expand is not None and offer.bound is not None
@@ -270,7 +274,7 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
         current[path] = step
         steps.pop(0)
         if steps and steps[0].cost - step.cost <= room - used:
-            heapq.heappush(heap, (-density(step, steps[0]), raw, steps[0].cost))
+            heapq.heappush(heap, (-density(step, steps[0]), place, steps[0].cost))
         else:
             offer_next(path)
     for path, here in current.items():

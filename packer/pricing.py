@@ -23,12 +23,15 @@ content digest, so a large tree is parsed only as far as the budget can show.
 from __future__ import annotations
 
 import functools
+import sys
 import time
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import isqrt
 from typing import Final
 
+import blake3
 import msgpack
 
 from cas.cache import Cache
@@ -38,7 +41,7 @@ from packer import outline as outline_mod
 from packer.fitting import HIGH, LOW, MEDIUM, Offer, SymbolOffer
 from packer.ingest import RENDER_VERSION, Fact
 from packer.lang import language_for
-from packer.lexicon import Lexicon
+from packer.lexicon import Defined
 from packer.render import fence_language, renderer
 from packer.scan import decode_text
 from packer.summaries import SUMMARY_VERSION
@@ -92,14 +95,14 @@ class SymbolValues:
     power of the file's weight class (`weighted`), `PUBLIC_BOOST` times that for a name the
     project's public surface holds. ``best``: the same values, best first; ``total``: their
     sum. The mapping by name is made only when asked (a file the fit reads): ``names`` are the
-    names in the order of ``values``, or the lexicon that defines them, whose names are split
-    only then."""
+    names in the order of ``values``, or what the rating kept of them (`Defined`), split only
+    then."""
 
     __slots__ = ("_by_name", "_names", "_values", "best", "total")
 
     def __init__(
         self,
-        names: Sequence[str] | Lexicon,
+        names: Sequence[str] | Defined,
         values: Sequence[int],
         best: Sequence[int],
         total: int,
@@ -118,7 +121,7 @@ class SymbolValues:
     def by_name(self) -> dict[str, int]:
         if self._by_name is None:
             names = self._names
-            if isinstance(names, Lexicon):
+            if isinstance(names, Defined):
                 names = names.defines
             self._by_name = dict(zip(names, self._values, strict=True))
         return self._by_name
@@ -178,13 +181,16 @@ class Pricer:
         self.counter = counter
         self.work = work
         self.md = renderer("markdown")
-        self._lines: dict[str, int] = {}  # the lines counted or looked up in this run
-        self._remembered: dict[str, int] | None = None  # the lines of runs before (`remember`)
+        # Lines by `line_key`: those counted or looked up in this run, and those of runs before
+        # (`remember`) not looked up yet (each line is held once). Keys, not the texts: a tree
+        # of 100,000 files has three lines a file.
+        self._lines: dict[int, int] = {}
+        self._remembered: dict[int, int] | None = None
+        self._remembered_held = 0  # how many lines the runs before left
         self.lines_counted = 0  # lines counted with the tokenizer: no run before knew them
         self._lines_kept = 0  # `lines_counted` when `remember` last kept the lines
         self._priced: dict[tuple[Digest, str], Priced] = {}
         self._texts: dict[Digest, str] = {}
-        self._frames: dict[tuple[str, bool], int] = {}  # (path, summary) -> `frame`
 
     # --- counting -----------------------------------------------------------------------------
 
@@ -210,20 +216,22 @@ class Pricer:
     def line(self, text: str) -> int:
         """Tokens of a line that repeats across targets and runs (a file's listed line, a
         section's heading): counted once, then known from the runs before (`remember`)."""
-        known = self._lines.get(text)
+        key = line_key(text)
+        known = self._lines.get(key)
         if known is None:
             if self._remembered is None:
                 self._remembered = _decode_lines(self.cache.get(self.lines_namespace, LINES_KEY))
-            known = self._remembered.get(text)
+                self._remembered_held = len(self._remembered)
+            known = self._remembered.pop(key, None)
             if known is None:
                 known = self._count(text)
                 self.lines_counted += 1
-            self._lines[text] = known
+            self._lines[key] = known
         return known
 
     @property
     def lines_namespace(self) -> str:
-        return f"line-tokens:{self.counter.name}"
+        return f"line-tokens:{LINES_VERSION}:{self.counter.name}"
 
     def remember(self) -> None:
         """Keep the lines this run counted for the next run (in the cache, one entry): the
@@ -231,12 +239,11 @@ class Pricer:
         scope not packed this time keeps its lines; renamed files do not pile up)."""
         if self.lines_counted == self._lines_kept:
             return
-        kept = dict(self._lines)
-        before = self._remembered or {}
-        if len(before) <= 2 * len(kept) + _LINES_SLACK:
-            kept = {**before, **kept}
+        kept = self._lines
+        if self._remembered and self._remembered_held <= 2 * len(kept) + _LINES_SLACK:
+            kept = {**self._remembered, **kept}
         self.cache.put(self.lines_namespace, LINES_KEY, _encode_lines(kept))
-        self._remembered, self._lines_kept = kept, self.lines_counted
+        self._lines_kept = self.lines_counted
 
     def text(self, digest: Digest) -> str:
         known = self._texts.get(digest)
@@ -293,12 +300,8 @@ class Pricer:
 
     def frame(self, cand: Candidate, summary: bool) -> int:
         """Tokens of a section's heading (and closing) around its body."""
-        key = (cand.path, summary)
-        known = self._frames.get(key)
-        if known is None:
-            head = self.md.section_head(cand.path, "medium" if summary else "high", summary)
-            known = self._frames[key] = self.line(head) + self._close
-        return known
+        head = self.md.section_head(cand.path, "medium" if summary else "high", summary)
+        return self.line(head) + self._close
 
     @functools.cached_property
     def _close(self) -> int:
@@ -317,7 +320,7 @@ class Pricer:
             ceiling=cand.ceiling,
             listed=listed,
             bound=self._bound(cand, listed),
-            expand=lambda: self.expand(cand, listed),
+            expand=_Unread(self, cand, listed),
         )
 
     def _bound(self, cand: Candidate, listed: tuple[int, int]) -> tuple[int, int]:
@@ -374,6 +377,19 @@ class Pricer:
             head=(head_cost, head_value),
             symbols=offers,
         )
+
+
+class _Unread:
+    """An offer's reading, for the fit to call when it asks (`Offer.expand`): one small object
+    a file rather than a closure and its cells (a tree of 100,000 files has as many)."""
+
+    __slots__ = ("cand", "listed", "pricer")
+
+    def __init__(self, pricer: Pricer, cand: Candidate, listed: tuple[int, int]) -> None:
+        self.pricer, self.cand, self.listed = pricer, cand, listed
+
+    def __call__(self) -> Offer:
+        return self.pricer.expand(self.cand, self.listed)
 
 
 def densest_summary(
@@ -455,30 +471,48 @@ def _encode_priced(p: Priced) -> bytes:
     return data
 
 
-# The cache entry of `Pricer.remember`, and how many lines beyond twice a run's it may keep.
+# The cache entry of `Pricer.remember`, its layout's version, and how many lines beyond twice a
+# run's it may keep.
 LINES_KEY: Final = b"lines"
+LINES_VERSION: Final = 2
 _LINES_SLACK: Final = 4096
 
 
-def _encode_lines(lines: dict[str, int]) -> bytes:
-    data: bytes = msgpack.packb([list(lines), list(lines.values())], use_bin_type=True)
+def line_key(text: str) -> int:
+    """A line's key among the counted lines: the first 8 bytes of its BLAKE3 digest. Two of the
+    300,000 lines of a tree of 100,000 files share a key about once in 400 million runs; one
+    would then be priced as the other, which only moves a choice (a pack's render is counted
+    exactly, whatever the estimates)."""
+    digest = blake3.blake3(text.encode("utf-8", "surrogatepass")).digest(8)
+    return int.from_bytes(digest, "little")
+
+
+def _encode_lines(lines: dict[int, int]) -> bytes:
+    keys, counts = array("Q", lines), array("I", lines.values())
+    if sys.byteorder == "big":
+        keys.byteswap()
+        counts.byteswap()
+    data: bytes = msgpack.packb([keys.tobytes(), counts.tobytes()], use_bin_type=True)
     return data
 
 
-def _decode_lines(raw: bytes | None) -> dict[str, int]:
+def _decode_lines(raw: bytes | None) -> dict[int, int]:
     """The remembered line counts; an entry that does not decode is none (counted again)."""
     if raw is None:
         return {}
     try:
-        texts, counts = msgpack.unpackb(raw, raw=False)
-        if len(texts) != len(counts):
+        packed_keys, packed_counts = msgpack.unpackb(raw, raw=False)
+        if not (type(packed_keys) is type(packed_counts) is bytes):
             return {}
-        out = dict(zip(texts, counts, strict=True))
+        if len(packed_keys) != 2 * len(packed_counts) or len(packed_counts) % 4:
+            return {}
     except (ValueError, TypeError, msgpack.ExtraData):
         return {}
-    if not all(isinstance(t, str) and type(c) is int for t, c in out.items()):
-        return {}
-    return out
+    keys, counts = array("Q", packed_keys), array("I", packed_counts)
+    if sys.byteorder == "big":
+        keys.byteswap()
+        counts.byteswap()
+    return dict(zip(keys, counts, strict=True))
 
 
 def _decode_priced(raw: bytes) -> Priced | None:

@@ -71,6 +71,7 @@ from packer.lexicon import (
     MINOR,
     SHAPE_SHIFT,
     UNDERSCORE,
+    Defined,
     Lexicon,
     fingerprint,
     lex,
@@ -147,7 +148,7 @@ class Ratings:
         reasons: dict[str, tuple[str, ...]],
         iterations: int,
         symbol_values: Int64Array,
-        spans: dict[str, tuple[Lexicon, int]],
+        spans: dict[str, tuple[Defined, int]],
         stats: dict[str, int] | None = None,
         public: npt.NDArray[np.bool_] | None = None,
     ) -> None:
@@ -157,7 +158,7 @@ class Ratings:
         self.reasons = reasons
         self.iterations = iterations
         self._values = symbol_values
-        self._spans = spans  # path -> (its lexicon, the index of its first symbol)
+        self._spans = spans  # path -> (the names it defines, the index of its first symbol)
 
     def file(self, path: str) -> int:
         return self.files.get(path, 0)
@@ -167,8 +168,8 @@ class Ratings:
         found = self._spans.get(path)
         if found is None:
             return {}
-        lexicon, start = found
-        names = lexicon.defines
+        defined, start = found
+        names = defined.defines
         return dict(zip(names, self._values[start : start + len(names)].tolist(), strict=True))
 
     def public_of(self, path: str) -> frozenset[str]:
@@ -177,16 +178,16 @@ class Ratings:
         found = self._spans.get(path)
         if found is None:
             return frozenset()
-        lexicon, start = found
-        names = lexicon.defines
+        defined, start = found
+        names = defined.defines
         flags = self._public[start : start + len(names)].tolist()
         return frozenset(n for n, f in zip(names, flags, strict=True) if f)
 
     def shifted(
         self, shifts: Mapping[str, int], boost: int, cap: int
-    ) -> Iterator[tuple[str, Lexicon, list[int], list[int], int]]:
-        """For every file that defines names, in one pass over the arrays: (path, its lexicon
-        (the names, `Lexicon.defines`, are split only by whoever needs them), each name's
+    ) -> Iterator[tuple[str, Defined, list[int], list[int], int]]:
+        """For every file that defines names, in one pass over the arrays: (path, the names it
+        defines (`Defined`: split only by whoever needs them), each name's
         rating shifted left by the file's ``shifts`` (right when negative, none when absent)
         and kept within [1, ``cap``], times ``boost`` when the public surface holds the name;
         the same values, largest first; their sum). Ratings stay below 2**45 (a file's is at
@@ -194,8 +195,7 @@ class Ratings:
         paths = list(self._spans)  # in the order of their rows, which follow one another
         if not paths:
             return
-        # A lexicon's info holds a byte per name: the sizes without splitting the names.
-        sizes = np.array([len(self._spans[p][0].info) for p in paths], dtype=np.int64)
+        sizes = np.array([self._spans[p][0].size for p in paths], dtype=np.int64)
         shift = np.repeat(np.array([shifts.get(p, 0) for p in paths], dtype=np.int64), sizes)
         ratings = self._values
         up = ratings << np.maximum(shift, 0)
@@ -621,7 +621,7 @@ def rate(
     file_ratings = dict(zip(paths, _to_rating(mass, scale).tolist(), strict=True))
     symbol_values = _to_rating(symbol_mass[:real], scale)
     spans = {
-        paths[i]: (lexicon, int(starts[i]))
+        paths[i]: (lexicon.defined, int(starts[i]))
         for i, lexicon in enumerate(lexicons)
         if lexicon is not None and sizes[i]
     }

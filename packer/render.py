@@ -76,10 +76,11 @@ def _fenced(text: str, lang: str) -> str:
     return f"{fence}{lang}\n{body}{fence}\n\n"
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=256)
 def _code(name: str) -> str:
     """A name as a markdown code span: shown safely, and fenced so no backtick in it closes it.
-    Kept for the paths of a run: pricing and every trial render name each file again."""
+    The last few are kept: pricing names a file three times in a row (its listed line and both
+    headings); a cache of every path would hold tens of MiB on a large tree."""
     text = shown(name)
     if "`" not in text:
         return f"`{text}`"

@@ -156,7 +156,8 @@ def test_line_counts_are_remembered_exactly_and_not_counted_again(tmp_path: Path
     """A pack keeps the token counts of the lines it counted (each file's listed line, the
     sections' headings) for the next: each is the tokenizer's count, and a pack that fits
     afresh (`--explain`) counts none of them again."""
-    from packer.pricing import LINES_KEY, _decode_lines
+    from packer.pricing import LINES_KEY, _decode_lines, line_key
+    from packer.render import renderer
 
     root = build_tree(tmp_path / "r", with_specials=False)
     _age(root)
@@ -167,18 +168,32 @@ def test_line_counts_are_remembered_exactly_and_not_counted_again(tmp_path: Path
         raw = packer.cache.get(packer.pricer.lines_namespace, LINES_KEY)
         remembered = _decode_lines(raw)
         assert len(remembered) >= 10
-        assert all(packer.counter.count(text) == n for text, n in remembered.items())
+        # The headings of the files a pack may show were priced: those are remembered by
+        # their keys, each with the tokenizer's count of the heading itself.
+        md = renderer("markdown")
+        paths = [str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()]
+        headings = [
+            md.section_head(path, tier, summary)
+            for path in paths
+            for tier, summary in (("medium", True), ("high", False))
+        ]
+        found = [text for text in headings if line_key(text) in remembered]
+        assert len(found) >= 10
+        for text in found:
+            assert remembered[line_key(text)] == packer.counter.count(text), text
         packer.run(explain="README.md")
         assert packer.pricer.lines_counted == 0
 
 
 def test_damaged_remembered_line_counts_are_none() -> None:
-    from packer.pricing import _decode_lines, _encode_lines
+    from packer.pricing import _decode_lines, _encode_lines, line_key
 
-    good = {"- `a.py` (3 lines)\n": 9, "## x\n": 3}
+    good = {line_key("- `a.py` (3 lines)\n"): 9, line_key("## x\n"): 3, (1 << 64) - 1: 0}
     assert _decode_lines(_encode_lines(good)) == good
     raw = _encode_lines(good)
-    for bad in (b"", b"\x00", raw[:-1], raw + b"x", _encode_lines({"a": 1})[:-1] + b"\xc3"):
+    odd = msgpack.packb([b"\0" * 8, b"\0" * 3], use_bin_type=True)  # counts not whole
+    wrong = msgpack.packb(["keys", "counts"], use_bin_type=True)  # not bytes
+    for bad in (b"", b"\x00", raw[:-1], raw + b"x", odd, wrong):
         assert _decode_lines(bad) == {}, bad
     assert _decode_lines(None) == {}
 
