@@ -2099,6 +2099,21 @@ static PyObject *all_below(PyObject *self, PyObject *args) {
     return PyBool_FromLong(ok);
 }
 
+/* --- a line's key ------------------------------------------------------------------------ */
+
+/* text_key(text) -> int: FNV-1a (64 bits) of the text's UTF-8 bytes, as cas.words.key gives for
+ * text.encode(); a text that is not valid UTF-8 (a lone surrogate) raises UnicodeEncodeError.
+ * packer/pricing.py keys the token counts of the lines it prices by it. */
+static PyObject *text_key(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_ssize_t n;
+    const char *p = PyUnicode_AsUTF8AndSize(arg, &n);
+    if (!p) return NULL;
+    uint64_t h = FNV_OFFSET;
+    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * FNV_PRIME;
+    return PyLong_FromUnsignedLongLong(h);
+}
+
 /* --- references joined to the names defined: the rating's first filter --------------------- */
 
 /* keyed_hits(fps, families, salt, factor, bitmap, shift, keys, sizes, max_size) -> (refs, places)
@@ -2205,6 +2220,7 @@ static PyMethodDef METHODS[] = {
     {"all_below", all_below, METH_VARARGS, "Whether every uint32 is below a limit (packer/pathwords.py)."},
     {"python_names", python_names, METH_VARARGS, "A Python text's defs, classes and assignments (packer/lexicon.py)."},
     {"keyed_hits", keyed_hits, METH_VARARGS, "References whose keyed names are defined (packer/rating.py)."},
+    {"text_key", text_key, METH_O, "FNV-1a of a text's UTF-8 bytes (packer/pricing.py)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from packer.pricing import _MIN_SYMBOL_COST, densest_summary
+from cas import words
+from packer.pricing import _MIN_SYMBOL_COST, densest_summary, line_key
 
 
 def walked(
@@ -57,3 +58,20 @@ def test_ties_between_the_fallback_and_a_rating_change_nothing(
 
 def test_a_dense_head_takes_no_symbol() -> None:
     assert densest_summary(1000, 10, [5, 4], 3, 15) == (1000, 10)
+
+
+@settings(max_examples=300)
+@given(st.text(max_size=200))
+def test_a_line_key_is_the_fnv_of_its_utf8_bytes(text: str) -> None:
+    """Native where built, Python where not: the same key for the same line (a cache written by
+    one is read by the other), lone surrogates included (a path that was not UTF-8 on disk)."""
+    assert line_key(text) == words.key(text.encode("utf-8", "surrogatepass"))
+    native = words.native_module()
+    if native is not None:  # hypothesis draws no lone surrogate: the native key itself
+        assert native.text_key(text) == words.key(text.encode("utf-8"))
+
+
+def test_a_line_key_separates_lines_that_differ_by_a_byte() -> None:
+    lines = [f"- `src/m{i}.py` source\n" for i in range(2000)]
+    assert len({line_key(line) for line in lines}) == len(lines)
+    assert line_key("- `a\udcff.py` source\n") != line_key("- `a.py` source\n")
