@@ -408,6 +408,17 @@ def test_lease_heartbeat_and_loss(tmp_path: Path) -> None:
         assert leases(store) == []
 
 
+# `cas gc` with Ctrl-C's default action, as a shell in a terminal starts it: a suite run in the
+# background by a non-interactive shell has SIGINT ignored, which a child inherits and Python
+# leaves ignored (tests/test_procpool.py does the same for `cas pack`). Reset, then exec'd:
+# `preexec_fn` is unsafe beside the lease's heartbeat thread.
+_GC_AS_FROM_A_TERMINAL = [
+    sys.executable, "-P", "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, '-P', '-m', 'cas', 'gc', '--grace', '0'])",
+]  # fmt: skip
+
+
 def test_cli_refuses_and_ctrl_c_exits_130(project: Path) -> None:
     (project / "manifests" / "v1.pack").unlink()
     with Store.at(project / ".cas") as store, Lease(store, "pack"):
@@ -415,7 +426,7 @@ def test_cli_refuses_and_ctrl_c_exits_130(project: Path) -> None:
         assert r.code == 1
         assert "gc refused" in r.err and "pack lease" in r.err
         proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "cas", "gc", "--grace", "0"],
+            _GC_AS_FROM_A_TERMINAL,
             cwd=project,
             env=cas_env(),
             stdout=subprocess.PIPE,
