@@ -123,7 +123,7 @@ def decode(frame: bytes | memoryview) -> bytes:
 
 
 def decode_many(
-    frames: Sequence[bytes | memoryview | None], sizes: Sequence[int]
+    frames: Sequence[bytes | None], sizes: Sequence[int]
 ) -> list[bytes | memoryview | None]:
     """The content of each raw or zstd frame whose header records exactly the size given for it,
     else None (no frame, a chunk index, a damaged frame, another size). The zstd frames are

@@ -60,6 +60,5 @@ def now_ns() -> int:
 
 
 # An LMDB transaction. lmdb's stubs type every read as bytes | memoryview; the store always opens
-# transactions with buffers=False, so reads are bytes (save `Store.frame_views`, whose reads are
-# views into the map), and an untyped alias avoids a cast per read.
+# transactions with buffers=False, so reads are bytes, and an untyped alias avoids a cast per read.
 Txn = Any

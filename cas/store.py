@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal, NamedTuple, TypeVar, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal, NamedTuple, TypeVar
 
 import lmdb
 import msgpack
@@ -85,9 +85,6 @@ _FOREIGN_FRAME_MIN_LIMIT: Final = blobstore.FOREIGN_FRAME_MIN_LIMIT
 # The tables whose keys callers choose (`Store.kv_get` and friends).
 KvTable = Literal["cache", "remotes", "usage"]
 _T = TypeVar("_T")
-# A blob's frame as a view into the map (None: not in the store), and the raw size its metadata
-# records (-1: no record, or a damaged one): `Store.frame_views`.
-FrameView = tuple[Digest, memoryview | None, int]
 
 
 class BlobStat(NamedTuple):
@@ -722,10 +719,9 @@ class Store:
     # --- transactions (private: other modules call the named operations below) -----------------
 
     @contextlib.contextmanager
-    def _tables(self, *, views: bool = False) -> Iterator[Tables]:
-        """The tables in a short read transaction (a consistent snapshot). With ``views``, a
-        value read is a memoryview into the map, valid only until the transaction ends."""
-        txn = self._begin_read(buffers=views)
+    def _tables(self) -> Iterator[Tables]:
+        """The tables in a short read transaction (a consistent snapshot)."""
+        txn = self._begin_read()
         try:
             yield Tables(txn, self._dbs, self.path, self.residency)
         except lmdb.Error as exc:  # damage LMDB's own checks find (see `_read`)
@@ -757,20 +753,16 @@ class Store:
         finally:
             txn.abort()
 
-    def _begin_read(self, *, buffers: bool = False) -> Txn:
-        """A read transaction; its reads are bytes, or with ``buffers`` views into the map."""
+    def _begin_read(self) -> Txn:
         try:
             try:
-                return self._begin(buffers)
+                return self._env.begin(buffers=False)
             except lmdb.MapResizedError:
                 with self.residency.remapping():
                     self._env.set_mapsize(0)
-                return self._begin(buffers)
+                return self._env.begin(buffers=False)
         except lmdb.Error as exc:
             raise _lmdb_failure(self.path, exc, "read") from None
-
-    def _begin(self, buffers: bool) -> Txn:
-        return self._env.begin(buffers=True) if buffers else self._env.begin(buffers=False)
 
     def _write(
         self, fn: Callable[[Txn], Any], *, expected_bytes: int = 0, cleanup: bool = False
@@ -1161,17 +1153,6 @@ class Store:
             rows, mapped = t.frames_and_sizes(digests)
         self.residency.note(mapped)
         return rows
-
-    @contextlib.contextmanager
-    def frame_views(self, digests: Iterable[Digest]) -> Iterator[list[FrameView]]:
-        """`frames`, with each frame a memoryview into the map, not a copy: valid only inside
-        the ``with`` block, which holds the read transaction (a view kept past it reads
-        unmapped memory). What verify reads: a copy of every frame cost it a third of its time,
-        all of it holding the GIL."""
-        with self._tables(views=True) as t:
-            rows, mapped = t.frames_and_sizes(digests)
-            self.residency.note(mapped)
-            yield cast(list[FrameView], rows)
 
     def chunk_refs(self, chunks: Iterable[Digest]) -> list[tuple[Digest, int | CorruptBlob]]:
         """Each chunk once, in key order, with how many blob indexes reference it (0: none, so

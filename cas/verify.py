@@ -11,24 +11,21 @@ What is checked, per target:
   re-hashes to the blob's digest, and its metadata record agrees on the size.
 
 Fails closed: anything that cannot be checked is a problem or an error, never a pass. Blobs are
-read in short read transactions (one per group of small blobs, or per frame or chunk of a large
-one, so a long verify never pins an old snapshot and the file does not grow under it), as views
-into the map, not copies, decoded and re-hashed by worker threads (zstd and BLAKE3 release the
-GIL) while this one keeps the report; the chunks of a large blob are read ahead in threads of
-their own. At most a few chunks are held. With ``all_blobs`` the checking of every blob the store
-lists starts before the roots are read (their manifests only name the problems found, and add
-what the store does not list). The stalest go first when a run may be cut short
-(``max_duration_s``): the store keeps the time each blob last passed (`Store.last_verified`), so
-the next run resumes where it matters most.
+read in short read transactions (one per frame or chunk, so a long verify never pins an old
+snapshot and the file does not grow under it; small blobs in groups), by one worker thread
+while this one keeps the report: the chunks of a large blob are read ahead in threads of their
+own (BLAKE3 and zstd release the GIL), and a second group worker measured slower, not faster,
+on small blobs, whose checking is Python that holds the GIL. At most a few chunks are held.
+The stalest go first: the store keeps the time each blob last passed (`Store.last_verified`), so
+a run cut short by ``max_duration_s`` resumes where it matters most.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +38,7 @@ from cas.errors import CasError, CorruptBlob, NotFound, StoreDamaged, UsageError
 from cas.events import ProgressSink, emit
 from cas.reader import BlobReader
 from cas.report import json_rule
-from cas.store import FrameView, Store
+from cas.store import Store
 from cas.threads import Threads
 
 # Verified times are written every so many seconds (one commit each, with no read in flight),
@@ -49,7 +46,6 @@ from cas.threads import Threads
 _RECORD_SECONDS: Final = 2.0
 _RECORD_MAX: Final = 1 << 16
 _GROUP_BLOBS: Final = 64
-_SIZES_PAGE: Final = 2048  # digests whose sizes are looked up at once, in key order
 _GROUP_BYTES: Final = 4 << 20
 # Content of the groups in flight at once (a group larger than this still goes, alone).
 _WINDOW_BYTES: Final = 32 << 20
@@ -153,6 +149,7 @@ def verify(
         record=record and not store.readonly,
         progress=progress,
     )
+    report.search_index = _check_index(store)
     report.seconds = time.monotonic() - started
     return report
 
@@ -192,62 +189,6 @@ def _verify(
 ) -> VerifyReport:
     report = VerifyReport(subset=subset, recorded=record)
     plan = _Plan()
-    listed: list[Digest] = []
-    early: _Early | None = None
-    if all_blobs:
-        # Every blob of the store is checked whatever the roots say: the checking starts now,
-        # in threads, while this one reads the roots (whose manifests only name the problems
-        # and add what the store lacks); zstd and BLAKE3 run without the GIL the plan needs.
-        listed = list(store.iterate())
-        early = _Early(
-            store, [d for d in listed if in_subset(d, subset)], deadline, workers, record, progress
-        )
-    try:
-        _plan(store, targets, all_blobs, listed, extra_dirs, project_dir, plan, report)
-        if early is not None:
-            report.search_index = _check_index(store)  # while the blobs are checked
-    except BaseException:
-        if early is not None:
-            early.cancel()
-        raise
-
-    wanted = [d for d in plan.referrers if in_subset(d, subset)]
-    report.outside_subset = len(plan.referrers) - len(wanted)
-    if early is None:
-        order = _stalest_first(store, wanted)
-        run = _check_all(store, order, len(order), deadline, workers, record, progress)
-        report.search_index = _check_index(store)
-    else:
-        run = early.join()
-        held = set(listed)
-        rest = [d for d in wanted if d not in held]  # referenced, not in the store's listing
-        if rest:
-            order = _stalest_first(store, rest)
-            more = _check_all(store, order, len(order), deadline, workers, record, None)
-            run.add(more)
-    report.checked += run.checked
-    report.bytes_checked += run.nbytes
-    report.not_reached = run.not_reached
-    for outcome in run.failed:
-        _tally(outcome, plan, report)
-    if record:
-        _record(store, run.passed)
-    report.problems.sort(key=lambda p: (p.digest, p.what, p.manifests))
-    return report
-
-
-def _plan(
-    store: Store,
-    targets: Sequence[str],
-    all_blobs: bool,
-    listed: list[Digest],
-    extra_dirs: list[str | os.PathLike[str]],
-    project_dir: str | os.PathLike[str] | None,
-    plan: _Plan,
-    report: VerifyReport,
-) -> None:
-    """What to check and who references it: the targets named, or every root; with
-    ``all_blobs``, ``listed`` (every blob of the store) as well."""
     if targets:
         dirs = roots_mod.manifest_dirs(store, extra_dirs, project_dir)
         manifests = [_resolve(store, spec, dirs, plan) for spec in targets]
@@ -277,14 +218,23 @@ def _plan(
             plan.own.add(m.digest)
         for digest in m.references():
             plan.want(digest, m.label)
-    for digest in listed:
-        if digest not in plan.referrers:
-            plan.listed_only.add(digest)
-            plan.want(digest)
+    if all_blobs:
+        for digest in store.iterate():
+            if digest not in plan.referrers:
+                plan.listed_only.add(digest)
+                plan.want(digest)
+
     try:
         store.stats()
     except StoreDamaged as exc:
         report.problems.append(Problem("", exc.problem))
+
+    wanted = [d for d in plan.referrers if in_subset(d, subset)]
+    report.outside_subset = len(plan.referrers) - len(wanted)
+    order = _stalest_first(store, wanted)
+    _check_all(store, order, plan, report, deadline, workers, record, progress)
+    report.problems.sort(key=lambda p: (p.digest, p.what, p.manifests))
+    return report
 
 
 def _resolve(
@@ -318,29 +268,22 @@ def _stalest_first(store: Store, digests: list[Digest]) -> list[tuple[Digest, in
     return [(digest, size) for _stamp, digest, size in rows]
 
 
-def _in_key_order(store: Store, digests: list[Digest]) -> Iterator[tuple[Digest, int]]:
-    """(digest, raw size) of ``digests`` in key order, looked up a page at a time as the
-    checking takes them (no wait for all of them: what a run that cannot be cut short needs)."""
-    ordered = sorted(digests)
-    for start in range(0, len(ordered), _SIZES_PAGE):
-        rows = store.last_verified(ordered[start : start + _SIZES_PAGE])
-        yield from ((digest, size) for digest, _stamp, size in rows)
-
-
-def _groups(order: Iterable[tuple[Digest, int]]) -> Iterator[tuple[list[Digest], int]]:
+def _groups(order: list[tuple[Digest, int]]) -> list[tuple[list[Digest], int]]:
     """Small blobs are read and checked together (a task per tiny blob costs more than checking
     it); a group holds up to `_GROUP_BLOBS` blobs or `_GROUP_BYTES` of content. Each with the
     content it holds."""
+    out: list[tuple[list[Digest], int]] = []
     group: list[Digest] = []
     size = 0
     for digest, raw_size in order:
         if group and (len(group) >= _GROUP_BLOBS or size + raw_size > _GROUP_BYTES):
-            yield group, size
+            out.append((group, size))
             group, size = [], 0
         group.append(digest)
         size += raw_size
     if group:
-        yield group, size
+        out.append((group, size))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -400,196 +343,94 @@ class _Checked:
 def _check_group(store: Store, group: list[Digest]) -> _Checked:
     """Check ``group``, read in one short read transaction: the inline blobs whose frame and
     metadata agree on the size are decoded together (`cas.frame.decode_many`, one call into
-    zstd) and each content re-hashed to its digest, all from views into the map while the
-    transaction holds them (`Store.frame_views`: no copy). Every other blob (a chunked one,
-    whose chunks its reader reads ahead in threads of its own, and any the fast path does not
-    pass) goes through `check_blob` after it, which names what is wrong."""
+    zstd) and each content re-hashed to its digest. Every other blob (a chunked one, whose
+    chunks its reader reads ahead in threads of its own, and any the fast path does not pass)
+    goes through `check_blob`, which names what is wrong."""
+    rows = store.frames(group)
+    contents = frame.decode_many([value for _, value, _ in rows], [size for _, _, size in rows])
     out = _Checked([], 0, [])
-    again: list[Digest] = []
-    with store.frame_views(group) as rows:
-        _fast_path(rows, out, again)  # its views end with its call, inside the transaction
-    out.others = [check_blob(store, digest) for digest in again]
-    return out
-
-
-def _fast_path(rows: list[FrameView], out: _Checked, again: list[Digest]) -> None:
-    contents = frame.decode_many([v for _, v, _ in rows], [size for _, _, size in rows])
     for (digest, _value, _size), data in zip(rows, contents, strict=True):
         if data is not None and Digest.of(data) == digest:
             out.passed.append(digest)
             out.nbytes += len(data)
         else:
-            again.append(digest)
-
-
-@dataclass(slots=True)
-class _Run:
-    """What checking found, before the plan names its problems: the blobs that passed (not yet
-    recorded), the outcomes of those that did not, and how many were never reached."""
-
-    checked: int = 0
-    nbytes: int = 0
-    passed: list[Digest] = field(default_factory=list)
-    failed: list[_Outcome] = field(default_factory=list)
-    not_reached: int = 0
-
-    def add(self, other: _Run) -> None:
-        self.checked += other.checked
-        self.nbytes += other.nbytes
-        self.passed += other.passed
-        self.failed += other.failed
-        self.not_reached += other.not_reached
+            out.others.append(check_blob(store, digest))
+    return out
 
 
 def _check_all(
     store: Store,
-    order: Iterable[tuple[Digest, int]],
-    total: int,
+    order: list[tuple[Digest, int]],
+    plan: _Plan,
+    report: VerifyReport,
     deadline: float | None,
     workers: int,
     record: bool,
     progress: ProgressSink | None,
-    *,
-    may_record: threading.Event | None = None,
-    stop: threading.Event | None = None,
-) -> _Run:
+) -> None:
     """Check ``order`` in groups, ``workers`` groups at a time (each worker reads its group and
     decodes and hashes it: zstd and BLAKE3 release the GIL), at most `_WINDOW_BYTES` of content
-    in flight; outcomes are kept in order. The times of passes are written as it goes (only
-    once ``may_record`` is set, when given: no other read of this process is open then); those
-    not yet written are left in the run's ``passed``. ``stop`` ends it early."""
-    run = _Run()
+    in flight; outcomes are kept in order."""
+    passed: list[Digest] = []
     last_record = time.monotonic()
-    groups = _groups(order)
-    upcoming = next(groups, None)
+    todo = deque(_groups(order))
+    total = len(order)
     done = 0
     with Threads(max_workers=workers, thread_name_prefix="verify") as pool:
         inflight: deque[tuple[Future[_Checked], int]] = deque()
         held = 0
-        while upcoming is not None or inflight:
-            flush = (
-                record
-                and (may_record is None or may_record.is_set())
-                and (
-                    len(run.passed) >= _RECORD_MAX
-                    or (run.passed and time.monotonic() - last_record >= _RECORD_SECONDS)
-                )
+        while todo or inflight:
+            flush = record and (
+                len(passed) >= _RECORD_MAX
+                or (passed and time.monotonic() - last_record >= _RECORD_SECONDS)
             )
-            out_of_time = (deadline is not None and time.monotonic() >= deadline) or (
-                stop is not None and stop.is_set()
-            )
+            out_of_time = deadline is not None and time.monotonic() >= deadline
             while (
-                upcoming is not None
+                todo
                 and not flush
                 and not out_of_time
                 and len(inflight) < 2 * workers
-                and (not inflight or held + upcoming[1] <= _WINDOW_BYTES)
+                and (not inflight or held + todo[0][1] <= _WINDOW_BYTES)
             ):
-                group, nbytes = upcoming
+                group, nbytes = todo.popleft()
                 inflight.append((pool.submit(_check_group, store, group), nbytes))
                 held += nbytes
-                upcoming = next(groups, None)
             if not inflight:
                 if out_of_time:
                     break
                 # Drained: no read is in flight while the verified times are written (a write
                 # may grow the map, which no open read may see).
-                _record(store, run.passed)
-                run.passed.clear()
+                _record(store, passed)
+                passed.clear()
                 last_record = time.monotonic()
                 continue
             future, nbytes = inflight.popleft()
             held -= nbytes
             checked = future.result()
-            run.checked += len(checked.passed)
-            run.nbytes += checked.nbytes
-            run.passed += checked.passed
+            report.checked += len(checked.passed)
+            report.bytes_checked += checked.nbytes
+            passed += checked.passed
             for outcome in checked.others:
-                if outcome.what is None:
-                    run.checked += 1
-                    run.nbytes += outcome.nbytes
-                    run.passed.append(outcome.digest)
-                else:
-                    run.failed.append(outcome)
+                _tally(outcome, plan, report, passed)
             done += len(checked.passed) + len(checked.others)
-            emit(progress, "verify", done, total, run.nbytes)
-    run.not_reached = total - done
-    return run
+            emit(progress, "verify", done, total, report.bytes_checked)
+    report.not_reached = sum(len(group) for group, _ in todo)
+    if record:
+        _record(store, passed)
 
 
-class _Early:
-    """`_check_all` over every blob of the store, in a thread of its own, started before the
-    plan is made: the verified times it may write wait for `join` (a write may grow the map,
-    which no read open in this process, such as the plan's, may see)."""
-
-    def __init__(
-        self,
-        store: Store,
-        digests: list[Digest],
-        deadline: float | None,
-        workers: int,
-        record: bool,
-        progress: ProgressSink | None,
-    ) -> None:
-        self._may_record = threading.Event()
-        self._stop = threading.Event()
-        self._run: _Run | None = None
-        self._error: BaseException | None = None
-
-        def work() -> None:
-            try:
-                # The stalest first when the run may be cut short; else as the keys come, so
-                # that the checking starts at once.
-                order: Iterable[tuple[Digest, int]] = (
-                    _in_key_order(store, digests)
-                    if deadline is None
-                    else _stalest_first(store, digests)
-                )
-                self._run = _check_all(
-                    store,
-                    order,
-                    len(digests),
-                    deadline,
-                    workers,
-                    record,
-                    progress,
-                    may_record=self._may_record,
-                    stop=self._stop,
-                )
-            except BaseException as exc:  # raised again by join, in the caller's thread
-                self._error = exc
-
-        self._thread = threading.Thread(target=work, name="verify-all", daemon=True)
-        self._thread.start()
-
-    def join(self) -> _Run:
-        """The run, once the plan is made (raises what the run raised)."""
-        self._may_record.set()
-        try:
-            self._thread.join()
-        except BaseException:
-            self.cancel()
-            raise
-        if self._error is not None:
-            raise self._error
-        assert self._run is not None
-        return self._run
-
-    def cancel(self) -> None:
-        """Stop taking groups and wait for those in flight (the plan failed)."""
-        self._stop.set()
-        self._thread.join()
-
-
-def _tally(outcome: _Outcome, plan: _Plan, report: VerifyReport) -> None:
-    """A blob that did not pass: a problem, named with what references it (or a blob only the
-    listing named that a concurrent gc removed: not a problem)."""
+def _tally(outcome: _Outcome, plan: _Plan, report: VerifyReport, passed: list[Digest]) -> None:
     digest = outcome.digest
+    if outcome.what is None:
+        report.checked += 1
+        report.bytes_checked += outcome.nbytes
+        passed.append(digest)
+        return
     if outcome.missing and digest in plan.listed_only:
         report.vanished += 1
         return
     report.checked += 1
-    what = outcome.what or "failed"
+    what = outcome.what
     if digest in plan.own:
         what += " (the manifest's own copy)"
     labels = tuple(sorted(plan.referrers.get(digest, ()), key=os.fsencode))

@@ -472,18 +472,3 @@ def test_find_store_looks_in_each_folder_up_to_the_top(
     except StoreNotFound:
         found = None
     assert found in (None, Path("/.cas"))
-
-
-def test_frame_views_are_the_stored_frames_read_without_a_copy(small_store: Store) -> None:
-    bodies = [b"tiny", b"compressible " * 200, os.urandom(3 * SMALL_CHUNK)]
-    digests = small_store.put_many(bodies)
-    absent = Digest.of(b"never stored")
-    wanted = [*digests, absent]
-    copied = small_store.frames(wanted)
-    with small_store.frame_views(wanted) as views:
-        seen = [(d, None if v is None else bytes(v), size) for d, v, size in views]
-        assert all(v is None or isinstance(v, memoryview) for _, v, _ in views)
-        del views
-    assert seen == copied
-    assert seen[-1] == (absent, None, -1)
-    assert [size for _, _, size in seen[:-1]] == [len(b) for b in bodies]

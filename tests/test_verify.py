@@ -373,33 +373,6 @@ def test_max_duration_stops_cleanly_and_the_stalest_go_first(project: Path) -> N
     assert "not reached before the time limit" in r.err
 
 
-def test_all_names_the_referrers_of_a_damaged_blob(project: Path) -> None:
-    # With --all the blobs are checked while the roots are read: a problem is still named with
-    # the packs that reference it, and a blob the store does not list is still found missing.
-    target = Digest.of(FILES["README.md"])
-    mutate_value(project / ".cas", "blobs", target, flip_last)
-    with Store.at(project / ".cas") as store:
-        report = verify(store, all_blobs=True, record=False)
-    assert [(p.digest, p.manifests) for p in report.problems] == [
-        (str(target), ("a.pack", "b.pack"))
-    ]
-    delete_key(project / ".cas", "blobs", target)
-    delete_key(project / ".cas", "meta", target)
-    with Store.at(project / ".cas") as store:
-        report = verify(store, all_blobs=True, record=False)
-    assert [(p.digest, p.what, p.manifests) for p in report.problems] == [
-        (str(target), "missing from the store", ("a.pack", "b.pack"))
-    ]
-
-
-def test_all_with_an_unknown_target_stops_its_checking(project: Path) -> None:
-    import threading
-
-    with Store.at(project / ".cas") as store, pytest.raises(NotFound):
-        verify(store, ["no-such-pack"], all_blobs=True)
-    assert not [t for t in threading.enumerate() if t.name == "verify-all"]
-
-
 # --- many blobs, many threads -----------------------------------------------------------------
 
 
