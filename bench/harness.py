@@ -447,13 +447,35 @@ def download(source: str, spec: str, folder: Path) -> Path:
     elif source == "npm":
         run(["npm", "pack", "--silent", "--pack-destination", folder, spec], cwd=folder)
     elif source == "deb":
-        run(["apt-get", "download", "-q", spec], cwd=folder)
+        _apt_download(spec, folder)
     else:
         raise BenchError(f"unknown source {source!r}")
     new = sorted(set(folder.iterdir()) - before)
     if len(new) != 1:
         raise BenchError(f"fetching {spec} ({source}) left {len(new)} new files in {folder}")
     return new[0]
+
+
+def _apt_download(spec: str, folder: Path) -> None:
+    """``apt-get download`` of a pinned version. A fresh machine's package lists can predate
+    it (a point release or a security update of the pinned package): where this process may
+    read them again (root), it does so once, one process at a time, and retries."""
+    argv: list[str | os.PathLike[str]] = ["apt-get", "download", "-q", spec]
+    try:
+        run(argv, cwd=folder)
+        return
+    except BenchError:
+        if os.geteuid() != 0:
+            raise
+    with open(Path(tempfile.gettempdir()) / "cas-bench-apt.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            run(argv, cwd=folder)  # another process may have read them meanwhile
+            return
+        except BenchError:
+            note(f"{spec} is not in the package lists: apt-get update")
+        run(["apt-get", "update", "-q"])
+        run(argv, cwd=folder)
 
 
 def unpack(archive: Path, into: Path) -> None:

@@ -1554,6 +1554,87 @@ static PyObject *python_names(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* Whether d[lo:hi] holds a line that starts with a statement (packer.lexicon._STATEMENT: a
+ * newline, then a byte that is none of blank, newline, '#', '@', ')', ']', '}'). */
+static int statement_between(const unsigned char *d, Py_ssize_t lo, Py_ssize_t hi) {
+    for (Py_ssize_t k = lo; k + 2 <= hi; k++) {
+        if (d[k] != '\n') continue;
+        unsigned char c = d[k + 1];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '#' && c != '@' && c != ')' && c != ']' &&
+            c != '}')
+            return 1;
+    }
+    return 0;
+}
+
+typedef struct {
+    Py_ssize_t indent;
+    int is_class, private;
+} block_t;
+
+/* python_defs(data) -> (top_exported, top_private, member_exported, member_private, assigned)
+ * What packer.lexicon._python reads from the defs and classes python_names finds, in one pass:
+ * each def or class not nested in a function and not a dunder, by where it is declared (at the
+ * top level, or as a member of a class) and whether it is exported (not private, nor in a
+ * private class); a top-level statement since the previous one closes every block. Names in
+ * order, repeated as declared; assigned: as python_names gives it. */
+static PyObject *python_defs(PyObject *self, PyObject *args) {
+    PyObject *found = python_names(self, args);
+    if (!found) return NULL;
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*", &buf)) {
+        Py_DECREF(found);
+        return NULL;
+    }
+    const unsigned char *d = buf.buf;
+    PyObject *headers = PyTuple_GET_ITEM(found, 0);
+    Py_ssize_t count = PyList_GET_SIZE(headers);
+    PyObject *out[4] = {PyList_New(0), PyList_New(0), PyList_New(0), PyList_New(0)};
+    block_t *stack = malloc((size_t)(count ? count : 1) * sizeof(block_t));
+    PyObject *result = NULL;
+    int ok = out[0] && out[1] && out[2] && out[3] && stack;
+    Py_ssize_t depth = 0, previous = 0;
+    for (Py_ssize_t k = 0; ok && k < count; k++) {
+        PyObject *h = PyList_GET_ITEM(headers, k);
+        Py_ssize_t pos = PyLong_AsSsize_t(PyTuple_GET_ITEM(h, 0));
+        Py_ssize_t indent = PyLong_AsSsize_t(PyTuple_GET_ITEM(h, 1));
+        PyObject *name = PyTuple_GET_ITEM(h, 2);
+        int is_class = PyTuple_GET_ITEM(h, 3) == Py_True;
+        const char *nm = PyBytes_AS_STRING(name);
+        Py_ssize_t len = PyBytes_GET_SIZE(name);
+        if (depth && indent && statement_between(d, previous, pos)) depth = 0;
+        previous = pos;
+        while (depth && stack[depth - 1].indent >= indent) depth--;
+        int dunder = len >= 2 && nm[0] == '_' && nm[1] == '_' && nm[len - 2] == '_' &&
+                     nm[len - 1] == '_';
+        int private = len >= 1 && nm[0] == '_' && !dunder;
+        if (depth) {
+            if (!stack[depth - 1].is_class) { /* nested in a function: a local helper */
+                stack[depth].indent = indent;
+                stack[depth].is_class = 0;
+                stack[depth].private = 1;
+                depth++;
+                continue;
+            }
+            private = private || stack[depth - 1].private;
+        }
+        if (!dunder && PyList_Append(out[(depth ? 2 : 0) + (private ? 1 : 0)], name) < 0) ok = 0;
+        stack[depth].indent = indent;
+        stack[depth].is_class = is_class;
+        stack[depth].private = private;
+        depth++;
+    }
+    if (ok)
+        result = Py_BuildValue("(OOOOO)", out[0], out[1], out[2], out[3], PyTuple_GET_ITEM(found, 1));
+    else if (!stack)
+        PyErr_NoMemory();
+    for (int i = 0; i < 4; i++) Py_XDECREF(out[i]);
+    free(stack);
+    PyBuffer_Release(&buf);
+    Py_DECREF(found);
+    return result;
+}
+
 /* --- scoring a query over a search's bodies (cas/textindex.py, packer/search.py) ---------- */
 
 /* gather(out, docmap, docs, masks) -> int
@@ -2219,6 +2300,7 @@ static PyMethodDef METHODS[] = {
     {"places", places, METH_VARARGS, "The places of the numbers among a few wanted (packer/search.py)."},
     {"all_below", all_below, METH_VARARGS, "Whether every uint32 is below a limit (packer/pathwords.py)."},
     {"python_names", python_names, METH_VARARGS, "A Python text's defs, classes and assignments (packer/lexicon.py)."},
+    {"python_defs", python_defs, METH_VARARGS, "A Python text's defs and classes by place and visibility (packer/lexicon.py)."},
     {"keyed_hits", keyed_hits, METH_VARARGS, "References whose keyed names are defined (packer/rating.py)."},
     {"text_key", text_key, METH_O, "FNV-1a of a text's UTF-8 bytes (packer/pricing.py)."},
     {NULL, NULL, 0, NULL},

@@ -21,6 +21,9 @@ def declarations(
     bare_indented: bool,
 ) -> list[tuple[int, int, bytes, bool, list[bytes]]]: ...
 def python_names(data: bytes) -> tuple[list[tuple[int, int, bytes, bool]], list[bytes]]: ...
+def python_defs(
+    data: bytes,
+) -> tuple[list[bytes], list[bytes], list[bytes], list[bytes], list[bytes]]: ...
 def keyed_hits(
     fps: object,
     families: object,

@@ -543,9 +543,27 @@ def _python_names(data: bytes) -> tuple[list[tuple[int, int, bytes, bool]], list
     return found
 
 
-def _python(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
-    is_init = posixpath.basename(path) in ("__init__.py", "__init__.pyi")
-    headers, assigned = _python_names(data)
+def _python_defs(data: bytes, b: _Builder) -> list[bytes]:
+    """Define the defs and classes of ``data`` in ``b`` (see `_python_blocks`); returns the
+    names `_PY_ASSIGN` finds. In one pass in C where built."""
+    native = native_module()
+    if native is None:
+        headers, assigned = _python_names(data)
+        _python_blocks(data, headers, b)
+        return assigned
+    defs: tuple[list[bytes], list[bytes], list[bytes], list[bytes], list[bytes]]
+    defs = native.python_defs(data)
+    top, top_private, member, member_private, found = defs
+    b.defines.update(top, top_private, member, member_private)
+    b.toplevel.update(top, top_private)
+    b.minor.update(member, member_private)
+    b.exported.update(top, member)
+    return found
+
+
+def _python_blocks(data: bytes, headers: list[tuple[int, int, bytes, bool]], b: _Builder) -> None:
+    """Each def and class of ``headers`` not nested in a function and not a dunder, defined
+    at the top level or as a member, exported unless it or its class is private."""
     # Enclosing blocks, innermost last: (indent, is_class, private).
     stack: list[tuple[int, bool, bool]] = []
     previous = 0
@@ -571,6 +589,11 @@ def _python(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
             if not private:
                 exported.add(name)
         stack.append((indent, is_class, private))
+
+
+def _python(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
+    is_init = posixpath.basename(path) in ("__init__.py", "__init__.pyi")
+    assigned = _python_defs(data, b)
     for name in set(assigned):
         if not (name[:2] == b"__" and name[-2:] == b"__"):
             b.define(name, name[:1] != b"_", True)

@@ -30,7 +30,9 @@ from packer.lexicon import (
     SPECIFIC,
     STRUCTURED,
     Lexicon,
+    _Builder,
     _declarations,
+    _python_blocks,
     _python_declarations,
     _python_headers,
     decode,
@@ -791,4 +793,20 @@ def test_python_scan_in_c_is_the_python_reference(body: bytes) -> None:
     data = b"\n" + body
     headers, assigned = words.native_module().python_names(data)
     assert headers == _python_headers(data)
+    assert assigned == _PY_ASSIGN.findall(data)
+
+
+@pytest.mark.skipif(words.native_module() is None, reason="cas._words was not built")
+@given(body=_BODY | st.lists(_LINE, max_size=30).map("\n".join).map(str.encode))
+def test_python_blocks_in_c_are_the_python_reference(body: bytes) -> None:
+    # Nesting, privacy and the statements that close blocks, read in C in one pass, define
+    # what the Python reading of the same headers does.
+    data = b"\n" + body
+    reference = _Builder("python")
+    _python_blocks(data, _python_headers(data), reference)
+    top, top_private, member, member_private, assigned = words.native_module().python_defs(data)
+    assert {*top, *top_private, *member, *member_private} == reference.defines
+    assert {*top, *top_private} == reference.toplevel
+    assert {*member, *member_private} == reference.minor
+    assert {*top, *member} == reference.exported
     assert assigned == _PY_ASSIGN.findall(data)
