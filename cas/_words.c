@@ -2197,30 +2197,48 @@ static PyObject *text_key(PyObject *self, PyObject *arg) {
 
 /* --- references joined to the names defined: the rating's first filter --------------------- */
 
-/* keyed_hits(fps, families, salt, factor, bitmap, shift, keys, sizes, max_size) -> (refs, places)
+/* keyed_hits(fps, families, salt, factor, bitmap, shift, keys, sizes, max_size, starts,
+ *            bucket_shift) -> (refs, places)
  * For each reference i, its fingerprint fps[i] (u64) keyed by its family families[i] (i64):
- * key = fps[i] ^ families[i] * salt. It is kept when the bitmap (a byte a slot) has the key's
- * slot (key * factor) >> shift set and the sorted keys (u64) hold the key at a place whose size
- * (i64) is at most max_size: i and that place, both i64, in the order of i. All arithmetic
- * wraps at 64 bits and the arrays are in the machine's order, as numpy holds them
- * (packer/rating.py, whose numpy steps compute the same). */
+ * key = fps[i] ^ families[i] * salt. It is kept when the bitmap has the key's slot
+ * (key * factor) >> shift set (one bit a slot, slot s at bit s % 8 of byte s / 8) and the sorted
+ * keys (u64) hold the key at a place whose size (i64) is at most max_size: i and that place,
+ * both i64, in the order of i. The keys are searched within their bucket, the keys whose top
+ * bits (key >> bucket_shift) are b: keys[starts[b]:starts[b + 1]] (starts: u32, one more than
+ * the buckets). All arithmetic wraps at 64 bits and the arrays are in the machine's order, as
+ * numpy holds them (packer/rating.py, whose numpy steps compute the same). A bitmap of bits and
+ * buckets keep what each reference touches small: over millions of references, misses of the
+ * cache were most of the time a byte a slot and a search of all the keys took. */
 static PyObject *keyed_hits(PyObject *self, PyObject *args) {
     (void)self;
-    Py_buffer fps, fams, bitmap, keys, sizes;
+    Py_buffer fps, fams, bitmap, keys, sizes, starts;
     unsigned long long salt, factor;
-    int shift;
+    int shift, bucket_shift;
     long long max_size;
-    if (!PyArg_ParseTuple(args, "y*y*KKy*iy*y*L", &fps, &fams, &salt, &factor, &bitmap, &shift,
-                          &keys, &sizes, &max_size))
+    if (!PyArg_ParseTuple(args, "y*y*KKy*iy*y*Ly*i", &fps, &fams, &salt, &factor, &bitmap, &shift,
+                          &keys, &sizes, &max_size, &starts, &bucket_shift))
         return NULL;
     PyObject *result = NULL;
     int64_t *refs = NULL, *places = NULL;
     size_t found = 0, cap = 0;
     Py_ssize_t n = fps.len / 8, nk = keys.len / 8;
     if (fps.len % 8 || fams.len != fps.len || keys.len % 8 || sizes.len != keys.len ||
-        shift < 1 || shift > 63 || bitmap.len != ((Py_ssize_t)1 << (64 - shift))) {
+        shift < 4 || shift > 63 || bitmap.len != ((Py_ssize_t)1 << (64 - shift)) / 8 ||
+        bucket_shift < 44 || bucket_shift > 63 ||
+        starts.len != 4 * (((Py_ssize_t)1 << (64 - bucket_shift)) + 1)) {
         PyErr_SetString(PyExc_ValueError, "keyed_hits: arrays of mismatched sizes");
         goto done;
+    }
+    const unsigned char *st = starts.buf;
+    for (Py_ssize_t b = 0; b < starts.len / 4; b++) { /* ascending, within the keys */
+        uint32_t here, next;
+        memcpy(&here, st + 4 * b, 4);
+        if (b + 1 < starts.len / 4) memcpy(&next, st + 4 * (b + 1), 4);
+        else next = here;
+        if (here > next || (Py_ssize_t)here > nk) {
+            PyErr_SetString(PyExc_ValueError, "keyed_hits: bucket starts out of order");
+            goto done;
+        }
     }
     int ok = 1;
     Py_BEGIN_ALLOW_THREADS
@@ -2231,8 +2249,13 @@ static PyObject *keyed_hits(PyObject *self, PyObject *args) {
         memcpy(&f, fp + 8 * i, 8);
         memcpy(&family, fa + 8 * i, 8);
         uint64_t key = f ^ (family * (uint64_t)salt);
-        if (!bits[(key * (uint64_t)factor) >> shift]) continue;
-        Py_ssize_t lo = 0, hi = nk;
+        uint64_t slot = (key * (uint64_t)factor) >> shift;
+        if (!((bits[slot >> 3] >> (slot & 7)) & 1)) continue;
+        uint64_t bucket = key >> bucket_shift;
+        uint32_t lo32, hi32;
+        memcpy(&lo32, st + 4 * bucket, 4);
+        memcpy(&hi32, st + 4 * (bucket + 1), 4);
+        Py_ssize_t lo = lo32, hi = hi32;
         while (lo < hi) {
             Py_ssize_t mid = lo + (hi - lo) / 2;
             uint64_t k;
@@ -2240,7 +2263,7 @@ static PyObject *keyed_hits(PyObject *self, PyObject *args) {
             if (k < key) lo = mid + 1;
             else hi = mid;
         }
-        if (lo >= nk) continue;
+        if (lo >= (Py_ssize_t)hi32) continue;
         uint64_t k;
         int64_t size;
         memcpy(&k, kp + 8 * lo, 8);
@@ -2280,6 +2303,7 @@ done:
     PyBuffer_Release(&bitmap);
     PyBuffer_Release(&keys);
     PyBuffer_Release(&sizes);
+    PyBuffer_Release(&starts);
     return result;
 }
 

@@ -34,5 +34,7 @@ def keyed_hits(
     keys: object,
     sizes: object,
     max_size: int,
+    starts: object,
+    bucket_shift: int,
 ) -> tuple[bytes, bytes]: ...
 def text_key(text: str) -> int: ...

@@ -132,6 +132,7 @@ _FAMILY_NUMBERS: Final = {
 _FAMILIES: Final = {lang.name: _FAMILY_NUMBERS[lang.family] for lang in LANGUAGES if lang.family}
 _FAMILY_SALT = np.uint64(0x9E3779B97F4A7C15)  # keyed fingerprint: fp XOR family * salt
 _BITMAP_BITS = 26
+_BUCKET_BITS = 20
 _SLOT_FACTOR = np.uint64(0xD6E8FEB86659FD93)  # odd: a bijection of 64-bit keys (`_slot`)
 
 Int64Array = npt.NDArray[np.int64]
@@ -705,13 +706,7 @@ def _reference_pairs(
         ).astype(np.uint16)
     if not len(r_fp) or not len(groups.key):
         return empty, empty, empty, empty, empty
-    # A bitmap of the names worth joining (few enough definers) drops most references before
-    # the (slower) search: a gather instead of a binary search each.
-    eligible = groups.key[groups.size <= MAX_DEFINERS]
-    bits = min(_BITMAP_BITS, max(10, len(eligible).bit_length() + 4))
-    shift = np.uint64(64 - bits)
-    bitmap = np.zeros(1 << bits, dtype=np.bool_)
-    bitmap[_slot(eligible, shift)] = True
+    filter_ = _Filter.of(groups)
 
     def join(
         src: npt.NDArray[np.int32],
@@ -720,7 +715,7 @@ def _reference_pairs(
         families: Int64Array,
     ) -> tuple[Int64Array, Int64Array, Int64Array, Int64Array, Int64Array]:
         sources: Int64Array = src.astype(np.int64)
-        hit, ref_group = _hits(fps, families, bitmap, shift, groups)
+        hit, ref_group = _hits(fps, families, filter_, groups)
         item_ref, item_pos = _expand(groups.start[ref_group], groups.size[ref_group])
         t_ref = hit[item_ref]  # the reference of each (reference, definer) pair
         t_def = groups.order[item_pos]
@@ -776,16 +771,47 @@ def _by_key_then_file(keys: UInt64Array, files: Int64Array) -> Int64Array:
     return order
 
 
+@dataclass(frozen=True)
+class _Filter:
+    """What sends a reference to the search among the groups' keys: a bitmap of the names worth
+    joining (few enough definers), which drops most references with one look each, and the
+    keys' buckets by their top bits, which leave a short search for those it lets through."""
+
+    bitmap: npt.NDArray[np.bool_]  # a slot each
+    shift: np.uint64  # a key's slot: `_slot`
+    packed: npt.NDArray[np.uint8]  # the bitmap, a bit a slot (little-endian bit order)
+    starts: npt.NDArray[np.uint32]  # where each bucket's keys start, and the end
+    bucket_shift: int  # a key's bucket: key >> bucket_shift
+
+    @classmethod
+    def of(cls, groups: _Groups) -> _Filter:
+        eligible = groups.key[groups.size <= MAX_DEFINERS]
+        return cls.over(
+            groups.key, eligible, min(_BITMAP_BITS, max(10, len(eligible).bit_length() + 4))
+        )
+
+    @classmethod
+    def over(cls, keys: UInt64Array, eligible: UInt64Array, bits: int) -> _Filter:
+        """The filter of ``eligible`` keys, ``bits`` bits of slot, over ``keys`` (sorted)."""
+        shift = np.uint64(64 - bits)
+        bitmap = np.zeros(1 << bits, dtype=np.bool_)
+        bitmap[_slot(eligible, shift)] = True
+        # About two keys a bucket, and never more than a million buckets.
+        bucket_bits = min(_BUCKET_BITS, max(1, len(keys).bit_length() - 1))
+        bucket_shift = 64 - bucket_bits
+        tops = keys >> np.uint64(bucket_shift)
+        edges = np.arange((1 << bucket_bits) + 1, dtype=np.uint64)
+        starts = np.searchsorted(tops, edges, side="left").astype(np.uint32)
+        packed = np.packbits(bitmap, bitorder="little")
+        return cls(bitmap, shift, packed, starts, bucket_shift)
+
+
 def _hits(
-    fps: UInt64Array,
-    families: Int64Array,
-    bitmap: npt.NDArray[np.bool_],
-    shift: np.uint64,
-    groups: _Groups,
+    fps: UInt64Array, families: Int64Array, filter_: _Filter, groups: _Groups
 ) -> tuple[Int64Array, Int64Array]:
     """The references (by position) whose name, keyed by their family, is a group's of at most
     `MAX_DEFINERS` definers, and that group's place, in the order of the references: those the
-    bitmap lets through, searched among the groups' keys. One pass in C where ``cas._words``
+    filter lets through, searched among the groups' keys. One pass in C where ``cas._words``
     was built (`keyed_hits`); else the same in numpy, a step over every reference at a time."""
     native = native_module()
     if native is not None:
@@ -794,26 +820,24 @@ def _hits(
             np.ascontiguousarray(families, dtype=np.int64),
             int(_FAMILY_SALT),
             int(_SLOT_FACTOR),
-            bitmap,
-            int(shift),
+            filter_.packed,
+            int(filter_.shift),
             np.ascontiguousarray(groups.key, dtype=np.uint64),
             np.ascontiguousarray(groups.size, dtype=np.int64),
             MAX_DEFINERS,
+            filter_.starts,
+            filter_.bucket_shift,
         )
         return np.frombuffer(refs, dtype=np.int64), np.frombuffer(places, dtype=np.int64)
-    return _numpy_hits(fps, families, bitmap, shift, groups)
+    return _numpy_hits(fps, families, filter_, groups)
 
 
 def _numpy_hits(
-    fps: UInt64Array,
-    families: Int64Array,
-    bitmap: npt.NDArray[np.bool_],
-    shift: np.uint64,
-    groups: _Groups,
+    fps: UInt64Array, families: Int64Array, filter_: _Filter, groups: _Groups
 ) -> tuple[Int64Array, Int64Array]:
     """`_hits` in numpy alone: what the tests hold the C pass to."""
     r_key = _keyed(fps, families)
-    maybe = np.flatnonzero(bitmap[_slot(r_key, shift)])
+    maybe = np.flatnonzero(filter_.bitmap[_slot(r_key, filter_.shift)])
     g = _search_sorted(groups.key, r_key[maybe])
     found = (groups.key[g] == r_key[maybe]) & (groups.size[g] <= MAX_DEFINERS)
     return maybe[found], g[found]

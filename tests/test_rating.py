@@ -447,7 +447,8 @@ def test_the_native_join_filter_finds_what_numpy_finds(
 ) -> None:
     """References joined to groups of definers: each reference names one of the groups' names
     (keyed by some family) or another fingerprint, the bitmap is whatever the bits make of
-    the eligible keys (many collisions when it is small); the C pass and numpy's agree."""
+    the eligible keys (many collisions when it is small), the keys' buckets whatever their
+    top bits make (names drawn from few values share them); the C pass and numpy's agree."""
     keys = np.unique(np.array(names, dtype=np.uint64))
     size = np.array(sizes[: len(keys)], dtype=np.int64)
     families = np.array([f for _, f in refs], dtype=np.int64)
@@ -458,12 +459,10 @@ def test_the_native_join_filter_finds_what_numpy_finds(
         [(k ^ (f * salt % (1 << 64))) for k, f in zip(raw, families.tolist(), strict=True)],
         dtype=np.uint64,
     )
-    shift = np.uint64(64 - bits)
-    bitmap = np.zeros(1 << bits, dtype=np.bool_)
-    bitmap[rating_mod._slot(keys[size <= rating_mod.MAX_DEFINERS], shift)] = True
+    filter_ = rating_mod._Filter.over(keys, keys[size <= rating_mod.MAX_DEFINERS], bits)
     n = len(keys)
     groups = rating_mod._Groups(keys, size, *(np.zeros(n, dtype=np.int64) for _ in range(6)))
-    native = rating_mod._hits(fps, families, bitmap, shift, groups)
-    plain = rating_mod._numpy_hits(fps, families, bitmap, shift, groups)
+    native = rating_mod._hits(fps, families, filter_, groups)
+    plain = rating_mod._numpy_hits(fps, families, filter_, groups)
     assert native[0].tolist() == plain[0].tolist()
     assert native[1].tolist() == plain[1].tolist()
