@@ -191,95 +191,112 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
     by the budget, not the size of the tree)."""
     result = Fit()
     by_path = {o.path: o for o in offers}
-    # Ties break on the path's bytes: each path's place in that order stands for them in the
-    # heap (an int a file, rather than an encoded path per entry).
+    # Ties break on the path's bytes: each path's place in that order stands for it, in the heap
+    # and in the lists below (an int a file, and a list slot a file rather than a dict entry).
     names = sorted(by_path, key=lambda p: p.encode())
     rank = {path: i for i, path in enumerate(names)}
-    current: dict[str, Point] = {}
-    options: dict[str, list[Point]] = {}
-    pending: dict[str, list[Point]] = {}  # the hull ahead of each file, next step first
+    del by_path
+    n = len(names)
+    offer_at: list[Offer | None] = [None] * n
+    current: list[Point] = [OMITTED] * n
+    options: list[list[Point] | None] = [None] * n  # None: not read yet (its listed line below)
+    pending: list[list[Point] | None] = [None] * n  # the hull ahead of each file, next first
+    unread: list[Point | None] = [None] * n  # the listed line of each offer not read yet
     used = 0
     reads = max(room // READ_COST, 1)
     # Every entry's key differs from every other's, or the two are equal tuples: the order they
     # pop in is the same however the heap was built, so the first entries are heapified at once.
     heap: list[tuple[int, int, int]] = []
-    unread: dict[str, Point] = {}  # the listed line of each offer not read yet
     for given in offers:
         offer = given
+        place = rank[offer.path]
+        offer_at[place] = offer
         if offer.expand is not None and offer.floor <= LOW and offer.bound is not None:
             value, cost = offer.bound
-            heap.append((-(value * _SCALE // max(cost, 1)), rank[offer.path], -1))
+            heap.append((-(value * _SCALE // max(cost, 1)), place, -1))
             listed = offer.listed  # until it is read, what it may become is its listed line
-            if listed is None:
-                options[offer.path] = [OMITTED]
-            else:
-                point = unread[offer.path] = Point(*listed, LOW, listed=True)
-                options[offer.path] = [OMITTED, point]
-            current[offer.path] = OMITTED
+            if listed is not None:
+                unread[place] = Point(*listed, LOW, listed=True)
+            current[place] = OMITTED
             continue
         if offer.expand is not None:
-            offer = by_path[offer.path] = offer.expand()
+            offer = offer_at[place] = offer.expand()
             result.expanded += 1
-        opts = options[offer.path] = points(offer)
-        here = current[offer.path] = start(offer, opts)
+        opts = options[place] = points(offer)
+        here = current[place] = start(offer, opts)
         used += here.cost
 
-    def offer_next(path: str) -> None:
-        here = current[path]
-        steps = pending[path] = hull(here, options[path], room - used)
-        if steps:
-            heapq.heappush(heap, (-density(here, steps[0]), rank[path], steps[0].cost))
+    def options_of(place: int) -> list[Point]:
+        known = options[place]
+        if known is None:  # not read yet: what it may become is its listed line
+            line = unread[place]
+            return [OMITTED] if line is None else [OMITTED, line]
+        return known
 
-    for path, opts in options.items():
-        listed_line = unread.get(path)
-        if listed_line is None:
-            here = current[path]
-            ahead = pending[path] = hull(here, opts, room - used)
+    def offer_next(place: int) -> None:
+        here = current[place]
+        steps = pending[place] = hull(here, options_of(place), room - used)
+        if steps:
+            heapq.heappush(heap, (-density(here, steps[0]), place, steps[0].cost))
+
+    for place in range(n):
+        known = options[place]
+        if known is not None:
+            here = current[place]
+            ahead = pending[place] = hull(here, known, room - used)
             if ahead:
-                heap.append((-density(here, ahead[0]), rank[path], ahead[0].cost))
+                heap.append((-density(here, ahead[0]), place, ahead[0].cost))
             continue
         # An unread offer's hull from omitted: its listed line, if that fits (`hull`).
-        if listed_line.cost > 0 and listed_line.value > 0 and listed_line.cost <= room - used:
-            pending[path] = [listed_line]
-            heap.append((-density(OMITTED, listed_line), rank[path], listed_line.cost))
-        else:
-            pending[path] = []
+        listed_line = unread[place]
+        if (
+            listed_line is not None
+            and listed_line.cost > 0
+            and listed_line.value > 0
+            and listed_line.cost <= room - used
+        ):
+            pending[place] = [listed_line]
+            heap.append((-density(OMITTED, listed_line), place, listed_line.cost))
     heapq.heapify(heap)
     while heap:
         if used >= room:
             break  # full: every step costs a token at least, and no unread offer can fit
         _key, place, cost = heapq.heappop(heap)
-        path = names[place]
         if cost < 0:  # an unread offer's bound reached the top: read it, if it can still fit
-            offer = by_path[path]
-            assert offer.expand is not None and offer.bound is not None
-            if offer.bound[1] > room - used + current[path].cost:
+            waiting = offer_at[place]
+            assert waiting is not None and waiting.expand is not None
+            assert waiting.bound is not None
+            if waiting.bound[1] > room - used + current[place].cost:
                 continue  # even its cheapest step would not fit: never read it
             if reads <= 0:
                 continue  # no more reading: its listed line competes as it is
             reads -= 1
-            offer = by_path[path] = offer.expand()
+            read = offer_at[place] = waiting.expand()
             result.expanded += 1
-            options[path] = points(offer)
-            offer_next(path)
+            options[place] = points(read)
+            offer_next(place)
             continue
-        steps = pending.get(path)
+        steps = pending[place]
         if not steps or steps[0].cost != cost:
             continue  # stale entry
-        here, step = current[path], steps[0]
+        here, step = current[place], steps[0]
         if step.cost - here.cost > room - used:
-            offer_next(path)  # what still fits, from here
+            offer_next(place)  # what still fits, from here
             continue
         used += step.cost - here.cost
-        current[path] = step
+        current[place] = step
         steps.pop(0)
         if steps and steps[0].cost - step.cost <= room - used:
             heapq.heappush(heap, (-density(step, steps[0]), place, steps[0].cost))
         else:
-            offer_next(path)
-    for path, here in current.items():
+            offer_next(place)
+    choices = result.choices
+    for given in offers:
+        if given.path in choices:
+            continue
+        here = current[rank[given.path]]
         # Choices are frozen: every file left omitted shares one.
-        result.choices[path] = (
+        choices[given.path] = (
             NOT_CHOSEN
             if here is OMITTED
             else Choice(here.tier, here.keep, here.listed, here.cost, here.value)
