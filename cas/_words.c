@@ -481,50 +481,95 @@ typedef struct {
     uint32_t doc, mask;
 } posting_t;
 
-/* Stable LSD radix sort of postings by key, 8 bits a pass; passes where every key has the
- * same byte are skipped. */
-static int sort_postings(posting_t *p, size_t n) {
-    posting_t *tmp = malloc((n ? n : 1) * sizeof(posting_t));
-    if (!tmp) return 0;
-    posting_t *src = p, *dst = tmp;
-    for (int shift = 0; shift < 64; shift += 8) {
-        size_t count[256] = {0};
-        for (size_t i = 0; i < n; i++) count[(src[i].key >> shift) & 255]++;
+/* Stable LSD radix sort of src[0:n] by the key's bits below `bits`, `digit` bits a pass (at
+ * most 16), using dst[0:n] as scratch; passes where every key has the same digit are skipped.
+ * The result is in src or dst: returns which. */
+static posting_t *lsd_postings(posting_t *src, posting_t *dst, size_t n, int bits, int digit,
+                               size_t *count) {
+    size_t radix = (size_t)1 << digit, mask = radix - 1;
+    for (int shift = 0; shift < bits; shift += digit) {
+        memset(count, 0, radix * sizeof(size_t));
+        for (size_t i = 0; i < n; i++) count[(src[i].key >> shift) & mask]++;
         int skip = 0;
-        for (int b = 0; b < 256; b++)
+        for (size_t b = 0; b < radix; b++)
             if (count[b] == n) skip = 1;
         if (skip) continue;
         size_t at = 0;
-        for (int b = 0; b < 256; b++) {
+        for (size_t b = 0; b < radix; b++) {
             size_t c = count[b];
             count[b] = at;
             at += c;
         }
-        for (size_t i = 0; i < n; i++) dst[count[(src[i].key >> shift) & 255]++] = src[i];
+        for (size_t i = 0; i < n; i++) dst[count[(src[i].key >> shift) & mask]++] = src[i];
         posting_t *swap = src;
         src = dst;
         dst = swap;
     }
-    if (src != p) memcpy(p, src, n * sizeof(posting_t));
+    return src;
+}
+
+/* Stable sort of postings by key (equal keys keep their order). A large array is first split
+ * by the key's top byte (one stable pass), then each part sorted on the other 56 bits while
+ * it fits in the core's cache: an LSD sort of the whole array, 8 passes scattering it over
+ * 256 places each, spent most of its time waiting for memory. */
+static int sort_postings(posting_t *p, size_t n) {
+    posting_t *tmp = malloc((n ? n : 1) * sizeof(posting_t));
+    size_t *count = malloc(((size_t)1 << 14) * sizeof(size_t));
+    if (!tmp || !count) {
+        free(tmp);
+        free(count);
+        return 0;
+    }
+    if (n <= (1u << 16)) {
+        posting_t *out = lsd_postings(p, tmp, n, 64, 8, count);
+        if (out != p) memcpy(p, out, n * sizeof(posting_t));
+        free(tmp);
+        free(count);
+        return 1;
+    }
+    size_t start[257] = {0};
+    for (size_t i = 0; i < n; i++) start[(p[i].key >> 56) + 1]++;
+    for (int b = 0; b < 256; b++) start[b + 1] += start[b];
+    size_t at[256];
+    memcpy(at, start, sizeof at);
+    for (size_t i = 0; i < n; i++) tmp[at[p[i].key >> 56]++] = p[i];
+    for (int b = 0; b < 256; b++) {
+        size_t lo = start[b], len = start[b + 1] - lo;
+        /* 56 bits in four passes of 14: a part's thousands of postings, 16,384 places each */
+        posting_t *out = lsd_postings(tmp + lo, p + lo, len, 56, 14, count);
+        if (out != p + lo) memcpy(p + lo, out, len * sizeof(posting_t));
+    }
     free(tmp);
+    free(count);
     return 1;
 }
 
-static void put_u64(unsigned char *at, uint64_t v) {
-    for (int b = 0; b < 8; b++) at[b] = (unsigned char)(v >> (8 * b));
+/* Little-endian integers in and out of bytes: a load or store where the machine is
+ * little-endian (a byte at a time, as before, compiled to a loop of shifts). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define LE64(v) __builtin_bswap64(v)
+#define LE32(v) __builtin_bswap32(v)
+#else
+#define LE64(v) (v)
+#define LE32(v) (v)
+#endif
+static inline void put_u64(unsigned char *at, uint64_t v) {
+    v = LE64(v);
+    memcpy(at, &v, 8);
 }
-static void put_u32(unsigned char *at, uint32_t v) {
-    for (int b = 0; b < 4; b++) at[b] = (unsigned char)(v >> (8 * b));
+static inline void put_u32(unsigned char *at, uint32_t v) {
+    v = LE32(v);
+    memcpy(at, &v, 4);
 }
-static uint64_t get_u64(const unsigned char *at) {
-    uint64_t v = 0;
-    for (int b = 7; b >= 0; b--) v = (v << 8) | at[b];
-    return v;
+static inline uint64_t get_u64(const unsigned char *at) {
+    uint64_t v;
+    memcpy(&v, at, 8);
+    return LE64(v);
 }
-static uint32_t get_u32(const unsigned char *at) {
-    uint32_t v = 0;
-    for (int b = 3; b >= 0; b--) v = (v << 8) | at[b];
-    return v;
+static inline uint32_t get_u32(const unsigned char *at) {
+    uint32_t v;
+    memcpy(&v, at, 4);
+    return LE32(v);
 }
 
 /* build(keys_list, masks_list) -> (keys, offsets, docs, masks): the postings of bodies

@@ -302,6 +302,37 @@ def test_the_sqlite_index_of_older_versions_is_removed(tmp_path: Path) -> None:
 # --- the C half and the Python half build the same segments ---------------------------------
 
 
+@pytest.mark.skipif(words.native_module() is None, reason="cas._words was not built")
+@settings(max_examples=5, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([12, 40, 56, 64]))
+def test_a_large_segment_sorts_as_python_does(seed: int, random_bits: int) -> None:
+    # Past 65,536 postings the C sort splits by the key's top byte first, then sorts each part:
+    # keys from a vocabulary shared by many bodies (a key's postings keep the bodies' order),
+    # random in their low ``random_bits`` bits, their top bits alike (few parts hold them all)
+    # or random.
+    import random
+    from array import array
+
+    rng = random.Random(seed)
+    low = (1 << random_bits) - 1
+    high = rng.getrandbits(64) & ~low
+    vocab = [high | (rng.getrandbits(64) & low) for _ in range(3000)]
+    bodies = []
+    for _ in range(700):
+        keys = sorted(set(rng.sample(vocab, 200)), key=lambda _: rng.random())
+        masks = [rng.getrandbits(32) for _ in keys]
+        bodies.append(words.Terms(array("Q", keys), array("I", masks), 1, 1))
+    assert sum(len(t.keys) for t in bodies) > 1 << 16
+    native = build_postings(bodies)
+    saved = list(words._NATIVE)
+    words._NATIVE[:] = [None]
+    try:
+        python = build_postings(bodies)
+    finally:
+        words._NATIVE[:] = saved
+    assert native == python
+
+
 _TEXTS = st.lists(
     st.text(alphabet=st.sampled_from(list("abAB_ .:=\n()09ö")), max_size=120), max_size=12
 )
