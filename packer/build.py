@@ -529,6 +529,7 @@ class Packer:
         pricer = self.pricer
         start = time.perf_counter()
         offers = [pricer.offer(c) for c in cands]
+        pricer.settle()
         self._spent("price", start)
         depth = group_depth((c.path for c in cands), _group_lines(budget.target))
         overhead = self._overhead(scope, target, cands, depth)

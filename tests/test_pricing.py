@@ -5,8 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cas import words
-from packer.pricing import _MIN_SYMBOL_COST, densest_summary, line_key
+from cas import Store, words
+from cas.cache import Cache
+from packer.pricing import _MIN_SYMBOL_COST, Pricer, densest_summary, line_key
+from packer.tokens import TokenCounter
 
 
 def walked(
@@ -75,3 +77,28 @@ def test_a_line_key_separates_lines_that_differ_by_a_byte() -> None:
     lines = [f"- `src/m{i}.py` source\n" for i in range(2000)]
     assert len({line_key(line) for line in lines}) == len(lines)
     assert line_key("- `a\udcff.py` source\n") != line_key("- `a.py` source\n")
+
+
+def test_settling_keeps_the_lines_a_run_remembers(store: Store) -> None:
+    # A run looks up most of the lines the runs before counted; settling then holds what is left
+    # in a table of its own size, and the lines kept for the next run are the same.
+    lines = [f"- `src/m{i}.py` (source)" for i in range(400)]
+
+    def run(settle: bool) -> dict[int, int]:
+        cache = Cache(store)
+        pricer = Pricer(store, cache, TokenCounter(), {})
+        counts = [pricer.line(text) for text in lines[:300]]
+        if settle:
+            pricer.settle()
+            assert pricer._remembered is not None and len(pricer._remembered) == 100
+        assert counts == [pricer.line(text) for text in lines[:300]]
+        assert pricer.line(lines[350]) == TokenCounter().count(lines[350])
+        return dict(pricer._lines)
+
+    first = Pricer(store, Cache(store), TokenCounter(), {})
+    for text in lines:
+        first.line(text)
+    first.remember()
+    first.cache.flush()
+    assert run(settle=True) == run(settle=False)
+    assert len(run(settle=True)) == 301
