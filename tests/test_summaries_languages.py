@@ -794,3 +794,28 @@ def test_outlining_leaves_no_cycle_holding_a_parse_tree() -> None:
     finally:
         if was:
             gc.enable()
+
+
+def test_a_typescript_configuration_object_shows_its_defaults() -> None:
+    source = """
+/** Default options. */
+export const defaults = {
+	credentials: 'same-origin',
+	retry: {limit: 2, methods: ['get', 'put', 'head', 'delete', 'options', 'trace']},
+	timeout: 10_000,
+	throwHttpErrors: true,
+	parseJson: (text: string) => JSON.parse(text),
+	...base,
+	// a comment between entries
+	close() { return undefined; },
+};
+"""
+    (line,) = [
+        line
+        for line in render(outline("src/options.ts", source)).splitlines()
+        if line.startswith("export const defaults")
+    ]
+    assert line == (
+        "export const defaults = {credentials: 'same-origin', timeout: 10_000, "
+        "throwHttpErrors: true, parseJson: (text: string) => ..., ...base, close(...), ...}"
+    )

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import textwrap
 
+from hypothesis import given
+from hypothesis import strategies as st
 from realcode import read
 
 from packer.outline import Outline, render
 from packer.summaries import outline
+from packer.summaries.text import fit_entries
 
 SOURCE = textwrap.dedent(
     '''
@@ -142,9 +145,10 @@ def test_lines_signatures_first_sentences_and_values() -> None:
     assert lines[2] == "imports: os, sys, .store, .cache, cas.errors, fast"
     for line in [
         "MAX_SIZE = 1 << 20",
-        "DEFAULT_NAME: str = 'box'",
-        "_PRIVATE_TABLE = {'a': 1}",
-        "TABLE = {...}",  # a long value by its shape, not cut mid-way
+        'DEFAULT_NAME: str = "box"',  # as written: the source's own quotes
+        '_PRIVATE_TABLE = {"a": 1}',
+        # a mapping too long for one value: its entries, never cut mid-way
+        'TABLE = {"alpha": "a value", "beta": "another value", "gamma": "one more value", "d": 4}',
         "BIG = [1, 2]",  # short, if written over lines
         "@dataclass(frozen=True)",
         "class Box(Base, metaclass=Meta):",
@@ -317,3 +321,91 @@ def test_django_models_init_reexports_and_computed_all() -> None:
     )
     assert "from django.db.models.aggregates import *" in o.head
     assert not any("aggregates_all" in line for line in o.head)
+
+
+def _lines_of(source: str) -> list[str]:
+    return render(outline("m.py", textwrap.dedent(source))).splitlines()
+
+
+def test_literals_and_annotations_are_shown_as_written() -> None:
+    lines = _lines_of(
+        '''
+        SEP = '\\t'
+        MASK = 0xFF_FF
+        NAME = "x"  # a comment after it is not part of the value
+        def open(path: "os.PathLike[str]", mode: str = 'rb', *, enc: str = "utf-8") -> 'IO':
+            """Open it."""
+        @register("name", kind='plain')
+        class Thing(Base, flag=True): ...
+        '''
+    )
+    assert "SEP = '\\t'" in lines
+    assert "MASK = 0xFF_FF" in lines
+    assert 'NAME = "x"' in lines
+    assert (
+        'def open(path: "os.PathLike[str]", mode: str = \'rb\', *, enc: str = "utf-8")'
+        " -> 'IO':" in lines
+    )
+    assert "@register(\"name\", kind='plain')" in lines
+    assert "class Thing(Base, flag=True):" in lines
+
+
+def test_a_value_over_lines_with_a_comment_is_printed_from_the_tree() -> None:
+    # The comment cannot be joined into one line: the value is rendered from its tree.
+    lines = _lines_of(
+        """
+        PAIR = (  # first, second
+            1,
+            2,
+        )
+        """
+    )
+    assert "PAIR = (1, 2)" in lines
+
+
+def test_a_configuration_dict_shows_its_keys_and_values_shortest_first() -> None:
+    entries = {f"key_{i}": f'"{"v" * (i * 7)}"' for i in range(1, 12)}
+    body = ",\n    ".join(f'"{k}": {v}' for k, v in entries.items())
+    lines = _lines_of(f"DEFAULTS = {{\n    {body},\n    **OTHER,\n}}\n")
+    (line,) = [line for line in lines if line.startswith("DEFAULTS = ")]
+    assert line.endswith(", ...}")  # not all fit: the rest is marked, never cut mid-way
+    shown = [k for k in entries if f'"{k}": ' in line]
+    assert shown == list(entries)[: len(shown)]  # the shortest first, in the source's order
+    assert 3 <= len(shown) < len(entries)
+    assert "**OTHER" in line  # short, so kept
+    assert all(f'"{k}": {entries[k]}' in line for k in shown)  # each whole
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(-(10**6), 10**6).map(str),
+            st.integers(0, 2**20).map(hex),
+            st.text(st.characters(codec="utf-8", categories=["L", "N", "Zs"]), max_size=8).map(
+                lambda t: f"'{t}'"
+            ),
+            st.text(st.characters(codec="utf-8", categories=["L", "N"]), max_size=8).map(
+                lambda t: f'"{t}"'
+            ),
+            st.sampled_from(["None", "True", "...", "1.5e3", "b'x'", "(1,)", "[]"]),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_any_short_literal_is_shown_as_written(values: list[str]) -> None:
+    source = "".join(f"C{i} = {v}\n" for i, v in enumerate(values))
+    lines = render(outline("m.py", source)).splitlines()
+    for i, value in enumerate(values):
+        assert f"C{i} = {value}" in lines
+
+
+@given(st.lists(st.text(max_size=70), max_size=40), st.integers(0, 400))
+def test_fit_entries_shows_the_shortest_within_the_width(entries: list[str], width: int) -> None:
+    shown, cut = fit_entries(entries, width)
+    assert shown == sorted(shown) and all(entries[i] for i in shown)
+    assert cut == (len(shown) < len(entries))
+    left = [e for i, e in enumerate(entries) if e and i not in shown]
+    if left:  # only when they do not all fit: then within the width, none left shorter
+        assert sum(len(entries[i]) + 2 for i in shown) <= width
+        assert max((len(entries[i]) for i in shown), default=0) <= min(map(len, left))

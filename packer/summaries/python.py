@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from packer.outline import Outline, Symbol
-from packer.summaries.text import VALUE_WIDTH, clip, first_prose_sentence, one_line
+from packer.summaries.text import VALUE_WIDTH, clip, first_prose_sentence, fit_entries, one_line
 
 INDENT: Final = "    "
 _MAX_DEPTH: Final = 6  # deeper classes add little and could recurse without bound
@@ -43,7 +43,7 @@ def outline(text: str, source_lines: int) -> Outline | None:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    reader = _Reader(_public_names(tree), _Sizes(text))
+    reader = _Reader(_public_names(tree), _Source(text))
     reader.module(tree)
     if not any(s.kind != "import" for s in reader.symbols) and not reader.exports:
         return None
@@ -143,9 +143,9 @@ def _public(name: str) -> bool:
 
 
 class _Reader:
-    def __init__(self, public: _All | None, sizes: _Sizes) -> None:
+    def __init__(self, public: _All | None, source: _Source) -> None:
         self.all = public
-        self.sizes = sizes
+        self.source = source
         self.symbols: list[Symbol] = []
         self.imports: dict[str, None] = {}
         self.import_line = 0
@@ -263,7 +263,7 @@ class _Reader:
         elif type(node).__name__ == "TypeAlias":  # `type X = ...` (3.12); ast names it so
             name = getattr(getattr(node, "name", None), "id", "")
             if name:
-                line = INDENT * depth + clip(one_line(ast.unparse(node)), 200)
+                line = INDENT * depth + clip(self.source.text(node), 200)
                 exported = self.exported(name, parent, parent_exported)
                 self.symbols.append(Symbol(name, "type", (line,), parent, exported, node.lineno))
 
@@ -275,13 +275,12 @@ class _Reader:
         parent_exported: bool,
     ) -> None:
         pad = INDENT * depth
-        lines = _decorators(node, pad)
+        lines = _decorators(node, pad, self.source)
         keyword = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
-        signature = (
-            f"{keyword} {node.name}{_type_params(node)}({_arguments(node.args, self.sizes)})"
-        )
+        params = _arguments(node.args, self.source)
+        signature = f"{keyword} {node.name}{_type_params(node, self.source)}({params})"
         if node.returns is not None:
-            signature += f" -> {clip(_unparse(node.returns), _RETURN_WIDTH)}"
+            signature += f" -> {clip(self.source.text(node.returns), _RETURN_WIDTH)}"
         doc = _docstring_line(node, pad + INDENT)
         if doc:
             lines += [f"{pad}{signature}:", doc]
@@ -294,13 +293,13 @@ class _Reader:
 
     def klass(self, node: ast.ClassDef, parent: int, depth: int, parent_exported: bool) -> None:
         pad = INDENT * depth
-        lines = _decorators(node, pad)
-        bases = [_unparse(b) for b in node.bases]
+        lines = _decorators(node, pad, self.source)
+        bases = [self.source.text(b) for b in node.bases]
         bases += [
-            f"{k.arg}={_unparse(k.value)}" if k.arg else f"**{_unparse(k.value)}"
+            f"{k.arg}={self.source.text(k.value)}" if k.arg else f"**{self.source.text(k.value)}"
             for k in node.keywords
         ]
-        head = f"class {node.name}{_type_params(node)}"
+        head = f"class {node.name}{_type_params(node, self.source)}"
         if bases:
             head += "(" + clip(", ".join(bases), _BASES_WIDTH) + ")"
         lines.append(f"{pad}{head}:")
@@ -327,7 +326,7 @@ class _Reader:
             if not names or len(names) != len(node.targets) or "__all__" in names:
                 return
             name = names[0]
-            line = f"{' = '.join(names)} = {_value(node.value, self.sizes)}"
+            line = f"{' = '.join(names)} = {_value(node.value, self.source)}"
             upper = bool(_UPPER.fullmatch(name))
             kind = "constant" if in_class or upper else "variable"
             if _is_type_alias(node.value) and not upper:
@@ -336,10 +335,10 @@ class _Reader:
             if not isinstance(node.target, ast.Name) or node.target.id == "__all__":
                 return
             name = node.target.id
-            annotation = clip(_unparse(node.annotation), _ANNOTATION_WIDTH)
+            annotation = clip(self.source.text(node.annotation), _ANNOTATION_WIDTH)
             line = f"{name}: {annotation}"
             if node.value is not None:
-                line += f" = {_value(node.value, self.sizes)}"
+                line += f" = {_value(node.value, self.source)}"
             if in_class:
                 kind = "field"  # dataclass, NamedTuple and TypedDict fields, annotated attributes
             elif annotation.endswith("TypeAlias"):
@@ -362,8 +361,10 @@ def _is_type_alias(value: ast.expr) -> bool:
     return False
 
 
-def _decorators(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, pad: str) -> list[str]:
-    return [f"{pad}@{clip(_unparse(d), _DECORATOR_WIDTH)}" for d in node.decorator_list]
+def _decorators(
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, pad: str, source: _Source
+) -> list[str]:
+    return [f"{pad}@{clip(source.text(d), _DECORATOR_WIDTH)}" for d in node.decorator_list]
 
 
 def _docstring_line(
@@ -377,71 +378,104 @@ def _docstring_line(
     return f'{pad}"""{sentence.replace(chr(34) * 3, chr(39) * 3)}"""'
 
 
-def _arguments(args: ast.arguments, sizes: _Sizes) -> str:
+def _arguments(args: ast.arguments, source: _Source) -> str:
     parts: list[str] = []
     positional = [*args.posonlyargs, *args.args]
     first_default = len(positional) - len(args.defaults)
     for i, arg in enumerate(positional):
         default = args.defaults[i - first_default] if i >= first_default else None
-        parts.append(_argument(arg, default, sizes))
+        parts.append(_argument(arg, default, source))
         if args.posonlyargs and i == len(args.posonlyargs) - 1:
             parts.append("/")
     if args.vararg is not None:
-        parts.append("*" + _argument(args.vararg, None, sizes))
+        parts.append("*" + _argument(args.vararg, None, source))
     elif args.kwonlyargs:
         parts.append("*")
     for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=False):
-        parts.append(_argument(arg, kw_default, sizes))
+        parts.append(_argument(arg, kw_default, source))
     if args.kwarg is not None:
-        parts.append("**" + _argument(args.kwarg, None, sizes))
+        parts.append("**" + _argument(args.kwarg, None, source))
     return ", ".join(parts)
 
 
-def _argument(arg: ast.arg, default: ast.expr | None, sizes: _Sizes) -> str:
+def _argument(arg: ast.arg, default: ast.expr | None, source: _Source) -> str:
     text = arg.arg
     if arg.annotation is not None:
-        text += f": {clip(_unparse(arg.annotation), _ANNOTATION_WIDTH)}"
+        text += f": {clip(source.text(arg.annotation), _ANNOTATION_WIDTH)}"
     if default is not None:
-        shown = _unparse(default) if sizes.small(default, _DEFAULT_WIDTH) else "..."
+        shown = source.text(default) if source.small(default, _DEFAULT_WIDTH) else "..."
         if len(shown) > _DEFAULT_WIDTH:
             shown = "..."
         text += f" = {shown}" if arg.annotation is not None else f"={shown}"
     return text
 
 
-def _type_params(node: ast.AST) -> str:
+def _type_params(node: ast.AST, source: _Source) -> str:
     params = getattr(node, "type_params", None)
     if not params:
         return ""
-    return "[" + ", ".join(_unparse(p) for p in params) + "]"
+    return "[" + ", ".join(source.text(p) for p in params) + "]"
 
 
-class _Sizes:
-    """How long a node's source is, from its position alone: printing a large literal only to
-    clip it would cost time linear in its size, for every constant of a data module."""
+class _Source:
+    """The module's own text for a node: a summary shows what the source says (its quotes, its
+    numbers, its spacing within a line), never a re-rendering of the tree. Columns are UTF-8
+    bytes, so positions are taken in the encoded text."""
 
     def __init__(self, text: str) -> None:
+        self.data = text.encode("utf-8", "surrogatepass")
         self.starts = [0]
-        for line in text.split("\n"):
+        for line in self.data.split(b"\n"):
             self.starts.append(self.starts[-1] + len(line) + 1)
 
+    def _span(self, node: ast.AST) -> tuple[int, int] | None:
+        line = getattr(node, "lineno", 0)
+        end_line = getattr(node, "end_lineno", None) or line
+        if line < 1 or end_line >= len(self.starts):
+            return None
+        start = self.starts[line - 1] + getattr(node, "col_offset", 0)
+        end = self.starts[end_line - 1] + (getattr(node, "end_col_offset", None) or 0)
+        return (start, end) if start <= end else None
+
     def small(self, node: ast.expr, width: int) -> bool:
-        """Whether ``node``'s source is short enough (columns are UTF-8 bytes: near enough)."""
-        end_line = node.end_lineno or node.lineno
-        if end_line >= len(self.starts) or node.lineno < 1:
-            return False
-        start = self.starts[node.lineno - 1] + node.col_offset
-        end = self.starts[end_line - 1] + (node.end_col_offset or 0)
-        return end - start <= width * 3
+        """Whether ``node``'s source is short enough (bytes, not characters: near enough),
+        judged from its position alone: printing a large literal only to clip it would cost
+        time linear in its size, for every constant of a data module."""
+        span = self._span(node)
+        return span is not None and span[1] - span[0] <= width * 3
+
+    def text(self, node: ast.AST) -> str:
+        """``node`` as written, on one line: a span over several lines is joined (no space
+        after an opening bracket, neither a space nor a trailing comma before a closing one).
+        A span that holds a comment, or whose position does not lead back to it, is printed
+        from the tree instead."""
+        span = self._span(node)
+        written = self.data[span[0] : span[1]].decode("utf-8", "surrogatepass") if span else ""
+        if not written or ("\n" in written and "#" in written):
+            return one_line(ast.unparse(node))
+        if "\n" not in written:
+            return written.strip()
+        out = ""
+        for line in written.split("\n"):
+            piece = line.strip().removesuffix("\\").strip()
+            if not piece:
+                continue
+            if piece[0] in ")]}" and out.endswith(","):
+                out = out[:-1]  # the trailing comma of a layout over lines
+            joined = not out or out[-1] in "([{" or piece[0] in ")]}"
+            out += piece if joined else " " + piece
+        return out
 
 
-def _value(node: ast.expr, sizes: _Sizes) -> str:
+def _value(node: ast.expr, source: _Source) -> str:
     """A constant's value as a reader wants it: in full when short, else its shape."""
-    if sizes.small(node, VALUE_WIDTH):
-        shown = _unparse(node)
+    if source.small(node, VALUE_WIDTH):
+        shown = source.text(node)
         if len(shown) <= VALUE_WIDTH:
             return shown
-    if isinstance(node, ast.Dict | ast.DictComp):
+    if isinstance(node, ast.Dict):
+        return _dict_value(node, source)
+    if isinstance(node, ast.DictComp):
         return "{...}"
     if isinstance(node, ast.Set | ast.SetComp):
         return "{...}"
@@ -449,12 +483,27 @@ def _value(node: ast.expr, sizes: _Sizes) -> str:
         return "[...]"
     if isinstance(node, ast.Tuple):
         return "(...)"
-    if isinstance(node, ast.Call) and sizes.small(node.func, VALUE_WIDTH):
-        return clip(_unparse(node.func), VALUE_WIDTH) + "(...)"
-    if sizes.small(node, VALUE_WIDTH * 2):
-        return clip(_unparse(node), VALUE_WIDTH)
+    if isinstance(node, ast.Call) and source.small(node.func, VALUE_WIDTH):
+        return clip(source.text(node.func), VALUE_WIDTH) + "(...)"
+    if source.small(node, VALUE_WIDTH * 2):
+        return clip(source.text(node), VALUE_WIDTH)
     return "..."
 
 
-def _unparse(node: ast.AST) -> str:
-    return one_line(ast.unparse(node))
+def _dict_value(node: ast.Dict, source: _Source) -> str:
+    """A mapping too long for one value, as its keys and values: a configuration dict's defaults
+    are what a reader asks for: as many entries as `fit_entries` allows (the rest as ``...``); an
+    entry too long alone is left out."""
+    entries: list[str] = []
+    for key, value in zip(node.keys, node.values, strict=True):
+        if not source.small(value, VALUE_WIDTH) or (key is not None and not source.small(key, 40)):
+            entries.append("")
+            continue
+        shown = source.text(value)
+        text = f"{source.text(key)}: {shown}" if key is not None else f"**{shown}"
+        entries.append(text if len(text) <= VALUE_WIDTH else "")
+    fits, cut = fit_entries(entries)
+    if not fits:
+        return "{...}"
+    more = ", ..." if cut else ""
+    return "{" + ", ".join(entries[i] for i in fits) + more + "}"

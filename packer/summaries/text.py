@@ -16,6 +16,7 @@ from packer.outline import Symbol
 LINE_WIDTH: Final = 200  # a declaration line
 SENTENCE_WIDTH: Final = 200  # a doc sentence
 VALUE_WIDTH: Final = 60  # a constant's or a key's value
+MAPPING_WIDTH: Final = 300  # a mapping shown as its entries (a configuration's defaults)
 PLAIN_LINES: Final = 20  # lines a summary of unknown text shows
 PLAIN_WIDTH: Final = 160
 
@@ -154,3 +155,19 @@ def plain_symbols(text: str, first_line: int = 1) -> list[Symbol]:
             out.append(Symbol(f"line {number}", "text", (shown,), line=number))
         start, number = end + 1, number + 1
     return out
+
+
+def fit_entries(entries: list[str], width: int = MAPPING_WIDTH) -> tuple[list[int], bool]:
+    """Which of a mapping's ``entries`` (its ``key: value`` texts, "" for one that cannot be
+    shown) a line of ``width`` shows: all that can be when they fit, else the shortest first
+    (then by position); returned in position order, with whether any was left out."""
+    shown = [i for i, e in enumerate(entries) if e]
+    if sum(len(entries[i]) + 2 for i in shown) > width:
+        room, chosen = width, []
+        for i in sorted(shown, key=lambda i: (len(entries[i]), i)):
+            if len(entries[i]) + 2 > room:
+                break
+            chosen.append(i)
+            room -= len(entries[i]) + 2
+        shown = sorted(chosen)
+    return shown, len(shown) < len(entries)

@@ -33,7 +33,14 @@ from typing import Any, Final, cast
 
 from packer.outline import Outline, Symbol
 from packer.summaries.comments import doc_sentence, is_license
-from packer.summaries.text import LINE_WIDTH, clip, one_line
+from packer.summaries.text import (
+    LINE_WIDTH,
+    MAPPING_WIDTH,
+    VALUE_WIDTH,
+    clip,
+    fit_entries,
+    one_line,
+)
 
 MAX_DEPTH: Final = 6
 _KINDS: Final = {
@@ -315,10 +322,11 @@ def _symbols(spec: Spec, defs: list[Definition], src: Source) -> list[Symbol]:
     for d in defs:
         d.index = len(symbols)
         pad = "  " * d.depth
-        shown = _display(d, src)
+        mapping = _mapping(d, src)
+        shown = _display(d, src) if mapping is None else mapping
         if spec.hooks.display is not None:
             shown = spec.hooks.display(d, shown, src)
-        lines = [pad + clip(shown, LINE_WIDTH)]
+        lines = [pad + clip(shown, LINE_WIDTH if mapping is None else MAPPING_WIDTH + LINE_WIDTH)]
         doc = _doc(d.node, src)
         if doc:
             lines.append(f"{pad}  {spec.comment} {doc}")
@@ -343,6 +351,63 @@ def _display(d: Definition, src: Source) -> str:
         end = _code_start(node)
     end = min(end, start + _RAW_CAP)
     return tidy(one_line(_text_without_comments(node, start, end, src)))
+
+
+def _mapping(d: Definition, src: Source) -> str | None:
+    """A constant or variable whose value is an object literal (a configuration's defaults,
+    `const defaults = {...}`), as its head and its entries: each ``key: value`` whose value is
+    short, a function value as its parameters (``key: (text) => ...``), a method as
+    ``name(...)``, as many as `fit_entries` allows, the rest as ``...``. None for any other."""
+    if d.kind not in ("constant", "variable") or d.children:
+        return None
+    value = _object_value(d.node)
+    if value is None:
+        return None
+    start = _display_start(d.node, src)
+    head = tidy(one_line(_text_without_comments(d.node, start, value.start_byte, src)))
+    entries: list[str] = []
+    for child in value.named_children:
+        if "comment" in child.type:
+            continue
+        entries.append(_entry(child, src))
+    if not entries:
+        return None
+    shown, cut = fit_entries(entries)
+    more = ", ..." if cut else ""
+    return f"{head} = {{{', '.join(entries[i] for i in shown)}{more}}}"
+
+
+def _object_value(node: Any) -> Any:
+    """The object literal a declaration assigns, looking through its declarator."""
+    for candidate in (node, *node.named_children):
+        value = candidate.child_by_field_name("value")
+        if value is not None and value.type == "object":
+            return value
+    return None
+
+
+def _entry(node: Any, src: Source) -> str:
+    """One entry of an object literal as shown, or "" when it is too long to show."""
+    if node.type == "pair":
+        key, value = node.child_by_field_name("key"), node.child_by_field_name("value")
+        if key is None or value is None or key.end_byte - key.start_byte > 40:
+            return ""
+        name = src.node_text(key)
+        if value.type in ("arrow_function", "function_expression", "function"):
+            params = value.child_by_field_name("parameters") or value.child_by_field_name(
+                "parameter"
+            )
+            text = f"{name}: {src.node_text(params, 100) if params is not None else '()'} => ..."
+        elif value.end_byte - value.start_byte > VALUE_WIDTH * 3:
+            return ""
+        else:
+            text = f"{name}: {one_line(src.node_text(value))}"
+    elif node.type == "method_definition":
+        key = node.child_by_field_name("name")
+        text = f"{src.node_text(key, 40)}(...)" if key is not None else ""
+    else:  # a shorthand property, a spread
+        text = one_line(src.node_text(node, VALUE_WIDTH * 3))
+    return text if len(text) <= VALUE_WIDTH else ""
 
 
 def tidy(head: str) -> str:
