@@ -26,7 +26,7 @@ import functools
 import sys
 import time
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from math import isqrt
 from typing import Final
@@ -432,19 +432,23 @@ def densest_summary(
 
 
 def _symbol_values(cand: Candidate, o: outline_mod.Outline) -> list[int]:
-    """Each outline symbol's value: its rating when the rating knows its name (the first symbol
-    of that name takes it), else a share of the file's value by kind (these capped in total);
+    """Each outline symbol's value: its rating when the rating knows its name (one symbol of
+    that name takes it: `_rated_symbols`; a quarter of it for a member the outline knows is not
+    public), else a share of the file's value by kind (these capped in total);
     and a member is worth at least its share of what encloses it, so the methods of a class
     that matters are worth showing even when the rating does not know them by name."""
     own: list[int] = []
-    seen: set[str] = set()
     fallback: list[int] = []
     boosted = cand.symbols.by_name()
+    taker = _rated_symbols(o, boosted)
     for i, s in enumerate(o.symbols):
-        rated = boosted.get(s.name) if s.name not in seen else None
-        seen.add(s.name)
+        rated = boosted.get(s.name) if taker.get(s.name) == i else None
         if rated is not None:
-            own.append(rated)
+            # A member whose name reads as public but that the outline knows is not (a Go
+            # method of an unexported type, a trait implementation's items): the name's rating
+            # is mostly that of its public namesakes elsewhere.
+            hidden = s.parent >= 0 and not s.exported and not s.name.startswith("_")
+            own.append(rated // 4 if hidden else rated)
             continue
         value = cand.value * _FALLBACK.get(s.kind, 1) // 100
         own.append(value if s.exported else value // 4)
@@ -471,6 +475,20 @@ def _symbol_values(cand: Candidate, o: outline_mod.Outline) -> list[int]:
             inherited = parent * _INHERIT_PRIVATE // 100 // max(1, isqrt(public.get(s.parent, 1)))
         out[i] = max(out[i], inherited)
     return out
+
+
+def _rated_symbols(o: outline_mod.Outline, rated: Mapping[str, int]) -> dict[str, int]:
+    """Which symbol takes each rated name's value when several share it: the exported one at
+    the top of the file first (the free function `from_str` over the constructor of the same
+    name in an `impl`), then an exported member, then the first."""
+    best: dict[str, tuple[int, int]] = {}
+    for i, s in enumerate(o.symbols):
+        if s.name not in rated:
+            continue
+        rank = (0 if s.parent < 0 else 1) if s.exported else 2
+        if s.name not in best or rank < best[s.name][0]:
+            best[s.name] = (rank, i)
+    return {name: i for name, (_, i) in best.items()}
 
 
 def _encode_priced(p: Priced) -> bytes:

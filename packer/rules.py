@@ -270,6 +270,13 @@ _DEFAULTS: tuple[tuple[tuple[str, ...], str, str, int], ...] = (
             "**/tests/**",
             "**/test/**",
             "**/__tests__/**",
+            # a package's test harness weighs as tests do, even inside the source tree
+            "**/testing/**",
+            "**/testutil/**",
+            "**/testutils/**",
+            "**/test_utils/**",
+            "**/testhelpers/**",
+            "**/test_helpers/**",
             "spec/**",
             "test_*.py",
             "*_test.py",

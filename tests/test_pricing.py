@@ -7,7 +7,18 @@ from hypothesis import strategies as st
 
 from cas import Store, words
 from cas.cache import Cache
-from packer.pricing import _MIN_SYMBOL_COST, Pricer, densest_summary, line_key
+from packer.fitting import HIGH, LOW
+from packer.ingest import Fact
+from packer.pricing import (
+    _MIN_SYMBOL_COST,
+    Candidate,
+    Pricer,
+    SymbolValues,
+    _symbol_values,
+    densest_summary,
+    line_key,
+)
+from packer.summaries import outline
 from packer.tokens import TokenCounter
 
 
@@ -102,3 +113,46 @@ def test_settling_keeps_the_lines_a_run_remembers(store: Store) -> None:
     first.cache.flush()
     assert run(settle=True) == run(settle=False)
     assert len(run(settle=True)) == 301
+
+
+RUST_NAMESAKES = """
+pub struct Deserializer;
+struct Access;
+
+impl Deserializer {
+    pub fn from_str(s: &str) -> Self { Deserializer }
+}
+
+impl de::SeqAccess for Access {
+    fn next_element(&mut self) -> Option<u8> { None }
+}
+
+pub fn from_str(s: &str) -> Result<Deserializer> { Ok(Deserializer) }
+"""
+
+
+def test_a_rated_name_goes_to_its_public_top_level_symbol_and_plumbing_gets_a_quarter() -> None:
+    o = outline("src/de.rs", RUST_NAMESAKES)
+    rated = {"from_str": 80_000, "next_element": 40_000, "Deserializer": 20_000}
+    cand = Candidate(
+        path="src/de.rs",
+        fact=Fact("src/de.rs", "file", len(RUST_NAMESAKES), None, text=True),
+        ceiling=HIGH,
+        floor=LOW,
+        weight=0,
+        reason="",
+        rating=1000,
+        value=1000,
+        symbols=SymbolValues.of(rated),
+    )
+    values = {
+        (o.symbols[s.parent].lines[0] if s.parent >= 0 else "", s.lines[0]): v
+        for s, v in zip(o.symbols, _symbol_values(cand, o), strict=True)
+    }
+    # The free function takes the name's rating, not the constructor of the same name before it.
+    assert values["", "pub fn from_str(s: &str) -> Result<Deserializer>"] == 80_000
+    assert values["impl Deserializer", "  pub fn from_str(s: &str) -> Self"] < 80_000
+    # A trait implementation's method on a private type: a quarter of what its name rates.
+    assert values[
+        "impl de::SeqAccess for Access", "  fn next_element(&mut self) -> Option<u8>"
+    ] == (40_000 // 4)

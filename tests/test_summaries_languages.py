@@ -409,7 +409,8 @@ def test_rust() -> None:
     ]
     exported = {(p, n): e for p, n, _, e in table(o)}
     assert exported["Blob", "digest"] and not exported["Blob", "size"]
-    assert exported["Blob", "get"]  # a trait implementation's method
+    assert not exported["Blob", "get"]  # a trait implementation's method: the trait's to show
+    assert exported["", "Blob"]  # `impl Storage for Blob`: a public type's
     assert exported["Blob", "new"] and not exported["Blob", "secret"]
     assert not exported["", "internal"]
     assert exported["", "bail"] and not exported["", "private_macro"]
@@ -819,3 +820,56 @@ export const defaults = {
         "export const defaults = {credentials: 'same-origin', timeout: 10_000, "
         "throwHttpErrors: true, parseJson: (text: string) => ..., ...base, close(...), ...}"
     )
+
+
+def test_rust_trait_plumbing_and_private_types() -> None:
+    source = """
+pub struct Reader;
+struct Access<'a> { r: &'a Reader }
+
+impl<'a> Access<'a> {
+    fn new(r: &'a Reader) -> Self { Access { r } }
+}
+
+impl<'de, 'a> de::SeqAccess<'de> for Access<'a> {
+    type Error = Error;
+    fn next_element_seed(&mut self) -> Result<()> { Ok(()) }
+}
+
+impl fmt::Display for &Reader {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { Ok(()) }
+}
+
+impl Reader {
+    pub fn from_str(s: &str) -> Self { Reader }
+}
+
+pub fn from_str(s: &str) -> Result<Reader> { Ok(Reader) }
+"""
+    o = outline("src/de.rs", source)
+    rows = [(s.lines[0], s.exported) for s in o.symbols if s.kind != "import"]
+    assert rows == [
+        ("pub struct Reader", True),
+        ("struct Access<'a>", False),
+        ("  r: &'a Reader", False),
+        ("impl<'a> Access<'a>", False),  # a private type's
+        ("  fn new(r: &'a Reader) -> Self", False),
+        ("impl<'de, 'a> de::SeqAccess<'de> for Access<'a>", False),
+        ("  type Error = Error", False),  # a trait implementation's items are plumbing
+        ("  fn next_element_seed(&mut self) -> Result<()>", False),
+        ("impl fmt::Display for &Reader", True),  # a public type's, through the reference
+        ("  fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result", False),
+        ("impl Reader", True),
+        ("  pub fn from_str(s: &str) -> Self", True),
+        ("pub fn from_str(s: &str) -> Result<Reader>", True),
+    ]
+
+
+def test_a_long_doc_comment_gives_its_first_sentence_and_a_run_too_long_none() -> None:
+    example = "\n".join(f"/// let x{i} = {i};" for i in range(200))
+    source = f"/// Parses the text.\n///\n/// ```\n{example}\n/// ```\npub fn parse() {{}}\n"
+    (lines,) = [s.lines for s in outline("src/lib.rs", source).symbols if s.name == "parse"]
+    assert lines == ("pub fn parse()", "  // Parses the text.")
+    endless = "\n".join(f"// line {i}." for i in range(1100)) + "\npub fn parse() {}\n"
+    (lines,) = [s.lines for s in outline("src/lib.rs", endless).symbols if s.name == "parse"]
+    assert lines == ("pub fn parse()",)  # never a sentence from the middle of a run

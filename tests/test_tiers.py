@@ -92,6 +92,10 @@ def test_negation_inside_one_rule() -> None:
         ("cas/test_digest.py", "high", "test", -3),
         ("cas/digest_test.py", "high", "test", -3),
         ("pkg/server_test.go", "high", "test", -3),
+        ("lib/sqlalchemy/testing/fixtures.py", "high", "test", -3),  # a harness in the source
+        ("internal/testutil/server.go", "high", "test", -3),
+        ("src/pkg/test_helpers/factories.rb", "high", "test", -3),
+        ("src/click/testing.py", "high", "source", 0),  # a module of the API, not a folder
         ("src/app.test.ts", "high", "test", -3),
         ("src/app.spec.jsx", "high", "test", -3),
         ("src/__tests__/app.js", "high", "test", -3),

@@ -1,8 +1,11 @@
-"""Rust: exported means `pub` (not `pub(crate)` or `pub(super)`); a trait's items and the
-methods of a trait implementation are as public as the trait; `macro_rules!` is exported by
-`#[macro_export]`."""
+"""Rust: exported means `pub` (not `pub(crate)` or `pub(super)`); a trait's items are as public
+as the trait; an `impl` block is exported unless it is for a type the file defines without
+`pub`; the items of a trait implementation are not (the trait documents them: they are
+plumbing); `macro_rules!` is exported by `#[macro_export]`."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from packer.summaries.treesitter import Definition, Hooks, Source
 
@@ -14,10 +17,49 @@ def _pub(d: Definition, src: Source) -> bool:
     return False
 
 
+_WRAPPED = frozenset({"generic_type", "reference_type", "scoped_type_identifier"})
+
+
+def _type_name(impl: Any, src: Source) -> str:
+    """The name of the type an `impl` block is for (`Deserializer` in `impl<R> Deserializer<R>`,
+    `Value` in `impl Serialize for &Value`)."""
+    node = impl.child_by_field_name("type")
+    while node is not None and node.type in (
+        "generic_type",
+        "reference_type",
+        "scoped_type_identifier",
+    ):
+        inner = node.child_by_field_name("type") or node.child_by_field_name("name")
+        if inner is None:
+            break
+        node = inner
+    return src.node_text(node, 100) if node is not None else ""
+
+
+def _private_types(src: Source) -> set[str]:
+    """The types this file defines without `pub`: an implementation for one of them is not
+    part of what the crate offers."""
+    names = src.memo.get("private")
+    if names is None:
+        names = set()
+        for node in src.root.children if src.root is not None else ():
+            if node.type in ("struct_item", "enum_item", "union_item", "type_item"):
+                name = node.child_by_field_name("name")
+                if name is not None and not any(
+                    c.type == "visibility_modifier" and src.node_text(c, 20).strip() == "pub"
+                    for c in node.children
+                ):
+                    names.add(src.node_text(name, 100))
+        src.memo["private"] = names
+    return set(names)
+
+
 def exported(d: Definition, src: Source) -> bool:
     node = d.node
-    if node.type in ("impl_item", "enum_variant"):
+    if node.type == "enum_variant":
         return True
+    if node.type == "impl_item":
+        return _type_name(node, src) not in _private_types(src)
     if node.type == "macro_definition":
         prev = node.prev_named_sibling
         while prev is not None and prev.type == "attribute_item":
@@ -32,7 +74,9 @@ def exported(d: Definition, src: Source) -> bool:
         and d.parent.node.type == "impl_item"
         and d.parent.node.child_by_field_name("trait") is not None
     ):
-        return True
+        # What implements a trait is the trait's to document: its associated types and methods
+        # (`type Error = Error`, `fn next_element_seed`) are plumbing, however public.
+        return False
     return _pub(d, src)
 
 

@@ -98,9 +98,9 @@ _SKIPPED_ABOVE: Final = frozenset(
 )
 _PREFIX_STOP: Final = frozenset(";{}()=")
 _RAW_CAP: Final = LINE_WIDTH * 6  # source bytes read for one display line
-# Comment lines read above a definition: a doc's first sentence is near its top, and walking back
-# through siblings costs time that grows with their number.
-_MAX_RUN: Final = 64
+# Comment lines read above a definition at most: a doc with its examples can run to hundreds of
+# lines (its first sentence is at its top), and a longer run is not taken for a doc at all.
+_MAX_RUN: Final = 1024
 
 
 @dataclass
@@ -549,12 +549,14 @@ def _comment_above(node: Any, src: Source) -> list[Any]:
     run = [prev]
     if src.data.startswith(b"/*", prev.start_byte):
         return run  # a block comment is a whole doc; any comment above it is another one
-    while len(run) < _MAX_RUN:
+    while True:
         before = run[-1].prev_sibling
         if before is None or "comment" not in before.type:
             break
         if before.end_point[0] < run[-1].start_point[0] - 1:
             break
+        if len(run) >= _MAX_RUN:
+            return []  # its start is too far up: no doc rather than a sentence from its middle
         run.append(before)
     # A comment that trails code on its first line belongs to that code.
     first = run[-1]
