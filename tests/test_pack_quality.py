@@ -34,7 +34,7 @@ def _shown(tree: Path) -> dict[str, str]:
     return {e["path"]: e["tier"] for e in json.loads(r.out)["entries"]}
 
 
-@pytest.mark.parametrize("name", ["click", "ky", "cobra"])
+@pytest.mark.parametrize("name", ["click", "httpx", "ky", "cobra", "chi", "anyhow", "faraday"])
 @pytest.mark.parametrize("budget", BUDGETS)
 def test_default_packs_fill_at_least_nine_tenths_of_the_target_and_never_pass_it(
     tmp_path: Path, name: str, budget: int
@@ -44,9 +44,14 @@ def test_default_packs_fill_at_least_nine_tenths_of_the_target_and_never_pass_it
     tokens = pack["tokens"]
     # every format of the LITE render is counted and none is over the max
     assert all(0 < t <= budget for t in tokens.values()), tokens
-    assert tokens["markdown"] >= budget * 9 // 10, tokens
+    # every one of them at least nine tenths of the target (these projects hold more than 32k)
+    assert all(t >= budget * 9 // 10 for t in tokens.values()), tokens
     shown = _shown(tree)
-    source = [p for p, tier in shown.items() if tier != "low" and p.endswith((".py", ".ts", ".go"))]
+    source = [
+        p
+        for p, tier in shown.items()
+        if tier != "low" and p.endswith((".py", ".ts", ".go", ".rs", ".rb"))
+    ]
     assert source, "no source file shown"
 
 

@@ -873,3 +873,24 @@ def test_a_long_doc_comment_gives_its_first_sentence_and_a_run_too_long_none() -
     endless = "\n".join(f"// line {i}." for i in range(1100)) + "\npub fn parse() {}\n"
     (lines,) = [s.lines for s in outline("src/lib.rs", endless).symbols if s.name == "parse"]
     assert lines == ("pub fn parse()",)  # never a sentence from the middle of a run
+
+
+def test_ruby_declarative_calls_in_a_class_body_are_definitions() -> None:
+    source = """
+module App
+  class Settings < Base
+    set :port, 4567
+    has_many :posts, dependent: :destroy
+    private :helper
+    include Comparable
+    register :json, JSON
+    def run; end
+  end
+end
+"""
+    o = outline("lib/app.rb", source)
+    assert [(s.name, s.kind, s.lines[0].strip()) for s in o.symbols if s.kind == "field"] == [
+        (":port", "field", "set :port, 4567"),
+        (":posts", "field", "has_many :posts, dependent: :destroy"),
+        (":json", "field", "register :json, JSON"),
+    ]  # `private :helper` and `include` declare nothing
