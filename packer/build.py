@@ -15,7 +15,7 @@ import contextlib
 import datetime as dt
 import gc
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -347,6 +347,7 @@ class Packer:
             )
         }
         self._spent("rate", start)
+        copies = _copies(facts, decisions, ratings.file)
         out: list[Candidate] = []
         for fact, lang in zip(facts, langs, strict=True):
             decision = decisions[fact.path]
@@ -356,6 +357,9 @@ class Packer:
             ceiling = LOW if fact.forced or not fact.size else TIER_OF[decision.tier]
             if not fact.size and not fact.forced:
                 reason = f"{reason}, empty"
+            original = copies.get(fact.path)
+            if original is not None:
+                ceiling, reason = LOW, f"duplicate; the same content as {original}"
             floor = ceiling if decision.required and not fact.forced else LOW
             rating = ratings.file(fact.path)
             language = named(lang)
@@ -753,6 +757,29 @@ def _decode_decisions(raw: bytes | None, rules: int) -> dict[str, int]:
     ):
         return {}
     return known
+
+
+def _copies(
+    facts: list[Fact], decisions: Mapping[str, TierDecision], rating: Callable[[str], int]
+) -> dict[str, str]:
+    """Files whose content another file of the scope has too: each copy and the one file of its
+    group that is shown (the best rated, then the first by path bytes). A copy is listed with a
+    pointer to it, never shown twice. Files a rule requires are never copies."""
+    groups: dict[Digest, list[str]] = {}
+    for f in facts:
+        if f.digest is None or not f.text or not f.size or f.forced:
+            continue
+        if decisions[f.path].tier == "low" or decisions[f.path].required:
+            continue
+        groups.setdefault(f.digest, []).append(f.path)
+    out: dict[str, str] = {}
+    for paths in groups.values():
+        if len(paths) > 1:
+            first, *rest = sorted(
+                paths, key=lambda p: (-rating(p), p.encode("utf-8", "surrogateescape"))
+            )
+            out.update(dict.fromkeys(rest, first))
+    return out
 
 
 def _group_lines(target: int) -> int:

@@ -573,3 +573,29 @@ def test_a_project_whose_top_folder_is_a_python_package(tmp_path: Path) -> None:
     assert "top-level package index" in rating("__init__.py")
     below = rating("sub/__init__.py")
     assert "; package index;" in below and "top-level" not in below
+
+
+def test_a_file_whose_content_another_has_is_shown_once_with_a_pointer(tmp_path: Path) -> None:
+    tree = tmp_path / "dup"
+    (tree / "src" / "app").mkdir(parents=True)
+    (tree / "lib" / "copy").mkdir(parents=True)
+    body = "def parse(text: str) -> list[str]:\n" + "    text = text.strip()\n" * 5 + "    return []\n"
+    for rel in ("src/app/parse.py", "lib/copy/parse.py", "src/app/parse_copy.py"):
+        (tree / rel).write_text(body)
+    (tree / "src" / "app" / "main.py").write_text("from app.parse import parse\n\nparse('a b')\n")
+    (tree / "cas.toml").write_text(_budget_config(4000, 4000))
+    pack(tree)
+    m = load(tree)
+    entries = {
+        p: m.entry(p) for p in ("src/app/parse.py", "lib/copy/parse.py", "src/app/parse_copy.py")
+    }
+    shown = [p for p, e in entries.items() if e is not None and e.tier != "low"]
+    assert len(shown) == 1  # one of them, the best rated
+    (original,) = shown
+    for path, entry in entries.items():
+        if path != original:
+            assert entry is not None and entry.tier == "low"
+            assert entry.reason == f"duplicate; the same content as {original}"
+    r = run_cas("render", "repo", cwd=tree)
+    assert r.out.count("def parse(text: str)") == 1
+    assert f"the same content as {original}" in r.out
