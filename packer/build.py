@@ -765,6 +765,9 @@ def _copies(
     """Files whose content another file of the scope has too: each copy and the one file of its
     group that is shown (the best rated, then the first by path bytes). A copy is listed with a
     pointer to it, never shown twice. Files a rule requires are never copies."""
+    digests = [f.digest for f in facts if f.digest is not None]
+    if len(set(digests)) == len(digests):
+        return {}  # most scopes: no two files alike
     groups: dict[Digest, list[str]] = {}
     for f in facts:
         if f.digest is None or not f.text or not f.size or f.forced:

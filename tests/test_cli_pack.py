@@ -579,7 +579,8 @@ def test_a_file_whose_content_another_has_is_shown_once_with_a_pointer(tmp_path:
     tree = tmp_path / "dup"
     (tree / "src" / "app").mkdir(parents=True)
     (tree / "lib" / "copy").mkdir(parents=True)
-    body = "def parse(text: str) -> list[str]:\n" + "    text = text.strip()\n" * 5 + "    return []\n"
+    body = "def parse(text: str) -> list[str]:\n" + "    text = text.strip()\n" * 5
+    body += "    return []\n"
     for rel in ("src/app/parse.py", "lib/copy/parse.py", "src/app/parse_copy.py"):
         (tree / rel).write_text(body)
     (tree / "src" / "app" / "main.py").write_text("from app.parse import parse\n\nparse('a b')\n")
