@@ -360,6 +360,8 @@ class Packer:
             original = copies.get(fact.path)
             if original is not None:
                 ceiling, reason = LOW, f"duplicate; the same content as {original}"
+                if fact.redacted:
+                    reason = f"{reason}; secrets redacted: {fact.redacted}"
             floor = ceiling if decision.required and not fact.forced else LOW
             rating = ratings.file(fact.path)
             language = named(lang)
