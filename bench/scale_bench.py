@@ -59,18 +59,7 @@ from bench.harness import (
 SCALE_FILES = 1_500  # a repository below this is not a measurement at scale (said, not refused)
 AIDER_BUDGET = 12_000  # tokens: the max of the pack the bench's cas.toml asks for
 AIDER_MAP_START = "Here are summaries"  # how aider's printed repo map begins
-REPOS: tuple[Corpus, ...] = (
-    harness.corpus_named("django"),
-    Corpus("rxjs", "npm", "rxjs@7.8.2", "typescript", inner="package", set="scale"),
-    Corpus(
-        "gvisor",
-        "deb",
-        "golang-gvisor-gvisor-dev=0.0~20221219.0-2",
-        "go",
-        inner="usr/share/gocode/src/gvisor.dev/gvisor",
-        set="scale",
-    ),
-)
+REPOS: tuple[Corpus, ...] = tuple(harness.corpus_named(n) for n in ("django", "rxjs", "gvisor"))
 
 
 # --- one repository ------------------------------------------------------------------------------
