@@ -126,17 +126,19 @@ class QueryName(NamedTuple):
     text: str
     words: tuple[str, ...]
     parts: tuple[str, ...]
+    called: bool = False  # written as a call: ``solve()``, ``render(``
 
     @property
     def compound(self) -> bool:
-        """A name shaped like code: dotted, snake_case or camelCase, not a plain word."""
-        return len(self.words) > 1 or len(self.parts) > 1
+        """A name shaped like code: dotted, snake_case or camelCase, or written as a call
+        (``solve()``), not a plain word."""
+        return len(self.words) > 1 or len(self.parts) > 1 or self.called
 
 
 def query_names(query: str) -> list[QueryName]:
     """The names of a query in order of first appearance, each once (case-insensitive): its
     words (`cas.words.WORD`, in any script; composed first, NFC) and dotted or ``::`` paths of
-    them."""
+    them, each marked when the query writes it as a call (``solve()``)."""
     out: list[QueryName] = []
     seen: set[tuple[str, ...]] = set()
     if not query.isascii():
@@ -148,7 +150,9 @@ def query_names(query: str) -> list[QueryName]:
         if found in seen:
             continue
         seen.add(found)
-        out.append(QueryName(text, found, tuple(w for p in pieces for w in split_name(p))))
+        parts = tuple(w for p in pieces for w in split_name(p))
+        called = query.startswith("(", m.end())
+        out.append(QueryName(text, found, parts, called))
     return out
 
 

@@ -16,7 +16,7 @@ from realcode import corpus
 
 from cas.textindex import INDEX_DIR, TextIndex
 from cas.words import key as key_of
-from packer.search import idf, query_terms
+from packer.search import code_names, idf, query_names, query_terms
 from tests.conftest import cas_env, run_cas
 from tests.pathoracle import path_words_by_definition
 
@@ -648,3 +648,20 @@ def test_a_hit_in_a_large_body_shows_what_its_whole_text_shows(tmp_path: Path, w
         assert whole.startswith(start) and start.count("\n") > 50 and len(start) < len(whole)
         info = store.stat(hit.digest)
     assert info.chunks > 1  # the body is chunked: the test reads a prefix of several chunks
+
+
+def test_a_name_written_as_a_call_finds_its_definition_before_prose(tmp_path: Path) -> None:
+    """`solve()` in a question is code: the file that defines it comes first, before the
+    guide that says "solve" on every line; the plain word keeps ranking by the text."""
+    files = {
+        "docs/solving.md": "# Solving\n\n" + "To solve it, solve it with solve.\n" * 30,
+        "src/solvers.py": "def solve(f, *symbols, **flags):\n    return f\n",
+        "src/other.py": "from solvers import solve\n\nsolve(1)\n",
+    }
+    root = project(tmp_path, files)
+    assert search(root, "What does solve() take?")[0]["path"] == "src/solvers.py"
+    assert search(root, "how do I solve")[0]["path"] == "docs/solving.md"
+    names = {n.text: n for n in query_names("Is solve() like render( or solve?")}
+    assert names["solve"].called and names["render"].called
+    assert [n.text for n in code_names("What does solve() take, and solve?")] == ["solve"]
+    assert not query_names("how do I solve")[0].called
