@@ -64,6 +64,10 @@ WHOLE_WORD: Final = 2
 PART: Final = 1
 PATH_FACTOR: Final = 2
 DEFINES: Final = 3  # a file defining a name of the query gains this many times its weight
+# A plain (lowercase) word of a query counts as a name when at most this many bodies define it at
+# their top level, and it has at least this many letters.
+_PLAIN_DEFINERS: Final = 3
+_PLAIN_NAME: Final = 5
 SNIPPET_LINES: Final = 3
 SNIPPET_WIDTH: Final = 200
 _FRACTION: Final = 6  # fixed-point bits of `idf`
@@ -932,9 +936,19 @@ def at_least(values: array[int], n: int) -> tuple[int, list[int]]:
 def _rerank(out: Scored, index: TextIndex, src: Source, terms: list[Term]) -> None:
     """Files that define a code-shaped name of the query gain the best score so far plus
     `DEFINES` times the name's weight (split between the words of a dotted name; half for a
-    definition that is indented, a method or a nested function)."""
+    definition that is indented, a method or a nested function); a plain word that a few files
+    define at their top level counts for those, at half."""
     defined: list[tuple[Term, set[bytes], set[bytes]]] = []
     for term in terms:
+        if term.weight == WHOLE_WORD and len(term.words[0]) >= _PLAIN_NAME:
+            # A plain word of the question that a few files define at their top level
+            # (`lambdify`, `interval`) is most likely that name: those definers, at half.
+            plain: set[bytes] = {
+                p.digest for p in index.lookup(definition_key(term.words[0], top=True))
+            }
+            if 0 < len(plain) <= _PLAIN_DEFINERS:
+                defined.append((term, set(), plain))
+            continue
         if term.weight != WHOLE_CODE:
             continue
         for word in term.words:

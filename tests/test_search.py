@@ -660,8 +660,23 @@ def test_a_name_written_as_a_call_finds_its_definition_before_prose(tmp_path: Pa
     }
     root = project(tmp_path, files)
     assert search(root, "What does solve() take?")[0]["path"] == "src/solvers.py"
-    assert search(root, "how do I solve")[0]["path"] == "docs/solving.md"
     names = {n.text: n for n in query_names("Is solve() like render( or solve?")}
     assert names["solve"].called and names["render"].called
     assert [n.text for n in code_names("What does solve() take, and solve?")] == ["solve"]
     assert not query_names("how do I solve")[0].called
+
+
+def test_a_plain_word_few_files_define_at_their_top_finds_them(tmp_path: Path) -> None:
+    """`lambdify` written as a plain word: the one file that defines it at its top level
+    comes before the guide that repeats it; a word many files define stays prose."""
+    files = {
+        "docs/guide.md": "# Guide\n\n" + "Call lambdify to convert; lambdify is fast.\n" * 30,
+        "src/utilities/convert.py": "def lambdify(args, expr, modules=None):\n    return expr\n",
+        "src/use.py": "from utilities.convert import lambdify\n\nlambdify(1, 2)\n",
+    }
+    for i in range(5):  # `render` is defined by five files: not taken for one name
+        files[f"src/r{i}.py"] = "def render(page):\n" + f"    total = {i}\n" * 40
+    files["docs/render.md"] = "# Render\n\n" + "How to render a page: render it.\n" * 30
+    root = project(tmp_path, files)
+    assert search(root, "parameters of lambdify")[0]["path"] == "src/utilities/convert.py"
+    assert search(root, "how to render a page")[0]["path"] == "docs/render.md"
