@@ -10,8 +10,8 @@ from typing import Any
 from packer.summaries.treesitter import Definition, Hooks, Source
 
 
-def _pub(d: Definition, src: Source) -> bool:
-    for child in d.node.children:
+def _pub(node: Any, src: Source) -> bool:
+    for child in node.children:
         if child.type == "visibility_modifier":
             return src.node_text(child, 20).strip() == "pub"
     return False
@@ -36,22 +36,19 @@ def _type_name(impl: Any, src: Source) -> str:
     return src.node_text(node, 100) if node is not None else ""
 
 
-def _private_types(src: Source) -> set[str]:
+def _private_types(src: Source) -> frozenset[str]:
     """The types this file defines without `pub`: an implementation for one of them is not
     part of what the crate offers."""
     names = src.memo.get("private")
     if names is None:
-        names = set()
+        found = set()
         for node in src.root.children if src.root is not None else ():
             if node.type in ("struct_item", "enum_item", "union_item", "type_item"):
                 name = node.child_by_field_name("name")
-                if name is not None and not any(
-                    c.type == "visibility_modifier" and src.node_text(c, 20).strip() == "pub"
-                    for c in node.children
-                ):
-                    names.add(src.node_text(name, 100))
-        src.memo["private"] = names
-    return set(names)
+                if name is not None and not _pub(node, src):
+                    found.add(src.node_text(name, 100))
+        names = src.memo["private"] = frozenset(found)
+    return frozenset(names)
 
 
 def exported(d: Definition, src: Source) -> bool:
@@ -77,7 +74,7 @@ def exported(d: Definition, src: Source) -> bool:
         # What implements a trait is the trait's to document: its associated types and methods
         # (`type Error = Error`, `fn next_element_seed`) are plumbing, however public.
         return False
-    return _pub(d, src)
+    return _pub(d.node, src)
 
 
 def display(d: Definition, shown: str, src: Source) -> str:
