@@ -49,7 +49,7 @@ from packer.lang import is_readme, language_for, named
 from packer.lang.record import GAPS, IDENT, NAMES, Declarations, Lexing, Reader, word_set
 from packer.lang.registry import JS_IDENT
 
-LEXICON_VERSION: Final = "1"
+LEXICON_VERSION: Final = "2"
 # Only this much of a file is read: a source file larger than this is generated or data, and its
 # first MiB names what it defines as well as the rest would.
 MAX_BYTES: Final = 1 << 20
@@ -1053,6 +1053,23 @@ def lex(path: str, data: bytes, lang: str | None = None) -> Lexicon | None:
     return b.words(data, reading.not_refs, prose)
 
 
+# A file's first comment block: contiguous comment lines, or one block comment, before any code.
+_HASH_HEAD = re.compile(rb"\A\s*#[^\n]*(?:\n[ \t]*#[^\n]*)*")
+_SLASH_HEAD = re.compile(rb"\A\s*(?:/\*[\s\S]*?\*/|//[^\n]*(?:\n[ \t]*//[^\n]*)*)")
+_LICENSE = re.compile(rb"copyright|licen[cs]e|spdx-", re.IGNORECASE)
+
+
+def without_license(data: bytes, comment: str) -> bytes:
+    """``data`` without its license header: its first comment block when that names a
+    copyright or a license. Its words are the same above every file of a project
+    ("Licensed under the Apache License, Version 2.0"), and `Version` or `License` counted as
+    a reference would link each file to every definition so named."""
+    head = (_HASH_HEAD if comment == "#" else _SLASH_HEAD).match(data)
+    if head is None or _LICENSE.search(data, 0, head.end()) is None:
+        return data
+    return b"\n" + data[head.end() :]
+
+
 _HASH_COMMENT = re.compile(rb"(#[^\n]*)")
 _SLASH_COMMENT = re.compile(rb"(//[^\n]*|/\*[\s\S]*?\*/)")
 
@@ -1064,6 +1081,7 @@ def _prose(data: bytes, reading: Lexing, comment: str) -> tuple[bytes, bytes]:
     docstring declares nothing. Cut by a few fast passes, not a parse: a marker inside a
     string literal (`"#fff"`, `"http://"`) cuts there, which only moves words between the
     two."""
+    data = without_license(data, comment)
     prose: list[bytes] = []
     if reading.docstrings and b'"""' in data:
         parts = data.split(b'"""')

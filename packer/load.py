@@ -83,6 +83,15 @@ FOCUS_LINES: Final = 120  # at most this many lines of one symbol's source are o
 GAP_FILES: Final = 3  # files a gap's name brings in
 NAME_FACTOR: Final = 3  # a term a symbol's name spells counts this many times
 DEFINED_FACTOR: Final = 4  # a symbol the query names is worth this many query values more
+# A member of a type the query names is worth 1/MEMBER_SHARE of what the type gains (a field or
+# constant), or a quarter of that (a method).
+MEMBER_SHARE: Final = 4
+# A focused symbol's docstring shows at most this many lines: the signature and the code are
+# what a question about it needs; a long docstring (examples, a page of prose) is cut after its
+# first lines, so the focused body stays affordable within a budget.
+DOC_LINES: Final = 8
+# A focused body longer than this (or than its signature and docstring) is offered in two steps.
+HEAD_LINES: Final = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -418,23 +427,49 @@ class Loader:
         base = self.pricer.expand(cand, self.pricer.listed(cand))
         sym_values = [s.value for s in base.symbols]
         n_focused = 0
+        rests: dict[int, tuple[tuple[str, ...], int, int]] = {}  # symbol -> its body's rest
         for i, sc in enumerate(sym_scores):
             if (not defines[i] and (not top or sc * 3 < top)) or not o.symbols[i].line:
                 continue
             a, b = spans[i]
-            body = list(lines[a - 1 : min(b - 1, a - 1 + FOCUS_LINES)])
+            body, head_end = _short_docstring(list(lines[a - 1 : b - 1]))
+            cut = len(body) > FOCUS_LINES
+            del body[FOCUS_LINES:]
             while body and not body[-1].strip():
                 body.pop()
             if not body:
                 continue
-            if b - 1 > a - 1 + FOCUS_LINES:
+            if cut:
                 body.append(_indent(body[0]) + "...")
+            gain = query_value * sc // max(top, 1)
+            if defines[i]:
+                gain += named_value * DEFINED_FACTOR
+            # A long body is offered in two steps: its signature and docstring's first lines,
+            # worth the whole gain, then the rest of its code, worth half: a budget that cannot
+            # take a long function's code still shows how it is called.
+            split = head_end or HEAD_LINES
+            if len(body) - split >= HEAD_LINES // 2:
+                rest = tuple(body[split:])
+                rests[i] = (rest, self.pricer.line("\n".join(rest) + "\n"), gain // 2)
+                del body[split:]
             new_symbols[i] = replace(o.symbols[i], lines=tuple(body))
             costs[i] = self.pricer.line("\n".join(body) + "\n")
-            sym_values[i] += query_value * sc // max(top, 1)
-            if defines[i]:
-                sym_values[i] += named_value * DEFINED_FACTOR
+            sym_values[i] += gain
             n_focused += 1
+        # A type the question names brings its members: what it holds (fields, constants)
+        # first, its methods' signatures after them; each as the summary shows it.
+        for j, s in enumerate(o.symbols):
+            if s.parent < 0 or defines[j] or not defines[s.parent]:
+                continue
+            if o.symbols[s.parent].kind in ("class", "type"):
+                share = MEMBER_SHARE if s.kind in ("field", "constant") else 4 * MEMBER_SHARE
+                sym_values[j] += named_value * DEFINED_FACTOR // share
+        offered = [
+            SymbolOffer(c, v, s.parent)
+            for c, v, s in zip(costs, sym_values, new_symbols, strict=True)
+        ]
+        if rests:
+            new_symbols, offered = _with_rests(new_symbols, offered, rests)
         focused_outline = replace(o, symbols=tuple(new_symbols))
         head_value = cand.value * head_share(cand.path) // 100
         everything = head_value + sum(sym_values)
@@ -448,10 +483,7 @@ class Loader:
             listed=base.listed,
             full=full,
             head=base.head,
-            symbols=tuple(
-                SymbolOffer(c, v, s.parent)
-                for c, v, s in zip(costs, sym_values, o.symbols, strict=True)
-            ),
+            symbols=tuple(offered),
         )
         return offer, focused_outline, n_focused
 
@@ -513,6 +545,53 @@ def _spans(o: outline_mod.Outline, n_lines: int) -> list[tuple[int, int]]:
                 break
         out.append((start, max(end, start + 1)))
     return out
+
+
+_DOC_QUOTES: Final = ('"""', "'''", 'r"""', "r'''", 'u"""')
+
+
+def _short_docstring(body: list[str]) -> tuple[list[str], int]:
+    """``body`` (a symbol's source lines) with a docstring of more than `DOC_LINES` lines,
+    among its first lines, cut to its first `DOC_LINES` and a line of "..." (its closing line
+    kept); and the number of lines up to the docstring's end (0: no docstring found)."""
+    for k, line in enumerate(body[:16]):
+        stripped = line.lstrip()
+        quote = next((q for q in _DOC_QUOTES if stripped.startswith(q)), None)
+        if quote is None:
+            continue
+        closing = quote.lstrip("ru")
+        if stripped.count(closing) >= 2:
+            return body, k + 1  # a docstring of one line
+        end = next((m for m in range(k + 1, len(body)) if closing in body[m]), None)
+        if end is None:
+            return body, 0
+        if end - k <= DOC_LINES + 1:
+            return body, end + 1
+        return [*body[: k + DOC_LINES], _indent(line) + "...", *body[end:]], k + DOC_LINES + 2
+    return body, 0
+
+
+def _with_rests(
+    symbols: list[outline_mod.Symbol],
+    offered: list[SymbolOffer],
+    rests: dict[int, tuple[tuple[str, ...], int, int]],
+) -> tuple[list[outline_mod.Symbol], list[SymbolOffer]]:
+    """The symbols with each split body's rest as a symbol of its own, right after the one it
+    continues and enclosed by it (so it is shown only with it, and before its members)."""
+    place: list[int] = []
+    out_symbols: list[outline_mod.Symbol] = []
+    out_offered: list[SymbolOffer] = []
+    for i, (s, o) in enumerate(zip(symbols, offered, strict=True)):
+        parent = place[s.parent] if s.parent >= 0 else -1
+        place.append(len(out_symbols))
+        out_symbols.append(replace(s, parent=parent))
+        out_offered.append(o._replace(parent=parent))
+        rest = rests.get(i)
+        if rest is not None:
+            lines, cost, value = rest
+            out_symbols.append(replace(s, lines=lines, parent=place[i], line=0))
+            out_offered.append(SymbolOffer(cost, value, place[i]))
+    return out_symbols, out_offered
 
 
 def _indent(line: str) -> str:

@@ -7,7 +7,8 @@ Python), kept verbatim but for what it shares with the module: the `Lexicon` it 
 flags and limits, and the language records it reads (`packer.lang`). It is slow and meant to
 be: it is what the fast code is proven against, on random bodies and on the real corpora. When
 the lexicon's rules change on purpose (LEXICON_VERSION bumped), this file goes with the old
-version, and the golden digests of tests/test_lexicon.py are computed anew.
+version, and the golden digests of tests/test_lexicon.py are computed anew. Version 2 only cut
+license headers out of the prose (`packer.lexicon.without_license`), which this reader calls.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from packer.lexicon import (
     UNDERSCORE,
     Lexicon,
     _le,
+    without_license,
 )
 
 
@@ -742,6 +744,7 @@ def _prose(data: bytes, reading: Lexing, comment: str) -> tuple[bytes, bytes]:
     docstring declares nothing. Cut by a few fast passes, not a parse: a marker inside a
     string literal (`"#fff"`, `"http://"`) cuts there, which only moves words between the
     two."""
+    data = without_license(data, comment)  # LEXICON_VERSION 2: the one rule changed since
     prose: list[bytes] = []
     if reading.docstrings and b'"""' in data:
         parts = data.split(b'"""')

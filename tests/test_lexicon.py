@@ -158,6 +158,36 @@ def test_python_all_and_package_index() -> None:
     assert index.star == (".star",)
 
 
+@pytest.mark.parametrize(
+    ("path", "header"),
+    [
+        (
+            "pkg/stack.go",
+            b"// Copyright 2018 The Authors.\n//\n"
+            b"// Licensed under the Apache License, Version 2.0.\n",
+        ),
+        ("src/lib.rs", b"/* SPDX-License-Identifier: MIT\n * Version Linux */\n"),
+        ("pkg/mod.py", b"#!/usr/bin/env python\n# Copyright (c) Version Linux.\n# License: MIT.\n"),
+    ],
+)
+def test_a_license_header_is_not_prose(path: str, header: bytes) -> None:
+    """The words of a license header are the same above every file of a project: `Version`
+    (in "Apache License, Version 2.0") counted as a reference would link each file to every
+    definition of `Version`. A comment after it, and any comment not naming a license, still
+    counts."""
+    comment = b"#" if path.endswith(".py") else b"//"
+    body = b"\n" + comment + b" Linux is the ABI; see NewStack.\nx = Endpoint\n"
+    found = lex(path, header + body)
+    assert found is not None
+    for word in ("Copyright", "Licensed", "License", "Version", "Authors"):
+        assert found.uses(word) == 0, word
+    for word in ("Linux", "NewStack", "Endpoint"):
+        assert found.uses(word) >= 1, word
+    plain = lex(path, comment + b" Version of the Linux ABI\n" + body)
+    assert plain is not None and plain.uses("Version") == 1
+    assert lex_v1(path, header + body) == found
+
+
 def test_go() -> None:
     found = lx(
         "cmd/command.go",

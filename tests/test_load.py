@@ -305,3 +305,108 @@ def test_triggers_are_case_insensitive_whole_words(words: list[str]) -> None:
     lowered = {w.lower() for w in words} | {p for w in words for p in w.lower().split("_")}
     expect = bool(lowered & {"blob", "gc"})
     assert bool(triggered) == expect
+
+
+def _long_function(name: str, doc_lines: int, code_lines: int) -> str:
+    doc = "".join(
+        f"    Example line {k} of a long docstring with words.\n" for k in range(doc_lines)
+    )
+    code = "".join(f"    step_{k} = compute_{k}(args, expr)\n" for k in range(code_lines))
+    return (
+        f"def {name}(args, expr, modules=None, printer=None,\n"
+        f"        dummify=False, cse=False):\n"
+        f'    """Turn an expression into a function.\n\n{doc}    """\n{code}'
+        "    return step_0\n"
+    )
+
+
+def test_a_long_function_shows_its_signature_when_its_body_does_not_fit(tmp_path: Path) -> None:
+    """A question about a function whose docstring and code are long: its signature and its
+    docstring's first lines are offered apart from the rest of its body, so a budget that
+    cannot take the body still shows how it is called; the docstring is cut to its start."""
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "convert.py").write_text(
+        '"""Conversions."""\n\n\n' + _long_function("lambdify", 300, 150)
+    )
+    for k in range(6):  # other files, one call each, to compete for the budget
+        body = "".join(
+            f"def use_{k}_{j}(x):\n    '''Step {j} of the work.'''\n    return x + {j}\n\n\n"
+            for j in range(30)
+        )
+        body += "def convert(x):\n    return lambdify(x, x)\n"
+        (root / "pkg" / f"user_{k}.py").write_text(body)
+    (root / "cas.toml").write_text(
+        "[pack]\nbudget = { target = 1200, max = 1200 }\n\n"
+        "[load]\nbudget = { target = 1200, max = 1200 }\nfallback = { max = 1200 }\n"
+    )
+    assert run_cas("pack", cwd=root).code == 0
+    text = render(root, "What are the parameters of lambdify, with their defaults?")
+    assert "def lambdify(args, expr, modules=None, printer=None," in text
+    assert "dummify=False, cse=False):" in text
+    assert "Example line 5 of a long docstring" in text
+    assert "Example line 6 of a long docstring" not in text  # cut after its first lines
+    assert "Example line 299" not in text
+
+
+def test_a_type_the_question_names_brings_its_fields(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    (root / "stack").mkdir(parents=True)
+    fields = "".join(
+        f"\t// Field{k} is option number {k}.\n\tField{k} []Factory{k}\n" for k in range(12)
+    )
+    funcs = "".join(
+        f"// Helper{k} does step {k} of the work.\nfunc Helper{k}(o Options) int {{\n"
+        + "".join(f"\tx{j} := o.Field{j % 12}\n" for j in range(20))
+        + "\treturn 0\n}\n\n"
+        for k in range(20)
+    )
+    (root / "stack" / "stack.go").write_text(
+        "// Package stack is a network stack.\npackage stack\n\n"
+        f"// Options holds a stack's options.\ntype Options struct {{\n{fields}}}\n\n{funcs}"
+    )
+    (root / "cas.toml").write_text(
+        "[pack]\nbudget = { target = 600, max = 600 }\n\n"
+        "[load]\nbudget = { target = 600, max = 600 }\nfallback = { max = 600 }\n"
+    )
+    assert run_cas("pack", cwd=root).code == 0
+    text = render(root, "Which fields of stack.Options hold the factories?")
+    for k in range(12):
+        assert f"Field{k} []Factory{k}" in text, k
+
+
+def test_short_docstring_and_split_bodies() -> None:
+    from dataclasses import replace
+
+    from packer.fitting import SymbolOffer
+    from packer.load import DOC_LINES, _short_docstring, _with_rests
+    from packer.outline import Symbol
+
+    sig = ["def f(a,", "      b):"]
+    doc = ['    """First.', *[f"    line {k}" for k in range(20)], '    """']
+    code = ["    return a"]
+    cut, end = _short_docstring([*sig, *doc, *code])
+    assert cut[: 2 + DOC_LINES] == [*sig, *doc[:DOC_LINES]]
+    assert cut[2 + DOC_LINES :] == ["    ...", '    """', "    return a"]
+    assert end == 2 + DOC_LINES + 2  # the lines up to the docstring's closing one
+    short = [*sig, '    """One.', "    Two.", '    """', *code]
+    assert _short_docstring(short) == (short, 5)
+    assert _short_docstring([*sig, '    """One line."""', *code]) == (
+        [*sig, '    """One line."""', *code],
+        3,
+    )
+    assert _short_docstring([*sig, *code]) == ([*sig, *code], 0)
+
+    syms = [
+        Symbol("C", "class", ("class C:",), -1, True, 1),
+        Symbol("m", "method", ("    def m(self):",), 0, True, 2),
+        Symbol("n", "method", ("    def n(self):",), 0, True, 9),
+    ]
+    offered = [SymbolOffer(3, 30, -1), SymbolOffer(4, 40, 0), SymbolOffer(5, 50, 0)]
+    out_syms, out_off = _with_rests(syms, offered, {1: (("        rest",), 6, 20)})
+    assert [s.name for s in out_syms] == ["C", "m", "m", "n"]
+    assert [s.parent for s in out_syms] == [-1, 0, 1, 0]
+    assert [o.parent for o in out_off] == [-1, 0, 1, 0]
+    assert out_off[2] == SymbolOffer(6, 20, 1) and out_syms[2] == replace(
+        syms[1], lines=("        rest",), parent=1, line=0
+    )
