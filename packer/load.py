@@ -416,6 +416,7 @@ class Loader:
             held = sum(v for w, v in weights.items() if w[0] in have)
             sym_scores.append(NAME_FACTOR * named + held if (named or held) else 0)
             defines.append(_names(s.name, code, o.symbols[s.parent].name if s.parent >= 0 else ""))
+        named_itself = list(defines)
         # a class the question names brings its constructor: how it is made is what is asked
         for i, s in enumerate(o.symbols):
             if s.parent >= 0 and s.name in _CONSTRUCTORS and sym_scores[s.parent]:
@@ -435,7 +436,10 @@ class Loader:
             body, head_end = _short_docstring(list(lines[a - 1 : b - 1]))
             cut = len(body) > FOCUS_LINES
             del body[FOCUS_LINES:]
-            while body and not body[-1].strip():
+            # Its own lines end where its first member starts; that member's doc comment,
+            # above it, is the member's (its summary line shows it), not this symbol's.
+            member = o.lang in _COMMENTED and i + 1 < len(spans) and o.symbols[i + 1].parent == i
+            while body and (not body[-1].strip() or (member and not cut and _comment(body[-1]))):
                 body.pop()
             if not body:
                 continue
@@ -444,11 +448,12 @@ class Loader:
             gain = query_value * sc // max(top, 1)
             if defines[i]:
                 gain += named_value * DEFINED_FACTOR
-            # A long body is offered in two steps: its signature and docstring's first lines,
-            # worth the whole gain, then the rest of its code, worth half: a budget that cannot
-            # take a long function's code still shows how it is called.
+            # A long function is offered in two steps: its signature and docstring's first
+            # lines, worth the whole gain, then the rest of its code, worth half: a budget that
+            # cannot take a long function's code still shows how it is called. (A type's own
+            # lines are what it is: its fields, an interface's methods; never split.)
             split = head_end or HEAD_LINES
-            if len(body) - split >= HEAD_LINES // 2:
+            if o.symbols[i].kind in _CALLABLE and len(body) - split >= HEAD_LINES // 2:
                 rest = tuple(body[split:])
                 rests[i] = (rest, self.pricer.line("\n".join(rest) + "\n"), gain // 2)
                 del body[split:]
@@ -457,11 +462,17 @@ class Loader:
             sym_values[i] += gain
             n_focused += 1
         # A type the question names brings its members: what it holds (fields, constants)
-        # first, its methods' signatures after them; each as the summary shows it.
+        # first, its methods' signatures after them; each as the summary shows it. A member
+        # the question names too (`Read` of `tcpip.Endpoint`) is named twice over: it goes
+        # before the namesakes of other types.
         for j, s in enumerate(o.symbols):
-            if s.parent < 0 or defines[j] or not defines[s.parent]:
+            if s.parent < 0 or not defines[s.parent]:
                 continue
-            if o.symbols[s.parent].kind in ("class", "type"):
+            if o.symbols[s.parent].kind not in ("class", "type"):
+                continue
+            if named_itself[j]:
+                sym_values[j] += named_value * DEFINED_FACTOR
+            elif not defines[j]:
                 share = MEMBER_SHARE if s.kind in ("field", "constant") else 4 * MEMBER_SHARE
                 sym_values[j] += named_value * DEFINED_FACTOR // share
         offered = [
@@ -592,6 +603,19 @@ def _with_rests(
             out_symbols.append(replace(s, lines=lines, parent=place[i], line=0))
             out_offered.append(SymbolOffer(cost, value, place[i]))
     return out_symbols, out_offered
+
+
+_CALLABLE: Final = frozenset(("function", "method"))
+# The outlines whose members may have a doc comment above them (code, not documents or data).
+_COMMENTED: Final = frozenset(
+    ("python", "go", "rust", "typescript", "javascript", "java", "kotlin", "scala", "csharp",
+     "swift", "php", "ruby", "c", "cpp")
+)  # fmt: skip
+
+
+def _comment(line: str) -> bool:
+    """Whether a source line is a comment alone (``//``, ``#``, a block comment's line)."""
+    return line.lstrip().startswith(("//", "#", "/*", "*"))
 
 
 def _indent(line: str) -> str:

@@ -373,6 +373,8 @@ def test_a_type_the_question_names_brings_its_fields(tmp_path: Path) -> None:
     text = render(root, "Which fields of stack.Options hold the factories?")
     for k in range(12):
         assert f"Field{k} []Factory{k}" in text, k
+    # the first field's doc comment ends the type's own lines: shown once, with the field
+    assert text.count("Field0 is option number 0.") == 1
 
 
 def test_short_docstring_and_split_bodies() -> None:
@@ -410,3 +412,41 @@ def test_short_docstring_and_split_bodies() -> None:
     assert out_off[2] == SymbolOffer(6, 20, 1) and out_syms[2] == replace(
         syms[1], lines=("        rest",), parent=1, line=0
     )
+
+
+def test_a_member_the_question_names_of_a_type_it_names_comes_first(tmp_path: Path) -> None:
+    """`Read` of `tcpip.Endpoint`: the interface's own `Read` goes before the `Read` methods of
+    every other type (each named by the question too, and each with a long body)."""
+    root = tmp_path / "proj"
+    (root / "tcpip").mkdir(parents=True)
+    (root / "tcpip" / "tcpip.go").write_text(
+        "// Package tcpip is a network stack.\npackage tcpip\n\n"
+        "// Endpoint is the interface of a transport endpoint.\ntype Endpoint interface {\n"
+        "\t// Read reads data from the endpoint.\n"
+        "\tRead(io.Writer, ReadOptions) (ReadResult, Error)\n"
+        "\t// Write writes data to the endpoint's peer.\n"
+        "\tWrite(Payloader, WriteOptions) (int64, Error)\n"
+        "}\n"
+    )
+    for k in range(10):
+        (root / f"proto{k}").mkdir()
+        steps = "".join(f"\tn{j} := e.step{j}(w, opts)\n" for j in range(40))
+        (root / f"proto{k}" / "endpoint.go").write_text(
+            f"package proto{k}\n\ntype endpoint struct{{}}\n\n"
+            "// Read reads from the endpoint.\n"
+            "func (e *endpoint) Read(w io.Writer, opts tcpip.ReadOptions)"
+            " (tcpip.ReadResult, tcpip.Error) {\n"
+            f"{steps}\treturn tcpip.ReadResult{{}}, nil\n}}\n\n"
+            "// Write writes to the endpoint.\n"
+            "func (e *endpoint) Write(p tcpip.Payloader, opts tcpip.WriteOptions)"
+            " (int64, tcpip.Error) {\n"
+            f"{steps}\treturn 0, nil\n}}\n"
+        )
+    (root / "cas.toml").write_text(
+        "[pack]\nbudget = { target = 450, max = 450 }\n\n"
+        "[load]\nbudget = { target = 450, max = 450 }\nfallback = { max = 450 }\n"
+    )
+    assert run_cas("pack", cwd=root).code == 0
+    text = render(root, "What do the Read and Write methods of the tcpip.Endpoint interface take?")
+    assert "Read(io.Writer, ReadOptions) (ReadResult, Error)" in text
+    assert "Write(Payloader, WriteOptions) (int64, Error)" in text
