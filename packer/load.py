@@ -51,6 +51,7 @@ from packer.config import Budget, LoadConfig
 from packer.fit_loop import FileRow, Rooms, Trial, manifest_of, refit
 from packer.fitting import HIGH, LOW, Offer, SymbolOffer, fit
 from packer.ingest import Fact
+from packer.lang import named as language_record
 from packer.pricing import Candidate, Pricer, head_share
 from packer.render import (
     FORMATS,
@@ -427,6 +428,8 @@ class Loader:
         costs = list(priced.symbols)
         base = self.pricer.expand(cand, self.pricer.listed(cand))
         sym_values = [s.value for s in base.symbols]
+        record = language_record(o.lang)
+        comment = record.comment if record is not None and record.kind == "code" else ""
         n_focused = 0
         rests: dict[int, tuple[tuple[str, ...], int, int]] = {}  # symbol -> its body's rest
         for i, sc in enumerate(sym_scores):
@@ -438,8 +441,8 @@ class Loader:
             del body[FOCUS_LINES:]
             # Its own lines end where its first member starts; that member's doc comment,
             # above it, is the member's (its summary line shows it), not this symbol's.
-            member = o.lang in _COMMENTED and i + 1 < len(spans) and o.symbols[i + 1].parent == i
-            while body and (not body[-1].strip() or (member and not cut and _comment(body[-1]))):
+            member = comment and not cut and i + 1 < len(spans) and o.symbols[i + 1].parent == i
+            while body and (not body[-1].strip() or (member and _comment(body[-1], comment))):
                 body.pop()
             if not body:
                 continue
@@ -606,16 +609,15 @@ def _with_rests(
 
 
 _CALLABLE: Final = frozenset(("function", "method"))
-# The outlines whose members may have a doc comment above them (code, not documents or data).
-_COMMENTED: Final = frozenset(
-    ("python", "go", "rust", "typescript", "javascript", "java", "kotlin", "scala", "csharp",
-     "swift", "php", "ruby", "c", "cpp")
-)  # fmt: skip
 
 
-def _comment(line: str) -> bool:
-    """Whether a source line is a comment alone (``//``, ``#``, a block comment's line)."""
-    return line.lstrip().startswith(("//", "#", "/*", "*"))
+def _comment(line: str, comment: str) -> bool:
+    """Whether a source line is a comment alone, in a language whose line comments start with
+    ``comment`` (`packer.lang`): ``#``, or ``//`` (and ``/* */`` blocks)."""
+    stripped = line.lstrip()
+    if comment == "#":
+        return stripped.startswith("#")
+    return stripped.startswith(("//", "/*", "*"))
 
 
 def _indent(line: str) -> str:

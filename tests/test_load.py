@@ -307,6 +307,15 @@ def test_triggers_are_case_insensitive_whole_words(words: list[str]) -> None:
     assert bool(triggered) == expect
 
 
+def _pack_at(root: Path, budget: int) -> None:
+    """Pack ``root`` with its pack, its load and the load's fallback all at ``budget``."""
+    b = f"{{ target = {budget}, max = {budget} }}"
+    (root / "cas.toml").write_text(
+        f"[pack]\nbudget = {b}\n\n[load]\nbudget = {b}\nfallback = {{ max = {budget} }}\n"
+    )
+    assert run_cas("pack", cwd=root).code == 0
+
+
 def _long_function(name: str, doc_lines: int, code_lines: int) -> str:
     doc = "".join(
         f"    Example line {k} of a long docstring with words.\n" for k in range(doc_lines)
@@ -336,11 +345,7 @@ def test_a_long_function_shows_its_signature_when_its_body_does_not_fit(tmp_path
         )
         body += "def convert(x):\n    return lambdify(x, x)\n"
         (root / "pkg" / f"user_{k}.py").write_text(body)
-    (root / "cas.toml").write_text(
-        "[pack]\nbudget = { target = 1200, max = 1200 }\n\n"
-        "[load]\nbudget = { target = 1200, max = 1200 }\nfallback = { max = 1200 }\n"
-    )
-    assert run_cas("pack", cwd=root).code == 0
+    _pack_at(root, 1200)
     text = render(root, "What are the parameters of lambdify, with their defaults?")
     assert "def lambdify(args, expr, modules=None, printer=None," in text
     assert "dummify=False, cse=False):" in text
@@ -365,11 +370,7 @@ def test_a_type_the_question_names_brings_its_fields(tmp_path: Path) -> None:
         "// Package stack is a network stack.\npackage stack\n\n"
         f"// Options holds a stack's options.\ntype Options struct {{\n{fields}}}\n\n{funcs}"
     )
-    (root / "cas.toml").write_text(
-        "[pack]\nbudget = { target = 600, max = 600 }\n\n"
-        "[load]\nbudget = { target = 600, max = 600 }\nfallback = { max = 600 }\n"
-    )
-    assert run_cas("pack", cwd=root).code == 0
+    _pack_at(root, 600)
     text = render(root, "Which fields of stack.Options hold the factories?")
     for k in range(12):
         assert f"Field{k} []Factory{k}" in text, k
@@ -442,11 +443,7 @@ def test_a_member_the_question_names_of_a_type_it_names_comes_first(tmp_path: Pa
             " (int64, tcpip.Error) {\n"
             f"{steps}\treturn 0, nil\n}}\n"
         )
-    (root / "cas.toml").write_text(
-        "[pack]\nbudget = { target = 450, max = 450 }\n\n"
-        "[load]\nbudget = { target = 450, max = 450 }\nfallback = { max = 450 }\n"
-    )
-    assert run_cas("pack", cwd=root).code == 0
+    _pack_at(root, 450)
     text = render(root, "What do the Read and Write methods of the tcpip.Endpoint interface take?")
     assert "Read(io.Writer, ReadOptions) (ReadResult, Error)" in text
     assert "Write(Payloader, WriteOptions) (int64, Error)" in text
