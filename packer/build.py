@@ -17,7 +17,7 @@ import gc
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import blake3
 import msgpack
@@ -347,7 +347,7 @@ class Packer:
             )
         }
         self._spent("rate", start)
-        copies = _copies(facts, decisions, ratings.file)
+        copies = _copies(facts, langs, decisions, ratings.file)
         out: list[Candidate] = []
         for fact, lang in zip(facts, langs, strict=True):
             decision = decisions[fact.path]
@@ -357,9 +357,9 @@ class Packer:
             ceiling = LOW if fact.forced or not fact.size else TIER_OF[decision.tier]
             if not fact.size and not fact.forced:
                 reason = f"{reason}, empty"
-            original = copies.get(fact.path)
-            if original is not None:
-                ceiling, reason = LOW, f"duplicate; the same content as {original}"
+            copy = copies.get(fact.path)
+            if copy is not None:
+                ceiling, reason = LOW, copy
                 if fact.redacted:
                     reason = f"{reason}; secrets redacted: {fact.redacted}"
             floor = ceiling if decision.required and not fact.forced else LOW
@@ -761,29 +761,72 @@ def _decode_decisions(raw: bytes | None, rules: int) -> dict[str, int]:
     return known
 
 
+# What a TypeScript module compiles to beside it: its JavaScript and its declarations, which say
+# again what the module says (shown, it is the one to read).
+_TS_SOURCE: Final = frozenset((".ts", ".tsx", ".mts", ".cts"))  # `.d.ts`: declarations
+_JS: Final = frozenset((".js", ".jsx", ".mjs", ".cjs"))
+_TS_FAMILY: Final = frozenset(("typescript", "tsx", "javascript"))
+
+
 def _copies(
-    facts: list[Fact], decisions: Mapping[str, TierDecision], rating: Callable[[str], int]
+    facts: list[Fact],
+    langs: Sequence[str | None],
+    decisions: Mapping[str, TierDecision],
+    rating: Callable[[str], int],
 ) -> dict[str, str]:
-    """Files whose content another file of the scope has too: each copy and the one file of its
-    group that is shown (the best rated, then the first by path bytes). A copy is listed with a
-    pointer to it, never shown twice. Files a rule requires are never copies."""
-    digests = [f.digest for f in facts if f.digest is not None]
-    if len(set(digests)) == len(digests):
-        return {}  # most scopes: no two files alike
-    groups: dict[Digest, list[str]] = {}
-    for f in facts:
-        if f.digest is None or not f.text or not f.size or f.forced:
-            continue
-        if decisions[f.path].tier == "low" or decisions[f.path].required:
-            continue
-        groups.setdefault(f.digest, []).append(f.path)
+    """The files of a scope that another file stands for, each with the reason it is listed
+    rather than shown: a file whose content another has too (of each group of copies, the best
+    rated, then the first by path bytes, is shown), and a TypeScript module's compiled
+    JavaScript and declarations beside it (`client.js`, `client.d.ts` next to `client.ts`).
+    Files a rule requires, or puts low, are never copies. ``langs``: each file's language
+    (`packer.lang.language_for`)."""
+
+    def eligible(f: Fact) -> bool:
+        decision = decisions[f.path]
+        return (
+            f.digest is not None
+            and f.text
+            and bool(f.size)
+            and not f.forced
+            and decision.tier != "low"
+            and not decision.required
+        )
+
     out: dict[str, str] = {}
-    for paths in groups.values():
-        if len(paths) > 1:
-            first, *rest = sorted(
-                paths, key=lambda p: (-rating(p), p.encode("utf-8", "surrogateescape"))
-            )
-            out.update(dict.fromkeys(rest, first))
+    digests = [f.digest for f in facts if f.digest is not None]
+    if len(set(digests)) != len(digests):  # most scopes: no two files alike
+        groups: dict[Digest, list[str]] = {}
+        for f in facts:
+            if f.digest is not None and eligible(f):
+                groups.setdefault(f.digest, []).append(f.path)
+        for group in groups.values():
+            if len(group) > 1:
+                first, *rest = sorted(
+                    group, key=lambda p: (-rating(p), p.encode("utf-8", "surrogateescape"))
+                )
+                out.update(dict.fromkeys(rest, f"duplicate; the same content as {first}"))
+    # One pass: each file by the stem before its extension (`client` of `client.d.ts`).
+    sources: dict[str, Fact] = {}
+    compiled: list[tuple[str, Fact]] = []
+    for f, lang in zip(facts, langs, strict=True):
+        if lang not in _TS_FAMILY:
+            continue
+        path = f.path
+        dot = path.rfind(".")
+        ext = path[dot:]
+        if ext in _TS_SOURCE:
+            if path.endswith(".d", 0, dot):
+                compiled.append((path[: dot - 2], f))  # declarations
+            else:
+                sources[path[:dot]] = f
+        elif ext in _JS:
+            compiled.append((path[:dot], f))
+    for stem, f in compiled:
+        source = sources.get(stem)
+        if source is None or f.path in out or source.path in out:
+            continue
+        if eligible(source) and eligible(f):
+            out[f.path] = f"generated from {source.path}"
     return out
 
 

@@ -600,3 +600,39 @@ def test_a_file_whose_content_another_has_is_shown_once_with_a_pointer(tmp_path:
     r = run_cas("render", "repo", cwd=tree)
     assert r.out.count("def parse(text: str)") == 1
     assert f"the same content as {original}" in r.out
+
+
+def test_a_typescript_modules_compiled_files_beside_it_point_to_it(tmp_path: Path) -> None:
+    """`client.js` and `client.d.ts` beside `client.ts` say again what it says: listed with a
+    pointer to it, never summarized on their own. A `.js` or `.d.ts` with no `.ts` beside it
+    is content like any other."""
+    tree = tmp_path / "ts"
+    (tree / "src").mkdir(parents=True)
+    source = (
+        "export interface Options {\n  retries: number;\n  timeout: number;\n}\n\n"
+        "export function request(url: string, options: Options): Promise<Response> {\n"
+        "  return fetch(url);\n}\n"
+    )
+    (tree / "src" / "client.ts").write_text(source)
+    (tree / "src" / "client.js").write_text(
+        "export function request(url, options) {\n  return fetch(url);\n}\n"
+    )
+    (tree / "src" / "client.d.ts").write_text(
+        "export interface Options {\n  retries: number;\n  timeout: number;\n}\n"
+        "export declare function request(url: string, options: Options): Promise<Response>;\n"
+    )
+    (tree / "src" / "alone.js").write_text("export function alone() {\n  return 1;\n}\n")
+    (tree / "src" / "alone.d.ts").write_text("export declare function alone(): number;\n")
+    (tree / "cas.toml").write_text(_budget_config(4000, 4000))
+    pack(tree)
+    m = load(tree)
+    for rel in ("src/client.js", "src/client.d.ts"):
+        entry = m.entry(rel)
+        assert entry is not None and entry.tier == "low"
+        assert entry.reason == "generated from src/client.ts"
+    for rel in ("src/client.ts", "src/alone.js", "src/alone.d.ts"):
+        entry = m.entry(rel)
+        assert entry is not None and entry.tier != "low", rel
+    r = run_cas("render", "repo", cwd=tree)
+    assert r.out.count("function request(") == 1
+    assert "generated from src/client.ts" in r.out
