@@ -455,7 +455,7 @@ class Loader:
             # lines, worth the whole gain, then the rest of its code, worth half: a budget that
             # cannot take a long function's code still shows how it is called. (A type's own
             # lines are what it is: its fields, an interface's methods; never split.)
-            split = head_end or HEAD_LINES
+            split = max(head_end, HEAD_LINES)
             if o.symbols[i].kind in _CALLABLE and len(body) - split >= HEAD_LINES // 2:
                 rest = tuple(body[split:])
                 rests[i] = (rest, self.pricer.line("\n".join(rest) + "\n"), gain // 2)
@@ -566,9 +566,12 @@ _DOC_QUOTES: Final = ('"""', "'''", 'r"""', "r'''", 'u"""')
 
 def _short_docstring(body: list[str]) -> tuple[list[str], int]:
     """``body`` (a symbol's source lines) with a docstring of more than `DOC_LINES` lines,
-    among its first lines, cut to its first `DOC_LINES` and a line of "..." (its closing line
-    kept); and the number of lines up to the docstring's end (0: no docstring found)."""
-    for k, line in enumerate(body[:16]):
+    right after its signature, cut to its first `DOC_LINES` and a line of "..." (its closing
+    line kept); and the number of lines up to the docstring's end, or else to the signature's
+    end (`_signature_end`)."""
+    start = _signature_end(body)
+    for k in range(start, min(start + 2, len(body))):
+        line = body[k]
         stripped = line.lstrip()
         quote = next((q for q in _DOC_QUOTES if stripped.startswith(q)), None)
         if quote is None:
@@ -578,11 +581,25 @@ def _short_docstring(body: list[str]) -> tuple[list[str], int]:
             return body, k + 1  # a docstring of one line
         end = next((m for m in range(k + 1, len(body)) if closing in body[m]), None)
         if end is None:
-            return body, 0
+            return body, start
         if end - k <= DOC_LINES + 1:
             return body, end + 1
         return [*body[: k + DOC_LINES], _indent(line) + "...", *body[end:]], k + DOC_LINES + 2
-    return body, 0
+    return body, start
+
+
+_SIGNATURE_LINES: Final = 60  # a signature longer than this is cut where it is split
+
+
+def _signature_end(body: list[str]) -> int:
+    """How many of ``body``'s first lines its signature takes: up to the line where its
+    brackets close again and that ends the header (`:`, `{`, `=>`, `=`, `;`), at least one line."""
+    depth = 0
+    for k, line in enumerate(body[:_SIGNATURE_LINES]):
+        depth += line.count("(") + line.count("[") - line.count(")") - line.count("]")
+        if depth <= 0 and line.rstrip().endswith((":", "{", "=>", "=", ";")):
+            return k + 1
+    return 1 if body and depth <= 0 else min(len(body), _SIGNATURE_LINES)
 
 
 def _with_rests(

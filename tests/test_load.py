@@ -382,7 +382,7 @@ def test_short_docstring_and_split_bodies() -> None:
     from dataclasses import replace
 
     from packer.fitting import SymbolOffer
-    from packer.load import DOC_LINES, _short_docstring, _with_rests
+    from packer.load import DOC_LINES, _short_docstring, _signature_end, _with_rests
     from packer.outline import Symbol
 
     sig = ["def f(a,", "      b):"]
@@ -398,7 +398,15 @@ def test_short_docstring_and_split_bodies() -> None:
         [*sig, '    """One line."""', *code],
         3,
     )
-    assert _short_docstring([*sig, *code]) == ([*sig, *code], 0)
+    assert _short_docstring([*sig, *code]) == ([*sig, *code], 2)  # no docstring: the signature
+    # a signature of many lines is never cut: the docstring is looked for after it
+    params = [f"        p{k}: Optional[int] = None," for k in range(20)]
+    long_sig = ["    def print(", "        self,", *params, "    ) -> None:"]
+    cut, end = _short_docstring([*long_sig, *doc, *code])
+    assert end == len(long_sig) + DOC_LINES + 2 and cut[: len(long_sig)] == long_sig
+    assert _signature_end([*long_sig, *code]) == len(long_sig)
+    assert _signature_end(["func (s *Stack) New(a int,", "\tb int) *Stack {", "\treturn nil"]) == 2
+    assert _signature_end(["def run(self)", "    pass"]) == 1  # no header end found: one line
 
     syms = [
         Symbol("C", "class", ("class C:",), -1, True, 1),
