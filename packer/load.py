@@ -436,7 +436,7 @@ class Loader:
             if (not defines[i] and (not top or sc * 3 < top)) or not o.symbols[i].line:
                 continue
             a, b = spans[i]
-            body, head_end = _short_docstring(list(lines[a - 1 : b - 1]))
+            body, signature_end, doc_end = _short_docstring(list(lines[a - 1 : b - 1]))
             cut = len(body) > FOCUS_LINES
             del body[FOCUS_LINES:]
             # Its own lines end where its first member starts; that member's doc comment,
@@ -455,7 +455,7 @@ class Loader:
             # lines, worth the whole gain, then the rest of its code, worth half: a budget that
             # cannot take a long function's code still shows how it is called. (A type's own
             # lines are what it is: its fields, an interface's methods; never split.)
-            split = max(head_end, HEAD_LINES)
+            split = doc_end or max(signature_end, HEAD_LINES)
             if o.symbols[i].kind in _CALLABLE and len(body) - split >= HEAD_LINES // 2:
                 rest = tuple(body[split:])
                 rests[i] = (rest, self.pricer.line("\n".join(rest) + "\n"), gain // 2)
@@ -564,11 +564,11 @@ def _spans(o: outline_mod.Outline, n_lines: int) -> list[tuple[int, int]]:
 _DOC_QUOTES: Final = ('"""', "'''", 'r"""', "r'''", 'u"""')
 
 
-def _short_docstring(body: list[str]) -> tuple[list[str], int]:
+def _short_docstring(body: list[str]) -> tuple[list[str], int, int]:
     """``body`` (a symbol's source lines) with a docstring of more than `DOC_LINES` lines,
     right after its signature, cut to its first `DOC_LINES` and a line of "..." (its closing
-    line kept); and the number of lines up to the docstring's end, or else to the signature's
-    end (`_signature_end`)."""
+    line kept); the number of lines its signature takes (`_signature_end`); and the number of
+    lines up to the docstring's end (0: no docstring)."""
     start = _signature_end(body)
     for k in range(start, min(start + 2, len(body))):
         line = body[k]
@@ -578,14 +578,15 @@ def _short_docstring(body: list[str]) -> tuple[list[str], int]:
             continue
         closing = quote.lstrip("ru")
         if stripped.count(closing) >= 2:
-            return body, k + 1  # a docstring of one line
+            return body, start, k + 1  # a docstring of one line
         end = next((m for m in range(k + 1, len(body)) if closing in body[m]), None)
         if end is None:
-            return body, start
+            break
         if end - k <= DOC_LINES + 1:
-            return body, end + 1
-        return [*body[: k + DOC_LINES], _indent(line) + "...", *body[end:]], k + DOC_LINES + 2
-    return body, start
+            return body, start, end + 1
+        cut = [*body[: k + DOC_LINES], _indent(line) + "...", *body[end:]]
+        return cut, start, k + DOC_LINES + 2
+    return body, start, 0
 
 
 _SIGNATURE_LINES: Final = 60  # a signature longer than this is cut where it is split

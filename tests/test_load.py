@@ -388,22 +388,25 @@ def test_short_docstring_and_split_bodies() -> None:
     sig = ["def f(a,", "      b):"]
     doc = ['    """First.', *[f"    line {k}" for k in range(20)], '    """']
     code = ["    return a"]
-    cut, end = _short_docstring([*sig, *doc, *code])
+    cut, signature, end = _short_docstring([*sig, *doc, *code])
+    assert signature == 2
     assert cut[: 2 + DOC_LINES] == [*sig, *doc[:DOC_LINES]]
     assert cut[2 + DOC_LINES :] == ["    ...", '    """', "    return a"]
     assert end == 2 + DOC_LINES + 2  # the lines up to the docstring's closing one
     short = [*sig, '    """One.', "    Two.", '    """', *code]
-    assert _short_docstring(short) == (short, 5)
+    assert _short_docstring(short) == (short, 2, 5)
     assert _short_docstring([*sig, '    """One line."""', *code]) == (
         [*sig, '    """One line."""', *code],
+        2,
         3,
     )
-    assert _short_docstring([*sig, *code]) == ([*sig, *code], 2)  # no docstring: the signature
+    assert _short_docstring([*sig, *code]) == ([*sig, *code], 2, 0)  # no docstring
     # a signature of many lines is never cut: the docstring is looked for after it
     params = [f"        p{k}: Optional[int] = None," for k in range(20)]
     long_sig = ["    def print(", "        self,", *params, "    ) -> None:"]
-    cut, end = _short_docstring([*long_sig, *doc, *code])
-    assert end == len(long_sig) + DOC_LINES + 2 and cut[: len(long_sig)] == long_sig
+    cut, signature, end = _short_docstring([*long_sig, *doc, *code])
+    assert signature == len(long_sig) and cut[: len(long_sig)] == long_sig
+    assert end == len(long_sig) + DOC_LINES + 2
     assert _signature_end([*long_sig, *code]) == len(long_sig)
     assert _signature_end(["func (s *Stack) New(a int,", "\tb int) *Stack {", "\treturn nil"]) == 2
     assert _signature_end(["def run(self)", "    pass"]) == 1  # no header end found: one line
