@@ -321,6 +321,7 @@ class Loader:
             (p for p in paths if scores.get(p, 0) > 0), key=lambda p: (-scores[p], p.encode())
         )
         focus = set(ranked[:FOCUS_FILES])
+        placed = _placed(scored, focus)
         offers: list[Offer] = []
         texts: dict[str, outline_mod.Outline] = {}
         focused: dict[str, int] = {}
@@ -329,7 +330,11 @@ class Loader:
             cand = self._candidate(e, values[path])
             if path in focus and cand.ceiling > LOW:
                 offer, o, n = self._focused(
-                    cand, scored, query_value * scores[path] // best, query_value
+                    cand,
+                    scored,
+                    query_value * scores[path] // best,
+                    query_value,
+                    {words for words, holders in placed.items() if path not in holders},
                 )
                 offers.append(offer)
                 texts[path] = o
@@ -394,9 +399,17 @@ class Loader:
         )
 
     def _focused(
-        self, cand: Candidate, scored: Scored, query_value: int, named_value: int
+        self,
+        cand: Candidate,
+        scored: Scored,
+        query_value: int,
+        named_value: int,
+        elsewhere: Collection[tuple[str, ...]] = (),
     ) -> tuple[Offer, outline_mod.Outline, int]:
-        """The file's offer with each symbol that matches the query shown with its source."""
+        """The file's offer with each symbol that matches the query shown with its source.
+        ``elsewhere``: qualified names of the query (`stack.Options`) whose top-level symbol
+        is in other files (`_placed`): here they name only a member (`Options` of a class
+        `stack`)."""
         fact = cand.fact
         assert fact.digest is not None
         priced = self.pricer.priced(fact)
@@ -416,7 +429,8 @@ class Loader:
             named = sum(v for w, v in weights.items() if w[-1] in name_words and len(w) <= 2)
             held = sum(v for w, v in weights.items() if w[0] in have)
             sym_scores.append(NAME_FACTOR * named + held if (named or held) else 0)
-            defines.append(_names(s.name, code, o.symbols[s.parent].name if s.parent >= 0 else ""))
+            parent = o.symbols[s.parent].name if s.parent >= 0 else ""
+            defines.append(_names(s.name, code, parent, elsewhere))
         named_itself = list(defines)
         # a class the question names brings its constructor: how it is made is what is asked
         for i, s in enumerate(o.symbols):
@@ -532,17 +546,46 @@ class Loader:
         return text if text is not None else self.pricer.text(digest)
 
 
-def _names(name: str, code: list[tuple[str, ...]], parent: str) -> bool:
+def _names(
+    name: str,
+    code: list[tuple[str, ...]],
+    parent: str,
+    elsewhere: Collection[tuple[str, ...]] = (),
+) -> bool:
     """Whether a symbol is what a code-shaped name of the query names: ``echo`` for ``echo``
     or ``click.echo``; ``invoke`` of class ``CliRunner`` for ``CliRunner.invoke``; a class
-    ``Option`` for ``Option``."""
+    ``Option`` for ``Option``. A name of ``elsewhere`` names no top-level symbol here."""
     low = name.lower()
     for words in code:
         if words[-1] != low:
             continue
-        if len(words) == 1 or not parent or parent.lower() == words[-2]:
+        if len(words) == 1 or parent.lower() == words[-2]:
+            return True
+        if not parent and words not in elsewhere:
             return True
     return False
+
+
+def _placed(scored: Scored, focus: Collection[str]) -> dict[tuple[str, ...], set[str]]:
+    """For each qualified code name of the query (`stack.Options`, `click.echo`), the focused
+    files its qualifier places it in: those with a folder or a module named so
+    (`pkg/tcpip/stack/stack.go`, `src/click/utils.py`). Names no focused file is placed by are
+    left out (their top-level symbols anywhere still count)."""
+    out: dict[tuple[str, ...], set[str]] = {}
+    for term in scored.terms:
+        words = term.words
+        if term.weight != WHOLE_CODE or len(words) < 2:
+            continue
+        holders = {p for p in focus if words[-2] in _path_words(p)}
+        if holders:
+            out[words] = holders
+    return out
+
+
+def _path_words(path: str) -> set[str]:
+    """The folders of a path and its file's name without extension, lowercased."""
+    *folders, name = path.lower().split("/")
+    return {*folders, name.split(".", 1)[0]}
 
 
 def _spans(o: outline_mod.Outline, n_lines: int) -> list[tuple[int, int]]:

@@ -458,3 +458,16 @@ def test_a_member_the_question_names_of_a_type_it_names_comes_first(tmp_path: Pa
     text = render(root, "What do the Read and Write methods of the tcpip.Endpoint interface take?")
     assert "Read(io.Writer, ReadOptions) (ReadResult, Error)" in text
     assert "Write(Payloader, WriteOptions) (int64, Error)" in text
+
+
+def test_a_qualified_name_names_the_top_level_symbol_of_its_own_package_only() -> None:
+    from packer.load import _names, _path_words
+
+    code = [("stack", "options")]
+    assert _names("Options", code, "")  # anywhere, when nothing places it
+    assert not _names("Options", code, "", {("stack", "options")})  # placed in other files
+    assert _names("options", code, "Stack", {("stack", "options")})  # a member of `Stack`
+    assert _names("Options", [("options",)], "", {("stack", "options")})
+    assert _path_words("pkg/tcpip/stack/stack.go") == {"pkg", "tcpip", "stack"}
+    assert _path_words("src/click/utils.py") == {"src", "click", "utils"}
+    assert _path_words("README.md") == {"readme"}
