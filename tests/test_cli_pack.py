@@ -636,3 +636,28 @@ def test_a_typescript_modules_compiled_files_beside_it_point_to_it(tmp_path: Pat
     r = run_cas("render", "repo", cwd=tree)
     assert r.out.count("function request(") == 1
     assert "generated from src/client.ts" in r.out
+
+
+def test_xml_sections_wrap_only_text_that_holds_markup() -> None:
+    """A section whose text holds no markup is its text as it is; one with ``<`` or ``&`` (or
+    a CDATA end inside) is CDATA; either way the section parses back to the text exactly, and
+    the file's tier is not repeated beside its summary flag."""
+    import xml.etree.ElementTree as ET
+
+    from packer.render import XmlRenderer
+
+    xml = XmlRenderer()
+    for text, wrapped in (
+        ("def run(x):\n    return x\n", False),
+        ("if a < b and c & d:\n", True),
+        ("s = ']]>'  # <tag>\n", True),
+        ("", False),
+    ):
+        for summary in (False, True):
+            head = xml.section_head("src/a.py", "medium" if summary else "high", summary)
+            section = head + xml.section_body(text, "python") + xml.section_close()
+            assert ("<![CDATA[" in section) == wrapped
+            assert "tier=" not in head
+            node = ET.fromstring(section)
+            assert (node.text or "").strip("\n") == text.strip("\n")
+            assert node.get("summary") == ("true" if summary else None)
