@@ -112,10 +112,11 @@ def _cdata(text: str) -> str:
 
 
 def _xml_text(text: str) -> str:
-    """``text`` as element content: as it is when nothing in it is markup (no ``<`` and no
-    ``&``), else in CDATA. Most summaries need none, and a CDATA wrapping costs six tokens a
-    file, which counted against every budget in this format."""
-    return _cdata(text) if "<" in text or "&" in text else text
+    """``text`` as element content: as it is when nothing in it is markup (no ``<``, no ``&``
+    and no ``]]>``, which content may not hold), else in CDATA. Most summaries need none, and
+    a CDATA wrapping costs six tokens a file, which counted against every budget in this
+    format."""
+    return _cdata(text) if "<" in text or "&" in text or "]]>" in text else text
 
 
 @dataclass(frozen=True, slots=True)

@@ -639,9 +639,9 @@ def test_a_typescript_modules_compiled_files_beside_it_point_to_it(tmp_path: Pat
 
 
 def test_xml_sections_wrap_only_text_that_holds_markup() -> None:
-    """A section whose text holds no markup is its text as it is; one with ``<`` or ``&`` (or
-    a CDATA end inside) is CDATA; either way the section parses back to the text exactly, and
-    the file's tier is not repeated beside its summary flag."""
+    """A section whose text holds no markup is its text as it is; one with ``<``, ``&`` or a
+    CDATA end (``]]>``, which content may not hold) is CDATA; either way the section parses
+    back to the text exactly, and the file's tier is not repeated beside its summary flag."""
     import xml.etree.ElementTree as ET
 
     from packer.render import XmlRenderer
@@ -651,6 +651,7 @@ def test_xml_sections_wrap_only_text_that_holds_markup() -> None:
         ("def run(x):\n    return x\n", False),
         ("if a < b and c & d:\n", True),
         ("s = ']]>'  # <tag>\n", True),
+        ("end = ']]>'\n", True),
         ("", False),
     ):
         for summary in (False, True):
