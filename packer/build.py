@@ -82,7 +82,7 @@ MEMO_NS = "memo"
 DECISIONS_NS = "tier-decisions"
 DECISIONS_VERSION = "1"
 # Bump when the way a manifest is derived from its inputs changes (tiering, fitting, layout).
-MEMO_VERSION = "3"
+MEMO_VERSION = "4"  # 4: XML sections without a tier, CDATA only around markup
 NOT_CONTENT_SPEC = glob_spec(NOT_CONTENT)
 
 
