@@ -23,8 +23,10 @@ At each budget N (tokens, o200k_base), in one run:
 
 Printed per budget and tool: questions answered, public API defined in the output (the names a
 package exports, found by parsing the corpus: a definition of the name must appear, not a
-mention), and budget use (tokens of the output over N). ``--detail`` adds the per-corpus rows
-and which questions each tool missed.
+mention), answers located (questions whose answer's folder the output names: the folder of a
+file holding the answer, as the start of a path, so that an agent knows where to look even when
+the answer itself is not there), and budget use (tokens of the output over N). ``--detail``
+adds the per-corpus rows and which questions each tool missed.
 
 The question sets: ``dev`` corpora are the ones the packer may be tuned against; ``heldout``
 corpora and questions are kept for a final check and never used to tune.
@@ -118,6 +120,42 @@ def squash(text: str) -> str:
 
 def answered(q: Question, squashed: str) -> bool:
     return any(all(squash(s) in squashed for s in alt) for alt in q.answers)
+
+
+# --- where each answer is ---------------------------------------------------------------------
+
+
+def answer_places(questions: list[Question], root: Path) -> dict[str, set[str]]:
+    """For each question, the folders (``a/b/``; ``""`` for the top level) of the files that
+    hold one of its answers whole: where an agent would have to look."""
+    squashed: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.is_symlink() and ".cas" not in path.parts:
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+            squashed[path.relative_to(root).as_posix()] = squash(text)
+    out: dict[str, set[str]] = {}
+    for q in questions:
+        out[q.id] = {
+            rel.rpartition("/")[0] + "/" if "/" in rel else rel
+            for alt in q.answers
+            for rel, text in squashed.items()
+            if all(squash(s) in text for s in alt)
+        }
+    return out
+
+
+def located(places: set[str], text: str) -> bool:
+    """Whether ``text`` names one of ``places``: a folder as the start of a path (``a/b/`` in
+    ``a/b/c.go`` or a map's line, not inside ``x/a/b/``), a top-level file by its name."""
+    return any(
+        re.search(
+            r"(?<![\w./-])" + re.escape(place) + (r"" if place.endswith("/") else r"\b"), text
+        )
+        for place in places
+    )
 
 
 # --- the public API -----------------------------------------------------------------------------
@@ -436,6 +474,7 @@ class Score:
     questions: int = 0
     api_defined: int = 0
     api_total: int = 0
+    located: int = 0  # questions whose answer's folder the output names
     tokens: int = 0
     budget: int = 0
     missed: list[str] = field(default_factory=list)
@@ -446,6 +485,7 @@ class Score:
         self.questions += other.questions
         self.api_defined += other.api_defined
         self.api_total += other.api_total
+        self.located += other.located
         self.tokens += other.tokens
         self.budget += other.budget
         if other.error:
@@ -459,6 +499,7 @@ def score(
     lang: str,
     budget: int,
     count: object,
+    places: dict[str, set[str]] | None = None,
 ) -> Score:
     s = Score(questions=len(questions), api_total=len(api), budget=budget)
     if out.error is not None:
@@ -472,6 +513,8 @@ def score(
         else:
             s.missed.append(q.id)
     s.api_defined = sum(1 for a in api if defined(a, lang, out.text))
+    if places is not None:
+        s.located = sum(1 for q in questions if located(places.get(q.id, set()), out.text))
     s.tokens = count.count(out.text)  # type: ignore[attr-defined]
     return s
 
@@ -570,6 +613,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             copy = prepare(corpus, work)
             questions = load_questions(corpus)
             api = public_api(corpus, copy)
+            places = answer_places(questions, copy)
             note(f"{corpus.name}: {len(questions)} questions, {len(api)} public names")
             for budget in budgets:
                 for tool, how in tools.items():
@@ -580,7 +624,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         totals.setdefault((budget, tool), Score()).add(s)
                         detail.append(
                             (corpus.name, str(budget), tool, f"{s.answered}/{s.questions}", "-",
-                             _pct(s.tokens, s.budget), " ".join(s.missed))
+                             "-", _pct(s.tokens, s.budget), " ".join(s.missed))
                         )  # fmt: skip
                         results.append(
                             {"corpus": corpus.name, "budget": budget, "tool": tool,
@@ -599,17 +643,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if tool != "cas" and out.error is None:
                         kept.parent.mkdir(parents=True, exist_ok=True)
                         kept.write_text(out.text, encoding="utf-8")
-                    s = score(out, questions, api, corpus.lang, budget, counter)
+                    s = score(out, questions, api, corpus.lang, budget, counter, places)
                     totals.setdefault((budget, tool), Score()).add(s)
                     detail.append(
                         (corpus.name, str(budget), tool, f"{s.answered}/{s.questions}",
-                         _pct(s.api_defined, s.api_total), _pct(s.tokens, budget),
+                         _pct(s.api_defined, s.api_total), f"{s.located}/{s.questions}",
+                         _pct(s.tokens, budget),
                          " ".join(s.missed) if not s.error else f"error: {s.error[:80]}")
                     )  # fmt: skip
                     results.append(
                         {"corpus": corpus.name, "budget": budget, "tool": tool,
                          "answered": s.answered, "questions": s.questions,
                          "api_defined": s.api_defined, "api_total": s.api_total,
+                         "located": s.located,
                          "tokens": s.tokens, "missed": s.missed, "error": s.error,
                          "seconds": round(out.seconds, 2)}
                     )  # fmt: skip
@@ -621,7 +667,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
 
     names = ", ".join(c.name for c in corpora)
-    print(f"\nQuestions answered, public API defined, budget used ({names}; {ENCODING}):\n")
+    print(
+        f"\nQuestions answered, public API defined, answers located, budget used ({names}; "
+        f"{ENCODING}):\n"
+    )
     rows = []
     for budget in budgets:
         ours = totals[(budget, "cas")]
@@ -634,15 +683,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             rows.append(
                 (f"{budget:,}", tool, f"{s.answered}/{s.questions}", ratio,
-                 _pct(s.api_defined, s.api_total), _pct(s.tokens, s.budget))
+                 _pct(s.api_defined, s.api_total),
+                 f"{s.located}/{s.questions}" if not tool.startswith("cas load") else "-",
+                 _pct(s.tokens, s.budget))
             )  # fmt: skip
-    head = ("budget", "tool", "questions", "cas vs peer", "public API defined", "budget used")
+    head = (
+        "budget", "tool", "questions", "cas vs peer", "public API defined", "answer located",
+        "budget used",
+    )  # fmt: skip
     print(markdown_table(rows, head))
     if args.detail:
         print()
         print(
             markdown_table(
-                detail, ("corpus", "budget", "tool", "questions", "API", "used", "missed")
+                detail,
+                ("corpus", "budget", "tool", "questions", "API", "located", "used", "missed"),
             )
         )
     if args.out is not None:

@@ -54,6 +54,8 @@ from packer.pricing import (
     SymbolValues,
     weighted,
 )
+from packer.projectmap import Folder, project_map
+from packer.projectmap import map_size as project_map_size
 from packer.rating_scale import AVERAGE, RATING_VERSION
 from packer.render import (
     FORMATS,
@@ -82,7 +84,7 @@ MEMO_NS = "memo"
 DECISIONS_NS = "tier-decisions"
 DECISIONS_VERSION = "1"
 # Bump when the way a manifest is derived from its inputs changes (tiering, fitting, layout).
-MEMO_VERSION = "4"  # 4: XML sections without a tier, CDATA only around markup
+MEMO_VERSION = "5"  # 5: a large project's render opens with its map
 NOT_CONTENT_SPEC = glob_spec(NOT_CONTENT)
 
 
@@ -550,6 +552,12 @@ class Packer:
             )
             for c in cands
         ]
+        # The map of a large project: its folders are chosen by the ratings alone, so its text
+        # is known before the fit and priced as part of the frame.
+        map_size = project_map_size(budget.target, rows)
+        folders = project_map(rows, map_size, self._fetch)  # every trial's manifest's map
+        if folders:
+            overhead += pricer.line(renderer("markdown").project_map(folders))
         facts = {c.path: c.fact for c in cands}
         head = mf.Manifest(
             scope=scope.name,
@@ -568,8 +576,10 @@ class Packer:
             start = time.perf_counter()
             chosen = fit(offers, max(room, 0))
             self._spent("fit", start)
-            m = manifest_of(rows, chosen.choices, summary, self._summary_texts, head, depth)
-            return Trial((m, chosen.choices), self._count_formats(m), chosen.cost)
+            m = manifest_of(
+                rows, chosen.choices, summary, self._summary_texts, head, depth, map_size
+            )
+            return Trial((m, chosen.choices), self._count_formats(m, folders), chosen.cost)
 
         best = refit(trial, Rooms(budget, budget.target - overhead))
         if best is None:
@@ -579,9 +589,9 @@ class Packer:
         m = m._replace(totals={**m.totals, "tokens": dict(tokens)})
         return m, tokens
 
-    def _count_formats(self, m: mf.Manifest) -> dict[str, int]:
+    def _count_formats(self, m: mf.Manifest, folders: Sequence[Folder]) -> dict[str, int]:
         start = time.perf_counter()
-        layouts = lite_layouts(m, self._fetch, FORMATS)
+        layouts = lite_layouts(m, self._fetch, FORMATS, folders)
         out = {fmt: self.counter.count(layout.text()) for fmt, layout in layouts.items()}
         self._spent("tokenize", start)
         return out

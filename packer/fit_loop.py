@@ -252,11 +252,14 @@ def manifest_of(
     texts: dict[Digest, str],
     head: mf.Manifest,
     depth: int,
+    map_size: int = 0,
 ) -> mf.Manifest:
     """The manifest of ``head`` (everything but its entries and totals) holding ``files`` as
     ``choices`` chose them: a summary's text (``summary``, for the symbols kept) goes into
     ``texts`` under its digest, the entry names it. Entries in the order of their paths'
-    bytes; totals per tier, the withheld count and the omitted list's folder ``depth``."""
+    bytes; totals per tier, the withheld count, the omitted list's folder ``depth`` and, when
+    the render opens with a map of the project, how many folders it holds (`packer.projectmap`;
+    no ``map`` in the totals: none)."""
     entries = []
     for row in files:
         choice = choices[row.path]
@@ -291,4 +294,6 @@ def manifest_of(
         }
     totals["withheld"] = sum(1 for e in entries if e.digest is None)
     totals["group_depth"] = depth
+    if map_size:
+        totals["map"] = map_size
     return head._replace(entries=tuple(entries), totals=totals)

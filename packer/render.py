@@ -34,6 +34,7 @@ from cas.digest import Digest
 from cas.display import more_characters, one_line, shown
 from cas.manifest import Entry, Manifest
 from packer.lang import fence_for
+from packer.projectmap import Folder, project_map
 
 FORMATS: Final = ("markdown", "xml", "plain")
 MODES: Final = ("lite", "full", "split")
@@ -181,6 +182,19 @@ class Renderer:
         body = "".join(f"- {_code(d)} {n} file{'s' if n != 1 else ''}\n" for d, n in lines)
         return f"## Map\n{body}\n"
 
+    def project_map(self, folders: Sequence[Folder]) -> str:
+        """The LITE render's map of a large project (`packer.projectmap`)."""
+        if not folders:
+            return ""
+        body = "".join(
+            f"- {_code(f.path)} {_files(f.files)}"
+            + (f" ({', '.join(_code(n) for n in f.first)})" if f.first else "")
+            + (f": {one_line(f.about)}" if f.about else "")
+            + "\n"
+            for f in folders
+        )
+        return f"## Map\nWhere things are: the folders of code that rate highest.\n{body}\n"
+
     def index_open(self) -> str:
         return "## Index\n"
 
@@ -253,6 +267,17 @@ class XmlRenderer(Renderer):
         if not lines:
             return ""
         body = "".join(f'<dir path="{_xml_attr(shown(d))}" files="{n}"/>\n' for d, n in lines)
+        return f"<map>\n{body}</map>\n"
+
+    def project_map(self, folders: Sequence[Folder]) -> str:
+        if not folders:
+            return ""
+        body = "".join(
+            f'<folder path="{_xml_attr(shown(f.path))}" files="{f.files}"'
+            + (f' first="{_xml_attr(" ".join(shown(n) for n in f.first))}"' if f.first else "")
+            + (f">{_xml_text(one_line(f.about))}</folder>\n" if f.about else "/>\n")
+            for f in folders
+        )
         return f"<map>\n{body}</map>\n"
 
     def index_open(self) -> str:
@@ -331,6 +356,19 @@ class PlainRenderer(Renderer):
         if not lines:
             return ""
         body = "".join(f"  {shown(d)} ({n})\n" for d, n in lines)
+        return f"MAP\n{body}\n"
+
+    def project_map(self, folders: Sequence[Folder]) -> str:
+        if not folders:
+            return ""
+        body = "".join(
+            f"  {shown(f.path)} ({f.files}"
+            + (f"; {', '.join(shown(n) for n in f.first)}" if f.first else "")
+            + ")"
+            + (f": {one_line(f.about)}" if f.about else "")
+            + "\n"
+            for f in folders
+        )
         return f"MAP\n{body}\n"
 
     def index_open(self) -> str:
@@ -513,17 +551,28 @@ def lite_layout(m: Manifest, fetch: Fetch, fmt: str = "markdown") -> Layout:
     return lite_layouts(m, fetch, (fmt,))[fmt]
 
 
-def lite_layouts(m: Manifest, fetch: Fetch, formats: Iterable[str]) -> dict[str, Layout]:
+def lite_layouts(
+    m: Manifest,
+    fetch: Fetch,
+    formats: Iterable[str],
+    folders: Sequence[Folder] | None = None,
+) -> dict[str, Layout]:
     """The LITE layout of ``m`` in each of ``formats``; what they share (the order of the
-    sections, the omitted files' folders) is worked out once."""
+    sections, the omitted files' folders, the map) is worked out once. ``folders``: the map
+    of ``m``, when the caller already made it (a fit's trials share one)."""
     depth = m.totals.get("group_depth", GROUP_DEPTH)
     depth = depth if isinstance(depth, int) else GROUP_DEPTH
     parts = _parts(m, depth)
     header = header_for(m)
+    if folders is None:
+        size = m.totals.get("map", 0)
+        folders = project_map(m.entries, size, fetch) if isinstance(size, int) else []
     out: dict[str, Layout] = {}
     for fmt in formats:
         r = renderer(fmt)
         head = [r.header(header, "lite")]
+        if folders:
+            head.append(r.project_map(folders))
         sections: list[str] = []
         for e in parts.shown:
             sections.extend(entry_section(r, e, fetch))

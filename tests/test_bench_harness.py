@@ -70,3 +70,26 @@ def test_a_cached_corpus_keeps_no_bytecode_written_beside_it(tmp_path: Path) -> 
     harness.without_bytecode(tmp_path)
     left = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
     assert left == ["pkg", "pkg/mod.py", "pkg/sub", "pkg/sub/cache.py"]
+
+
+def test_quality_locates_an_answer_by_its_folder_as_a_path_start(tmp_path: Path) -> None:
+    """The quality benchmark's "answer located": the folders of the files that hold an answer,
+    named by an output as the start of a path (not inside a longer path)."""
+    from bench import quality
+
+    (tmp_path / "pkg" / "net").mkdir(parents=True)
+    (tmp_path / "pkg" / "net" / "stack.go").write_text("func New(opts Options) *Stack {\n")
+    (tmp_path / "lib.rs").write_text("pub fn from_str(s: &str) {}\n")
+    q = [
+        quality.Question("a", "?", (("func New(opts Options)   *Stack",),)),
+        quality.Question("b", "?", (("pub fn from_str(",),)),
+        quality.Question("c", "?", (("not anywhere",),)),
+    ]
+    places = quality.answer_places(q, tmp_path)
+    assert places == {"a": {"pkg/net/"}, "b": {"lib.rs"}, "c": set()}
+    assert quality.located(places["a"], "- `pkg/net/` 3 files: Package net")
+    assert quality.located(places["a"], "### `pkg/net/stack.go`")
+    assert not quality.located(places["a"], "vendor/pkg/net/stack.go")
+    assert not quality.located(places["a"], "- `pkg/` 40 files")
+    assert quality.located(places["b"], "lib.rs:\n") and not quality.located(places["b"], "xlib.rs")
+    assert not quality.located(places["c"], "anything")

@@ -1,0 +1,296 @@
+"""The map a LITE pack of a large project opens with: where things are.
+
+A pack of a project far larger than its budget shows a few files and counts the rest in its
+omitted list; an agent then knows what it was shown but not where to look for anything else.
+The map names the project's busiest folders of code (by the rating of the files directly in
+them: the reference graph's mass, so a package its code leans on ranks high however small) with
+what each is for (the first sentence of the folder's own documentation: a package docstring, a
+Go package comment, a crate's `//!` lines, a README) and its best-rated files. "Where is the
+network stack" is answerable from it even when none of that package's files is shown.
+
+Everything here is a function of a manifest's entries and the bodies they name, so the map
+renders the same on any machine that has the store. The fit decides how many folders a pack's
+map holds (`map_size`, from its budget, recorded in the manifest's totals as ``map``), prices
+the map like any other part of the render and leaves that much less room for files.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from cas.digest import Digest
+from packer.lang import record_for
+
+# One folder a this many tokens of the budget's target, within these bounds; no map at all for
+# a project whose content is within this many times the target (most of it is shown anyway).
+TOKENS_PER_FOLDER: Final = 500
+LEAST_FOLDERS: Final = 6
+MOST_FOLDERS: Final = 32
+LARGE_AFTER: Final = 4
+LARGE_FILES: Final = 200  # files of code, at least: a smaller project's omitted list says enough
+BYTES_PER_TOKEN: Final = 4
+# What a folder's line shows: its best-rated files, and this many characters of its purpose.
+NAMED_FILES: Final = 3
+ABOUT_CHARS: Final = 160
+# Where a folder's purpose is looked for: these files first, then its best-rated code files.
+DOC_FILES: Final[tuple[str, ...]] = (
+    "__init__.py",
+    "doc.go",
+    "README.md",
+    "README.rst",
+    "README.txt",
+    "README",
+    "lib.rs",
+    "mod.rs",
+    "index.ts",
+    "index.js",
+    "index.mjs",
+)
+_TRIED: Final = 3  # code files read for a purpose, at most, when no documentation file gives one
+_HEAD: Final = 16384  # characters of a file looked at for its purpose
+
+
+class MapRow(Protocol):
+    """What the map reads of a file: a manifest `Entry`, or the fit's row for one."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def digest(self) -> Digest | None: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def rating(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Folder:
+    """One line of the map."""
+
+    path: str  # ending in "/"
+    files: int  # files directly in it
+    about: str  # the first sentence of its documentation, or ""
+    first: tuple[str, ...]  # its best-rated code files' names, best first
+
+
+def map_size(target: int, rows: Iterable[MapRow]) -> int:
+    """How many folders the map of a pack with this budget target holds: none for a project
+    that is not large (fewer than `LARGE_FILES` files of code, or content within `LARGE_AFTER`
+    times the target) or has fewer than `LEAST_FOLDERS` folders of code."""
+    total = code = 0
+    folders: set[str] = set()
+    for row in rows:
+        if row.digest is None:
+            continue
+        total += row.size
+        folder, _, name = row.path.rpartition("/")
+        if _is_code(name):
+            code += 1
+            if folder:
+                folders.add(folder)
+    if (
+        code < LARGE_FILES
+        or total // BYTES_PER_TOKEN <= LARGE_AFTER * target
+        or len(folders) < LEAST_FOLDERS
+    ):
+        return 0
+    return min(max(target // TOKENS_PER_FOLDER, LEAST_FOLDERS), MOST_FOLDERS, len(folders))
+
+
+def project_map(rows: Iterable[MapRow], size: int, fetch: Callable[[Digest], str]) -> list[Folder]:
+    """The ``size`` folders of code whose own files rate highest (ties by path bytes), in path
+    order, each with its purpose and best files."""
+    if size <= 0:
+        return []
+    value: dict[str, int] = {}
+    files: dict[str, int] = {}
+    code: dict[str, list[tuple[int, str, Digest]]] = {}
+    docs: dict[str, dict[str, Digest]] = {}
+    for row in rows:
+        folder, _, name = row.path.rpartition("/")
+        if not folder:
+            continue
+        files[folder] = files.get(folder, 0) + 1
+        if row.digest is None:
+            continue
+        if name in DOC_FILES:
+            docs.setdefault(folder, {})[name] = row.digest
+        if _is_code(name):
+            value[folder] = value.get(folder, 0) + row.rating
+            code.setdefault(folder, []).append((row.rating, name, row.digest))
+    best = sorted(value, key=lambda f: (-value[f], f.encode("utf-8")))[:size]
+    out = []
+    for folder in sorted(best, key=lambda f: f.encode("utf-8")):
+        ranked = sorted(code[folder], key=lambda c: (-c[0], c[1].encode("utf-8")))
+        # Its documentation files, then a code file named as the folder is (`linux/linux.go`,
+        # `sync/sync.go`: where a package's comment most often is), then its best-rated ones.
+        held = docs.get(folder, {})
+        sources: list[tuple[str, Digest]] = [(n, held[n]) for n in DOC_FILES if n in held]
+        stem = folder.rpartition("/")[2]
+        sources += [(n, d) for _, n, d in ranked if n.rpartition(".")[0] == stem][:1]
+        sources += [(n, d) for _, n, d in ranked[:_TRIED] if (n, d) not in sources]
+        about = ""
+        for name, digest in sources:
+            about = purpose(name, fetch(digest))
+            if about:
+                break
+        first = tuple(name for _, name, _ in ranked[:NAMED_FILES])
+        out.append(Folder(folder + "/", files[folder], about, first))
+    return out
+
+
+def _is_code(name: str) -> bool:
+    language = record_for(name)
+    return language is not None and language.kind == "code"
+
+
+# --- a file's purpose ---------------------------------------------------------------------------
+
+_PY_DOCSTRING: Final = re.compile(r'[rRuU]?("""|\'\'\'|"|\')(.*?)\1', re.DOTALL)
+_LICENSE: Final = re.compile(r"copyright|licen[cs]e|spdx-|all rights reserved", re.IGNORECASE)
+_SENTENCE_END: Final = re.compile(r"[.!?](?=\s|$)")
+_MARKUP_LINE: Final = re.compile(r"^\s*(#|=|-{3}|\*{3}|_{3}|<|!\[|\[!|```|~~~|\.\. |:|\|)")
+_DIRECTIVE: Final = re.compile(
+    r"(go:|\+build|-\*-|eslint|prettier|jshint|@ts-|nolint|pylint|type:|<reference|"
+    r"frozen_string_literal|encoding[:=]|coding[:=]|vim?:|#region|region\b)"
+)
+_FILE_TAGS: Final = ("@module", "@file", "@fileoverview", "@packageDocumentation", "@overview")
+# A purpose is prose: it starts with a word (not a URL, a path or code) and has a few of them.
+_PROSE: Final = re.compile(r"[A-Za-z][\w'-]*,?\s+[\w`'(-]+[\w`'(),.-]*\s+\S")
+
+
+def purpose(name: str, text: str) -> str:
+    """The first sentence of what ``text`` (the file ``name``) says it is for, on one line, at
+    most `ABOUT_CHARS` characters, or "" when it says nothing: a Python module's docstring, a
+    document's first paragraph, or the first comment before any code that is not a license."""
+    head = text[:_HEAD]
+    language = record_for(name)
+    if language is None or language.kind in ("document", "text"):
+        return _sentence(_first_paragraph(head))
+    if language.name == "python":
+        return _sentence(_python_docstring(head))
+    if language.kind != "code":
+        return ""
+    for block, doc in _leading_comments(head, language.comment):
+        # Where a language documents a file, that comment; else a `#` language's first one.
+        wanted = doc or (language.comment == "#" and language.name != "go")
+        if wanted and not _LICENSE.search(block) and _PROSE.match(block):
+            return _sentence(block)
+    return ""
+
+
+def _python_docstring(head: str) -> str:
+    body = "\n".join(
+        line for line in head.splitlines() if not line.lstrip().startswith("#")
+    ).lstrip()
+    if body.startswith("from __future__"):
+        return ""
+    m = _PY_DOCSTRING.match(body)
+    return m.group(2) if m else ""
+
+
+def _first_paragraph(head: str) -> str:
+    lines: list[str] = []
+    fenced = False
+    for line in head.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        if not line.strip():
+            if lines:
+                break
+            continue
+        if _MARKUP_LINE.match(line):
+            if lines:
+                break
+            continue
+        lines.append(line.strip())
+    return " ".join(lines)
+
+
+def _leading_comments(head: str, marker: str) -> list[tuple[str, bool]]:
+    """The comment blocks before a file's first line of code, each as its text and whether it
+    is where the language documents a file: a ``/** */`` block or ``//!`` lines (a crate's or
+    module's docs), or the block right above a Go ``package`` clause. Line comments
+    (``marker``: ``#``, or ``//``) run until a blank line; where the marker is ``//``, a
+    ``/* */`` block is one block, its leading stars and JSDoc tags left out. A compiler's or
+    linter's directive (``//go:build``, ``/// <reference``, ``# frozen_string_literal``) is no
+    block."""
+    blocks: list[tuple[str, bool]] = []
+    current: list[str] = []
+    inner = False  # the current line block is `//!` lines
+    after_block = False  # the line before was a block comment's end
+    whole_file = False  # a block said it documents the file (`@module`, `@fileoverview`)
+
+    def close(doc: bool = False) -> None:
+        if current:
+            text = " ".join(current).strip()
+            if text and not _DIRECTIVE.match(text):
+                blocks.append((text, doc or inner))
+            current.clear()
+
+    lines = iter(head.splitlines())
+    for line in lines:
+        stripped = line.strip()
+        if not stripped:
+            close()
+            after_block = False
+            continue
+        if marker == "//" and stripped.startswith("/*"):
+            close()
+            doc = stripped.startswith(("/**", "/*!"))
+            text: str | None = stripped[2:].lstrip("*!")
+            prose: list[str] = []
+            tagged = False  # a JSDoc tag seen: the prose has ended
+            while text is not None:
+                end = text.find("*/")
+                piece = (text if end < 0 else text[:end]).strip().lstrip("*").strip()
+                if piece.startswith("@"):
+                    tagged = True
+                    whole_file = whole_file or piece.startswith(_FILE_TAGS)
+                elif piece and not tagged:
+                    prose.append(piece)
+                if end >= 0:
+                    break
+                text = next(lines, None)
+            current.extend(prose)
+            close(doc)
+            after_block = True
+            continue
+        if stripped.startswith("#!") and marker == "#" and not blocks and not current:
+            continue  # a shebang line
+        if not stripped.startswith(marker):
+            if stripped.startswith("package ") and current:
+                close(True)  # Go: the comment right above the package clause
+            elif after_block and blocks and not whole_file:
+                # a doc block right above the first declaration documents that declaration
+                blocks[-1] = (blocks[-1][0], False)
+            break  # code
+        after_block = False
+        body = stripped[len(marker) :]
+        if not current:
+            inner = body.startswith("!")
+        text = body.lstrip("/!").strip()
+        if not text.startswith("# "):  # a heading of a doc comment (`//! # Serde JSON`)
+            current.append(text)
+    close()
+    return blocks
+
+
+def _sentence(text: str) -> str:
+    """The first sentence of ``text``, whitespace collapsed, cut at a word to `ABOUT_CHARS`."""
+    flat = " ".join(text.split())
+    if sum(ch.isalpha() for ch in flat) < 8:
+        return ""
+    m = _SENTENCE_END.search(flat, 12)
+    if m is not None:
+        flat = flat[: m.end()]
+    if len(flat) > ABOUT_CHARS:
+        cut = flat.rfind(" ", 0, ABOUT_CHARS - 3)
+        flat = flat[: cut if cut > 0 else ABOUT_CHARS - 3].rstrip(",;:") + "..."
+    return flat
