@@ -54,8 +54,7 @@ from packer.pricing import (
     SymbolValues,
     weighted,
 )
-from packer.projectmap import Folder, project_map
-from packer.projectmap import map_size as project_map_size
+from packer.projectmap import Folder, plan_map
 from packer.rating_scale import AVERAGE, RATING_VERSION
 from packer.render import (
     FORMATS,
@@ -554,8 +553,7 @@ class Packer:
         ]
         # The map of a large project: its folders are chosen by the ratings alone, so its text
         # is known before the fit and priced as part of the frame.
-        map_size = project_map_size(budget.target, rows)
-        folders = project_map(rows, map_size, self._fetch)  # every trial's manifest's map
+        map_size, folders = plan_map(budget.target, rows, self._fetch)  # every trial's map
         if folders:
             overhead += pricer.line(renderer("markdown").project_map(folders))
         facts = {c.path: c.fact for c in cands}

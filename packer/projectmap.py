@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol
 
 from cas.digest import Digest
-from packer.lang import record_for
+from packer.lang import kind_for, record_for
 
 # One folder a this many tokens of the budget's target, within these bounds; no map at all for
 # a project whose content is within this many times the target (most of it is shown anyway).
@@ -49,6 +49,7 @@ DOC_FILES: Final[tuple[str, ...]] = (
     "index.js",
     "index.mjs",
 )
+_DOC_NAMES: Final = frozenset(DOC_FILES)
 _TRIED: Final = 3  # code files read for a purpose, at most, when no documentation file gives one
 _HEAD: Final = 16384  # characters of a file looked at for its purpose
 
@@ -80,71 +81,86 @@ def map_size(target: int, rows: Iterable[MapRow]) -> int:
     """How many folders the map of a pack with this budget target holds: none for a project
     that is not large (fewer than `LARGE_FILES` files of code, or content within `LARGE_AFTER`
     times the target) or has fewer than `LEAST_FOLDERS` folders of code."""
-    total = code = 0
-    folders: set[str] = set()
-    for row in rows:
-        if row.digest is None:
-            continue
-        total += row.size
-        folder, _, name = row.path.rpartition("/")
-        if _is_code(name):
-            code += 1
-            if folder:
-                folders.add(folder)
-    if (
-        code < LARGE_FILES
-        or total // BYTES_PER_TOKEN <= LARGE_AFTER * target
-        or len(folders) < LEAST_FOLDERS
-    ):
-        return 0
-    return min(max(target // TOKENS_PER_FOLDER, LEAST_FOLDERS), MOST_FOLDERS, len(folders))
+    return _Survey(rows).size(target)
 
 
 def project_map(rows: Iterable[MapRow], size: int, fetch: Callable[[Digest], str]) -> list[Folder]:
     """The ``size`` folders of code whose own files rate highest (ties by path bytes), in path
     order, each with its purpose and best files."""
-    if size <= 0:
-        return []
-    value: dict[str, int] = {}
-    files: dict[str, int] = {}
-    code: dict[str, list[tuple[int, str, Digest]]] = {}
-    docs: dict[str, dict[str, Digest]] = {}
-    for row in rows:
-        folder, _, name = row.path.rpartition("/")
-        if not folder:
-            continue
-        files[folder] = files.get(folder, 0) + 1
-        if row.digest is None:
-            continue
-        if name in DOC_FILES:
-            docs.setdefault(folder, {})[name] = row.digest
-        if _is_code(name):
-            value[folder] = value.get(folder, 0) + row.rating
-            code.setdefault(folder, []).append((row.rating, name, row.digest))
-    best = sorted(value, key=lambda f: (-value[f], f.encode("utf-8")))[:size]
-    out = []
-    for folder in sorted(best, key=lambda f: f.encode("utf-8")):
-        ranked = sorted(code[folder], key=lambda c: (-c[0], c[1].encode("utf-8")))
-        # Its documentation files, then a code file named as the folder is (`linux/linux.go`,
-        # `sync/sync.go`: where a package's comment most often is), then its best-rated ones.
-        held = docs.get(folder, {})
-        sources: list[tuple[str, Digest]] = [(n, held[n]) for n in DOC_FILES if n in held]
-        stem = folder.rpartition("/")[2]
-        sources += [(n, d) for _, n, d in ranked if n.rpartition(".")[0] == stem][:1]
-        sources += [(n, d) for _, n, d in ranked[:_TRIED] if (n, d) not in sources]
-        about = ""
-        for name, digest in sources:
-            about = purpose(name, fetch(digest))
-            if about:
-                break
-        first = tuple(name for _, name, _ in ranked[:NAMED_FILES])
-        out.append(Folder(folder + "/", files[folder], about, first))
-    return out
+    return _Survey(rows).folders(size, fetch) if size > 0 else []
 
 
-def _is_code(name: str) -> bool:
-    language = record_for(name)
-    return language is not None and language.kind == "code"
+def plan_map(
+    target: int, rows: Iterable[MapRow], fetch: Callable[[Digest], str]
+) -> tuple[int, list[Folder]]:
+    """`map_size` and `project_map` of the same rows, read once (what a fit asks)."""
+    survey = _Survey(rows)
+    size = survey.size(target)
+    return size, survey.folders(size, fetch) if size > 0 else []
+
+
+class _Survey:
+    """What the map needs of every file, gathered in one pass over the rows."""
+
+    def __init__(self, rows: Iterable[MapRow]) -> None:
+        self.total = 0  # bytes of every file with a body
+        self.code_files = 0  # files of code with a body, the top level's too
+        self.files: dict[str, int] = {}  # folder -> files directly in it
+        self.value: dict[str, int] = {}  # folder -> its code files' ratings, summed
+        self.code: dict[str, list[tuple[int, str, Digest]]] = {}  # (rating, name, digest)
+        self.docs: dict[str, dict[str, Digest]] = {}
+        files, value, code = self.files, self.value, self.code
+        for row in rows:
+            folder, _, name = row.path.rpartition("/")
+            if folder:
+                files[folder] = files.get(folder, 0) + 1
+            digest = row.digest
+            if digest is None:
+                continue
+            self.total += row.size
+            if kind_for(name) == "code":
+                self.code_files += 1
+                if folder:
+                    value[folder] = value.get(folder, 0) + row.rating
+                    known = code.get(folder)
+                    if known is None:
+                        code[folder] = [(row.rating, name, digest)]
+                    else:
+                        known.append((row.rating, name, digest))
+            if folder and name in _DOC_NAMES:
+                self.docs.setdefault(folder, {})[name] = digest
+
+    def size(self, target: int) -> int:
+        if (
+            self.code_files < LARGE_FILES
+            or self.total // BYTES_PER_TOKEN <= LARGE_AFTER * target
+            or len(self.value) < LEAST_FOLDERS
+        ):
+            return 0
+        return min(max(target // TOKENS_PER_FOLDER, LEAST_FOLDERS), MOST_FOLDERS, len(self.value))
+
+    def folders(self, size: int, fetch: Callable[[Digest], str]) -> list[Folder]:
+        value = self.value
+        best = sorted(value, key=lambda f: (-value[f], f.encode("utf-8")))[:size]
+        out = []
+        for folder in sorted(best, key=lambda f: f.encode("utf-8")):
+            ranked = sorted(self.code[folder], key=lambda c: (-c[0], c[1].encode("utf-8")))
+            # Its documentation files, then a code file named as the folder is
+            # (`linux/linux.go`, `sync/sync.go`: where a package's comment most often is),
+            # then its best-rated ones.
+            held = self.docs.get(folder, {})
+            sources: list[tuple[str, Digest]] = [(n, held[n]) for n in DOC_FILES if n in held]
+            stem = folder.rpartition("/")[2]
+            sources += [(n, d) for _, n, d in ranked if n.rpartition(".")[0] == stem][:1]
+            sources += [(n, d) for _, n, d in ranked[:_TRIED] if (n, d) not in sources]
+            about = ""
+            for name, digest in sources:
+                about = purpose(name, fetch(digest))
+                if about:
+                    break
+            first = tuple(name for _, name, _ in ranked[:NAMED_FILES])
+            out.append(Folder(folder + "/", self.files[folder], about, first))
+        return out
 
 
 # --- a file's purpose ---------------------------------------------------------------------------

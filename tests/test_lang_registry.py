@@ -17,7 +17,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from packer import lexicon, summaries, surface
-from packer.lang import LANGUAGES, fence_for, language_for, named, record_for
+from packer.lang import LANGUAGES, fence_for, kind_for, language_for, named, record_for
 from packer.lang.record import (
     KINDS,
     MODULE_SYSTEMS,
@@ -186,3 +186,20 @@ def test_language_for_is_the_table(path: str) -> None:
     assert (record.name if record is not None else None) == lang
     # The language depends on the file's name only, never on its folders.
     assert language_for(posixpath.basename(path)) == lang
+
+
+_KNOWN_NAMES = sorted(
+    {f"a{ext}" for lang in LANGUAGES for ext in lang.extensions}
+    | {name for lang in LANGUAGES for name in lang.filenames}
+)
+
+
+@given(
+    st.sampled_from(_KNOWN_NAMES) | st.text(alphabet="abcXYZ./_-", max_size=12),
+    st.sampled_from(["", "src/", "a.b/", "Dir/"]),
+    st.booleans(),
+)
+def test_kind_for_is_the_kind_of_the_record_for(name: str, folder: str, upper: bool) -> None:
+    path = folder + (name.upper() if upper else name)
+    record = record_for(path)
+    assert kind_for(path) == (record.kind if record is not None else None)
