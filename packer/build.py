@@ -54,7 +54,7 @@ from packer.pricing import (
     SymbolValues,
     weighted,
 )
-from packer.projectmap import Folder, plan_map
+from packer.projectmap import MAP_NS, Folder, encode_map, plan_map
 from packer.rating_scale import AVERAGE, RATING_VERSION
 from packer.render import (
     FORMATS,
@@ -128,6 +128,7 @@ class Packer:
         # Summary texts by their own digest, so trial renders need not store them; only the
         # summaries a final manifest references are stored.
         self._summary_texts: dict[Digest, str] = {}
+        self._map_folders: list[Folder] = []  # the map of the target last fitted
         self._lease: Lease | None = None
         self._folder_ready = False
         self._work: dict[str, float] = {}
@@ -466,6 +467,7 @@ class Packer:
         check: bool,
     ) -> PackResult:
         name = manifest_name(scope.name, target.name or None)
+        self._map_folders = []  # a manifest reused whole has its map in the cache already
         history = self._history_for([f.path for f in facts])
         memo_key = self._memo_key(scope, target, facts, rules, baseline, history)
         reused = self._reuse(memo_key, facts) if self._explain is None else None
@@ -554,6 +556,7 @@ class Packer:
         # The map of a large project: its folders are chosen by the ratings alone, so its text
         # is known before the fit and priced as part of the frame.
         map_size, folders = plan_map(budget.target, rows, self._fetch)  # every trial's map
+        self._map_folders = folders
         if folders:
             overhead += pricer.line(renderer("markdown").project_map(folders))
         facts = {c.path: c.fact for c in cands}
@@ -664,6 +667,8 @@ class Packer:
         self.cache.put(MEMO_NS, memo_key, bytes(digest))
         self.cache.put(mf.VALID_NS, bytes(digest), b"")
         packview.remember(self.cache, m, digest)  # what searches read instead of the manifest
+        if m.totals.get("map") and self._map_folders:  # what a render reads instead of the rows
+            self.cache.put(MAP_NS, bytes(digest), encode_map(self._map_folders))
         self._prepare_folder()
         if self._lease is not None:
             self._lease.check()  # a gc that found the lease stale may have pruned our blobs

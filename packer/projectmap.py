@@ -21,8 +21,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
+import msgpack
+
+from cas.cache import Cache
 from cas.digest import Digest
+from cas.manifest import Manifest
+from cas.store import Store
 from packer.lang import kind_for, record_for
+
+# The cache's entry of a manifest's map, by the manifest's digest (the map is a function of the
+# manifest and the bodies it names: only this code's version can change it).
+MAP_VERSION: Final = "1"
+MAP_NS: Final = f"projectmap:{MAP_VERSION}"
 
 # One folder a this many tokens of the budget's target, within these bounds; no map at all for
 # a project whose content is within this many times the target (most of it is shown anyway).
@@ -97,6 +107,37 @@ def plan_map(
     survey = _Survey(rows)
     size = survey.size(target)
     return size, survey.folders(size, fetch) if size > 0 else []
+
+
+def encode_map(folders: Iterable[Folder]) -> bytes:
+    """The cache's value for a manifest's map (`MAP_NS`)."""
+    data: bytes = msgpack.packb(
+        [[f.path, f.files, f.about, list(f.first)] for f in folders], use_bin_type=True
+    )
+    return data
+
+
+def decode_map(raw: bytes | None) -> list[Folder] | None:
+    """The folders `encode_map` wrote, or None for a missing or damaged value."""
+    if raw is None:
+        return None
+    try:
+        rows = msgpack.unpackb(raw, raw=False)
+        out = [
+            Folder(str(path), int(files), str(about), tuple(str(n) for n in first))
+            for path, files, about, first in rows
+        ]
+    except (ValueError, TypeError, msgpack.ExtraData):
+        return None
+    return out
+
+
+def known_map(store: Store, m: Manifest, digest: Digest) -> list[Folder] | None:
+    """The map of ``m`` (whose bytes have ``digest``) as the pack that wrote it kept it in the
+    store's cache, or None (the render then works it out: the same folders)."""
+    if not m.totals.get("map"):
+        return None
+    return decode_map(Cache(store).get(MAP_NS, bytes(digest)))
 
 
 class _Survey:

@@ -547,8 +547,10 @@ def tail_pieces(r: Renderer, m: Manifest, depth: int) -> list[str]:
     return _tail(r, _parts(m, depth))
 
 
-def lite_layout(m: Manifest, fetch: Fetch, fmt: str = "markdown") -> Layout:
-    return lite_layouts(m, fetch, (fmt,))[fmt]
+def lite_layout(
+    m: Manifest, fetch: Fetch, fmt: str = "markdown", folders: Sequence[Folder] | None = None
+) -> Layout:
+    return lite_layouts(m, fetch, (fmt,), folders)[fmt]
 
 
 def lite_layouts(
@@ -594,8 +596,11 @@ def entry_section(r: Renderer, e: Entry, fetch: Fetch) -> list[str]:
     ]
 
 
-def render_lite(m: Manifest, fetch: Fetch, fmt: str = "markdown") -> str:
-    return lite_layout(m, fetch, fmt).text()
+def render_lite(
+    m: Manifest, fetch: Fetch, fmt: str = "markdown", folders: Sequence[Folder] | None = None
+) -> str:
+    """The LITE render of ``m``; ``folders``: its map, when the caller has it (`lite_layouts`)."""
+    return lite_layout(m, fetch, fmt, folders).text()
 
 
 def inlined_in_full(e: Entry) -> bool:

@@ -11,16 +11,19 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cas import Digest
+from cas import Digest, Store
 from cas import manifest as mf
+from cas.cache import Cache
 from packer.fit_loop import FileRow
 from packer.projectmap import (
     ABOUT_CHARS,
     LARGE_FILES,
     LEAST_FOLDERS,
+    MAP_NS,
     MOST_FOLDERS,
     TOKENS_PER_FOLDER,
     Folder,
+    known_map,
     map_size,
     project_map,
     purpose,
@@ -272,3 +275,15 @@ def test_a_pack_of_a_large_tree_opens_with_its_map_within_budget(tmp_path: Path)
     assert len(map_text.splitlines()) == 1 + LEAST_FOLDERS
     assert "handles the" in map_text
     assert report["packs"][0]["name"] == "repo"
+    # The pack kept its map in the cache by the manifest's digest, as the render works it out;
+    # a render without that entry, or with a damaged one, is the same text.
+    digest = Digest.of((repo / "manifests" / "repo.pack").read_bytes())
+    with Store.at(repo / ".cas") as store:
+        kept = known_map(store, m, digest)
+        fetch = lambda d: store.get(d).decode("utf-8")  # noqa: E731
+        assert kept == project_map(m.entries, m.totals["map"], fetch) and kept
+        cache = Cache(store)
+        cache.put(MAP_NS, bytes(digest), b"\x93damaged")
+        cache.flush()
+        assert known_map(store, m, digest) is None
+    assert run_cas("render", "repo", cwd=repo).out == text

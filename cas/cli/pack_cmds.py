@@ -289,13 +289,15 @@ def _open_store_optional(ctx: Ctx) -> Store | None:
 @pass_ctx
 def render(ctx: Ctx, manifest: str, mode: str, fmt: str, output: Path | None) -> None:
     """Render a pack as text for an agent, reading bodies from the store only."""
+    from packer.projectmap import known_map
     from packer.render import render_full, render_lite, render_split
     from packer.scan import decode_text
 
     root = project_root()
     store = ctx.open_store(readonly=True)
     with store:
-        m = load_pack(manifest, manifest_dir(root), store).manifest
+        located = load_pack(manifest, manifest_dir(root), store)
+        m = located.manifest
 
         def fetch(d: object) -> str:
             return decode_text(store.get(d))  # type: ignore[arg-type]
@@ -314,7 +316,10 @@ def render(ctx: Ctx, manifest: str, mode: str, fmt: str, output: Path | None) ->
             if not ctx.quiet:
                 click.echo(f"wrote {len(parts)} files to {shown(str(output))}")
             return
-        text = render_full(m, fetch, fmt) if mode == "full" else render_lite(m, fetch, fmt)
+        if mode == "full":
+            text = render_full(m, fetch, fmt)
+        else:
+            text = render_lite(m, fetch, fmt, known_map(store, m, located.digest))
     if output is None:
         click.echo(text, nl=False)
     else:
