@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from cas import manifest as mf
+from cas.digest import Digest
 from cas.display import echoed, one_line
 from cas.errors import CasError, MemoryNotGranted, NotFound, UsageError
 from cas.locate import PackFiles, manifest_dir, pack_entry, pack_files, usable_pack_name
@@ -138,6 +139,11 @@ class Service:
     def _located(self, pack: str) -> tuple[str, mf.Manifest]:
         """The pack a tool names (a name, a digest, or a granted memory ``memory/SCOPE``) when
         the grant lets it be seen; `NotFound`, as for a pack that does not exist, otherwise."""
+        name, m, _digest = self._located_pack(pack)
+        return name, m
+
+    def _located_pack(self, pack: str) -> tuple[str, mf.Manifest, Digest | None]:
+        """`_located`, with the digest of the pack's manifest (None for a memory's)."""
         from memory.redaction import redacted
 
         name = _pack_name(pack)
@@ -146,13 +152,13 @@ class Service:
         if name.startswith(SOURCE_PREFIX):
             for memory in self._memories():
                 if memory.name == name:
-                    return name, memory.manifest
+                    return name, memory.manifest, None
             raise missing
         try:
             found = granted_pack(name, manifest_dir(self.root), self.store, self.scopes, self.files)
         except (NotFound, MemoryNotGranted):
             raise missing from None
-        return found.name, found.manifest
+        return found.name, found.manifest, found.digest
 
     # --- the tools ----------------------------------------------------------------------------
 
@@ -186,6 +192,7 @@ class Service:
         return self._run(run)
 
     def render_pack(self, pack: str, mode: str = "lite", fmt: str = "markdown") -> str:
+        from packer.projectmap import known_map
         from packer.render import FORMATS, MODES, render_full, render_lite
         from packer.scan import decode_text
 
@@ -195,12 +202,15 @@ class Service:
             raise ToolFailure(f"format {echoed(fmt)}: use one of {', '.join(FORMATS)}")
 
         def run() -> str:
-            m = self._located(pack)[1]
+            _name, m, digest = self._located_pack(pack)
 
             def fetch(d: Any) -> str:
                 return decode_text(self.store.get(d))
 
-            return (render_lite if mode == "lite" else render_full)(m, fetch, fmt)
+            if mode == "full":
+                return render_full(m, fetch, fmt)
+            folders = known_map(self.store, m, digest) if digest is not None else None
+            return render_lite(m, fetch, fmt, folders)
 
         return self._run(run)
 
