@@ -83,7 +83,7 @@ MEMO_NS = "memo"
 DECISIONS_NS = "tier-decisions"
 DECISIONS_VERSION = "1"
 # Bump when the way a manifest is derived from its inputs changes (tiering, fitting, layout).
-MEMO_VERSION = "5"  # 5: a large project's render opens with its map
+MEMO_VERSION = "6"  # 6: a map reads no purpose from a binary or a body over 1 MiB
 NOT_CONTENT_SPEC = glob_spec(NOT_CONTENT)
 
 

@@ -30,8 +30,9 @@ from cas.store import Store
 from packer.lang import kind_for, record_for
 
 # The cache's entry of a manifest's map, by the manifest's digest (the map is a function of the
-# manifest and the bodies it names: only this code's version can change it).
-MAP_VERSION: Final = "1"
+# manifest and the bodies it names: only this code's version can change it; a change here
+# changes renders, so `packer.build.MEMO_VERSION` moves with it).
+MAP_VERSION: Final = "2"
 MAP_NS: Final = f"projectmap:{MAP_VERSION}"
 
 # One folder a this many tokens of the budget's target, within these bounds; no map at all for
@@ -62,6 +63,9 @@ DOC_FILES: Final[tuple[str, ...]] = (
 _DOC_NAMES: Final = frozenset(DOC_FILES)
 _TRIED: Final = 3  # code files read for a purpose, at most, when no documentation file gives one
 _HEAD: Final = 16384  # characters of a file looked at for its purpose
+# A file read for a purpose is at most this large (its body is read whole: a map reads a few
+# dozen files, and a generated bundle of megabytes says nothing of its folder), and not binary.
+_READ_MOST: Final = 1 << 20
 
 
 class MapRow(Protocol):
@@ -75,6 +79,8 @@ class MapRow(Protocol):
     def size(self) -> int: ...
     @property
     def rating(self) -> int: ...
+    @property
+    def reason(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +156,7 @@ class _Survey:
         self.value: dict[str, int] = {}  # folder -> its code files' ratings, summed
         self.code: dict[str, list[tuple[int, str, Digest]]] = {}  # (rating, name, digest)
         self.docs: dict[str, dict[str, Digest]] = {}
+        self.unread: set[Digest] = set()  # bodies no purpose is read from (`_READ_MOST`)
         files, value, code = self.files, self.value, self.code
         for row in rows:
             folder, _, name = row.path.rpartition("/")
@@ -168,6 +175,8 @@ class _Survey:
                         code[folder] = [(row.rating, name, digest)]
                     else:
                         known.append((row.rating, name, digest))
+            if row.size > _READ_MOST or (row.reason or "").startswith("binary"):
+                self.unread.add(digest)
             if folder and name in _DOC_NAMES:
                 self.docs.setdefault(folder, {})[name] = digest
 
@@ -196,9 +205,10 @@ class _Survey:
             sources += [(n, d) for _, n, d in ranked[:_TRIED] if (n, d) not in sources]
             about = ""
             for name, digest in sources:
-                about = purpose(name, fetch(digest))
-                if about:
-                    break
+                if digest not in self.unread:
+                    about = purpose(name, fetch(digest))
+                    if about:
+                        break
             first = tuple(name for _, name, _ in ranked[:NAMED_FILES])
             out.append(Folder(folder + "/", self.files[folder], about, first))
         return out

@@ -168,6 +168,13 @@ def test_project_map_takes_the_best_rated_folders_and_their_documentation() -> N
     ]
     assert project_map(list(reversed(rows)), 3, fetch) == folders  # the order rows come in
     assert project_map(rows, 0, fetch) == []
+    # A body too large, or binary, is not read for a purpose: the next source speaks.
+    huge = [r._replace(size=2 << 20) if r.path == "core/__init__.py" else r for r in rows]
+    binary = [r._replace(reason="binary") if r.path == "core/__init__.py" else r for r in rows]
+    for changed in (huge, binary):
+        read.clear()
+        assert project_map(changed, 3, fetch)[0].about == "The engine."
+        assert Digest.of(texts["core/__init__.py"].encode()) not in read
 
 
 def _manifest(size: int) -> tuple[mf.Manifest, dict[Digest, str]]:
