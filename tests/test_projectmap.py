@@ -294,3 +294,50 @@ def test_a_pack_of_a_large_tree_opens_with_its_map_within_budget(tmp_path: Path)
         cache.flush()
         assert known_map(store, m, digest) is None
     assert run_cas("render", "repo", cwd=repo).out == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(["a", "b", "c", "Dir", "ü"]), min_size=0, max_size=3),
+            st.sampled_from(["x.py", "y.go", "README.md", "__init__.py", "z.txt", "doc.go"]),
+            st.integers(0, 10**6),
+            st.booleans(),
+        ),
+        max_size=40,
+        unique_by=lambda t: ("/".join(t[0]), t[1]),
+    ),
+    st.integers(0, 8),
+    st.randoms(use_true_random=False),
+)
+def test_any_rows_map_to_at_most_size_folders_of_code_in_path_order(
+    spec: list[tuple[list[str], str, int, bool]], size: int, rnd: object
+) -> None:
+    rows = [
+        FileRow(
+            "/".join([*folders, name]),
+            "file",
+            Digest.of("/".join([*folders, name]).encode()) if has_body else None,
+            10,
+            None,
+            rating,
+        )
+        for folders, name, rating, has_body in spec
+    ]
+    bodies = {r.digest: f'"""Body of {r.path}."""\n' for r in rows if r.digest is not None}
+    folders = project_map(rows, size, bodies.__getitem__)
+    assert len(folders) <= size
+    paths = [f.path for f in folders]
+    assert paths == sorted(paths, key=lambda p: p.encode("utf-8")) and len(set(paths)) == len(paths)
+    for f in folders:
+        assert any(
+            r.path.startswith(f.path)
+            and "/" not in r.path[len(f.path) :]
+            and r.digest
+            and r.path.endswith((".py", ".go"))
+            for r in rows
+        )
+    shuffled = list(rows)
+    rnd.shuffle(shuffled)  # type: ignore[attr-defined]
+    assert project_map(shuffled, size, bodies.__getitem__) == folders
