@@ -28,11 +28,12 @@ from cas.digest import Digest
 from cas.manifest import Manifest
 from cas.store import Store
 from packer.lang import kind_for, record_for
+from packer.rules import DEFAULT_RULES
 
 # The cache's entry of a manifest's map, by the manifest's digest (the map is a function of the
 # manifest and the bodies it names: only this code's version can change it; a change here
 # changes renders, so `packer.build.MEMO_VERSION` moves with it).
-MAP_VERSION: Final = "2"
+MAP_VERSION: Final = "3"
 MAP_NS: Final = f"projectmap:{MAP_VERSION}"
 
 # One folder a this many tokens of the budget's target, within these bounds; no map at all for
@@ -61,7 +62,13 @@ DOC_FILES: Final[tuple[str, ...]] = (
     "index.mjs",
 )
 _DOC_NAMES: Final = frozenset(DOC_FILES)
-_TRIED: Final = 3  # code files read for a purpose, at most, when no documentation file gives one
+# When no documentation file gives a purpose, the folder's best-rated code file may: only that
+# one (a lesser file's docstring speaks of the file, not of its folder).
+_TRIED: Final = 1
+# Files a built-in rule keeps out of every pack (generated, vendored, lock files, binaries,
+# data, fixtures, licenses...) and copies of files shown elsewhere: they place no folder on a
+# map (a `dist/` of compiled bundles outnumbers the sources it was built from).
+_NOT_MAPPED: Final = frozenset(r.reason for r in DEFAULT_RULES if r.tier == "low") | {"duplicate"}
 _HEAD: Final = 16384  # characters of a file looked at for its purpose
 # A file read for a purpose is at most this large (its body is read whole: a map reads a few
 # dozen files, and a generated bundle of megabytes says nothing of its folder), and not binary.
@@ -138,6 +145,13 @@ def decode_map(raw: bytes | None) -> list[Folder] | None:
     return out
 
 
+def _unmapped(reason: str | None) -> bool:
+    if not reason:
+        return False
+    base = reason.split(";")[0].split(",")[0]
+    return base in _NOT_MAPPED or base.startswith("generated from ")
+
+
 def known_map(store: Store, m: Manifest, digest: Digest) -> list[Folder] | None:
     """The map of ``m`` (whose bytes have ``digest``) as the pack that wrote it kept it in the
     store's cache, or None (the render then works it out: the same folders)."""
@@ -166,7 +180,7 @@ class _Survey:
             if digest is None:
                 continue
             self.total += row.size
-            if kind_for(name) == "code":
+            if kind_for(name) == "code" and not _unmapped(row.reason):
                 self.code_files += 1
                 if folder:
                     value[folder] = value.get(folder, 0) + row.rating
@@ -256,7 +270,7 @@ def _python_docstring(head: str) -> str:
     if body.startswith("from __future__"):
         return ""
     m = _PY_DOCSTRING.match(body)
-    return m.group(2) if m else ""
+    return m.group(2).strip().split("\n\n")[0] if m else ""  # its first paragraph
 
 
 def _first_paragraph(head: str) -> str:

@@ -91,6 +91,42 @@ def test_purpose_says_nothing_rather_than_something_wrong() -> None:
     )
 
 
+def test_a_docstring_gives_its_first_paragraph() -> None:
+    text = '"""Multi-producer dispatching\n\nOriginally based on pydispatch. See license."""\n'
+    assert purpose("dispatcher.py", text) == "Multi-producer dispatching"
+
+
+def test_build_output_and_copies_place_no_folder_on_the_map() -> None:
+    body = '"""A module."""\n'
+    rows = [
+        *(
+            FileRow(f"dist/esm/op{i}.js", "file", Digest.of(b"%d" % i), 9, "generated", 9000)
+            for i in range(50)
+        ),
+        *(
+            FileRow(f"vendor/x/m{i}.go", "file", Digest.of(b"v%d" % i), 9, "vendored", 9000)
+            for i in range(50)
+        ),
+        FileRow("lib/a.js", "file", Digest.of(b"a"), 9, "duplicate; the same content as x", 99),
+        FileRow("lib/b.js", "file", Digest.of(b"b"), 9, "generated from src/b.ts", 99),
+        FileRow("src/b.ts", "file", Digest.of(b"s"), 9, "source", 10),
+        FileRow("src/c.py", "file", Digest.of(b"c"), 9, None, 5),
+    ]
+    folders = project_map(rows, 5, lambda d: body)
+    assert [f.path for f in folders] == ["src/"]
+    assert folders[0].first == ("b.ts", "c.py") and folders[0].files == 2
+
+
+def test_only_the_best_rated_code_file_speaks_for_an_undocumented_folder() -> None:
+    texts = {"pkg/best.py": "import os\n", "pkg/other.py": '"""Speaks of other.py only."""\n'}
+    rows = [
+        FileRow(p, "file", Digest.of(t.encode()), len(t), None, r)
+        for (p, t), r in zip(texts.items(), (9, 1), strict=True)
+    ]
+    bodies = {Digest.of(t.encode()): t for t in texts.values()}
+    assert project_map(rows, 1, bodies.__getitem__)[0].about == ""
+
+
 def test_a_long_purpose_is_cut_at_a_word() -> None:
     text = '"""' + " ".join(["word"] * 100) + '."""\n'
     about = purpose("m.py", text)
