@@ -83,7 +83,7 @@ MEMO_NS = "memo"
 DECISIONS_NS = "tier-decisions"
 DECISIONS_VERSION = "1"
 # Bump when the way a manifest is derived from its inputs changes (tiering, fitting, layout).
-MEMO_VERSION = "7"  # 7: a map of source folders only, purposes from fewer files
+MEMO_VERSION = "8"  # 8: a map of source folders only, purposes from fewer files
 NOT_CONTENT_SPEC = glob_spec(NOT_CONTENT)
 
 

@@ -33,7 +33,7 @@ from packer.rules import DEFAULT_RULES
 # The cache's entry of a manifest's map, by the manifest's digest (the map is a function of the
 # manifest and the bodies it names: only this code's version can change it; a change here
 # changes renders, so `packer.build.MEMO_VERSION` moves with it).
-MAP_VERSION: Final = "3"
+MAP_VERSION: Final = "4"
 MAP_NS: Final = f"projectmap:{MAP_VERSION}"
 
 # One folder a this many tokens of the budget's target, within these bounds; no map at all for
@@ -62,8 +62,8 @@ DOC_FILES: Final[tuple[str, ...]] = (
     "index.mjs",
 )
 _DOC_NAMES: Final = frozenset(DOC_FILES)
-# When no documentation file gives a purpose, the folder's best-rated code file may: only that
-# one (a lesser file's docstring speaks of the file, not of its folder).
+# When no documentation file gives a purpose, the folder's best-rated code file not read yet may:
+# only that one (a lesser file's docstring speaks of the file, not of its folder).
 _TRIED: Final = 1
 # Files a built-in rule keeps out of every pack (generated, vendored, lock files, binaries,
 # data, fixtures, licenses...) and copies of files shown elsewhere: they place no folder on a
@@ -216,7 +216,7 @@ class _Survey:
             sources: list[tuple[str, Digest]] = [(n, held[n]) for n in DOC_FILES if n in held]
             stem = folder.rpartition("/")[2]
             sources += [(n, d) for _, n, d in ranked if n.rpartition(".")[0] == stem][:1]
-            sources += [(n, d) for _, n, d in ranked[:_TRIED] if (n, d) not in sources]
+            sources += [(n, d) for _, n, d in ranked if (n, d) not in sources][:_TRIED]
             about = ""
             for name, digest in sources:
                 if digest not in self.unread:

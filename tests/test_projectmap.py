@@ -125,6 +125,14 @@ def test_only_the_best_rated_code_file_speaks_for_an_undocumented_folder() -> No
     ]
     bodies = {Digest.of(t.encode()): t for t in texts.values()}
     assert project_map(rows, 1, bodies.__getitem__)[0].about == ""
+    # an `__init__.py` without a docstring is read once: the best-rated file after it speaks
+    texts = {"pkg/__init__.py": "from .a import b\n", "pkg/res.py": '"""Resolves URLs."""\n'}
+    rows = [
+        FileRow(p, "file", Digest.of(t.encode()), len(t), None, r)
+        for (p, t), r in zip(texts.items(), (9, 5), strict=True)
+    ]
+    bodies = {Digest.of(t.encode()): t for t in texts.values()}
+    assert project_map(rows, 1, bodies.__getitem__)[0].about == "Resolves URLs."
 
 
 def test_a_long_purpose_is_cut_at_a_word() -> None:
