@@ -520,7 +520,11 @@ def score(
 
 
 def load_score(
-    outs: dict[str, Output], questions: list[Question], budget: int, count: object
+    outs: dict[str, Output],
+    questions: list[Question],
+    budget: int,
+    count: object,
+    places: dict[str, set[str]] | None = None,
 ) -> Score:
     """Each question against its own load; tokens and budget are summed over the loads, so
     the budget used is their average."""
@@ -533,6 +537,8 @@ def load_score(
             s.error = out.error
             continue
         s.tokens += count.count(out.text)  # type: ignore[attr-defined]
+        if places is not None and located(places.get(q.id, set()), out.text):
+            s.located += 1
         if answered(q, squash(out.text)):
             s.answered += 1
         else:
@@ -620,15 +626,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                     kept = PEER_CACHE / f"{corpus.name}-{corpus.spec}-{budget}-{tool.split()[0]}"
                     if tool.startswith("cas load"):
                         s = load_score(cas_load_outputs(copy, budget, questions), questions,
-                                       budget, counter)  # fmt: skip
+                                       budget, counter, places)  # fmt: skip
                         totals.setdefault((budget, tool), Score()).add(s)
                         detail.append(
                             (corpus.name, str(budget), tool, f"{s.answered}/{s.questions}", "-",
-                             "-", _pct(s.tokens, s.budget), " ".join(s.missed))
+                             f"{s.located}/{s.questions}", _pct(s.tokens, s.budget),
+                             " ".join(s.missed))
                         )  # fmt: skip
                         results.append(
                             {"corpus": corpus.name, "budget": budget, "tool": tool,
                              "answered": s.answered, "questions": s.questions,
+                             "located": s.located,
                              "tokens": s.tokens, "missed": s.missed, "error": s.error}
                         )  # fmt: skip
                         continue
@@ -684,7 +692,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(
                 (f"{budget:,}", tool, f"{s.answered}/{s.questions}", ratio,
                  _pct(s.api_defined, s.api_total),
-                 f"{s.located}/{s.questions}" if not tool.startswith("cas load") else "-",
+                 f"{s.located}/{s.questions}",
                  _pct(s.tokens, s.budget))
             )  # fmt: skip
     head = (
