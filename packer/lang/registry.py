@@ -603,25 +603,14 @@ def language_for(path: str) -> str | None:
     return _BY_EXTENSION.get(name[dot:])
 
 
-_KIND_BY_EXTENSION: Final[dict[str, Kind]] = {
-    ext: lang.kind for lang in LANGUAGES for ext in lang.extensions
-}
-_KIND_BY_FILENAME: Final[dict[str, Kind]] = {
-    name: lang.kind for lang in LANGUAGES for name in lang.filenames
-}
+_KIND_BY_NAME: Final[dict[str | None, Kind]] = {lang.name: lang.kind for lang in LANGUAGES}
 
 
 def kind_for(path: str) -> Kind | None:
     """The kind of ``path``'s language (`language_for`), or None: the same answer as
-    ``record_for(path).kind``, in one step (a map of a large project asks it of every file)."""
-    name = path[path.rfind("/") + 1 :].lower()
-    found = _KIND_BY_FILENAME.get(name)
-    if found is not None:
-        return found
-    dot = name.rfind(".")
-    if dot <= 0 or not name[:dot].lstrip("."):
-        return None
-    return _KIND_BY_EXTENSION.get(name[dot:])
+    ``record_for(path).kind``, in one lookup more (a map of a large project asks it of every
+    file)."""
+    return _KIND_BY_NAME.get(language_for(path))
 
 
 def named(name: str | None) -> Language | None:
