@@ -123,3 +123,55 @@ def test_the_workers_leave_each_source_files_lexicon_in_the_cache(
             lexed += 1
         assert lexed >= 5
         assert report.work["lexicon"] > 0
+
+
+def _indexed(
+    root: Path, store_dir: Path, **kwargs: object
+) -> tuple[str, int, set[bytes], dict[str, list[tuple[object, int, int]]], set[bytes]]:
+    """An ingest feeding the store's search index: its mode, how many bodies' terms the parent
+    was sent, what the index holds once its writer is closed, the windows of every word of the
+    tree's text, and the digests of the text bodies."""
+    from cas.textindex import TextIndex, Writer
+
+    files = scan(root, exclude_dirs=[".cas", "manifests"]).files
+    with Store.create(store_dir) as store:
+        index = TextIndex.open(store_dir)
+        assert index is not None
+        writer = Writer(index)
+        sent: list[object] = []
+
+        def terms(digest: object, found: object) -> None:
+            sent.append(digest)
+            writer.add(digest, found)  # type: ignore[arg-type]
+
+        with store.batch() as batch:
+            ingest = Ingest(batch, Cache(store), TokenCounter(), terms=terms, **kwargs)  # type: ignore[arg-type]
+            report = ingest.run(files)
+        writer.close()
+        words: set[str] = set()
+        for f in files:
+            data = (root / f.path).read_bytes()
+            if b"\0" not in data[:8192]:
+                text = data.decode("utf-8", "replace")
+                words.update(w.lower() for w in text.split() if w.isidentifier())
+        found = {w: index.windows((w,)) for w in sorted(words)}
+        held = index.held()
+        index.close()
+    texts = {bytes(f.digest) for f in report.facts if f.digest is not None and f.text}
+    return report.mode, len(sent), held, found, texts
+
+
+def test_worker_processes_index_what_the_parent_would(tmp_path: Path) -> None:
+    """Worker processes writing their own segments of the store's index give the index that
+    terms sent to the parent give: every body, every term's windows."""
+    root = _tree(tmp_path)
+    mode_t, sent_t, held_t, found_t, texts = _indexed(root, tmp_path / "a", processes=False)
+    mode_p, sent_p, held_p, found_p, _ = _indexed(
+        root, tmp_path / "b", processes=True, index_in_workers=True
+    )
+    assert (mode_t, mode_p) == ("threads", "processes")
+    assert texts and texts <= held_t and held_p == held_t
+    assert any(found_t.values()) and found_p == found_t
+    # Every body's terms went to the parent from threads; none did from the worker processes,
+    # which wrote segments of their own.
+    assert sent_t >= len(texts) and sent_p == 0
