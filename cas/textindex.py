@@ -1166,17 +1166,14 @@ class Writer:
         except IndexUnavailable as exc:
             self.problem = str(exc)
 
-    def close(self, *, merge: bool = True) -> None:
-        """Write what is held and, with ``merge``, merge segments if there are too many
-        (counting those other processes wrote meanwhile: the ingest's workers write their own,
-        `packer.ingest`); again: nothing more."""
+    def close(self) -> None:
+        """Write what is held and merge segments if there are too many; again: nothing more."""
         if self._closed:
             return
         self._closed = True
         self._flush()
-        if merge and self.problem is None:
+        if self.problem is None:
             try:
-                self.index.refresh()
                 self.index.merge_if_needed()
             except IndexUnavailable as exc:
                 self.problem = str(exc)

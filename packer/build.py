@@ -110,17 +110,13 @@ class Packer:
         now: dt.date | None = None,
         terms: Callable[[Digest, Terms | None], None] | None = None,
         terms_done: Callable[[], None] | None = None,
-        index_in_workers: bool = False,
     ) -> None:
         self.root = root
         # Where the ingest sends each new body's search terms (`cas.textindex.Writer.add`), and
         # what is called once it has sent them all (the writer writes what it holds then, while
-        # the tier stage's memory is not yet in use). ``index_in_workers``: ``terms`` feeds
-        # the store's own index, which the ingest's worker processes may then write to
-        # themselves (`packer.ingest.Ingest`).
+        # the tier stage's memory is not yet in use).
         self.terms = terms
         self.terms_done = terms_done
-        self.index_in_workers = index_in_workers
         # The day rules with an age condition count to (packer.rules); None: they match nothing.
         self.now = now
         self.store = store
@@ -223,7 +219,6 @@ class Packer:
                 self.counter,
                 allow_secrets=self.allow_secrets,
                 terms=None if check else self.terms,
-                index_in_workers=self.index_in_workers,
             )
             read = [0]  # bytes of the files taken in so far (their sizes)
 

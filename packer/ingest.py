@@ -18,17 +18,13 @@ became unreadable since the walk is a note, and the pack goes on.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import BrokenExecutor, Future
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from functools import partial
-from typing import NamedTuple
 
 import msgpack
 
@@ -36,11 +32,10 @@ from cas import procpool
 from cas.batch import Batch, Prepared
 from cas.cache import Cache
 from cas.digest import Digest
-from cas.errors import CasError
 from cas.fsutil import read_pieces, read_upto
 from cas.picklable import by_fields
 from cas.store import WorkerView
-from cas.textindex import TextIndex, Writer, body_terms, raw_terms, terms_of_raw
+from cas.textindex import body_terms, raw_terms, terms_of_raw
 from cas.threads import Threads
 from cas.words import Terms
 from packer.lexicon import cache_namespace, lex
@@ -213,17 +208,11 @@ class Ingest:
         workers: int | None = None,
         processes: bool | None = None,
         terms: Callable[[Digest, Terms | None], None] | None = None,
-        index_in_workers: bool = False,
     ) -> None:
         self.batch = batch
         # Where each body's search terms go (`cas.textindex.Writer.add`), found while its
         # bytes are at hand; None: not found at all.
         self.terms = terms
-        # With ``terms`` feeding the store's own index: worker processes write their bodies'
-        # terms into that index themselves, as segments of their own (`_worker_state`), rather
-        # than send them here to be written: the terms of a large tree are tens of MiB, and
-        # building their segments was this process's largest task during an ingest.
-        self.index_in_workers = index_in_workers and terms is not None
         self.processes = processes  # None: processes for large runs, threads for small ones
         self.cache = cache
         self.counter = counter
@@ -394,8 +383,7 @@ class Ingest:
         self, todo: list[ScannedFile]
     ) -> Iterator[tuple[ScannedFile, _Worked | OSError | None]]:
         extra = (self._secrets_ns, frozenset(self.allow), self.terms is not None)
-        view = self.batch.store.worker_opener(level=self.batch.level, extra=extra)
-        opener = partial(_worker_state, view, self.index_in_workers)
+        opener = self.batch.store.worker_opener(level=self.batch.level, extra=extra)
         work = procpool.run(opener, _task, todo, inline=self._inline_only, weight=_size)
         for f, got in work:
             yield f, _Unreadable(got) if isinstance(got, str) else got
@@ -501,13 +489,10 @@ def work_file(
     secrets_ns: str,
     opener: TreeOpener,
     want_terms: bool = False,
-    index: Writer | None = None,
 ) -> _Worked | None:
     """Read, hash, scan for secrets, compress and check one file (a worker's job: a thread's,
     or a process's with its own read-only view of the store). None: the file has grown past
-    `LARGE_FILE` since the walk, for the committing thread to stream. With ``want_terms``, the
-    body's search terms go to ``index`` (a worker process's own writer), or else come back in
-    the result."""
+    `LARGE_FILE` since the walk, for the committing thread to stream."""
     t0 = time.perf_counter()
     data = _read(f, opener)
     if data is None:
@@ -545,11 +530,7 @@ def work_file(
         fact = Fact(f.path, "file", len(data), digest, text=True, redacted=redacted)
         made = _lexicon(f.path, data, digest, cache)
     t5 = time.perf_counter()
-    terms = None
-    if want_terms and index is not None:
-        index.add(digest, body_terms(data))
-    elif want_terms:
-        terms = _terms(data)
+    terms = _terms(data) if want_terms else None
     seconds = (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, time.perf_counter() - t5)
     return _Worked(fact, prepared, secrets, seconds, source, read, made, terms)
 
@@ -592,55 +573,15 @@ def _unpack_findings(raw: bytes | None) -> list[SecretFinding] | None:
 _PROCESS_OPENERS: dict[str, TreeOpener] = {}
 
 
-class _WorkerState(NamedTuple):
-    """What a worker process's tasks work with: its view of the store, and its own writer
-    of the store's search index (None: the terms go back to the parent, or nowhere)."""
-
-    view: WorkerView
-    writer: Writer | None
-
-
-@contextlib.contextmanager
-def _worker_state(
-    open_view: Callable[[], AbstractContextManager[WorkerView]], index: bool
-) -> Iterator[_WorkerState]:
-    """A worker process's state for as long as it lives: with ``index``, a writer of the
-    store's search index, whose last segment is written when the worker ends (the parent
-    waits for that). An index this worker cannot open or write is left alone: the pack then
-    indexes what is missing itself, after the fit (`cas.cli.pack_cmds`)."""
-    with open_view() as view:
-        writer: Writer | None = None
-        if index:
-            try:
-                opened = TextIndex.open(view.store.path)
-            except CasError:
-                opened = None
-            writer = Writer(opened) if opened is not None else None
-        try:
-            yield _WorkerState(view, writer)
-        finally:
-            if writer is not None:
-                writer.close(merge=False)  # the parent merges, once every worker has written
-                writer.index.close()
-
-
-def _task(state: _WorkerState, f: ScannedFile) -> _Worked | str | None:
+def _task(view: WorkerView, f: ScannedFile) -> _Worked | str | None:
     """`work_file` in a worker process; a file that cannot be read gives its note."""
-    view = state.view
     secrets_ns, allow, want_terms = view.extra
     opener = _PROCESS_OPENERS.get(f.root)
     if opener is None:
         opener = _PROCESS_OPENERS[f.root] = TreeOpener(f.root)
     try:
         return work_file(
-            f,
-            f.path in allow,
-            Cache(view.store),
-            view.batch,
-            secrets_ns,
-            opener,
-            want_terms,
-            state.writer,
+            f, f.path in allow, Cache(view.store), view.batch, secrets_ns, opener, want_terms
         )
     except OSError as exc:
         return _problem(exc)

@@ -159,7 +159,6 @@ def _run(
         root, store, config, allow_secrets=allow, progress=progress, now=day,
         terms=writer.add if writer is not None else None,
         terms_done=terms_done if writer is not None else None,
-        index_in_workers=writer is not None,
     )  # fmt: skip
     try:
         report = packer.run(
