@@ -139,6 +139,47 @@ Int64Array = npt.NDArray[np.int64]
 UInt64Array = npt.NDArray[np.uint64]
 
 
+class Reasons(Mapping[str, tuple[str, ...]]):
+    """Why each file rates as it does, in words, made when a file's are asked for (`cas pack
+    --explain` asks for one; a pack of 20,000 files need not write 20,000 of them)."""
+
+    def __init__(
+        self,
+        paths: Sequence[str],
+        referrers: Int64Array,
+        importers: Int64Array,
+        found: Mapping[int, list[str]],
+        history: History | None,
+        weights: Int64Array,
+    ) -> None:
+        self._paths = paths
+        self._index: dict[str, int] | None = None
+        self._referrers, self._importers = referrers, importers
+        self._found, self._history, self._weights = found, history, weights
+
+    def __getitem__(self, path: str) -> tuple[str, ...]:
+        if self._index is None:
+            self._index = {p: i for i, p in enumerate(self._paths)}
+        i = self._index[path]
+        why: list[str] = []
+        if k_ref := int(self._referrers[i]):
+            why.append(f"referenced by {k_ref} file{'' if k_ref == 1 else 's'}")
+        if k_imp := int(self._importers[i]):
+            why.append(f"imported by {k_imp} file{'' if k_imp == 1 else 's'}")
+        why += self._found.get(i, [])
+        if self._history is not None and (said := self._history.reason(path)):
+            why.append(said)
+        if weight := int(self._weights[i]):
+            why.append(f"rule weight {weight:+d}")
+        return tuple(why)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+
 class Ratings:
     """Integer ratings per file and per symbol, with the reasons a file rates as it does.
     Symbol ratings are kept as one array and turned into names per file when asked."""
@@ -146,7 +187,7 @@ class Ratings:
     def __init__(
         self,
         files: dict[str, int],
-        reasons: dict[str, tuple[str, ...]],
+        reasons: Mapping[str, tuple[str, ...]],
         iterations: int,
         symbol_values: Int64Array,
         spans: dict[str, tuple[Defined, int]],
@@ -259,14 +300,16 @@ def _expand(starts: Int64Array, counts: Int64Array) -> tuple[Int64Array, Int64Ar
     return group, np.repeat(starts, counts) + offset
 
 
-def _segment_sums(keys: Int64Array, values: Int64Array) -> tuple[Int64Array, Int64Array]:
-    """Distinct ``keys`` (sorted) and the exact integer sum of ``values`` per key."""
+def _segment_sums(
+    keys: Int64Array, *columns: Int64Array
+) -> tuple[Int64Array, tuple[Int64Array, ...]]:
+    """Distinct ``keys`` (sorted) and the exact integer sum of each of ``columns`` per key."""
     if not len(keys):
-        return keys, values
+        return keys, columns
     order = np.argsort(keys, kind="stable")
-    keys, values = keys[order], values[order]
+    keys = keys[order]
     starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    return keys[starts], np.add.reduceat(values, starts)
+    return keys[starts], tuple(np.add.reduceat(c[order], starts) for c in columns)
 
 
 def _pagerank(
@@ -510,9 +553,13 @@ def rate(
     h_src = hop_index
     h_dst = d_file[hop_row]
     h_weight = np.minimum(via[real:] + specific[hop_row] * _EXPORTED * 4 * _UNIT, _MAX_WEIGHT)
-    e_key, e_weight = _segment_sums(
+    # Summed alongside: how many of each edge's parts are references, for the reasons.
+    e_key, (e_weight, e_refs) = _segment_sums(
         np.concatenate((t_src * n + t_dst, i_src * n + i_dst, h_src * n + h_dst)),
         np.concatenate((t_weight, i_weight, h_weight)),
+        np.concatenate(
+            (np.ones(len(t_src), np.int64), np.zeros(len(i_src) + len(h_src), np.int64))
+        ),
     )
     e_weight = np.minimum(e_weight, _MAX_WEIGHT)
     e_src, e_dst = e_key // n, e_key % n
@@ -627,27 +674,11 @@ def rate(
         if lexicon is not None and sizes[i]
     }
 
-    # Reasons.
-    referrers = np.zeros(n, dtype=np.int64)
-    if len(t_src):
-        pairs = np.unique(t_src * n + t_dst)
-        referrers = np.bincount(pairs % n, minlength=n)
+    # Reasons: the files that reference each (an edge with a reference among its parts), and
+    # that import it; put in words only when asked.
+    referrers = np.bincount(e_dst[e_refs > 0], minlength=n) if len(e_dst) else np.zeros(n, np.int64)
     importers = np.bincount(i_dst, minlength=n) if len(i_dst) else np.zeros(n, dtype=np.int64)
-    reasons: dict[str, tuple[str, ...]] = {}
-    for i, (path, k_ref, k_imp) in enumerate(
-        zip(paths, referrers.tolist(), importers.tolist(), strict=True)
-    ):
-        why: list[str] = []
-        if k_ref:
-            why.append(f"referenced by {k_ref} file{'' if k_ref == 1 else 's'}")
-        if k_imp:
-            why.append(f"imported by {k_imp} file{'' if k_imp == 1 else 's'}")
-        why += surface.reasons.get(i, [])
-        if history is not None and (said := history.reason(path)):
-            why.append(said)
-        if weight := int(weights[i]):
-            why.append(f"rule weight {weight:+d}")
-        reasons[path] = tuple(why)
+    reasons = Reasons(paths, referrers, importers, surface.reasons, history, weights)
     stats = {
         "files": n,
         "definitions": real,

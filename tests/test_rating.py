@@ -466,3 +466,26 @@ def test_the_native_join_filter_finds_what_numpy_finds(
     plain = rating_mod._numpy_hits(fps, families, filter_, groups)
     assert native[0].tolist() == plain[0].tolist()
     assert native[1].tolist() == plain[1].tolist()
+
+
+def test_reasons_count_the_files_that_reference_and_import(tmp_path: Path) -> None:
+    """A file's reasons count each file that references it once, however often it does, and
+    the files that import it; they are made when asked, for any file, and only for files of
+    the project."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "core.py").write_text("class WidgetFactory:\n    pass\n")
+    (tmp_path / "pkg" / "one.py").write_text(
+        "from pkg.core import WidgetFactory\n\nA = WidgetFactory()\nB = WidgetFactory()\n"
+    )
+    (tmp_path / "pkg" / "two.py").write_text("import pkg.core\n\nC = pkg.core.WidgetFactory\n")
+    (tmp_path / "pkg" / "three.py").write_text("def widget_factory_user():\n    return 1\n")
+    r = rate(tree(tmp_path), read=reader(tmp_path))  # type: ignore[arg-type]
+    why = r.reasons["pkg/core.py"]
+    assert "referenced by 2 files" in why
+    assert any(w.startswith("imported by 2 files") for w in why)
+    assert not any(w.startswith(("referenced", "imported")) for w in r.reasons["pkg/three.py"])
+    assert set(r.reasons) == set(r.files) and len(r.reasons) == 5
+    with pytest.raises(KeyError):
+        r.reasons["pkg/absent.py"]
+    assert r.reasons.get("pkg/absent.py", ()) == ()
