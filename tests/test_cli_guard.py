@@ -86,3 +86,42 @@ def test_debug_is_wanted_from_the_command_line_or_the_environment(
     assert not debug_wanted([])
     monkeypatch.setenv("CAS_DEBUG", "1")
     assert debug_wanted([])
+
+
+def test_a_ctrl_c_python_cannot_raise_where_it_lands_still_stops_the_command() -> None:
+    """A KeyboardInterrupt raised in a weak reference's callback (where a Ctrl-C lands when it
+    arrives while an import drops its module lock) is not lost and printed with a traceback:
+    the command stops with its one line and exit 130."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import weakref
+        from cas.cli.context import Ctx
+        from cas.cli.guard import guarded
+
+        class Thing:
+            pass
+
+        def command():
+            thing = Thing()
+            def callback(ref):
+                raise KeyboardInterrupt  # as a Ctrl-C arriving inside the callback would
+            kept = weakref.ref(thing, callback)
+            del thing
+            for _ in range(10_000_000):
+                pass
+            print("finished", kept)
+
+        guarded(command, Ctx(None, False, False), debug=False)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 130, done.stderr
+    assert "finished" not in done.stdout
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+    assert done.stderr.startswith("cas: ") and len(done.stderr.strip().splitlines()) == 1

@@ -19,8 +19,9 @@ import errno
 import gc
 import os
 import sys
+import time
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from cas.cli.context import Ctx, echo, warn
 from cas.display import one_line, shown
@@ -85,10 +86,35 @@ def _note_fallback(state: Ctx) -> None:
         warn(f"note: worker processes failed ({shown(reason)}); the rest ran in threads")
 
 
+# How long after a lost Ctrl-C it is sent again (`_unraisable`).
+_AGAIN_AFTER_S = 0.005
+
+
+def _unraisable(args: Any) -> None:
+    """`sys.unraisablehook` while a command runs: a Ctrl-C that landed where Python cannot raise
+    it (a weak reference's callback, such as the one that drops an import's module lock) would
+    be printed as "Exception ignored" with a traceback, and lost; it is sent again, so the
+    command stops with its one line and exit 130. Sent from another thread a moment later:
+    sent from here, Python would raise it at once, inside this hook, where it is lost again.
+    Anything else goes to the usual hook."""
+    if isinstance(args.exc_value, KeyboardInterrupt) or args.exc_type is KeyboardInterrupt:
+        import threading
+
+        def again() -> None:
+            time.sleep(_AGAIN_AFTER_S)
+            os.kill(os.getpid(), _signal.SIGINT)  # ignored once the command is past caring
+
+        with contextlib.suppress(RuntimeError):  # no thread can start (the interpreter ends)
+            threading.Thread(target=again, daemon=True).start()
+        return
+    sys.__unraisablehook__(args)
+
+
 def guarded(command: Callable[[], None], state: Ctx, *, debug: bool) -> None:
     """Run ``command`` (whose options are in ``state``) and end as the module says: return when
     it succeeded, else exit (`SystemExit`) with its error's line and code."""
     interrupted = False
+    sys.unraisablehook = _unraisable
     try:
         _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {_signal.SIGINT})  # see cas/__main__.py
         try:
