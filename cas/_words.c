@@ -585,30 +585,58 @@ static PyObject *build(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "build: one masks per keys, at most 2**32 bodies");
         return NULL;
     }
+    /* Each body's keys and masks are read where they are (bytes, or an array's own buffer:
+     * no copy of every body's terms is made to call this). */
     size_t total = 0;
     for (Py_ssize_t i = 0; i < docs; i++) {
-        PyObject *k = PyList_GET_ITEM(key_list, i), *m = PyList_GET_ITEM(mask_list, i);
-        if (!PyBytes_Check(k) || !PyBytes_Check(m) || PyBytes_GET_SIZE(k) % 8 ||
-            PyBytes_GET_SIZE(m) * 2 != PyBytes_GET_SIZE(k)) {
+        Py_buffer k, m;
+        if (PyObject_GetBuffer(PyList_GET_ITEM(key_list, i), &k, PyBUF_SIMPLE) < 0) return NULL;
+        if (PyObject_GetBuffer(PyList_GET_ITEM(mask_list, i), &m, PyBUF_SIMPLE) < 0) {
+            PyBuffer_Release(&k);
+            return NULL;
+        }
+        int bad = k.len % 8 || m.len * 2 != k.len;
+        total += (size_t)k.len / 8;
+        PyBuffer_Release(&k);
+        PyBuffer_Release(&m);
+        if (bad) {
             PyErr_SetString(PyExc_ValueError, "build: keys of 8 bytes, masks of 4, as many");
             return NULL;
         }
-        total += (size_t)PyBytes_GET_SIZE(k) / 8;
     }
     posting_t *p = malloc((total ? total : 1) * sizeof(posting_t));
     if (!p) return PyErr_NoMemory();
     size_t at = 0;
     for (Py_ssize_t i = 0; i < docs; i++) {
-        const unsigned char *k = (const unsigned char *)PyBytes_AS_STRING(PyList_GET_ITEM(key_list, i));
-        const unsigned char *m = (const unsigned char *)PyBytes_AS_STRING(PyList_GET_ITEM(mask_list, i));
-        size_t n = (size_t)PyBytes_GET_SIZE(PyList_GET_ITEM(key_list, i)) / 8;
+        Py_buffer kb, mb;
+        if (PyObject_GetBuffer(PyList_GET_ITEM(key_list, i), &kb, PyBUF_SIMPLE) < 0) {
+            free(p);
+            return NULL;
+        }
+        if (PyObject_GetBuffer(PyList_GET_ITEM(mask_list, i), &mb, PyBUF_SIMPLE) < 0) {
+            PyBuffer_Release(&kb);
+            free(p);
+            return NULL;
+        }
+        const unsigned char *k = kb.buf, *m = mb.buf;
+        size_t n = (size_t)kb.len / 8;
+        if (at + n > total || (size_t)mb.len != 4 * n) { /* changed since they were measured */
+            PyBuffer_Release(&kb);
+            PyBuffer_Release(&mb);
+            free(p);
+            PyErr_SetString(PyExc_ValueError, "build: the terms changed while read");
+            return NULL;
+        }
         for (size_t j = 0; j < n; j++) {
             p[at].key = get_u64(k + 8 * j);
             p[at].mask = get_u32(m + 4 * j);
             p[at].doc = (uint32_t)i;
             at++;
         }
+        PyBuffer_Release(&kb);
+        PyBuffer_Release(&mb);
     }
+    total = at;
     int ok;
     Py_BEGIN_ALLOW_THREADS
     ok = sort_postings(p, total);

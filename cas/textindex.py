@@ -411,13 +411,11 @@ def encode_segment(
     pdocs: bytes,
     pmasks: bytes,
 ) -> list[bytes]:
-    """A segment's bytes, in pieces: the header, the block digests, the body."""
+    """A segment's bytes, in pieces: the header, the block digests, the padding, then the body's
+    parts (never joined: a segment's body is tens of MiB, and a copy of it was the peak of
+    writing one)."""
     body_parts = [b"".join(digests), _le32(lines), _le32(widths), keys, offsets, pdocs, pmasks]
-    body = b"".join(body_parts)
-    blocks = -(-len(body) // BLOCK)
-    table = b"".join(
-        blake3.blake3(body[i * BLOCK : (i + 1) * BLOCK]).digest()[:16] for i in range(blocks)
-    )
+    table = b"".join(_block_digests(body_parts))
     body_at = _aligned(HEADER + len(table))
     head = b"".join(
         [
@@ -431,7 +429,26 @@ def encode_segment(
         ]
     )
     head += blake3.blake3(head + table).digest()[:16]
-    return [head, table, b"\0" * (body_at - HEADER - len(table)), body]
+    return [head, table, b"\0" * (body_at - HEADER - len(table)), *body_parts]
+
+
+def _block_digests(parts: Sequence[bytes]) -> Iterator[bytes]:
+    """The 16-byte BLAKE3 digest of each `BLOCK` of the parts joined, without joining them: a
+    block that spans parts is hashed in pieces."""
+    h = blake3.blake3()
+    filled = 0
+    for part in parts:
+        view = memoryview(part)
+        while view:
+            take = min(BLOCK - filled, len(view))
+            h.update(view[:take])
+            view = view[take:]
+            filled += take
+            if filled == BLOCK:
+                yield h.digest()[:16]
+                h, filled = blake3.blake3(), 0
+    if filled:
+        yield h.digest()[:16]
 
 
 def _le32(values: Sequence[int]) -> bytes:
@@ -452,10 +469,13 @@ def build_postings(terms: Sequence[Terms]) -> tuple[bytes, bytes, bytes, bytes]:
     """(keys, offsets, bodies, masks) of a segment holding bodies 0..n-1 with these terms."""
     native = words.native_module()
     if native is not None:
-        raw = [(_le64(t.keys), _le32(t.masks)) for t in terms]
-        result: tuple[bytes, bytes, bytes, bytes] = native.build(
-            [k for k, _ in raw], [m for _, m in raw]
-        )
+        if _LITTLE:  # the arrays' own buffers are little-endian already: read where they are
+            keys: list[Any] = [t.keys for t in terms]
+            masks: list[Any] = [t.masks for t in terms]
+        else:
+            keys = [_le64(t.keys) for t in terms]
+            masks = [_le32(t.masks) for t in terms]
+        result: tuple[bytes, bytes, bytes, bytes] = native.build(keys, masks)
         return result
     by_key: dict[int, list[tuple[int, int]]] = {}
     for doc, t in enumerate(terms):
