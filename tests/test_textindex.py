@@ -566,3 +566,21 @@ def test_a_lookup_names_the_same_bodies_from_the_digests_bytes_or_their_list(
         for term, expected in ((("rareword",), holding), (("common",), every)):
             (key,) = term_keys(term)  # again, from the list
             assert {p.digest for p in index.lookup(key)} == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(min_value=0, max_value=3 * textindex.BLOCK), max_size=6),
+    st.integers(min_value=0, max_value=255),
+)
+def test_block_digests_of_parts_are_those_of_the_joined_body(sizes: list[int], seed: int) -> None:
+    """A segment's body is hashed block by block across its parts, never joined: the table is
+    the one the joined body would give, wherever the parts' edges fall (inside a block, on a
+    block's edge, empty parts)."""
+    import blake3
+
+    parts = [bytes((seed + i * 7 + j) % 256 for j in range(n)) for i, n in enumerate(sizes)]
+    body = b"".join(parts)
+    block = textindex.BLOCK
+    joined = [blake3.blake3(body[i : i + block]).digest()[:16] for i in range(0, len(body), block)]
+    assert list(textindex._block_digests(parts)) == joined
