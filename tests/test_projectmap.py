@@ -117,22 +117,22 @@ def test_build_output_and_copies_place_no_folder_on_the_map() -> None:
     assert folders[0].first == ("b.ts", "c.py") and folders[0].files == 2
 
 
+def _purpose_of_one_folder(texts: dict[str, str], ratings: tuple[int, ...]) -> str:
+    """The purpose the map gives the one folder of ``texts`` (path -> body), rated so."""
+    rows = [
+        FileRow(p, "file", Digest.of(t.encode()), len(t), None, r)
+        for (p, t), r in zip(texts.items(), ratings, strict=True)
+    ]
+    bodies = {Digest.of(t.encode()): t for t in texts.values()}
+    return project_map(rows, 1, bodies.__getitem__)[0].about
+
+
 def test_only_the_best_rated_code_file_speaks_for_an_undocumented_folder() -> None:
     texts = {"pkg/best.py": "import os\n", "pkg/other.py": '"""Speaks of other.py only."""\n'}
-    rows = [
-        FileRow(p, "file", Digest.of(t.encode()), len(t), None, r)
-        for (p, t), r in zip(texts.items(), (9, 1), strict=True)
-    ]
-    bodies = {Digest.of(t.encode()): t for t in texts.values()}
-    assert project_map(rows, 1, bodies.__getitem__)[0].about == ""
+    assert _purpose_of_one_folder(texts, (9, 1)) == ""
     # an `__init__.py` without a docstring is read once: the best-rated file after it speaks
     texts = {"pkg/__init__.py": "from .a import b\n", "pkg/res.py": '"""Resolves URLs."""\n'}
-    rows = [
-        FileRow(p, "file", Digest.of(t.encode()), len(t), None, r)
-        for (p, t), r in zip(texts.items(), (9, 5), strict=True)
-    ]
-    bodies = {Digest.of(t.encode()): t for t in texts.values()}
-    assert project_map(rows, 1, bodies.__getitem__)[0].about == "Resolves URLs."
+    assert _purpose_of_one_folder(texts, (9, 5)) == "Resolves URLs."
 
 
 def test_a_long_purpose_is_cut_at_a_word() -> None:
