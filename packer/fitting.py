@@ -177,6 +177,9 @@ def density(here: Point, step: Point) -> int:
 # never shows more than N / READ_COST files that were read; past that, reading more only spends
 # time on files whose bound reached the top but whose real value per token did not.
 READ_COST: Final = 16
+# The fit clears its heap of entries that can no longer be bought once at least this many (and
+# an eighth of the heap) were popped and dropped since it last did.
+_PRUNE_AFTER: Final = 64
 
 
 def fit(offers: Sequence[Offer], room: int) -> Fit:
@@ -193,7 +196,7 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
     by_path = {o.path: o for o in offers}
     # Ties break on the path's bytes: each path's place in that order stands for it, in the heap
     # and in the lists below (an int a file, and a list slot a file rather than a dict entry).
-    names = sorted(by_path, key=lambda p: p.encode())
+    names = sorted(by_path)  # code point order is the order of the UTF-8 bytes
     rank = {path: i for i, path in enumerate(names)}
     del by_path
     n = len(names)
@@ -202,6 +205,7 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
     options: list[list[Point] | None] = [None] * n  # None: not read yet (its listed line below)
     pending: list[list[Point] | None] = [None] * n  # the hull ahead of each file, next first
     unread: list[Point | None] = [None] * n  # the listed line of each offer not read yet
+    readable = [False] * n  # an offer not read yet whose bound is still in the heap
     used = 0
     reads = max(room // READ_COST, 1)
     # Every entry's key differs from every other's, or the two are equal tuples: the order they
@@ -214,6 +218,7 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
         if offer.expand is not None and offer.floor <= LOW and offer.bound is not None:
             value, cost = offer.bound
             heap.append((-(value * _SCALE // max(cost, 1)), place, -1))
+            readable[place] = True
             listed = offer.listed  # until it is read, what it may become is its listed line
             if listed is not None:
                 unread[place] = Point(*listed, LOW, listed=True)
@@ -257,19 +262,55 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
         ):
             pending[place] = [listed_line]
             heap.append((-density(OMITTED, listed_line), place, listed_line.cost))
+
+    def bound_fits(place: int) -> bool:
+        waiting = offer_at[place]
+        assert waiting is not None and waiting.bound is not None
+        # What is left beside the file only shrinks: a bound that does not fit never will.
+        return reads > 0 and waiting.bound[1] <= room - used + current[place].cost
+
+    def prune() -> None:
+        """Drop the entries that can never be bought or read: the bounds that no longer fit
+        (or come when no more reading is allowed), then the listed lines of files that can no
+        longer be read and that no longer fit. Each would be popped and dropped as it is; the
+        rest pop in the order they would have (see above)."""
+        left = room - used
+        kept = []
+        for entry in heap:
+            place, cost = entry[1], entry[2]
+            if cost < 0 and not bound_fits(place):
+                readable[place] = False
+                continue
+            kept.append(entry)
+        heap[:] = [
+            entry
+            for entry in kept
+            if entry[2] < 0
+            or options[entry[1]] is not None
+            or readable[entry[1]]
+            or entry[2] - current[entry[1]].cost <= left
+        ]
+        heapq.heapify(heap)
+
     heapq.heapify(heap)
+    dead = 0  # entries popped and dropped since the last prune
     while heap:
         if used >= room:
             break  # full: every step costs a token at least, and no unread offer can fit
+        if dead >= _PRUNE_AFTER and dead * 8 >= len(heap):
+            prune()  # its work is at most eight times the pops it saves, once room is short
+            dead = 0
+            continue
         _key, place, cost = heapq.heappop(heap)
         if cost < 0:  # an unread offer's bound reached the top: read it, if it can still fit
+            readable[place] = False
+            if not bound_fits(place):
+                # even its cheapest step would not fit, or no more reading: its listed line
+                # competes as it is
+                dead += 1
+                continue
             waiting = offer_at[place]
             assert waiting is not None and waiting.expand is not None
-            assert waiting.bound is not None
-            if waiting.bound[1] > room - used + current[place].cost:
-                continue  # even its cheapest step would not fit: never read it
-            if reads <= 0:
-                continue  # no more reading: its listed line competes as it is
             reads -= 1
             read = offer_at[place] = waiting.expand()
             result.expanded += 1
@@ -278,9 +319,16 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
             continue
         steps = pending[place]
         if not steps or steps[0].cost != cost:
+            dead += 1
             continue  # stale entry
         here, step = current[place], steps[0]
         if step.cost - here.cost > room - used:
+            if options[place] is None:
+                # Not read: its one step is its listed line, which does not fit (`hull` of its
+                # options would be empty), and the room only shrinks.
+                pending[place] = None
+                dead += 1
+                continue
             offer_next(place)  # what still fits, from here
             continue
         used += step.cost - here.cost

@@ -157,3 +157,38 @@ def test_fit_is_within_room_valid_maximal_and_order_independent(
     shuffled = list(offers)
     rnd.shuffle(shuffled)
     assert fit(shuffled, room).choices == result.choices
+
+
+@st.composite
+def lazy_offers_strategy(draw: st.DrawFn) -> list[Offer]:
+    """Offers of which some are not read yet: a bound (honest or not) and the offer on read."""
+    out = []
+    for o in draw(offers_strategy()):
+        if o.floor > LOW or not draw(st.booleans()):
+            out.append(o)
+            continue
+        bound = (draw(st.integers(0, 4000)), draw(st.integers(1, 60)))
+        out.append(
+            Offer(o.path, ceiling=o.ceiling, listed=o.listed, bound=bound, expand=lambda o=o: o)
+        )
+    return out
+
+
+@settings(max_examples=300)
+@given(lazy_offers_strategy(), st.integers(0, 400))
+def test_clearing_dead_heap_entries_never_changes_the_fit(offers: list[Offer], room: int) -> None:
+    """The fit drops, now and then, the entries that can no longer be bought or read; as
+    often as it can or never, the choices, their cost and the reads are the same."""
+    from unittest import mock
+
+    from packer import fitting
+
+    with mock.patch.object(fitting, "_PRUNE_AFTER", 0):
+        eager = fit(offers, room)
+    with mock.patch.object(fitting, "_PRUNE_AFTER", 1 << 60):
+        never = fit(offers, room)
+    assert (eager.choices, eager.cost, eager.expanded) == (
+        never.choices,
+        never.cost,
+        never.expanded,
+    )
