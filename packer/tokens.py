@@ -212,19 +212,30 @@ class TokenCounter:
             raise ValueError("piece_chars must be positive")
         self.name = encoding
         self._piece_chars = piece_chars
+        self._tok: Any = None  # the native tokenizer, once counted with
 
     def __repr__(self) -> str:
         return f"TokenCounter({self.name!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The native tokenizer stays in its process: a copy builds its own when it counts.
+        return {**self.__dict__, "_tok": None}
 
     def count(self, text: str) -> int:
         """The number of tokens in `text`, as one `encode_ordinary` call would count them."""
         if not text:
             return 0
-        return self._count(_sanitize(text), self._piece_chars, MAX_CALL_CHARS)
+        if not text.isascii():  # known without reading it; ASCII has nothing to repair
+            text = _sanitize(text)
+        tok = self._tok
+        if tok is not None and len(text) <= self._piece_chars:
+            # A pack counts tens of thousands of short lines: the one call, nothing around it.
+            return int(tok.count(text))
+        return self._count(text, self._piece_chars, MAX_CALL_CHARS)
 
     def _count(self, text: str, piece_chars: int, reach_chars: int) -> int:
         # Built on first use, not in __init__: a pack whose inputs are unchanged never counts.
-        tok = _backend(self.name)
+        tok = self._tok = _backend(self.name)
         if len(text) <= piece_chars:
             return int(tok.count(text))
         return sum(int(tok.count(piece)) for piece in split_text(text, piece_chars, reach_chars))

@@ -177,3 +177,19 @@ def test_counter_is_shared_safely_between_threads() -> None:
     expected = [single_call("o200k_base", t) for t in inputs]
     with ThreadPoolExecutor(max_workers=8) as pool:
         assert list(pool.map(counter.count, inputs)) == expected
+
+
+_ONE_COUNTER = {name: TokenCounter(name, piece_chars=64) for name in SUPPORTED_ENCODINGS}
+
+
+@given(text=texts | st.just("a \ud83d\ude00 b\ud800 c"), name=encodings)
+def test_a_counter_that_has_counted_counts_the_same(text: str, name: str) -> None:
+    """After its first count a counter calls the tokenizer straight for a short text: the same
+    count as one call, repaired text and pieces included, and a copy of it (to a worker) too."""
+    import pickle
+
+    counter = _ONE_COUNTER[name]
+    counter.count("warm")
+    assert counter.count(text) == single_call(name, text)
+    copy = pickle.loads(pickle.dumps(counter))
+    assert copy.count(text) == single_call(name, text)
