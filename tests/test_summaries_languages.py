@@ -86,29 +86,29 @@ def test_typescript() -> None:
     o = outline("src/store.ts", TS_SOURCE)
     no_body(o)
     # The purpose is the first comment that is neither a directive nor a definition's doc.
-    assert o.head == ("// Stores for things, kept in memory.", 'export { a as b } from "./c"')
+    assert o.head == ("// Stores for things, kept in memory.", 'export { a as b } from "./c";')
     assert shown(o)[2:] == [
         "imports: ./x",
         "export function add(a: number, b = 2): number",
         "  // Adds two numbers.",
         "export class Store<T> extends Base implements Closeable",
-        "  private count: number = 0",
-        "  #secret = 1",
+        "  private count: number = 0;",
+        "  #secret = 1;",
         "  handler = (e: Event) =>",
         "  constructor(public root: string)",
         "  async get(key: string): Promise<T | undefined>",
         "export interface Shape",
-        "  area(): number",
-        "  name: string",
+        "  area(): number;",
+        "  name: string;",
         "    // The name.",
         "export type Options",
-        "  retry?: number",
+        "  retry?: number;",
         "    // Retries.",
-        "  hooks: { before: () => void }",
-        "export type Id = string | number",
-        "export const LIMIT = 10",
+        "  hooks: { before: () => void };",
+        "export type Id = string | number;",
+        "export const LIMIT = 10;",
         "const helper = (s: string): string =>",
-        "const internal = compute()",
+        "const internal = compute();",
         "export default function (a: number)",
     ]
     assert table(o)[1:] == [
@@ -209,9 +209,12 @@ def test_ky_options_keep_every_field_of_the_object_type() -> None:
         "onDownloadProgress",
         "fetch",
     } <= set(fields)
-    assert fields["json"].lines == ("  json?: unknown", "    // Shortcut for sending JSON.")
-    assert fields["retry"].lines[0] == "  retry?: RetryOptions | number"
-    assert fields["timeout"].lines[0] == "  timeout?: number | false"
+    assert fields["json"].lines == ("  json?: unknown;", "    // Shortcut for sending JSON.")
+    assert fields["retry"].lines[0] == "  retry?: RetryOptions | number;"
+    assert fields["timeout"].lines[0] == "  timeout?: number | false;"
+    # the default its doc states (`@default 10000`) comes with its first sentence
+    assert fields["timeout"].lines[1].startswith("    // Per-attempt timeout in milliseconds")
+    assert fields["timeout"].lines[1].endswith(". @default 10000")
     assert all(s.kind == "field" and s.exported for s in fields.values())
     options = by_name(o, "Options")
     assert o.symbols[options].lines[0].startswith("export interface Options extends KyOptions")
@@ -219,7 +222,7 @@ def test_ky_options_keep_every_field_of_the_object_type() -> None:
 
 def test_ky_index_reexports_head_the_outline() -> None:
     o = outline("distribution/index.d.ts", read("ky", "distribution/index.d.ts"))
-    assert "export { HTTPError } from './errors/HTTPError.js'" in o.head
+    assert "export { HTTPError } from './errors/HTTPError.js';" in o.head
     assert any(
         line.startswith("export type { Input, Options, NormalizedOptions") for line in o.head
     )
@@ -383,26 +386,26 @@ macro_rules! private_macro { () => {} }
 def test_rust() -> None:
     o = outline("src/blob.rs", RUST_SOURCE)
     no_body(o)
-    assert o.head == ("// Blobs and their storage.", "pub use crate::codec::{Codec, Level}")
+    assert o.head == ("// Blobs and their storage.", "pub use crate::codec::{Codec, Level};")
     assert shown(o)[2:] == [
         "imports: std::io",  # `pub use` is in the head, not again here
         "pub struct Blob",
         "  // A stored blob.",
-        "  pub digest: [u8; 32]",
-        "  size: u64",
+        "  pub digest: [u8; 32],",
+        "  size: u64,",
         "pub trait Storage",
-        "  fn get(&self, key: &[u8]) -> io::Result<Vec<u8>>",
+        "  fn get(&self, key: &[u8]) -> io::Result<Vec<u8>>;",
         "impl Storage for Blob",
         "  fn get(&self, key: &[u8]) -> io::Result<Vec<u8>>",
         "impl Blob",
         "  pub fn new() -> Self",
         "  fn secret(&self)",
         "pub enum Kind",
-        "  Raw",
+        "  Raw,",
         "  Zstd(i32)",
         "pub fn put<T: AsRef<[u8]>>(data: T) -> Blob where T: Send",
         "pub(crate) fn internal()",
-        "pub const MAX: usize = 10",
+        "pub const MAX: usize = 10;",
         "macro_rules! bail { ($msg:literal) | ($err:expr) }",
         "  // Fails.",
         "macro_rules! private_macro { () }",
@@ -452,14 +455,14 @@ def test_java() -> None:
         "imports: java.util.List",
         "public class A extends B",
         "  // A box.",
-        "  public static final int N = 1",
-        "  private int n = 1",
+        "  public static final int N = 1;",
+        "  private int n = 1;",
         "  public int get(String k) throws IOException",
         "    // Gets it.",
         "  interface Inner",
-        "    void run()",
+        "    void run();",
         "  enum E",
-        "    ONE",
+        "    ONE,",
         "    TWO",
         "class Hidden",
     ]
@@ -485,7 +488,7 @@ def test_jpype_java_context() -> None:
     no_body(o)
     context = by_name(o, "JPypeContext", "")
     assert o.symbols[context].lines == ("public class JPypeContext", "  // Context for JPype.")
-    assert o.symbols[by_name(o, "VERSION")].lines == ('  public final String VERSION = "1.5.2"',)
+    assert o.symbols[by_name(o, "VERSION")].lines == ('  public final String VERSION = "1.5.2";',)
     assert o.symbols[by_name(o, "getInstance")].exported
     shutdown = o.symbols[by_name(o, "shutdown")]
     assert not shutdown.exported
@@ -505,16 +508,16 @@ def test_c() -> None:
     no_body(o)
     assert shown(o) == [
         "imports: stddef.h",
-        "int add(int a, int b)",
+        "int add(int a, int b);",
         "  // Adds.",
         "struct pt",
-        "  int x",
-        "  int *y",
+        "  int x;",
+        "  int *y;",
         "typedef struct {...} pair_t",
-        "  int a",
+        "  int a;",
         "static int f(void)",
         "#define LIMIT 10",
-        "char *name(void)",
+        "char *name(void);",
     ]
     assert not o.symbols[by_name(o, "f")].exported
     assert o.symbols[by_name(o, "add")].exported
@@ -526,7 +529,7 @@ def test_zstd_header_despite_its_export_macros() -> None:
     compress = o.symbols[by_name(o, "ZSTD_compress")]
     assert compress.lines[0] == (
         "size_t ZSTD_compress( void* dst, size_t dstCapacity, const void* src, size_t srcSize,"
-        " int compressionLevel)"
+        " int compressionLevel);"
     )
     assert compress.exported and compress.kind == "function"
     names = {s.name for s in o.symbols}
@@ -556,11 +559,11 @@ def test_cpp_in_a_dot_h_file() -> None:
     assert shown(o) == [
         "namespace ns",
         "  class Box : public Base",
-        "    Box(int a)",
+        "    Box(int a);",
         "    int get() const",
-        "    int x",
+        "    int x;",
         "  namespace detail",
-        "    int helper()",
+        "    int helper();",
     ]
     assert table(o) == [
         ("", "ns", "class", True),
@@ -609,13 +612,13 @@ def test_csharp() -> None:
         "namespace N.M",
         "  public class Foo<T> : Bar where T : class",
         "    // A foo.",
-        "    public const int X = 1",
-        "    private int y",
+        "    public const int X = 1;",
+        "    private int y;",
         "    public int Prop { get; set; }",
         "    public int Computed",
         "    public int Get(int id)",
         "  public interface IFoo",
-        "    void Run()",
+        "    void Run();",
         "  class Internal",
     ]
     exported = {s.name: s.exported for s in o.symbols}
@@ -643,7 +646,7 @@ def test_pythonnet_engine() -> None:
         "    // This class provides the public interface of the Python runtime.",
     )
     assert o.symbols[by_name(o, "DebugGIL")].lines[0] == (
-        "    public static bool DebugGIL { get; set; } = false"
+        "    public static bool DebugGIL { get; set; } = false;"
     )
     assert o.symbols[by_name(o, "Initialize")].exported
     assert not o.symbols[by_name(o, "initialized")].exported
@@ -709,7 +712,7 @@ def test_rack_request() -> None:
             "function top($a) { BODY_MARKER; }\n",
             [
                 "class Foo extends Bar",
-                "  private $z = 1",
+                "  private $z = 1;",
                 "  public function get(int $id): string",
                 "function top($a)",
             ],
@@ -849,13 +852,13 @@ pub fn from_str(s: &str) -> Result<Reader> { Ok(Reader) }
     o = outline("src/de.rs", source)
     rows = [(s.lines[0], s.exported) for s in o.symbols if s.kind != "import"]
     assert rows == [
-        ("pub struct Reader", True),
+        ("pub struct Reader;", True),
         ("struct Access<'a>", False),
         ("  r: &'a Reader", False),
         ("impl<'a> Access<'a>", False),  # a private type's
         ("  fn new(r: &'a Reader) -> Self", False),
         ("impl<'de, 'a> de::SeqAccess<'de> for Access<'a>", False),
-        ("  type Error = Error", False),  # a trait implementation's items are plumbing
+        ("  type Error = Error;", False),  # a trait implementation's items are plumbing
         ("  fn next_element_seed(&mut self) -> Result<()>", False),
         ("impl fmt::Display for &Reader", True),  # a public type's, through the reference
         ("  fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result", False),
@@ -894,3 +897,15 @@ end
         (":posts", "field", "has_many :posts, dependent: :destroy"),
         (":json", "field", "register :json, JSON"),
     ]  # `private :helper` and `include` declare nothing
+
+
+def test_a_doc_comment_s_default_is_shown_as_written_and_only_when_short() -> None:
+    from packer.summaries.comments import doc_default
+
+    assert doc_default("/**\n * Retries.\n *\n * @default   3\n */") == "@default 3"
+    assert doc_default("/** Wait.\n @defaultValue `false` */") == "@defaultValue `false`"
+    assert doc_default("/** Wait, by default 3. */") == ""  # prose, not the tag
+    assert doc_default("/** @default " + "x" * 80 + " */") == ""  # too long to be a value
+    source = "export interface O {\n  /** Wait.\n   * @default 3\n   */\n  n?: number;\n}\n"
+    o = outline("o.ts", source)
+    assert o.symbols[1].lines == ("  n?: number;", "    // Wait. @default 3")

@@ -27,6 +27,7 @@ _TAG_SECTION = re.compile(r"^[@\\](?:param|return|returns|throws|exception|examp
                           r"deprecated|type|typedef|template|default|defaultvalue|remarks|"
                           r"note|author|version|link|internal|private|public|brief|file|"
                           r"fileoverview|module|license|preserve)\b", re.IGNORECASE)  # fmt: skip
+_DEFAULT_TAG = re.compile(r"^@default(?:Value)?\s+\S.{0,59}$")
 _LEADING_TAG = re.compile(r"^[@\\](?:brief|file|fileoverview|overview|summary|description)\s+")
 # Comments addressed to tools, not to readers.
 _DIRECTIVE = re.compile(
@@ -61,6 +62,17 @@ def comment_lines(text: str) -> Iterator[str]:
 def doc_sentence(text: str) -> str:
     """The first sentence of a doc comment's first paragraph of prose, or "" if it has none."""
     return first_prose_sentence(_description(text))
+
+
+def doc_default(text: str) -> str:
+    """A doc comment's own statement of a default (JSDoc and TSDoc ``@default 10000``,
+    ``@defaultValue``), as written, when short; else "". What an option defaults to is most of
+    what a reader of its declaration asks."""
+    for line in comment_lines(text):
+        found = _DEFAULT_TAG.match(line)
+        if found is not None:
+            return " ".join(found.group(0).split())
+    return ""
 
 
 def _description(text: str) -> Iterator[str]:

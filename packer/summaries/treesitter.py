@@ -10,9 +10,11 @@ language:
   function, a field or a constant is part of a body and is never shown;
 * a definition's line is its source from the start of its line (so `export`, `pub`,
   `template <...>` and the like come along) up to its body, or up to its first member, on one
-  line; a leaf (a field, a constant, an alias) is shown whole, cut before any code body, clipped;
+  line; a leaf (a field, a constant, an alias, a signature without a body) is shown whole, as
+  written (the `;` or `,` that ends it in the source included), cut before any code body, clipped;
 * its doc is the first sentence of the comment just above it (or above the wrapper it leads,
-  with attributes and decorators in between), shown on the next line;
+  with attributes and decorators in between), and the default it states (``@default 10000``),
+  shown on the next line;
 * the file's purpose is its first leading comment that is neither a license nor a tool
   directive nor a definition's doc.
 
@@ -32,7 +34,7 @@ from importlib import resources
 from typing import Any, Final, cast
 
 from packer.outline import Outline, Symbol
-from packer.summaries.comments import doc_sentence, is_license
+from packer.summaries.comments import doc_default, doc_sentence, is_license
 from packer.summaries.text import (
     LINE_WIDTH,
     MAPPING_WIDTH,
@@ -280,7 +282,7 @@ def _import_name(text: str) -> str:
 
 
 def _reexport_line(src: Source, node: Any) -> str:
-    return clip(one_line(src.node_text(node, LINE_WIDTH * 8)).rstrip(";"), LINE_WIDTH * 2)
+    return clip(one_line(src.node_text(node, LINE_WIDTH * 8)), LINE_WIDTH * 2)  # as written
 
 
 def _nest(defs: list[Definition]) -> list[Definition]:
@@ -349,8 +351,27 @@ def _display(d: Definition, src: Source) -> str:
         end = body.start_byte if body is not None else _code_start(node)
     else:
         end = _code_start(node)
+    whole = end >= node.end_byte and end - start <= _RAW_CAP
     end = min(end, start + _RAW_CAP)
-    return tidy(one_line(_text_without_comments(node, start, end, src)))
+    text = one_line(_text_without_comments(node, start, end, src))
+    if whole:
+        # Shown whole (a field, a constant, a signature without a body): as written, with the
+        # `;` or `,` that ends it in the source (`count?: number;`), not tidied of it.
+        return text.rstrip() + _terminator(text, node, src)
+    return tidy(text)
+
+
+def _terminator(text: str, node: Any, src: Source) -> str:
+    """The `;` or `,` that follows ``node`` on its line (a member's separator the grammar leaves
+    to the enclosing list), when ``text`` does not already end with it; else ""."""
+    data = src.data
+    at = int(node.end_byte)
+    while at < len(data) and data[at] in b" \t":
+        at += 1
+    mark = data[at : at + 1]
+    if mark in (b";", b",") and not text.rstrip().endswith(mark.decode()):
+        return mark.decode()
+    return ""
 
 
 def _mapping(d: Definition, src: Source) -> str | None:
@@ -515,7 +536,8 @@ def _doc(node: Any, src: Source) -> str:
     for _ in range(5):
         comment = _comment_above(node, src)
         if comment:
-            return doc_sentence(comment_text(comment, src))
+            text = comment_text(comment, src)
+            return " ".join(filter(None, (doc_sentence(text), doc_default(text))))
         parent = node.parent
         if parent is None or parent.parent is None or parent.type in _BODIES:
             return ""
