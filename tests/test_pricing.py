@@ -150,9 +150,9 @@ def test_a_rated_name_goes_to_its_public_top_level_symbol_and_plumbing_gets_a_qu
         for s, v in zip(o.symbols, _symbol_values(cand, o), strict=True)
     }
     # The free function takes the name's rating, not the constructor of the same name before it.
-    assert values["", "pub fn from_str(s: &str) -> Result<Deserializer>"] == 80_000
-    assert values["impl Deserializer", "  pub fn from_str(s: &str) -> Self"] < 80_000
+    assert values["", "pub fn from_str(s: &str) -> Result<Deserializer> { ... }"] == 80_000
+    assert values["impl Deserializer {", "  pub fn from_str(s: &str) -> Self { ... }"] < 80_000
     # A trait implementation's method on a private type: a quarter of what its name rates.
     assert values[
-        "impl de::SeqAccess for Access", "  fn next_element(&mut self) -> Option<u8>"
+        "impl de::SeqAccess for Access {", "  fn next_element(&mut self) -> Option<u8> { ... }"
     ] == (40_000 // 4)

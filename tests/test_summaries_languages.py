@@ -89,27 +89,27 @@ def test_typescript() -> None:
     assert o.head == ("// Stores for things, kept in memory.", 'export { a as b } from "./c";')
     assert shown(o)[2:] == [
         "imports: ./x",
-        "export function add(a: number, b = 2): number",
+        "export function add(a: number, b = 2): number { ... }",
         "  // Adds two numbers.",
-        "export class Store<T> extends Base implements Closeable",
+        "export class Store<T> extends Base implements Closeable {",
         "  private count: number = 0;",
         "  #secret = 1;",
         "  handler = (e: Event) =>",
-        "  constructor(public root: string)",
-        "  async get(key: string): Promise<T | undefined>",
-        "export interface Shape",
+        "  constructor(public root: string) { ... }",
+        "  async get(key: string): Promise<T | undefined> { ... }",
+        "export interface Shape {",
         "  area(): number;",
         "  name: string;",
         "    // The name.",
-        "export type Options",
+        "export type Options = {",
         "  retry?: number;",
         "    // Retries.",
         "  hooks: { before: () => void };",
         "export type Id = string | number;",
         "export const LIMIT = 10;",
-        "const helper = (s: string): string =>",
+        "const helper = (s: string): string => { ... }",
         "const internal = compute();",
-        "export default function (a: number)",
+        "export default function (a: number) { ... }",
     ]
     assert table(o)[1:] == [
         ("", "add", "function", True),
@@ -161,14 +161,14 @@ def test_javascript_and_commonjs_exports() -> None:
     no_body(o)
     assert shown(o) == [
         "imports: fs",
-        "function readConfig (path, { strict = false } = {})",
+        "function readConfig (path, { strict = false } = {}) { ... }",
         "  // Reads a config file.",
-        "class Loader extends Base",
-        "  constructor (opts)",
-        "  static create (name)",
-        "module.exports = class Agent extends Loader",
-        "  fetch (url)",
-        "exports.helper = function (a, b)",
+        "class Loader extends Base {",
+        "  constructor (opts) { ... }",
+        "  static create (name) { ... }",
+        "module.exports = class Agent extends Loader {",
+        "  fetch (url) { ... }",
+        "exports.helper = function (a, b) { ... }",
     ]
     exported = {s.name: s.exported for s in o.symbols}
     assert exported["readConfig"] is False
@@ -185,9 +185,9 @@ def test_tsx_component() -> None:
     o = outline("App.tsx", tsx)
     no_body(o)
     assert shown(o) == [
-        "type Props",
+        "type Props = {",
         "  name: string",
-        "export const Hello = ({ name }: Props) =>",
+        "export const Hello = ({ name }: Props) => { ... }",
         "  // Greets.",
     ]
 
@@ -196,7 +196,7 @@ def test_ky_options_keep_every_field_of_the_object_type() -> None:
     # The old summary collapsed `KyOptions = {...}` to one 200-character line.
     o = outline("distribution/types/options.d.ts", read("ky", "distribution/types/options.d.ts"))
     ky = by_name(o, "KyOptions")
-    assert o.symbols[ky].lines == ("export type KyOptions", "  // Custom Ky options")
+    assert o.symbols[ky].lines == ("export type KyOptions = {", "  // Custom Ky options")
     fields = {s.name: s for s in o.symbols if s.parent == ky}
     assert {
         "json",
@@ -233,7 +233,7 @@ def test_ky_javascript_class() -> None:
     o = outline("distribution/core/Ky.js", read("ky", "distribution/core/Ky.js"))
     no_body(o)
     ky = by_name(o, "Ky", "")
-    assert o.symbols[ky].lines[0] == "export class Ky"
+    assert o.symbols[ky].lines[0] == "export class Ky {"
     methods = {s.name for s in o.symbols if s.parent == ky and s.kind == "method"}
     assert {"create", "constructor"} <= methods
 
@@ -287,20 +287,20 @@ def test_go_exported_first_unexported_fields_last() -> None:
     assert o.head == ("// Package store keeps blobs.",)
     assert shown(o)[1:] == [
         "imports: fmt, github.com/spf13/pflag",
-        "func Open(path string, mode int) (*Store, error)",
+        "func Open(path string, mode int) (*Store, error) { ... }",
         "  // Open opens a store at path.",
-        "type Store struct",
+        "type Store struct {",
         "  Path string",
         "    // Path is where it lives.",
         "  *Embedded",
         "  cache map[string]int",
         "type Reader interface",
         "  Read(key string) ([]byte, error)",
-        "func (s *Store) Close() error",
+        "func (s *Store) Close() error { ... }",
         "const Version = 3",
         "var Default = Open",
-        "func helper()",
-        "func (h *hidden) Exported()",
+        "func helper() { ... }",
+        "func (h *hidden) Exported() { ... }",
         "const internal = 4",
     ]
     exported = {s.name: s.exported for s in o.symbols}
@@ -319,12 +319,12 @@ def test_cobra_command_keeps_execute_and_add_command() -> None:
         assert o.symbols[i].exported
     execute = o.symbols[by_name(o, "Execute")]
     assert execute.lines == (
-        "func (c *Command) Execute() error",
+        "func (c *Command) Execute() error { ... }",
         "  // Execute uses the args (os.Args[1:] by default) and run through the command tree"
         " finding appropriate matches for commands and then corresponding flags.",
     )
     add = o.symbols[by_name(o, "AddCommand")]
-    assert add.lines[0] == "func (c *Command) AddCommand(cmds ...*Command)"
+    assert add.lines[0] == "func (c *Command) AddCommand(cmds ...*Command) { ... }"
     # Exported declarations first at top level; within Command, exported fields first.
     top = [s for s in o.symbols if s.parent < 0 and s.kind != "import"]
     first_private = next(i for i, s in enumerate(top) if not s.exported)
@@ -389,22 +389,22 @@ def test_rust() -> None:
     assert o.head == ("// Blobs and their storage.", "pub use crate::codec::{Codec, Level};")
     assert shown(o)[2:] == [
         "imports: std::io",  # `pub use` is in the head, not again here
-        "pub struct Blob",
+        "pub struct Blob {",
         "  // A stored blob.",
         "  pub digest: [u8; 32],",
         "  size: u64,",
-        "pub trait Storage",
+        "pub trait Storage {",
         "  fn get(&self, key: &[u8]) -> io::Result<Vec<u8>>;",
-        "impl Storage for Blob",
-        "  fn get(&self, key: &[u8]) -> io::Result<Vec<u8>>",
-        "impl Blob",
-        "  pub fn new() -> Self",
-        "  fn secret(&self)",
-        "pub enum Kind",
+        "impl Storage for Blob {",
+        "  fn get(&self, key: &[u8]) -> io::Result<Vec<u8>> { ... }",
+        "impl Blob {",
+        "  pub fn new() -> Self { ... }",
+        "  fn secret(&self) { ... }",
+        "pub enum Kind {",
         "  Raw,",
         "  Zstd(i32)",
-        "pub fn put<T: AsRef<[u8]>>(data: T) -> Blob where T: Send",
-        "pub(crate) fn internal()",
+        "pub fn put<T: AsRef<[u8]>>(data: T) -> Blob where T: Send { ... }",
+        "pub(crate) fn internal() { ... }",
         "pub const MAX: usize = 10;",
         "macro_rules! bail { ($msg:literal) | ($err:expr) }",
         "  // Fails.",
@@ -424,11 +424,11 @@ def test_anyhow_public_api() -> None:
     assert lib.head[0].startswith("// This library provides `anyhow::Error`, a trait object based")
     assert "pub use crate::kind::BoxedKind" not in lib.head[:1]
     error = lib.symbols[by_name(lib, "Error", "")]
-    assert error.lines[0] == "pub struct Error" and error.exported
+    assert error.lines[0] == "pub struct Error {" and error.exported
     context = by_name(lib, "Context", "")
     assert lib.symbols[context].lines[0].startswith("pub trait Context<T, E>")
     assert {s.name for s in lib.symbols if s.parent == context} == {"context", "with_context"}
-    assert lib.symbols[by_name(lib, "Ok")].lines[0] == "pub fn Ok<T>(t: T) -> Result<T>"
+    assert lib.symbols[by_name(lib, "Ok")].lines[0] == "pub fn Ok<T>(t: T) -> Result<T> { ... }"
     macros = outline("src/macros.rs", read("anyhow", "src/macros.rs"))
     no_body(macros)
     text = render(macros)
@@ -453,18 +453,18 @@ def test_java() -> None:
     no_body(o)
     assert shown(o) == [
         "imports: java.util.List",
-        "public class A extends B",
+        "public class A extends B {",
         "  // A box.",
         "  public static final int N = 1;",
         "  private int n = 1;",
-        "  public int get(String k) throws IOException",
+        "  public int get(String k) throws IOException { ... }",
         "    // Gets it.",
-        "  interface Inner",
+        "  interface Inner {",
         "    void run();",
-        "  enum E",
+        "  enum E {",
         "    ONE,",
         "    TWO",
-        "class Hidden",
+        "class Hidden { ... }",
     ]
     assert table(o)[1:] == [
         ("", "A", "class", True),
@@ -487,7 +487,7 @@ def test_jpype_java_context() -> None:
     )
     no_body(o)
     context = by_name(o, "JPypeContext", "")
-    assert o.symbols[context].lines == ("public class JPypeContext", "  // Context for JPype.")
+    assert o.symbols[context].lines == ("public class JPypeContext {", "  // Context for JPype.")
     assert o.symbols[by_name(o, "VERSION")].lines == ('  public final String VERSION = "1.5.2";',)
     assert o.symbols[by_name(o, "getInstance")].exported
     shutdown = o.symbols[by_name(o, "shutdown")]
@@ -510,12 +510,12 @@ def test_c() -> None:
         "imports: stddef.h",
         "int add(int a, int b);",
         "  // Adds.",
-        "struct pt",
+        "struct pt {",
         "  int x;",
         "  int *y;",
         "typedef struct {...} pair_t",
         "  int a;",
-        "static int f(void)",
+        "static int f(void) { ... }",
         "#define LIMIT 10",
         "char *name(void);",
     ]
@@ -557,12 +557,12 @@ def test_cpp_in_a_dot_h_file() -> None:
     no_body(o)
     assert o.lang == "cpp"
     assert shown(o) == [
-        "namespace ns",
-        "  class Box : public Base",
+        "namespace ns {",
+        "  class Box : public Base {",
         "    Box(int a);",
-        "    int get() const",
+        "    int get() const { ... }",
         "    int x;",
-        "  namespace detail",
+        "  namespace detail {",
         "    int helper();",
     ]
     assert table(o) == [
@@ -583,9 +583,9 @@ def test_jpype_cpp_header() -> None:
     no_body(o)
     assert o.lang == "cpp"
     cls = by_name(o, "JPClass", "")
-    assert o.symbols[cls].lines[0] == "class JPClass : public JPResource"
+    assert o.symbols[cls].lines[0] == "class JPClass : public JPResource {"
     members = {s.name: s for s in o.symbols if s.parent == cls}
-    assert members["getCanonicalName"].lines[0] == "  string getCanonicalName() const"
+    assert members["getCanonicalName"].lines[0] == "  string getCanonicalName() const { ... }"
     assert members["getCanonicalName"].exported
     assert not members["m_Context"].exported  # protected data
     assert members["findJavaConversion"].lines[1] == (
@@ -609,17 +609,17 @@ def test_csharp() -> None:
     no_body(o)
     assert shown(o) == [
         "imports: System",
-        "namespace N.M",
-        "  public class Foo<T> : Bar where T : class",
+        "namespace N.M {",
+        "  public class Foo<T> : Bar where T : class {",
         "    // A foo.",
         "    public const int X = 1;",
         "    private int y;",
         "    public int Prop { get; set; }",
         "    public int Computed",
-        "    public int Get(int id)",
-        "  public interface IFoo",
+        "    public int Get(int id) { ... }",
+        "  public interface IFoo {",
         "    void Run();",
-        "  class Internal",
+        "  class Internal { ... }",
     ]
     exported = {s.name: s.exported for s in o.symbols}
     assert exported == {
@@ -642,7 +642,7 @@ def test_pythonnet_engine() -> None:
     no_body(o)
     engine = by_name(o, "PythonEngine", "Python.Runtime")
     assert o.symbols[engine].lines == (
-        "  public class PythonEngine : IDisposable",
+        "  public class PythonEngine : IDisposable {",
         "    // This class provides the public interface of the Python runtime.",
     )
     assert o.symbols[by_name(o, "DebugGIL")].lines[0] == (
@@ -711,10 +711,10 @@ def test_rack_request() -> None:
             "  public function get(int $id): string { return BODY_MARKER; }\n}\n"
             "function top($a) { BODY_MARKER; }\n",
             [
-                "class Foo extends Bar",
+                "class Foo extends Bar {",
                 "  private $z = 1;",
-                "  public function get(int $id): string",
-                "function top($a)",
+                "  public function get(int $id): string { ... }",
+                "function top($a) { ... }",
             ],
         ),
         (
@@ -722,12 +722,16 @@ def test_rack_request() -> None:
             "class Foo(val a: Int) : Bar() {\n"
             "  fun get(id: Int): String { return BODY_MARKER }\n}\n"
             "fun top(a: Int): Int = BODY_MARKER\n",
-            ["class Foo(val a: Int) : Bar()", "  fun get(id: Int): String", "fun top(a: Int): Int"],
+            [
+                "class Foo(val a: Int) : Bar() {",
+                "  fun get(id: Int): String { ... }",
+                "fun top(a: Int): Int",
+            ],
         ),
         (
             "x.swift",
             "public class Foo {\n  public func get(id: Int) -> String { return BODY_MARKER }\n}\n",
-            ["public class Foo", "  public func get(id: Int) -> String"],
+            ["public class Foo {", "  public func get(id: Int) -> String { ... }"],
         ),
     ],
     ids=["php", "kotlin", "swift"],
@@ -853,18 +857,18 @@ pub fn from_str(s: &str) -> Result<Reader> { Ok(Reader) }
     rows = [(s.lines[0], s.exported) for s in o.symbols if s.kind != "import"]
     assert rows == [
         ("pub struct Reader;", True),
-        ("struct Access<'a>", False),
+        ("struct Access<'a> {", False),
         ("  r: &'a Reader", False),
-        ("impl<'a> Access<'a>", False),  # a private type's
-        ("  fn new(r: &'a Reader) -> Self", False),
-        ("impl<'de, 'a> de::SeqAccess<'de> for Access<'a>", False),
+        ("impl<'a> Access<'a> {", False),  # a private type's
+        ("  fn new(r: &'a Reader) -> Self { ... }", False),
+        ("impl<'de, 'a> de::SeqAccess<'de> for Access<'a> {", False),
         ("  type Error = Error;", False),  # a trait implementation's items are plumbing
-        ("  fn next_element_seed(&mut self) -> Result<()>", False),
-        ("impl fmt::Display for &Reader", True),  # a public type's, through the reference
-        ("  fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result", False),
-        ("impl Reader", True),
-        ("  pub fn from_str(s: &str) -> Self", True),
-        ("pub fn from_str(s: &str) -> Result<Reader>", True),
+        ("  fn next_element_seed(&mut self) -> Result<()> { ... }", False),
+        ("impl fmt::Display for &Reader {", True),  # a public type's, through the reference
+        ("  fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { ... }", False),
+        ("impl Reader {", True),
+        ("  pub fn from_str(s: &str) -> Self { ... }", True),
+        ("pub fn from_str(s: &str) -> Result<Reader> { ... }", True),
     ]
 
 
@@ -872,10 +876,10 @@ def test_a_long_doc_comment_gives_its_first_sentence_and_a_run_too_long_none() -
     example = "\n".join(f"/// let x{i} = {i};" for i in range(200))
     source = f"/// Parses the text.\n///\n/// ```\n{example}\n/// ```\npub fn parse() {{}}\n"
     (lines,) = [s.lines for s in outline("src/lib.rs", source).symbols if s.name == "parse"]
-    assert lines == ("pub fn parse()", "  // Parses the text.")
+    assert lines == ("pub fn parse() { ... }", "  // Parses the text.")
     endless = "\n".join(f"// line {i}." for i in range(1100)) + "\npub fn parse() {}\n"
     (lines,) = [s.lines for s in outline("src/lib.rs", endless).symbols if s.name == "parse"]
-    assert lines == ("pub fn parse()",)  # never a sentence from the middle of a run
+    assert lines == ("pub fn parse() { ... }",)  # never a sentence from the middle of a run
 
 
 def test_ruby_declarative_calls_in_a_class_body_are_definitions() -> None:

@@ -92,7 +92,8 @@ def exported(d: Definition, src: Source) -> bool:
 def display(d: Definition, shown: str, src: Source) -> str:
     # `typedef struct { ... } name;`: the name comes after the body the line leaves out.
     if d.node.type == "type_definition" and d.children and d.name not in shown:
-        return f"{shown} {{...}} {d.name}"
+        head = shown[:-2] if shown.endswith(" {") else shown
+        return f"{head} {{...}} {d.name}"
     return shown
 
 

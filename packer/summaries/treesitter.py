@@ -10,8 +10,10 @@ language:
   function, a field or a constant is part of a body and is never shown;
 * a definition's line is its source from the start of its line (so `export`, `pub`,
   `template <...>` and the like come along) up to its body, or up to its first member, on one
-  line; a leaf (a field, a constant, an alias, a signature without a body) is shown whole, as
-  written (the `;` or `,` that ends it in the source included), cut before any code body, clipped;
+  line, as written: a container's line ends with the `{` its members follow (`pub struct
+  Error {`), a function's block stands as `{ ... }`; a leaf (a field, a constant, an alias, a
+  signature without a body) is shown whole, as written (the `;` or `,` that ends it in the
+  source included), cut before any code body, clipped;
 * its doc is the first sentence of the comment just above it (or above the wrapper it leads,
   with attributes and decorators in between), and the default it states (``@default 10000``),
   shown on the next line;
@@ -344,6 +346,7 @@ def _symbols(spec: Spec, defs: list[Definition], src: Source) -> list[Symbol]:
 def _display(d: Definition, src: Source) -> str:
     node = d.node
     start = _display_start(node, src)
+    body = None
     if d.children:
         end = _members_start(node, d.children[0].node, src)
     elif d.kind in ("function", "method", "class"):
@@ -352,12 +355,18 @@ def _display(d: Definition, src: Source) -> str:
     else:
         end = _code_start(node)
     whole = end >= node.end_byte and end - start <= _RAW_CAP
+    capped = end - start > _RAW_CAP
     end = min(end, start + _RAW_CAP)
     text = one_line(_text_without_comments(node, start, end, src))
     if whole:
         # Shown whole (a field, a constant, a signature without a body): as written, with the
         # `;` or `,` that ends it in the source (`count?: number;`), not tidied of it.
         return text.rstrip() + _terminator(text, node, src)
+    opener = src.data[end : end + 1]
+    if not capped and opener == b"{" and (d.children or body is not None):
+        # Up to its block, as written (`pub struct Error {`, a where clause's last `,`); a
+        # function's block stands for its code: `{ ... }`.
+        return text.rstrip() + (" {" if d.children else " { ... }")
     return tidy(text)
 
 
