@@ -864,7 +864,7 @@ pub fn from_str(s: &str) -> Result<Reader> { Ok(Reader) }
         ("impl<'de, 'a> de::SeqAccess<'de> for Access<'a> {", False),
         ("  type Error = Error;", False),  # a trait implementation's items are plumbing
         ("  fn next_element_seed(&mut self) -> Result<()> { ... }", False),
-        ("impl fmt::Display for &Reader {", True),  # a public type's, through the reference
+        ("impl fmt::Display for &Reader {", False),  # a trait's, whatever the type: plumbing
         ("  fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { ... }", False),
         ("impl Reader {", True),
         ("  pub fn from_str(s: &str) -> Self { ... }", True),

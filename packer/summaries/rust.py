@@ -1,7 +1,8 @@
 """Rust: exported means `pub` (not `pub(crate)` or `pub(super)`); a trait's items are as public
-as the trait; an `impl` block is exported unless it is for a type the file defines without
-`pub`; the items of a trait implementation are not (the trait documents them: they are
-plumbing); `macro_rules!` is exported by `#[macro_export]`."""
+as the trait; an inherent `impl` block is exported unless it is for a type the file defines
+without `pub`; a trait implementation (`impl Display for Error`) and its items are not (the
+trait documents them: they are plumbing, shown after what the crate itself offers);
+`macro_rules!` is exported by `#[macro_export]`."""
 
 from __future__ import annotations
 
@@ -56,6 +57,8 @@ def exported(d: Definition, src: Source) -> bool:
     if node.type == "enum_variant":
         return True
     if node.type == "impl_item":
+        if node.child_by_field_name("trait") is not None:
+            return False  # `impl Display for Error`: plumbing, the trait documents it
         return _type_name(node, src) not in _private_types(src)
     if node.type == "macro_definition":
         prev = node.prev_named_sibling
