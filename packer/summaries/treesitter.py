@@ -354,8 +354,8 @@ def _display(d: Definition, src: Source) -> str:
         end = body.start_byte if body is not None else _code_start(node)
     else:
         end = _code_start(node)
-    whole = end >= node.end_byte and end - start <= _RAW_CAP
     capped = end - start > _RAW_CAP
+    whole = not capped and end >= node.end_byte
     end = min(end, start + _RAW_CAP)
     text = one_line(_text_without_comments(node, start, end, src))
     if whole:
