@@ -2372,6 +2372,96 @@ done:
     return result;
 }
 
+/* --- Go's uses of imported names (packer/lexicon.py, `_go_qualified`) ------------------------ */
+
+static inline int is_ascii_word(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* qualified(data, locals): each `local.Name` of `data` where `local` is one of the tuple of bytes
+ * `locals`, standing after neither an ASCII word byte nor a dot, and `Name` is an ASCII capital
+ * then word bytes. Returns (uses, text): `uses` a list of (index into locals, Name) in order,
+ * `text` the data with those names cut out (None when there is none). */
+static PyObject *qualified(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buf;
+    PyObject *locals;
+    if (!PyArg_ParseTuple(args, "y*O!", &buf, &PyTuple_Type, &locals)) return NULL;
+    Py_ssize_t nl = PyTuple_GET_SIZE(locals);
+    for (Py_ssize_t k = 0; k < nl; k++) {
+        if (!PyBytes_Check(PyTuple_GET_ITEM(locals, k))) {
+            PyBuffer_Release(&buf);
+            PyErr_SetString(PyExc_TypeError, "qualified: locals must be bytes");
+            return NULL;
+        }
+    }
+    const unsigned char *d = buf.buf;
+    Py_ssize_t n = buf.len;
+    PyObject *uses = PyList_New(0);
+    Py_ssize_t *spans = NULL;
+    size_t nspans = 0, cap = 0;
+    int ok = uses != NULL;
+    const unsigned char *q = d, *stop = d + n;
+    while (ok && q < stop && (q = memchr(q, '.', (size_t)(stop - q))) != NULL) {
+        Py_ssize_t dot = q - d;
+        q++;
+        if (dot + 1 >= n || d[dot + 1] < 'A' || d[dot + 1] > 'Z') continue;
+        Py_ssize_t s = dot;
+        while (s > 0 && is_ascii_word(d[s - 1])) s--;
+        if (s == dot || (s > 0 && d[s - 1] == '.')) continue;
+        Py_ssize_t found = -1;
+        for (Py_ssize_t k = 0; k < nl; k++) {
+            PyObject *item = PyTuple_GET_ITEM(locals, k);
+            if (PyBytes_GET_SIZE(item) == dot - s &&
+                memcmp(PyBytes_AS_STRING(item), d + s, (size_t)(dot - s)) == 0) {
+                found = k;
+                break;
+            }
+        }
+        if (found < 0) continue;
+        Py_ssize_t e = dot + 2;
+        while (e < n && is_ascii_word(d[e])) e++;
+        if (!ROOM_FOR_ONE(spans, cap, nspans, 2)) {
+            ok = 0;
+            PyErr_NoMemory();
+            break;
+        }
+        spans[2 * nspans] = dot + 1;
+        spans[2 * nspans + 1] = e;
+        nspans++;
+        PyObject *use = Py_BuildValue("(ny#)", found, (const char *)(d + dot + 1), e - dot - 1);
+        if (!use || PyList_Append(uses, use) < 0) ok = 0;
+        Py_XDECREF(use);
+        q = d + e;
+    }
+    PyObject *result = NULL;
+    if (ok) {
+        PyObject *text;
+        if (!nspans) {
+            text = Py_NewRef(Py_None);
+        } else {
+            Py_ssize_t cut = 0;
+            for (size_t k = 0; k < nspans; k++) cut += spans[2 * k + 1] - spans[2 * k];
+            text = PyBytes_FromStringAndSize(NULL, n - cut);
+            if (text) {
+                char *out = PyBytes_AS_STRING(text);
+                Py_ssize_t pos = 0;
+                for (size_t k = 0; k < nspans; k++) {
+                    memcpy(out, d + pos, (size_t)(spans[2 * k] - pos));
+                    out += spans[2 * k] - pos;
+                    pos = spans[2 * k + 1];
+                }
+                memcpy(out, d + pos, (size_t)(n - pos));
+            }
+        }
+        if (text) result = Py_BuildValue("(ON)", uses, text);
+    }
+    Py_XDECREF(uses);
+    free(spans);
+    PyBuffer_Release(&buf);
+    return result;
+}
+
 static PyMethodDef METHODS[] = {
     {"terms", terms, METH_VARARGS, "The terms of a text (see cas/words.py)."},
     {"build", build, METH_VARARGS, "A segment's postings from bodies' terms (cas/textindex.py)."},
@@ -2392,6 +2482,7 @@ static PyMethodDef METHODS[] = {
     {"python_defs", python_defs, METH_VARARGS, "A Python text's defs and classes by place and visibility (packer/lexicon.py)."},
     {"keyed_hits", keyed_hits, METH_VARARGS, "References whose keyed names are defined (packer/rating.py)."},
     {"text_key", text_key, METH_O, "FNV-1a of a text's UTF-8 bytes (packer/pricing.py)."},
+    {"qualified", qualified, METH_VARARGS, "Go's uses of imported names (packer/lexicon.py)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -49,7 +49,7 @@ from packer.lang import is_readme, language_for, named
 from packer.lang.record import GAPS, IDENT, NAMES, Declarations, Lexing, Reader, word_set
 from packer.lang.registry import JS_IDENT
 
-LEXICON_VERSION: Final = "2"
+LEXICON_VERSION: Final = "3"  # 3: Go names used through their package bound to it
 # Only this much of a file is read: a source file larger than this is generated or data, and its
 # first MiB names what it defines as well as the rest would.
 MAX_BYTES: Final = 1 << 20
@@ -424,6 +424,11 @@ class _Builder:
         self.imports: set[str] = set()
         self.star: set[str] = set()
         self.bound: list[tuple[bytes, bytes, bytes]] = []  # (specifier, name, local name)
+        # Names used qualified by what imports them (Go's `stack.New`), counted where found:
+        # (specifier, name) -> uses.
+        self.qualified: dict[tuple[bytes, bytes], int] = {}
+        # The text whose names are references, when a reader has taken some out (None: all).
+        self.refs_text: bytes | None = None
         self.package = ""
 
     def define(
@@ -442,7 +447,8 @@ class _Builder:
 
     def words(self, data: bytes, keywords: frozenset[bytes], prose: bytes = b"") -> Lexicon:
         """The lexicon, with the references of ``data`` and ``prose``."""
-        return self.done(_words(data, keywords, prose, {local for _, _, local in self.bound}))
+        code = data if self.refs_text is None else self.refs_text
+        return self.done(_words(code, keywords, prose, {local for _, _, local in self.bound}))
 
     def done(self, refs: tuple[bytes, bytes, dict[bytes, int]]) -> Lexicon:
         defined = sorted(self.defines)[:MAX_DEFINES]
@@ -482,6 +488,10 @@ class _Builder:
                         )
                         for spec, name, local in self.bound
                         if _PY_NAME.fullmatch(name)
+                    }
+                    | {
+                        (spec.decode("utf-8", "replace"), name.decode("ascii"), uses)
+                        for (spec, name), uses in self.qualified.items()
                     }
                 )
             ),
@@ -651,6 +661,23 @@ _GO_BLOCK = re.compile(rb"\n(const|var|type)[ \t]*\(")
 _GO_BLOCK_NAME = re.compile(rb"\n([ \t]+)([A-Za-z_]\w*)")
 _GO_IMPORT = re.compile(rb"\nimport[ \t]*(?:(\([^)]*\))|[\w.]*[ \t]*(\"[^\"\n]*\"))")
 _GO_STRING = re.compile(rb'"([^"\n]+)"')
+# An import's line: its local name, if it gives one, and its path.
+_GO_IMPORT_LINE = re.compile(rb'(?:^|[\n(;])[ \t]*(?:([A-Za-z_]\w*|\.)[ \t]+)?"([^"\n]+)"')
+_GO_VERSION = re.compile(rb"v[0-9]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _go_local_name(path: bytes) -> bytes:
+    """The name a Go import is used by when it gives none: its package's name, which is by
+    convention the last part of its path (before a major version: `yaml.v3`, `.../v2`)."""
+    parts = path.rstrip(b"/").split(b"/")
+    last = parts[-1]
+    if _GO_VERSION.fullmatch(last) and len(parts) > 1:
+        last = parts[-2]
+    last = last.split(b".")[0]
+    if last.startswith(b"go-"):
+        last = last[3:]
+    return last.replace(b"-", b"_")
 
 
 def _go(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
@@ -663,9 +690,73 @@ def _go(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
         for indent, name in found:
             if indent == found[0][0] and name not in spec.keywords:
                 b.define(name, spec.exported([], name), m.group(1) != b"type")
+    by_local: dict[bytes, bytes] = {}
     for m in _GO_IMPORT.finditer(data):
         for specifier in _GO_STRING.findall(m.group(1) or m.group(2)):
             b.imported(specifier)
+        for local, specifier in _GO_IMPORT_LINE.findall(m.group(0)[len(b"\nimport") :]):
+            if local not in (b"_", b"."):
+                by_local.setdefault(local or _go_local_name(specifier), specifier)
+    # Another package's names are used through its local name (`tcpip.NICID`): each such use
+    # is bound to the package it names, as an import binds a name in Python or JavaScript, so
+    # that a name many packages define (`New`, `Options`) leads to the one meant, and is no
+    # reference by name (`unsafe.Pointer` is not the `Pointer` method of some type here).
+    if by_local:
+        _go_qualified(data, b, by_local)
+
+
+# What may not stand just before an import's name for ``name.Member`` to be its use.
+_NOT_BEFORE_LOCAL: Final = frozenset(
+    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_."
+)
+_GO_EXPORTED_NAME = re.compile(rb"[A-Z]\w*")
+
+
+def _go_qualified(data: bytes, b: _Builder, by_local: dict[bytes, bytes]) -> None:
+    """Each ``local.Name`` whose ``local`` is an import's name (and not itself a member, as in
+    ``x.local.Name``) counted for that import, and the text of references without those names.
+    Each import's name is looked for with `bytes.find`: a pattern trying every identifier
+    before every dot cost more than the rest of the file's lexicon."""
+    native = native_module()
+    if native is not None:
+        specs = list(by_local.values())
+        found: tuple[list[tuple[int, bytes]], bytes | None] = native.qualified(
+            data, tuple(by_local)
+        )
+        for (index, name), uses in Counter(found[0]).items():
+            key = (specs[index], name)
+            b.qualified[key] = b.qualified.get(key, 0) + uses
+        if found[1] is not None:
+            b.refs_text = found[1]
+        return
+    spans: list[tuple[int, int]] = []
+    size = len(data)
+    for local, spec in by_local.items():
+        needle = local + b"."
+        at = data.find(needle)
+        while at >= 0:
+            name_at = at + len(needle)
+            if (
+                name_at < size
+                and 65 <= data[name_at] <= 90  # A-Z
+                and (at == 0 or data[at - 1] not in _NOT_BEFORE_LOCAL)
+            ):
+                m = _GO_EXPORTED_NAME.match(data, name_at)
+                assert m is not None
+                key = (spec, m.group())
+                b.qualified[key] = b.qualified.get(key, 0) + 1
+                spans.append((name_at, m.end()))
+                name_at = m.end()
+            at = data.find(needle, name_at)
+    if spans:
+        spans.sort()
+        pieces: list[bytes] = []
+        pos = 0
+        for start, end in spans:
+            pieces.append(data[pos:start])
+            pos = end
+        pieces.append(data[pos:])
+        b.refs_text = b"".join(pieces)
 
 
 # --- TypeScript and JavaScript ----------------------------------------------------------------

@@ -467,13 +467,17 @@ def _symbol_values(cand: Candidate, o: outline_mod.Outline) -> list[int]:
         if s.parent < 0:
             continue
         parent = out[s.parent]
-        if s.name in _CONSTRUCTORS:
+        if s.name in _CONSTRUCTORS or (o.lang == "go" and s.kind == "function"):
             inherited = parent * _INHERIT_CONSTRUCTOR // 100
         elif s.exported and not s.name.startswith("_"):
             inherited = parent * _INHERIT_PUBLIC // 100 // max(1, isqrt(public.get(s.parent, 1)))
         else:
             inherited = parent * _INHERIT_PRIVATE // 100 // max(1, isqrt(public.get(s.parent, 1)))
         out[i] = max(out[i], inherited)
+        if o.lang == "go" and s.kind != "function":
+            # A Go member is linked by its bare name (`x.Flags()`), with no receiver to tell
+            # whose: it is worth no more than the type it belongs to.
+            out[i] = min(out[i], parent)
     return out
 
 

@@ -18,9 +18,10 @@ weighs what the evidence says it means:
   than `MAX_DEFINERS` files links nothing (``get``, ``Meta``: no signal, a dense graph); a file
   that defines the name itself means its own definition; names link within one family of
   languages (a Python ``TypeError`` is not a JavaScript one), documents to every family;
-* a name bound by an import that says where it comes from (``from .core import Command``)
-  links to that module's definition only, and to nothing when the module is not the project's
-  (``from typing import Set``);
+* a name bound by an import that says where it comes from (``from .core import Command``, Go's
+  ``stack.New`` through the import named ``stack``) links to that module's definition only, and
+  to nothing when the module is not the project's (``from typing import Set``,
+  ``unsafe.Pointer``);
 * a package index (``__init__.py``, ``index.ts``, ``lib.rs``) stands in for the names it
   re-exports, as one more definer, and hands what it gets on to their files in proportion.
 

@@ -164,6 +164,9 @@ class _Builder:
         self.imports: set[str] = set()
         self.star: set[str] = set()
         self.bound: list[tuple[bytes, bytes, bytes]] = []  # (specifier, name, local name)
+        # Names used qualified by what imports them (Go's `stack.New`): (specifier, name) -> uses.
+        self.qualified: dict[tuple[bytes, bytes], int] = {}
+        self.refs_text: bytes | None = None  # the text whose names are references, if not all
         self.package = ""
 
     def define(
@@ -182,8 +185,9 @@ class _Builder:
 
     def words(self, data: bytes, keywords: frozenset[bytes], prose: bytes = b"") -> Lexicon:
         """The lexicon, with the references of ``data`` and ``prose``."""
+        code = data if self.refs_text is None else self.refs_text
         return self.done(
-            _python_words(data, keywords, prose, {local for _, _, local in self.bound})
+            _python_words(code, keywords, prose, {local for _, _, local in self.bound})
         )
 
     def done(self, refs: tuple[bytes, bytes, dict[bytes, int]]) -> Lexicon:
@@ -221,6 +225,10 @@ class _Builder:
                         )
                         for spec, name, local in self.bound
                         if _PY_NAME.fullmatch(name)
+                    }
+                    | {
+                        (spec.decode("utf-8", "replace"), name.decode("ascii"), uses)
+                        for (spec, name), uses in self.qualified.items()
                     }
                 )
             ),
@@ -341,6 +349,19 @@ _GO_BLOCK = re.compile(rb"\n(const|var|type)[ \t]*\(")
 _GO_BLOCK_NAME = re.compile(rb"\n([ \t]+)([A-Za-z_]\w*)")
 _GO_IMPORT = re.compile(rb"\nimport[ \t]*(?:(\([^)]*\))|[\w.]*[ \t]*(\"[^\"\n]*\"))")
 _GO_STRING = re.compile(rb'"([^"\n]+)"')
+_GO_IMPORT_LINE = re.compile(rb'(?:^|[\n(;])[ \t]*(?:([A-Za-z_]\w*|\.)[ \t]+)?"([^"\n]+)"')
+_GO_VERSION = re.compile(rb"v[0-9]+")
+
+
+def _go_local_name(path: bytes) -> bytes:
+    parts = path.rstrip(b"/").split(b"/")
+    last = parts[-1]
+    if _GO_VERSION.fullmatch(last) and len(parts) > 1:
+        last = parts[-2]
+    last = last.split(b".")[0]
+    if last.startswith(b"go-"):
+        last = last[3:]
+    return last.replace(b"-", b"_")
 
 
 def _go(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
@@ -353,9 +374,21 @@ def _go(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
         for indent, name in found:
             if indent == found[0][0] and name not in spec.keywords:
                 b.define(name, spec.exported([], name), m.group(1) != b"type")
+    by_local: dict[bytes, bytes] = {}
     for m in _GO_IMPORT.finditer(data):
         for specifier in _GO_STRING.findall(m.group(1) or m.group(2)):
             b.imported(specifier)
+        for local, specifier in _GO_IMPORT_LINE.findall(m.group(0)[len(b"\nimport") :]):
+            if local not in (b"_", b"."):
+                by_local.setdefault(local or _go_local_name(specifier), specifier)
+    if by_local:
+        qualified = re.compile(
+            rb"(?<![.\w])(" + b"|".join(re.escape(k) for k in sorted(by_local)) + rb")\.([A-Z]\w*+)"
+        )
+        for (local, name), uses in Counter(qualified.findall(data)).items():
+            key = (by_local[local], name)
+            b.qualified[key] = b.qualified.get(key, 0) + uses
+        b.refs_text = qualified.sub(rb"\1.", data)
 
 
 # --- TypeScript and JavaScript ----------------------------------------------------------------

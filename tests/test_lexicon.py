@@ -251,6 +251,54 @@ def test_go() -> None:
     assert found.imports == ("fmt", "github.com/spf13/pflag", "os")
 
 
+GO_QUALIFIED = b"""package netstack
+
+import (
+	"fmt"
+	"unsafe"
+	tcpstack "gvisor.dev/gvisor/pkg/tcpip/stack"
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gopkg.in/yaml.v3"
+	_ "embed"
+)
+
+func run(p unsafe.Pointer) *tcpstack.Stack {
+	s := tcpstack.New(tcpstack.Options{})
+	id := tcpip.NICID(1)
+	fmt.Println(id, x.tcpip.Hidden, yaml.Marshal, tcpip.lower, utcpip.Other)
+	return tcpstack.New(tcpstack.Options{})
+}
+"""
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_go_names_used_through_their_package_are_bound_to_it(native: bool) -> None:
+    """`stack.New` is the stack package's `New`: bound to the import it names (by its own name,
+    or by its path's last part), and no reference by name; `unsafe.Pointer` is nothing here."""
+    saved = list(words._NATIVE)
+    if not native:
+        words._NATIVE[:] = [None]
+    try:
+        found = lex("netstack/run.go", GO_QUALIFIED)
+    finally:
+        words._NATIVE[:] = saved
+    assert found is not None
+    assert found.bound == (
+        ("fmt", "Println", 1),
+        ("gopkg.in/yaml.v3", "Marshal", 1),
+        ("gvisor.dev/gvisor/pkg/tcpip", "NICID", 1),
+        ("gvisor.dev/gvisor/pkg/tcpip/stack", "New", 2),
+        ("gvisor.dev/gvisor/pkg/tcpip/stack", "Options", 2),
+        ("gvisor.dev/gvisor/pkg/tcpip/stack", "Stack", 1),
+        ("unsafe", "Pointer", 1),
+    )
+    for name in ("New", "Options", "Stack", "NICID", "Pointer", "Println", "Marshal"):
+        assert found.uses(name) == 0, name
+    # Not a package's use: a member of something else (`x.tcpip.Hidden`), a lowercase name, a
+    # longer word that ends like an import's name.
+    assert found.uses("Hidden") == 1 and found.uses("Other") == 1
+
+
 def test_typescript_and_javascript() -> None:
     found = lx(
         "source/index.ts",

@@ -156,3 +156,42 @@ def test_a_rated_name_goes_to_its_public_top_level_symbol_and_plumbing_gets_a_qu
     assert values[
         "impl de::SeqAccess for Access {", "  fn next_element(&mut self) -> Option<u8> { ... }"
     ] == (40_000 // 4)
+
+
+GO_MEMBERS = """package header
+
+// IPv4 is an IPv4 header.
+type IPv4 []byte
+
+// Flags returns the flags field.
+func (b IPv4) Flags() uint8 { return b[6] >> 5 }
+
+// Parse reads a header.
+func Parse(data []byte) IPv4 { return IPv4(data) }
+
+// Sum adds.
+func Sum(a, b int) int { return a + b }
+"""
+
+
+def test_a_go_member_is_worth_no_more_than_its_type_and_a_constructor_half_of_it() -> None:
+    """A Go method is rated by its bare name (`x.Flags()` anywhere): it is worth no more than
+    the type it belongs to; a function that returns the type is worth at least half of it."""
+    o = outline("header/ipv4.go", GO_MEMBERS)
+    rated = {"Flags": 90_000, "IPv4": 10_000, "Sum": 50_000}
+    cand = Candidate(
+        path="header/ipv4.go",
+        fact=Fact("header/ipv4.go", "file", len(GO_MEMBERS), None, text=True),
+        ceiling=HIGH,
+        floor=LOW,
+        weight=0,
+        reason="",
+        rating=1000,
+        value=1000,
+        symbols=SymbolValues.of(rated),
+    )
+    values = {s.name: v for s, v in zip(o.symbols, _symbol_values(cand, o), strict=True)}
+    assert values["IPv4"] == 10_000
+    assert values["Flags"] == 10_000  # capped by its type
+    assert values["Parse"] >= 5_000  # a constructor inherits half
+    assert values["Sum"] == 50_000  # a free function keeps its own

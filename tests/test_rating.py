@@ -489,3 +489,27 @@ def test_reasons_count_the_files_that_reference_and_import(tmp_path: Path) -> No
     with pytest.raises(KeyError):
         r.reasons["pkg/absent.py"]
     assert r.reasons.get("pkg/absent.py", ()) == ()
+
+
+def test_go_names_used_through_their_package_go_to_that_package(tmp_path: Path) -> None:
+    """`stack.New` is the stack package's `New`, not the other package's; `unsafe.Pointer` is
+    no use of the project's `Pointer` method, however often it is written."""
+    (tmp_path / "go.mod").write_text("module example.com/net\n")
+    (tmp_path / "stack").mkdir()
+    (tmp_path / "stack" / "stack.go").write_text(
+        "package stack\n\ntype Stack struct{}\n\nfunc New() *Stack { return nil }\n"
+    )
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "other.go").write_text(
+        "package other\n\ntype Option struct{}\n\nfunc New() *Option { return nil }\n\n"
+        "func (o *Option) Pointer() int { return 0 }\n"
+    )
+    for i in range(4):
+        (tmp_path / f"use{i}.go").write_text(
+            f'package use{i}\n\nimport (\n\t"unsafe"\n\t"example.com/net/stack"\n)\n\n'
+            "func run(p unsafe.Pointer, q unsafe.Pointer) { stack.New(); stack.New() }\n"
+        )
+    r = rate(tree(tmp_path), read=reader(tmp_path))  # type: ignore[arg-type]
+    assert r.symbol("stack/stack.go", "New") > 4 * r.symbol("other/other.go", "New")
+    assert r.symbol("other/other.go", "Pointer") <= r.symbol("other/other.go", "Option")
+    assert r.file("stack/stack.go") > r.file("other/other.go")

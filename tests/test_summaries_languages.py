@@ -287,22 +287,32 @@ def test_go_exported_first_unexported_fields_last() -> None:
     assert o.head == ("// Package store keeps blobs.",)
     assert shown(o)[1:] == [
         "imports: fmt, github.com/spf13/pflag",
-        "func Open(path string, mode int) (*Store, error) { ... }",
-        "  // Open opens a store at path.",
         "type Store struct {",
         "  Path string",
         "    // Path is where it lives.",
         "  *Embedded",
-        "  cache map[string]int",
-        "type Reader interface",
-        "  Read(key string) ([]byte, error)",
+        # godoc's order: a constructor and the methods under their type
+        "func Open(path string, mode int) (*Store, error) { ... }",
+        "  // Open opens a store at path.",
         "func (s *Store) Close() error { ... }",
+        "  cache map[string]int",
+        "type Reader interface {",
+        "  Read(key string) ([]byte, error)",
         "const Version = 3",
         "var Default = Open",
         "func helper() { ... }",
         "func (h *hidden) Exported() { ... }",
         "const internal = 4",
     ]
+    parents = {s.name: o.symbols[s.parent].name for s in o.symbols if s.parent >= 0}
+    assert parents == {
+        "Path": "Store",
+        "Embedded": "Store",
+        "Open": "Store",
+        "Close": "Store",
+        "cache": "Store",
+        "Read": "Reader",
+    }  # `hidden` is not declared here: its method stays at the top
     exported = {s.name: s.exported for s in o.symbols}
     assert exported["Exported"] is False  # a method of an unexported type
     assert exported["cache"] is False
@@ -913,3 +923,45 @@ def test_a_doc_comment_s_default_is_shown_as_written_and_only_when_short() -> No
     source = "export interface O {\n  /** Wait.\n   * @default 3\n   */\n  n?: number;\n}\n"
     o = outline("o.ts", source)
     assert o.symbols[1].lines == ("  n?: number;", "    // Wait. @default 3")
+
+
+GO_TYPES = """package addr
+
+// Address is a network address.
+type Address string
+
+// Clock tells the time.
+type Clock interface {
+	// Now returns the current time.
+	Now() int64
+}
+
+// String returns the address as text.
+func (a Address) String() string { return string(a) }
+
+// Parse reads an address.
+func Parse(s string) (Address, error) { return Address(s), nil }
+
+// Show prints an address.
+func Show(a *Address) error { return nil }
+"""
+
+
+def test_go_methods_under_a_type_written_without_members() -> None:
+    """A type with no members of its own shows whole, whatever is listed under it; an
+    interface's line ends at its bracket, never with its first member's doc comment."""
+    o = outline("addr/addr.go", GO_TYPES)
+    assert shown(o) == [
+        "type Address string",
+        "  // Address is a network address.",
+        "func (a Address) String() string { ... }",
+        "  // String returns the address as text.",
+        "func Parse(s string) (Address, error) { ... }",
+        "  // Parse reads an address.",
+        "type Clock interface {",
+        "  // Clock tells the time.",
+        "  Now() int64",
+        "    // Now returns the current time.",
+        "func Show(a *Address) error { ... }",  # a parameter's type is no owner
+        "  // Show prints an address.",
+    ]

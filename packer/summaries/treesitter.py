@@ -347,8 +347,11 @@ def _display(d: Definition, src: Source) -> str:
     node = d.node
     start = _display_start(node, src)
     body = None
-    if d.children:
-        end = _members_start(node, d.children[0].node, src)
+    # Members written inside it (a Go method declared after its type is listed under the type
+    # but is no part of its text).
+    inner = [c for c in d.children if c.node.start_byte < node.end_byte]
+    if inner:
+        end = _members_start(node, inner[0].node, src)
     elif d.kind in ("function", "method", "class"):
         body = _body(node)
         end = body.start_byte if body is not None else _code_start(node)
@@ -363,10 +366,10 @@ def _display(d: Definition, src: Source) -> str:
         # `;` or `,` that ends it in the source (`count?: number;`), not tidied of it.
         return text.rstrip() + _terminator(text, node, src)
     opener = src.data[end : end + 1]
-    if not capped and opener == b"{" and (d.children or body is not None):
+    if not capped and opener == b"{" and (inner or body is not None):
         # Up to its block, as written (`pub struct Error {`, a where clause's last `,`); a
         # function's block stands for its code: `{ ... }`.
-        return text.rstrip() + (" {" if d.children else " { ... }")
+        return text.rstrip() + (" {" if inner else " { ... }")
     return tidy(text)
 
 
@@ -476,6 +479,11 @@ def _members_start(node: Any, first: Any, src: Source) -> int:
         if head.startswith(_OPENERS):
             return int(candidate.start_byte)
     line_start = src.data.rfind(b"\n", 0, first.start_byte) + 1
+    # A body with no node of its own (a Go interface's methods): its bracket, so that what lies
+    # between it and the first member (that member's doc comment) is not the container's line.
+    brace = src.data.rfind(b"{", node.start_byte, line_start)
+    if brace >= 0:
+        return brace
     return max(int(node.start_byte), line_start)
 
 
