@@ -23,6 +23,7 @@ content digest, so a large tree is parsed only as far as the budget can show.
 from __future__ import annotations
 
 import functools
+import re
 import sys
 import time
 from array import array
@@ -89,6 +90,7 @@ _CONSTRUCTORS = frozenset({"__init__", "__new__", "constructor", "new", "initial
 # Summary pieces beyond the symbols' own lines: the fences and the "N more symbols" line.
 _MORE_LINE = "... (999 more symbols not shown)"
 MAX_VALUE = (1 << 62) - 1
+_NAME = re.compile(r"[A-Za-z_$][\w$]*")
 
 
 class SymbolValues:
@@ -478,6 +480,24 @@ def _symbol_values(cand: Candidate, o: outline_mod.Outline) -> list[int]:
             # A Go member is linked by its bare name (`x.Flags()`), with no receiver to tell
             # whose: it is worth no more than the type it belongs to.
             out[i] = min(out[i], parent)
+    # A public name made of a private function or class of the file (`path = partial(_path,
+    # Pattern=RoutePattern)`, `run = _run`): that one's signature is the public name's, so it
+    # is worth as much.
+    private = {
+        s.name: i
+        for i, s in enumerate(o.symbols)
+        if s.parent < 0 and not s.exported and s.kind in ("function", "class")
+    }
+    if private:
+        for i, s in enumerate(o.symbols):
+            if s.parent >= 0 or not s.exported or s.kind not in ("variable", "constant"):
+                continue
+            _, eq, made_of = s.lines[0].partition("=")
+            words: list[str] = _NAME.findall(made_of) if eq else []
+            for word in words:
+                j = private.get(word)
+                if j is not None:
+                    out[j] = max(out[j], out[i])
     return out
 
 

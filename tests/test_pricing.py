@@ -195,3 +195,44 @@ def test_a_go_member_is_worth_no_more_than_its_type_and_a_constructor_half_of_it
     assert values["Flags"] == 10_000  # capped by its type
     assert values["Parse"] >= 5_000  # a constructor inherits half
     assert values["Sum"] == 50_000  # a free function keeps its own
+
+
+PY_ALIAS = '''"""URL helpers."""
+from functools import partial
+
+
+def include(arg, namespace=None):
+    return arg
+
+
+def _path(route, view, kwargs=None, name=None, Pattern=None):
+    return route
+
+
+def _unused(x):
+    return x
+
+
+path = partial(_path, Pattern=object)
+'''
+
+
+def test_a_private_function_a_public_name_is_made_of_is_worth_that_name() -> None:
+    """`path = partial(_path, ...)`: `_path`'s signature is `path`'s, so it is worth as much;
+    a private function no public name is made of keeps its own value."""
+    o = outline("urls/conf.py", PY_ALIAS)
+    rated = {"path": 60_000, "include": 30_000, "_path": 100, "_unused": 100}
+    cand = Candidate(
+        path="urls/conf.py",
+        fact=Fact("urls/conf.py", "file", len(PY_ALIAS), None, text=True),
+        ceiling=HIGH,
+        floor=LOW,
+        weight=0,
+        reason="",
+        rating=1000,
+        value=1000,
+        symbols=SymbolValues.of(rated),
+    )
+    values = {s.name: v for s, v in zip(o.symbols, _symbol_values(cand, o), strict=True)}
+    assert values["_path"] == values["path"] == 60_000
+    assert values["_unused"] == 100
