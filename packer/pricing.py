@@ -77,6 +77,9 @@ _FALLBACK = {
     "import": 0,
     "text": 1,
 }
+# In a configuration file the keys are what it says; a table's header alone says little.
+_CONFIG_FALLBACK = {**_FALLBACK, "section": 1, "key": 2}
+_CONFIG_LANGS: Final = frozenset({"toml", "json", "yaml"})
 _MOST_FALLBACK: Final = max(_FALLBACK.values())
 # The least a symbol's lines cost (a bound for unread files).
 _MIN_SYMBOL_COST = 5
@@ -441,6 +444,7 @@ def _symbol_values(cand: Candidate, o: outline_mod.Outline) -> list[int]:
     that matters are worth showing even when the rating does not know them by name."""
     own: list[int] = []
     fallback: list[int] = []
+    kinds = _CONFIG_FALLBACK if o.lang in _CONFIG_LANGS else _FALLBACK
     boosted = cand.symbols.by_name()
     taker = _rated_symbols(o, boosted)
     for i, s in enumerate(o.symbols):
@@ -452,7 +456,7 @@ def _symbol_values(cand: Candidate, o: outline_mod.Outline) -> list[int]:
             hidden = s.parent >= 0 and not s.exported and not s.name.startswith("_")
             own.append(rated // 4 if hidden else rated)
             continue
-        value = cand.value * _FALLBACK.get(s.kind, 1) // 100
+        value = cand.value * kinds.get(s.kind, 1) // 100
         own.append(value if s.exported else value // 4)
         fallback.append(i)
     total = sum(own[i] for i in fallback)

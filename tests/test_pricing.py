@@ -236,3 +236,24 @@ def test_a_private_function_a_public_name_is_made_of_is_worth_that_name() -> Non
     values = {s.name: v for s, v in zip(o.symbols, _symbol_values(cand, o), strict=True)}
     assert values["_path"] == values["path"] == 60_000
     assert values["_unused"] == 100
+
+
+def test_a_configuration_s_keys_are_worth_more_than_its_table_headers() -> None:
+    """In pyproject.toml the keys say what the project is; a header alone says little, and a
+    tool's settings (`[tool.*]`) count as private."""
+    text = '[project]\nname = "x"\nrequires-python = ">=3.9"\n\n[tool.ruff]\nline-length = 100\n'
+    o = outline("pyproject.toml", text)
+    cand = Candidate(
+        path="pyproject.toml",
+        fact=Fact("pyproject.toml", "file", len(text), None, text=True),
+        ceiling=HIGH,
+        floor=LOW,
+        weight=0,
+        reason="",
+        rating=10_000,
+        value=10_000,
+        symbols=SymbolValues.of({}),
+    )
+    values = {s.name: v for s, v in zip(o.symbols, _symbol_values(cand, o), strict=True)}
+    assert values["name"] == values["requires-python"] > values["project"]
+    assert values["line-length"] < values["name"] and values["tool.ruff"] < values["project"]

@@ -274,6 +274,9 @@ def test_toml_tables_and_keys_with_values() -> None:
         ("", "project.scripts"),
         ("project.scripts", "cas"),
     ]
+    # A tool's settings are not what the file says of the project: not exported.
+    private = [s.name for s in o.symbols if not s.exported]
+    assert private == ["tool.mypy.overrides", "module"]
 
 
 def test_django_pyproject_keeps_its_scripts_and_dependencies() -> None:

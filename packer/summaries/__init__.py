@@ -44,7 +44,7 @@ from packer.summaries.text import clean, plain_symbols, valid
 
 # Outlines are cached by content digest, language and this version: bump it whenever an
 # outline of the same text changes.
-SUMMARY_VERSION: Final = "8"
+SUMMARY_VERSION: Final = "9"
 
 _Summarizer = Callable[[str, int], Outline | None]
 

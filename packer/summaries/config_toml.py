@@ -38,7 +38,9 @@ def outline(text: str, source_lines: int) -> Outline | None:
             brackets = header.group(1)
             shown = f"{brackets}{name}{']' * len(brackets)}"
             table = len(symbols)
-            symbols.append(Symbol(name, "section", (shown,), -1, True, i + 1))
+            # A tool's own settings (`[tool.ruff]`) are not what the file tells of the project.
+            public = not name.startswith("tool.")
+            symbols.append(Symbol(name, "section", (shown,), -1, public, i + 1))
             i += 1
             continue
         key = _KEY.match(line)
@@ -47,7 +49,8 @@ def outline(text: str, source_lines: int) -> Outline | None:
             name = one_line(key.group(1))
             pad = "  " if table >= 0 else ""
             shown = f"{pad}{name} = {clip(value, VALUE_WIDTH)}"
-            symbols.append(Symbol(name, "key", (shown,), table, True, i + 1))
+            public = table < 0 or symbols[table].exported
+            symbols.append(Symbol(name, "key", (shown,), table, public, i + 1))
             i = i_next
             continue
         i += 1
