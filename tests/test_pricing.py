@@ -131,6 +131,24 @@ pub fn from_str(s: &str) -> Result<Deserializer> { Ok(Deserializer) }
 """
 
 
+def _values(path: str, text: str, rated: dict[str, int], value: int = 1000) -> dict[str, int]:
+    """Each symbol's value in the outline of ``text``, by name, for a file worth ``value`` whose
+    rated names are ``rated``."""
+    o = outline(path, text)
+    cand = Candidate(
+        path=path,
+        fact=Fact(path, "file", len(text), None, text=True),
+        ceiling=HIGH,
+        floor=LOW,
+        weight=0,
+        reason="",
+        rating=value,
+        value=value,
+        symbols=SymbolValues.of(rated),
+    )
+    return {s.name: v for s, v in zip(o.symbols, _symbol_values(cand, o), strict=True)}
+
+
 def test_a_rated_name_goes_to_its_public_top_level_symbol_and_plumbing_gets_a_quarter() -> None:
     o = outline("src/de.rs", RUST_NAMESAKES)
     rated = {"from_str": 80_000, "next_element": 40_000, "Deserializer": 20_000}
@@ -177,20 +195,8 @@ func Sum(a, b int) int { return a + b }
 def test_a_go_member_is_worth_no_more_than_its_type_and_a_constructor_half_of_it() -> None:
     """A Go method is rated by its bare name (`x.Flags()` anywhere): it is worth no more than
     the type it belongs to; a function that returns the type is worth at least half of it."""
-    o = outline("header/ipv4.go", GO_MEMBERS)
     rated = {"Flags": 90_000, "IPv4": 10_000, "Sum": 50_000}
-    cand = Candidate(
-        path="header/ipv4.go",
-        fact=Fact("header/ipv4.go", "file", len(GO_MEMBERS), None, text=True),
-        ceiling=HIGH,
-        floor=LOW,
-        weight=0,
-        reason="",
-        rating=1000,
-        value=1000,
-        symbols=SymbolValues.of(rated),
-    )
-    values = {s.name: v for s, v in zip(o.symbols, _symbol_values(cand, o), strict=True)}
+    values = _values("header/ipv4.go", GO_MEMBERS, rated)
     assert values["IPv4"] == 10_000
     assert values["Flags"] == 10_000  # capped by its type
     assert values["Parse"] >= 5_000  # a constructor inherits half
@@ -220,20 +226,8 @@ path = partial(_path, Pattern=object)
 def test_a_private_function_a_public_name_is_made_of_is_worth_that_name() -> None:
     """`path = partial(_path, ...)`: `_path`'s signature is `path`'s, so it is worth as much;
     a private function no public name is made of keeps its own value."""
-    o = outline("urls/conf.py", PY_ALIAS)
     rated = {"path": 60_000, "include": 30_000, "_path": 100, "_unused": 100}
-    cand = Candidate(
-        path="urls/conf.py",
-        fact=Fact("urls/conf.py", "file", len(PY_ALIAS), None, text=True),
-        ceiling=HIGH,
-        floor=LOW,
-        weight=0,
-        reason="",
-        rating=1000,
-        value=1000,
-        symbols=SymbolValues.of(rated),
-    )
-    values = {s.name: v for s, v in zip(o.symbols, _symbol_values(cand, o), strict=True)}
+    values = _values("urls/conf.py", PY_ALIAS, rated)
     assert values["_path"] == values["path"] == 60_000
     assert values["_unused"] == 100
 
@@ -242,18 +236,6 @@ def test_a_configuration_s_keys_are_worth_more_than_its_table_headers() -> None:
     """In pyproject.toml the keys say what the project is; a header alone says little, and a
     tool's settings (`[tool.*]`) count as private."""
     text = '[project]\nname = "x"\nrequires-python = ">=3.9"\n\n[tool.ruff]\nline-length = 100\n'
-    o = outline("pyproject.toml", text)
-    cand = Candidate(
-        path="pyproject.toml",
-        fact=Fact("pyproject.toml", "file", len(text), None, text=True),
-        ceiling=HIGH,
-        floor=LOW,
-        weight=0,
-        reason="",
-        rating=10_000,
-        value=10_000,
-        symbols=SymbolValues.of({}),
-    )
-    values = {s.name: v for s, v in zip(o.symbols, _symbol_values(cand, o), strict=True)}
+    values = _values("pyproject.toml", text, {}, value=10_000)
     assert values["name"] == values["requires-python"] > values["project"]
     assert values["line-length"] < values["name"] and values["tool.ruff"] < values["project"]
