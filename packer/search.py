@@ -666,6 +666,7 @@ class Scored:
         "_first",
         "_floor",
         "_scores",
+        "defined",
         "files",
         "held",
         "shape",
@@ -701,6 +702,9 @@ class Scored:
     # gave meanwhile, by path.
     _base: tuple[Sequence[str], array[int], array[int]] | None
     _added: dict[str, int]
+    # By body digest, the windows masks where it defines a code-shaped name of the query, each
+    # with what a window holding it gains (`_rerank`): the definition is the part to show.
+    defined: dict[bytes, list[tuple[int, int]]]
 
     def __init__(
         self,
@@ -721,6 +725,7 @@ class Scored:
         self._floor = 0
         self._base = None
         self._added = {}
+        self.defined = {}
 
     @property
     def scores(self) -> dict[str, int]:
@@ -815,7 +820,7 @@ class Scored:
         marks = [(held[body], weight) for weight, held in self.held if held[body]]
         if marks:
             lines, width = self.shape(digest)
-            for mask, weight in marks:
+            for mask, weight in marks + self.defined.get(digest, []):
                 for first, last in windows_of(mask, lines, width):
                     out[(first, last)] = out.get((first, last), 0) + weight
         return out
@@ -951,9 +956,18 @@ def _rerank(out: Scored, index: TextIndex, src: Source, terms: list[Term]) -> No
             continue
         if term.weight != WHOLE_CODE:
             continue
-        for word in term.words:
-            top: set[bytes] = {p.digest for p in index.lookup(definition_key(word, top=True))}
-            nested: set[bytes] = {p.digest for p in index.lookup(definition_key(word, top=False))}
+        # Within a file, the window that defines the name is the one to show, over windows
+        # that only mention its words (`Console.print_json`: the method's `def`, not an error
+        # message naming both); the last word of a dotted name most, the others at half.
+        every = sum(out.weights.values())
+        for i, word in enumerate(term.words):
+            found = index.lookup(definition_key(word, top=True))
+            inner = index.lookup(definition_key(word, top=False))
+            gain = every if i == len(term.words) - 1 else every // 2
+            for p in found + inner:
+                out.defined.setdefault(bytes(p.digest), []).append((p.mask, gain))
+            top: set[bytes] = {p.digest for p in found}
+            nested: set[bytes] = {p.digest for p in inner}
             defined.append((term, top, nested))
     bonus: dict[tuple[str, int], int] = {}  # (path, its number) -> what it gains
     if not any(top or nested for _, top, nested in defined):

@@ -77,6 +77,22 @@ def test_finds_identifiers_whole_and_by_words(tmp_path: Path) -> None:
     assert str(hit["digest"]).startswith("blake3:")
 
 
+def test_a_file_shows_the_window_that_defines_the_name_asked_for(tmp_path: Path) -> None:
+    """`Console.print_json`: the method's own lines, not a later window that names both words
+    (an error message, a docstring); the undotted name the same."""
+    body = ["class Console:", '    """A console."""', ""]
+    body += ["    def print_json(self, json=None):", '        """Pretty prints JSON."""']
+    body += ["        return json", ""]
+    body += [f"    def helper_{i}(self):\n        return {i}\n" for i in range(60)]
+    body += ["    def check(self):", '        raise TypeError("Console.print_json wants text")']
+    files = {"rich/console.py": "\n".join(body) + "\n", "rich/other.py": "x = 1\n"}
+    root = project(tmp_path, files)
+    for query in ("Console.print_json", "print_json"):
+        hit = search(root, query, "-k", "1")[0]
+        assert hit["path"] == "rich/console.py"
+        assert {"line": 4, "text": "    def print_json(self, json=None):"} in hit["snippet"], query
+
+
 def test_filters_order_and_text_output(tmp_path: Path) -> None:
     root = project(tmp_path)
     everything = search(root, "router route", "-k", "10")
