@@ -49,7 +49,7 @@ from packer.lang import is_readme, language_for, named
 from packer.lang.record import GAPS, IDENT, NAMES, Declarations, Lexing, Reader, word_set
 from packer.lang.registry import JS_IDENT
 
-LEXICON_VERSION: Final = "3"  # 3: Go names used through their package bound to it
+LEXICON_VERSION: Final = "4"  # 3, 4: Go names used through their package bound to it
 # Only this much of a file is read: a source file larger than this is generated or data, and its
 # first MiB names what it defines as well as the rest would.
 MAX_BYTES: Final = 1 << 20
@@ -664,6 +664,7 @@ _GO_STRING = re.compile(rb'"([^"\n]+)"')
 # An import's line: its local name, if it gives one, and its path.
 _GO_IMPORT_LINE = re.compile(rb'(?:^|[\n(;])[ \t]*(?:([A-Za-z_]\w*|\.)[ \t]+)?"([^"\n]+)"')
 _GO_VERSION = re.compile(rb"v[0-9]+")
+_GO_IDENT = re.compile(rb"[A-Za-z][A-Za-z0-9_]*|_[A-Za-z0-9_]+")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -695,8 +696,9 @@ def _go(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
         for specifier in _GO_STRING.findall(m.group(1) or m.group(2)):
             b.imported(specifier)
         for local, specifier in _GO_IMPORT_LINE.findall(m.group(0)[len(b"\nimport") :]):
-            if local not in (b"_", b"."):
-                by_local.setdefault(local or _go_local_name(specifier), specifier)
+            name = local or _go_local_name(specifier)
+            if _GO_IDENT.fullmatch(name):  # not `_` or `.`, nor a path's odd last part
+                by_local.setdefault(name, specifier)
     # Another package's names are used through its local name (`tcpip.NICID`): each such use
     # is bound to the package it names, as an import binds a name in Python or JavaScript, so
     # that a name many packages define (`New`, `Options`) leads to the one meant, and is no

@@ -379,8 +379,9 @@ def _go(data: bytes, b: _Builder, path: str, spec: Declarations) -> None:
         for specifier in _GO_STRING.findall(m.group(1) or m.group(2)):
             b.imported(specifier)
         for local, specifier in _GO_IMPORT_LINE.findall(m.group(0)[len(b"\nimport") :]):
-            if local not in (b"_", b"."):
-                by_local.setdefault(local or _go_local_name(specifier), specifier)
+            name = local or _go_local_name(specifier)
+            if re.fullmatch(rb"[A-Za-z][A-Za-z0-9_]*|_[A-Za-z0-9_]+", name):
+                by_local.setdefault(name, specifier)
     if by_local:
         qualified = re.compile(
             rb"(?<![.\w])(" + b"|".join(re.escape(k) for k in sorted(by_local)) + rb")\.([A-Z]\w*+)"

@@ -260,12 +260,13 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gopkg.in/yaml.v3"
 	_ "embed"
+	"example.com/a+b"
 )
 
 func run(p unsafe.Pointer) *tcpstack.Stack {
 	s := tcpstack.New(tcpstack.Options{})
 	id := tcpip.NICID(1)
-	fmt.Println(id, x.tcpip.Hidden, yaml.Marshal, tcpip.lower, utcpip.Other)
+	fmt.Println(id, x.tcpip.Hidden, yaml.Marshal, tcpip.lower, utcpip.Other, a+b.Zed)
 	return tcpstack.New(tcpstack.Options{})
 }
 """
@@ -297,6 +298,7 @@ def test_go_names_used_through_their_package_are_bound_to_it(native: bool) -> No
     # Not a package's use: a member of something else (`x.tcpip.Hidden`), a lowercase name, a
     # longer word that ends like an import's name.
     assert found.uses("Hidden") == 1 and found.uses("Other") == 1
+    assert found.uses("Zed") == 1  # `a+b` is no name an import can be used by
 
 
 def test_typescript_and_javascript() -> None:
