@@ -98,6 +98,7 @@ def test_a_ctrl_c_python_cannot_raise_where_it_lands_still_stops_the_command() -
 
     script = textwrap.dedent(
         """
+        import time
         import weakref
         from cas.cli.context import Ctx
         from cas.cli.guard import guarded
@@ -111,7 +112,10 @@ def test_a_ctrl_c_python_cannot_raise_where_it_lands_still_stops_the_command() -
                 raise KeyboardInterrupt  # as a Ctrl-C arriving inside the callback would
             kept = weakref.ref(thing, callback)
             del thing
-            for _ in range(10_000_000):
+            # Work that a Ctrl-C sent again must stop: ten seconds of it by the clock (a count
+            # of loops could end before the signal came back, on a loaded machine).
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
                 pass
             print("finished", kept)
 
