@@ -944,6 +944,7 @@ def _rerank(out: Scored, index: TextIndex, src: Source, terms: list[Term]) -> No
     definition that is indented, a method or a nested function); a plain word that a few files
     define at their top level counts for those, at half."""
     defined: list[tuple[Term, set[bytes], set[bytes]]] = []
+    every = sum(out.weights.values())  # what a window that defines a name of the query gains
     for term in terms:
         if term.weight == WHOLE_WORD and len(term.words[0]) >= _PLAIN_NAME:
             # A plain word of the question that a few files define at their top level
@@ -959,7 +960,6 @@ def _rerank(out: Scored, index: TextIndex, src: Source, terms: list[Term]) -> No
         # Within a file, the window that defines the name is the one to show, over windows
         # that only mention its words (`Console.print_json`: the method's `def`, not an error
         # message naming both); the last word of a dotted name most, the others at half.
-        every = sum(out.weights.values())
         for i, word in enumerate(term.words):
             found = index.lookup(definition_key(word, top=True))
             inner = index.lookup(definition_key(word, top=False))
