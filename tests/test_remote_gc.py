@@ -175,6 +175,32 @@ def settle(server: SeaweedS3, prefix: str, quiet: float = 0.3, limit: float = 15
         seen = now
 
 
+def test_a_gc_finishing_a_killed_ones_work_keeps_the_pack_it_writes_again(
+    s3server: SeaweedS3, env: dict[str, str], prefix: str, tmp_path: Path
+) -> None:
+    """A gc killed after uploading its new packs, before its index: the next gc copies the same
+    frames into packs of the same bytes, so of the same names. Those are live, not orphans."""
+    root = crash_project(tmp_path, s3server, prefix, env)
+    client = s3server.client()
+    before = {k: client.get_object(Bucket=s3server.bucket, Key=k)["Body"].read()
+              for k in keys(s3server, prefix)}  # fmt: skip
+    first = gc(root, env, "--grace", "0")
+    assert first["packs_written"] > 0
+    written = set(under(s3server, prefix, "packs")) - before.keys()
+    assert written
+    # Back to the remote as the killed gc left it: its new packs, nothing else of its work.
+    for key in set(keys(s3server, prefix)) - before.keys() - written:
+        client.delete_object(Bucket=s3server.bucket, Key=key)
+    for key, body in before.items():
+        client.put_object(Bucket=s3server.bucket, Key=key, Body=body)
+    second = gc(root, env, "--grace", "0")
+    assert written <= set(under(s3server, prefix, "packs"))
+    assert second["packs_after"] == len(under(s3server, prefix, "packs")) == first["packs_after"]
+    assert second["bytes_freed"] == first["bytes_freed"]
+    need = mf.decode((root / "manifests" / "keep.pack").read_bytes()).digests()
+    assert need <= pulled_whole(s3server, prefix, tmp_path / "b", env)
+
+
 @pytest.mark.slow
 def test_a_gc_killed_at_any_moment_leaves_every_manifest_whole(
     s3server: SeaweedS3, env: dict[str, str], tmp_path: Path

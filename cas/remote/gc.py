@@ -306,7 +306,20 @@ class _Gc:
             uploader.abandon()
             raise
         report.packs_written = len(uploader.packs)
-        report.packs_after = report.packs_before - len(dead_packs) + report.packs_written
+        # A pack is named by its bytes: one a killed gc uploaded (and no index named) is written
+        # again, byte for byte, by the gc that finishes its work. It is live now, not dead.
+        written = set(uploader.packs)
+        again = [n for n in dead_packs if n in written]
+        if again:
+            report.packs_deleted -= sum(1 for n in again if not packs[n].entries)
+            report.packs_repacked -= sum(1 for n in again if packs[n].entries)
+            report.bytes_freed -= sum(_size(packs[n]) for n in again)
+            dead_packs = [n for n in dead_packs if n not in written]
+        report.packs_after = (
+            report.packs_before
+            - len(dead_packs)
+            + len(written - {n for n, p in packs.items() if p.info is not None})
+        )
 
         # One index naming every frame kept, then the old indexes go, then what nothing names.
         pack_names = sorted({p.pack for _k, p in keep_entries})

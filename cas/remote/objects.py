@@ -42,7 +42,7 @@ from cas.remote.packfile import (
     encode_index,
 )
 from cas.remote.storage import ObjectInfo, ObjectStorage, ObjectTooLarge
-from cas.remote.transfer import parallel
+from cas.remote.transfer import ordered, parallel
 
 PACKS: Final = "packs/"
 INDEXES: Final = "index/"
@@ -184,17 +184,13 @@ class RemoteObjects:
             else:
                 fits.append((digest, place))
 
-        def got_range(_r: Range, results: list[tuple[Digest, bytes | str, int]]) -> None:
+        # In the order asked for, whatever order the transfers end in: what is built of the
+        # frames (a gc's new packs) is then the same bytes, under the same names, every time.
+        for _r, results in ordered(
+            plan_ranges(fits), lambda r: self.read_range(r, check), jobs=self.jobs
+        ):
             for digest, result, nbytes in results:
                 done(digest, result, nbytes)
-
-        parallel(
-            plan_ranges(fits),
-            lambda r: self.read_range(r, check),
-            jobs=self.jobs,
-            on_done=got_range,
-            window=self.jobs,
-        )
 
         def get_loose(digest: Digest) -> tuple[bytes | str, int]:
             try:
@@ -205,12 +201,8 @@ class RemoteObjects:
                 return "missing on the remote", 0
             return check(digest, value), len(value)
 
-        parallel(
-            sorted(loose),
-            get_loose,
-            jobs=self.jobs,
-            on_done=lambda d, r: done(d, r[0], r[1]),
-        )
+        for digest, (result, nbytes) in ordered(sorted(loose), get_loose, jobs=self.jobs):
+            done(digest, result, nbytes)
 
     def read_range(self, r: Range, check: Check) -> list[tuple[Digest, bytes | str, int]]:
         """One ranged GET, cut into the frames it holds, each handed to ``check``: (digest,
