@@ -54,6 +54,7 @@ from packer.pricing import (
     SymbolValues,
     weighted,
 )
+from packer.projectfacts import FACT_SHARE, is_project_metadata
 from packer.projectmap import MAP_NS, Folder, encode_map, plan_map
 from packer.rating_scale import AVERAGE, RATING_VERSION
 from packer.render import (
@@ -83,7 +84,7 @@ MEMO_NS = "memo"
 DECISIONS_NS = "tier-decisions"
 DECISIONS_VERSION = "1"
 # Bump when the way a manifest is derived from its inputs changes (tiering, fitting, layout).
-MEMO_VERSION = "8"  # 8: a map of source folders only, purposes from fewer files
+MEMO_VERSION = "9"  # 9: the key facts of the project's metadata file valued as its card
 NOT_CONTENT_SPEC = glob_spec(NOT_CONTENT)
 
 
@@ -385,6 +386,7 @@ class Packer:
                     symbols=symbols.get(fact.path, NO_SYMBOLS),
                 )
             )
+        _value_facts(out)
         return out
 
     def _decisions(self, rules: TierRules, paths: list[str]) -> dict[str, TierDecision]:
@@ -757,6 +759,20 @@ def _collector_paused() -> Iterator[None]:
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()
+
+
+def _value_facts(cands: list[Candidate]) -> None:
+    """The key facts of the project's metadata file are worth a share of what the best file
+    of the project is worth (`packer.projectfacts`)."""
+    metadata = [
+        c
+        for c in cands
+        if c.ceiling > LOW and c.fact.text and is_project_metadata(c.path, c.reason)
+    ]
+    if metadata:
+        top = max(c.value for c in cands)
+        for c in metadata:
+            c.facts = max(1, top * FACT_SHARE // 100)
 
 
 def _decode_decisions(raw: bytes | None, rules: int) -> dict[str, int]:

@@ -9,7 +9,8 @@ class (`packer.tiers`). A choice is worth a share of it:
   symbol the rating does not know (a field, a method, a document's section), a share by its kind
   and visibility, these together at most 60% of the value;
 * the whole file: everything a summary can show, times 13/10 (bodies, comments, values), plus
-  a tenth of the value.
+  a tenth of the value; the key facts of the project's metadata file (`packer.projectfacts`,
+  worth a share of the best file's value) count once, as their lines are all they show.
 
 Costs are tokens of the markdown render, counted with the real tokenizer: a section's heading
 and fences, the body, each summary line; estimates for summaries (a summary is one fenced piece,
@@ -44,6 +45,7 @@ from packer.fitting import HIGH, LOW, MEDIUM, Offer, SymbolOffer
 from packer.ingest import RENDER_VERSION, Fact
 from packer.lang import language_for
 from packer.lexicon import Defined
+from packer.projectfacts import key_facts
 from packer.render import fence_language, renderer
 from packer.scan import decode_text
 from packer.summaries import SUMMARY_VERSION
@@ -81,6 +83,8 @@ _FALLBACK = {
 _CONFIG_FALLBACK = {**_FALLBACK, "section": 1, "key": 2}
 _CONFIG_LANGS: Final = frozenset({"toml", "json", "yaml"})
 _MOST_FALLBACK: Final = max(_FALLBACK.values())
+# How many key facts of a metadata file an unread file's bound counts (`Pricer._bound`).
+_FACTS_BOUND: Final = 12
 # The least a symbol's lines cost (a bound for unread files).
 _MIN_SYMBOL_COST = 5
 # What a member (a method, a field) inherits from the symbol that encloses it, in percent of
@@ -149,6 +153,7 @@ class Candidate:
     rating: int  # the file's rating (packer.rating)
     value: int  # rating x 2**weight, at least 1
     symbols: SymbolValues = NO_SYMBOLS  # rated symbols, x 2**weight, public ones boosted
+    facts: int = 0  # what each key fact of the project's metadata file is worth (projectfacts)
 
     @property
     def withheld(self) -> bool:
@@ -353,12 +358,15 @@ class Pricer:
         head_value = value * head_share(cand.path) // 100
         head_cost = max(self.frame(cand, True) + self._fence + 4, 1)
         fallbacks = min(FALLBACK_CAP // 4, size // 20 + 1)
+        rated = cand.symbols.best[:32]
+        if cand.facts:
+            rated = [*[cand.facts] * _FACTS_BOUND, *rated]
         best_value, best_cost = densest_summary(
-            head_value, head_cost, cand.symbols.best[:32], value * _MOST_FALLBACK // 100, fallbacks
+            head_value, head_cost, rated, value * _MOST_FALLBACK // 100, fallbacks
         )
         # a symbol takes some 20 bytes of source at least: few fit in a small file
         fallbacks = min(FALLBACK_CAP, _MOST_FALLBACK * (size // 20 + 1))
-        full_value = (head_value + cand.symbols.total) * 13 // 10
+        full_value = (head_value + cand.symbols.total + cand.facts * _FACTS_BOUND) * 13 // 10
         full_value += value * (fallbacks * 13 // 10 + 10) // 100
         full_cost = max(self.frame(cand, False) + size // 24, 1)
         if full_value * best_cost > best_value * full_cost:
@@ -377,11 +385,13 @@ class Pricer:
             for s, cost, value in zip(priced.outline.symbols, priced.symbols, symbols, strict=True)
         )
         head_cost = self.frame(cand, True) + self._fence + priced.head + self._more
-        everything = head_value + sum(symbols)
+        # A key fact's line is all there is to it: the whole file shows it no better.
+        facts = sum(symbols[i] for i in key_facts(priced.outline)) if cand.facts else 0
+        everything = head_value + sum(symbols) - facts
         full = None
         if cand.ceiling >= HIGH:
             full_cost = self.frame(cand, False) + self.body_tokens(fact)
-            full = (full_cost, everything * 13 // 10 + cand.value // 10)
+            full = (full_cost, everything * 13 // 10 + facts + cand.value // 10)
         return Offer(
             cand.path,
             ceiling=cand.ceiling,
@@ -447,7 +457,11 @@ def _symbol_values(cand: Candidate, o: outline_mod.Outline) -> list[int]:
     kinds = _CONFIG_FALLBACK if o.lang in _CONFIG_LANGS else _FALLBACK
     boosted = cand.symbols.by_name()
     taker = _rated_symbols(o, boosted)
+    facts = key_facts(o) if cand.facts else frozenset()
     for i, s in enumerate(o.symbols):
+        if i in facts:
+            own.append(cand.facts)
+            continue
         rated = boosted.get(s.name) if taker.get(s.name) == i else None
         if rated is not None:
             # A member whose name reads as public but that the outline knows is not (a Go
