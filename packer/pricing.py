@@ -457,10 +457,11 @@ def _symbol_values(cand: Candidate, o: outline_mod.Outline) -> list[int]:
     kinds = _CONFIG_FALLBACK if o.lang in _CONFIG_LANGS else _FALLBACK
     boosted = cand.symbols.by_name()
     taker = _rated_symbols(o, boosted)
-    facts = key_facts(o) if cand.facts else frozenset()
+    facts = key_facts(o) if cand.facts else {}
     for i, s in enumerate(o.symbols):
-        if i in facts:
-            own.append(cand.facts)
+        share = facts.get(i)
+        if share is not None:
+            own.append(max(1, cand.facts // share))
             continue
         rated = boosted.get(s.name) if taker.get(s.name) == i else None
         if rated is not None:

@@ -22,6 +22,8 @@ from packer.outline import Outline
 
 # What each key fact is worth, in percent of the value of the project's best-valued file.
 FACT_SHARE: Final = 1
+# The most facts the entries of one table or object are worth together.
+TABLE_FACTS: Final = 4
 # The rule reason of a project's metadata file (`packer.rules`).
 METADATA_REASON: Final = "project metadata"
 
@@ -57,18 +59,35 @@ def is_project_metadata(path: str, reason: str) -> bool:
     return "/" not in path and reason.split(";", maxsplit=1)[0] == METADATA_REASON
 
 
-def key_facts(o: Outline) -> frozenset[int]:
-    """The indexes of ``o``'s symbols that are key facts of a project (none for an outline
-    that is not TOML or JSON)."""
+def key_facts(o: Outline) -> dict[int, int]:
+    """The key facts of a project among ``o``'s symbols (none for an outline that is not TOML
+    or JSON): each one's index, and how many facts share one fact's worth. A key named for
+    itself (`requires-python`) is a fact alone; the entries of a table or object that is a fact
+    as a whole (`[project.scripts]`, `"dependencies"`) are each one while there are at most
+    `TABLE_FACTS` of them, and share that many beyond, so a long list of dependencies is worth
+    no more than a few lines of their own."""
     if o.lang == "toml":
-        return _toml_facts(o)
+        return _shared(o, _toml_facts(o))
     if o.lang == "json":
-        return _json_facts(o)
-    return frozenset()
+        return _shared(o, _json_facts(o))
+    return {}
 
 
-def _toml_facts(o: Outline) -> frozenset[int]:
-    out: set[int] = set()
+def _shared(o: Outline, facts: list[tuple[int, bool]]) -> dict[int, int]:
+    """``facts`` (index, whether it is an entry of a whole table), each with its share."""
+    entries: dict[int, int] = {}
+    for i, whole in facts:
+        if whole:
+            parent = o.symbols[i].parent
+            entries[parent] = entries.get(parent, 0) + 1
+    return {
+        i: max(1, -(-entries[o.symbols[i].parent] // TABLE_FACTS)) if whole else 1
+        for i, whole in facts
+    }
+
+
+def _toml_facts(o: Outline) -> list[tuple[int, bool]]:
+    out: list[tuple[int, bool]] = []
     for i, s in enumerate(o.symbols):
         if s.kind != "key" or s.parent < 0:
             continue
@@ -77,18 +96,18 @@ def _toml_facts(o: Outline) -> frozenset[int]:
         if keys is None:
             keys = next((k for p, k in _TOML_BELOW if table.startswith(p)), None)
         if keys is not None and ("*" in keys or s.name in keys):
-            out.add(i)
-    return frozenset(out)
+            out.append((i, "*" in keys))
+    return out
 
 
-def _json_facts(o: Outline) -> frozenset[int]:
-    out: set[int] = set()
+def _json_facts(o: Outline) -> list[tuple[int, bool]]:
+    out: list[tuple[int, bool]] = []
     for i, s in enumerate(o.symbols):
         if s.parent < 0:
             if s.name in _JSON_TOP and s.kind == "key":
-                out.add(i)
+                out.append((i, False))
             continue
         parent = o.symbols[s.parent]
         if parent.parent < 0 and parent.name in _JSON_ALL_BELOW and s.kind == "key":
-            out.add(i)
-    return frozenset(out)
+            out.append((i, True))
+    return out

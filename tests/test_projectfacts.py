@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cas import manifest as mf
-from packer.projectfacts import is_project_metadata, key_facts
+from packer.projectfacts import TABLE_FACTS, is_project_metadata, key_facts
 from packer.summaries import outline
 from tests.conftest import run_cas
 
@@ -85,6 +85,20 @@ def facts_of(name: str, text: str) -> list[str]:
     return [o.symbols[i].lines[0].strip() for i in sorted(key_facts(o))]
 
 
+def test_the_entries_of_a_long_table_share_a_few_facts_worth() -> None:
+    o = outline("pyproject.toml", PYPROJECT)
+    assert o is not None
+    shares = {o.symbols[i].name: n for i, n in key_facts(o).items()}
+    assert shares == {
+        "name": 1, "requires-python": 1, "dependencies": 1, "fast": 1, "widget": 1, "basic": 1
+    }  # fmt: skip
+    many = json.dumps({"name": "x", "dependencies": {f"dep{i}": "^1" for i in range(40)}})
+    o = outline("package.json", many)
+    assert o is not None
+    shares = {o.symbols[i].name: n for i, n in key_facts(o).items()}
+    assert shares["name"] == 1 and shares["dep7"] == 40 // TABLE_FACTS and len(shares) == 41
+
+
 def test_the_key_facts_of_a_pyproject() -> None:
     assert facts_of("pyproject.toml", PYPROJECT) == [
         'name = "widget"',
@@ -119,7 +133,7 @@ def test_the_key_facts_of_a_package_json() -> None:
 
 def test_no_facts_outside_configuration_and_only_the_top_metadata_file_has_them() -> None:
     o = outline("setup.py", "def main():\n    pass\n")
-    assert o is not None and key_facts(o) == frozenset()
+    assert o is not None and key_facts(o) == {}
     assert is_project_metadata("pyproject.toml", "project metadata")
     assert is_project_metadata("package.json", "project metadata; secrets redacted: token")
     assert not is_project_metadata("sub/pyproject.toml", "project metadata")
@@ -135,6 +149,7 @@ def test_any_text_gives_facts_among_its_keys(text: str) -> None:
             continue
         facts = key_facts(o)
         assert all(0 <= i < len(o.symbols) and o.symbols[i].kind == "key" for i in facts)
+        assert all(n >= 1 for n in facts.values())
 
 
 def test_a_small_pack_of_a_large_project_shows_its_card(tmp_path: Path) -> None:
