@@ -5,6 +5,7 @@ of every kind, symlinks in and out of the root, a FIFO, unicode and non-UTF-8 na
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 # Each value is unique so a test can search the store and every render for it.
@@ -121,3 +122,20 @@ def build_tree(root: Path, *, with_specials: bool = True) -> Path:
         os.write(fd, b"not utf-8 name\n")
         os.close(fd)
     return root
+
+
+def write_modules(
+    pkg: Path, modules: int, functions: int, head: str, call: Callable[[int], str]
+) -> None:
+    """``modules`` Python modules ``mod0.py``... in the package folder ``pkg`` (made, with an
+    ``__init__.py`` left to the caller), each ``head`` and then ``functions`` small functions
+    ``handle_<pkg>_<module>_<k>`` whose body returns ``call(k)``: a large tree of code whose
+    reference graph the caller chooses by what the functions call."""
+    pkg.mkdir(parents=True, exist_ok=True)
+    for j in range(modules):
+        body = "".join(
+            f"def handle_{pkg.name}_{j}_{k}(request, option_{k}=None):\n"
+            f'    """Handle {k}."""\n    return {call(k)}\n\n'
+            for k in range(functions)
+        )
+        (pkg / f"mod{j}.py").write_text(f"{head}\n\n{body}")

@@ -14,6 +14,7 @@ from cas import manifest as mf
 from packer.projectfacts import TABLE_FACTS, is_project_metadata, key_facts
 from packer.summaries import outline
 from tests.conftest import run_cas
+from tests.packfixture import write_modules
 
 PYPROJECT = """\
 [build-system]
@@ -159,15 +160,8 @@ def test_a_small_pack_of_a_large_project_shows_its_card(tmp_path: Path) -> None:
     (repo / "widget" / "core.py").write_text(core)
     for i in range(10):
         pkg = repo / "widget" / f"part{i}"
-        pkg.mkdir(parents=True)
+        write_modules(pkg, 25, 30, "from widget import core", lambda k: f"core.run_{k}(request)")
         (pkg / "__init__.py").write_text(f'"""Part {i}."""\n')
-        for j in range(25):
-            body = "".join(
-                f"def handle_{i}_{j}_{k}(request, option_{k}=None):\n"
-                f'    """Handle {k}."""\n    return core.run_{k}(request)\n\n'
-                for k in range(30)
-            )
-            (pkg / f"mod{j}.py").write_text(f"from widget import core\n\n{body}")
     (repo / "pyproject.toml").write_text(PYPROJECT + TOOLS)
     (repo / "cas.toml").write_text("[pack]\nbudget = { target = 3000, max = 3000 }\n")
     r = run_cas("pack", cwd=repo, timeout=300)

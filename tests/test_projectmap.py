@@ -31,6 +31,7 @@ from packer.projectmap import (
 from packer.render import lite_layouts, renderer
 from packer.tokens import TokenCounter
 from tests.conftest import run_cas
+from tests.packfixture import write_modules
 
 LICENSE = (
     "// Copyright 2020 The Authors.\n//\n// Licensed under the Apache License, Version 2.0\n\n"
@@ -300,15 +301,11 @@ def test_a_pack_of_a_large_tree_opens_with_its_map_within_budget(tmp_path: Path)
     repo = tmp_path / "repo"
     for i in range(12):
         pkg = repo / "src" / f"part{i:02d}"
-        pkg.mkdir(parents=True)
+        after = f"part{(i + 1) % 12:02d}"
+        write_modules(
+            pkg, 17, 40, f"from src import {after}", lambda _k, a=after: f"{a}.run(request)"
+        )
         (pkg / "__init__.py").write_text(f'"""Part {i} handles the {i}th kind of request."""\n')
-        for j in range(17):
-            body = "".join(
-                f"def handle_{i}_{j}_{k}(request, option_{k}=None):\n"
-                f'    """Handle {k}."""\n    return part{(i + 1) % 12:02d}.run(request)\n\n'
-                for k in range(40)
-            )
-            (pkg / f"mod{j}.py").write_text(f"from src import part{(i + 1) % 12:02d}\n\n{body}")
     (repo / "cas.toml").write_text("[pack]\nbudget = { target = 3000, max = 3000 }\n")
     r = run_cas("pack", "--json", cwd=repo, timeout=300)
     assert r.code == 0, r.err
