@@ -88,14 +88,25 @@ def test_debug_is_wanted_from_the_command_line_or_the_environment(
     assert debug_wanted([])
 
 
-def test_a_ctrl_c_python_cannot_raise_where_it_lands_still_stops_the_command() -> None:
+@pytest.mark.parametrize("busy", [False, True])
+def test_a_ctrl_c_python_cannot_raise_where_it_lands_still_stops_the_command(busy: bool) -> None:
     """A KeyboardInterrupt raised in a weak reference's callback (where a Ctrl-C lands when it
     arrives while an import drops its module lock) is not lost and printed with a traceback:
-    the command stops with its one line and exit 130."""
+    the command stops with its one line and exit 130. ``busy``: as on a loaded machine, the hook
+    is still starting the thread that sends the Ctrl-C again when that thread sends it (CI saw
+    it lost once so)."""
     import subprocess
     import sys
     import textwrap
 
+    slow = (
+        "import threading\n"
+        "_start = threading.Thread.start\n"
+        "def slow_start(self):\n"
+        "    _start(self)\n"
+        "    time.sleep(0.1)\n"
+        "threading.Thread.start = slow_start\n"
+    )
     script = textwrap.dedent(
         """
         import signal
@@ -103,6 +114,7 @@ def test_a_ctrl_c_python_cannot_raise_where_it_lands_still_stops_the_command() -
         import weakref
         from cas.cli.context import Ctx
         from cas.cli.guard import guarded
+        SLOW
 
         # A Ctrl-C that reaches Python, whatever the test run inherited: a shell without job
         # control starts its background jobs with SIGINT ignored, and a Ctrl-C sent again to a
@@ -126,7 +138,7 @@ def test_a_ctrl_c_python_cannot_raise_where_it_lands_still_stops_the_command() -
 
         guarded(command, Ctx(None, False, False), debug=False)
         """
-    )
+    ).replace("SLOW\n", slow if busy else "")
     done = subprocess.run(
         [sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=60
     )

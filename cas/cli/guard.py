@@ -19,7 +19,6 @@ import errno
 import gc
 import os
 import sys
-import time
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -86,28 +85,62 @@ def _note_fallback(state: Ctx) -> None:
         warn(f"note: worker processes failed ({shown(reason)}); the rest ran in threads")
 
 
-# How long after a lost Ctrl-C it is sent again (`_unraisable`).
+# How long after a lost Ctrl-C it is sent again (`_unraisable`), each time it is lost again.
 _AGAIN_AFTER_S = 0.005
 
 
 def _unraisable(args: Any) -> None:
     """`sys.unraisablehook` while a command runs: a Ctrl-C that landed where Python cannot raise
     it (a weak reference's callback, such as the one that drops an import's module lock) would
-    be printed as "Exception ignored" with a traceback, and lost; it is sent again, so the
-    command stops with its one line and exit 130. Sent from another thread a moment later:
-    sent from here, Python would raise it at once, inside this hook, where it is lost again.
-    Anything else goes to the usual hook."""
+    be printed as "Exception ignored" with a traceback, and lost; it is sent again
+    (`_send_again`), so the command stops with its one line and exit 130. Anything else goes to
+    the usual hook."""
     if isinstance(args.exc_value, KeyboardInterrupt) or args.exc_type is KeyboardInterrupt:
-        import threading
-
-        def again() -> None:
-            time.sleep(_AGAIN_AFTER_S)
-            os.kill(os.getpid(), _signal.SIGINT)  # ignored once the command is past caring
-
-        with contextlib.suppress(RuntimeError):  # no thread can start (the interpreter ends)
-            threading.Thread(target=again, daemon=True).start()
+        _send_again()
         return
     sys.__unraisablehook__(args)
+
+
+def _send_again() -> None:
+    """Send SIGINT again from another thread, a moment later and then again until Python raised
+    it where the command can see it. Sent from here, it would be raised at once, inside this
+    hook, and lost again; and the thread cannot know when the hook has returned (on a busy
+    machine it may still be starting the thread when the moment has passed). So, until it is
+    delivered, the SIGINT handler raises nothing while this hook runs: a signal that lands
+    there is only a reason to send one more."""
+    import threading
+
+    previous = _signal.getsignal(_signal.SIGINT)
+    if previous is _signal.SIG_IGN or previous is None:
+        return  # the command is past caring (its clean-up), or the handler is not Python's
+    in_hook = [True]
+    delivered = threading.Event()
+    on_main = threading.current_thread() is threading.main_thread()
+
+    def deliver(signum: int, frame: Any) -> None:
+        if in_hook[0]:
+            return  # landed in the hook again: the thread sends another
+        delivered.set()
+        _signal.signal(_signal.SIGINT, previous)
+        raise KeyboardInterrupt
+
+    def again() -> None:
+        while not delivered.wait(_AGAIN_AFTER_S):
+            if on_main and _signal.getsignal(_signal.SIGINT) is not deliver:
+                return  # the command put its own handler (or SIG_IGN) in place: its call
+            os.kill(os.getpid(), _signal.SIGINT)
+            if not on_main:
+                return  # no handler of ours to tell when it landed: sent once, as before
+
+    if on_main:
+        _signal.signal(_signal.SIGINT, deliver)
+    try:
+        with contextlib.suppress(RuntimeError):  # no thread can start (the interpreter ends)
+            threading.Thread(target=again, daemon=True).start()
+    finally:
+        # From here to the hook's return no bytecode checks for a signal (no call, no jump
+        # back), so a SIGINT that arrives now is raised in the command's code.
+        in_hook[0] = False
 
 
 def guarded(command: Callable[[], None], state: Ctx, *, debug: bool) -> None:
