@@ -111,11 +111,13 @@ def _send_again() -> None:
     import threading
 
     previous = _signal.getsignal(_signal.SIGINT)
-    if previous is _signal.SIG_IGN or previous is None:
-        return  # the command is past caring (its clean-up), or the handler is not Python's
+    if previous is _signal.SIG_IGN:
+        return  # the command is past caring (its clean-up)
     in_hook = [True]
     delivered = threading.Event()
-    on_main = threading.current_thread() is threading.main_thread()
+    # A handler of ours can be put in place only from the main thread, and taken back only
+    # when the one before it was Python's (`getsignal` gives None for one set from C).
+    ours = threading.current_thread() is threading.main_thread() and previous is not None
 
     def deliver(signum: int, frame: Any) -> None:
         if in_hook[0]:
@@ -126,13 +128,13 @@ def _send_again() -> None:
 
     def again() -> None:
         while not delivered.wait(_AGAIN_AFTER_S):
-            if on_main and _signal.getsignal(_signal.SIGINT) is not deliver:
+            if ours and _signal.getsignal(_signal.SIGINT) is not deliver:
                 return  # the command put its own handler (or SIG_IGN) in place: its call
             os.kill(os.getpid(), _signal.SIGINT)
-            if not on_main:
+            if not ours:
                 return  # no handler of ours to tell when it landed: sent once, as before
 
-    if on_main:
+    if ours:
         _signal.signal(_signal.SIGINT, deliver)
     try:
         with contextlib.suppress(RuntimeError):  # no thread can start (the interpreter ends)
