@@ -186,8 +186,9 @@ class RemoteObjects:
 
         # In the order asked for, whatever order the transfers end in: what is built of the
         # frames (a gc's new packs) is then the same bytes, under the same names, every time.
+        # At most `jobs` ranges in flight, as before: each may be `RANGE_MAX` bytes.
         for _r, results in ordered(
-            plan_ranges(fits), lambda r: self.read_range(r, check), jobs=self.jobs
+            plan_ranges(fits), lambda r: self.read_range(r, check), jobs=self.jobs, window=self.jobs
         ):
             for digest, result, nbytes in results:
                 done(digest, result, nbytes)
