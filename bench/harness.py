@@ -83,7 +83,7 @@ def ensure_bytecode() -> None:
     """Compile this checkout's packages once, before anything is timed. An installed cas runs
     from bytecode; where ``PYTHONDONTWRITEBYTECODE`` is set (CI images often set it) every
     measured process would otherwise compile its imports again, a third of a second each."""
-    for package in ("cas", "packer", "memory"):
+    for package in ("cas", "packer", "memory", "casapp"):
         compileall.compile_dir(ROOT / package, quiet=1)
 
 

@@ -41,19 +41,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from cas import manifest as mf
-from cas.digest import Digest
 from cas.display import echoed, one_line
-from cas.errors import CasError, MemoryNotGranted, NotFound, UsageError
-from cas.locate import PackFiles, manifest_dir, pack_entry, pack_files, usable_pack_name
+from cas.errors import CasError
+from cas.locate import manifest_dir, pack_files
 from cas.report import report_json
 from cas.store import Store
-from cas.visibility import SOURCE_PREFIX, carried, granted_pack, is_memory_pack
 
 if TYPE_CHECKING:
-    from cas.textindex import TextIndex
-    from packer.packview import Views
-    from packer.search import Attached
+    pass
 
 INSTRUCTIONS: Final = (
     "Context packs of this project, built by cas. Start with list_packs, then render_pack "
@@ -71,51 +66,33 @@ T = TypeVar("T")
 
 
 class Service:
-    """The library calls behind the tools, one at a time, on one open store. The SDK runs each
-    in a worker thread; a search runs on the event loop itself when the last one was quick and
-    no other tool is running (`search_inline`).
+    """The tools' calls to the project's services (`casapp.project.Project`, opened for the
+    memories granted, seeing nothing else), one at a time. The SDK runs each in a worker
+    thread; a search runs on the event loop itself when the last one was quick and no other
+    tool is running (`search_inline`).
 
-    What the tools read is kept between calls: the pack files (read and hashed again only when
-    a file's identity changes, each manifest decoded once per digest: `cas.locate.PackFiles`),
-    the packs' views and the last search's files (`packer.packview.Views`), and the search
-    index, open, loaded again only when its folder's segments change. A pack written, replaced
-    or removed underneath the server is seen by the next call."""
+    What the tools read is kept between calls by the project: the pack files (read and hashed
+    again only when a file's identity changes, each manifest decoded once per digest:
+    `cas.locate.PackFiles`), the packs' views and the last search's files
+    (`packer.packview.Views`), and the search index, open, loaded again only when its folder's
+    segments change. A pack written, replaced or removed underneath the server is seen by the
+    next call."""
 
     def __init__(self, root: Path, store: Store, scopes: tuple[str, ...] = ()) -> None:
+        from casapp.project import Project
+
+        self.project = Project(root, store, scopes=scopes, granted_only=True, notes=_note)
         self.root = root
         self.store = store
-        self.scopes = scopes  # the memories this server may use; the first is the default
+        self.scopes = self.project.scopes  # the memories it may use; the first is the default
+        self.files = self.project.files
         self._lock = threading.Lock()
         # The project's pack files as they were after the last search, when it took under
         # `INLINE_SEARCH` seconds; None otherwise (see `search_inline`).
         self._quick: tuple[tuple[str, int, int, int, int], ...] | None = None
-        self.files = PackFiles()
-        self._views: Views | None = None
-        self._index: TextIndex | None = None
-
-    def views(self) -> Views:
-        if self._views is None:
-            from packer.packview import Views
-
-            self._views = Views(self.store, self.files)
-        return self._views
-
-    def index(self) -> TextIndex:
-        """The search index, open for the server's life and loaded again when its segments
-        changed (a pack indexed more, another process merged)."""
-        from cas.textindex import TextIndex
-
-        if self._index is None:
-            self._index = TextIndex.open(self.store.path, note=_note)
-            assert self._index is not None  # open creates one
-        else:
-            self._index.refresh()
-        return self._index
 
     def close(self) -> None:
-        if self._index is not None:
-            self._index.close()
-            self._index = None
+        self.project.close()
 
     def _run(self, fn: Callable[[], T]) -> T:
         with self._lock:
@@ -128,107 +105,18 @@ class Service:
         except CasError as exc:
             raise ToolFailure(one_line(str(exc))) from None
 
-    # --- what the grant lets the tools see ------------------------------------------------------
-
-    def _memories(self) -> list[Attached]:
-        """The granted memories, as they stand now, to search and load beside the packs."""
-        from memory.search import attached
-
-        return attached(self.store, self.scopes)
-
-    def _located(self, pack: str) -> tuple[str, mf.Manifest]:
-        """The pack a tool names (a name, a digest, or a granted memory ``memory/SCOPE``) when
-        the grant lets it be seen; `NotFound`, as for a pack that does not exist, otherwise."""
-        name, m, _digest = self._located_pack(pack)
-        return name, m
-
-    def _located_pack(self, pack: str) -> tuple[str, mf.Manifest, Digest | None]:
-        """`_located`, with the digest of the pack's manifest (None for a memory's)."""
-        from memory.redaction import redacted
-
-        name = _pack_name(pack)
-        # one answer for a pack that is not there and one the grant hides: they look the same
-        missing = NotFound("pack", redacted(name), "list_packs names the packs this server serves")
-        if name.startswith(SOURCE_PREFIX):
-            for memory in self._memories():
-                if memory.name == name:
-                    return name, memory.manifest, None
-            raise missing
-        try:
-            found = granted_pack(name, manifest_dir(self.root), self.store, self.scopes, self.files)
-        except (NotFound, MemoryNotGranted):
-            raise missing from None
-        return found.name, found.manifest, found.digest
-
     # --- the tools ----------------------------------------------------------------------------
 
     def list_packs(self) -> list[dict[str, Any]]:
-        from packer.search import visible_packs
-
-        def run() -> list[dict[str, Any]]:
-            found = visible_packs(
-                self.root, self.store, self.scopes, memory_packs=True, files=self.files
-            )
-            named = [(p.name, p.manifest, p.digest) for p in found]
-            named += [(a.name, a.manifest, a.digest) for a in self._memories()]
-            out = []
-            for name, m, digest in named:
-                tiers = {
-                    t: sum(1 for e in m.entries if e.tier == t) for t in ("high", "medium", "low")
-                }
-                out.append(
-                    {
-                        "name": name,
-                        "kind": m.kind,
-                        "digest": str(digest),
-                        "files": len(m.entries),
-                        "tiers": tiers,
-                        "budget": {"target": m.budget_target, "max": m.budget_max},
-                        "query": m.query,
-                    }
-                )
-            return out
-
-        return self._run(run)
+        return self._run(lambda: [report_json(info) for info in self.project.packs()])
 
     def render_pack(self, pack: str, mode: str = "lite", fmt: str = "markdown") -> str:
-        from packer.projectmap import known_map
-        from packer.render import FORMATS, MODES, render_full, render_lite
-        from packer.scan import decode_text
-
-        if mode not in MODES or mode == "split":
-            raise ToolFailure(f"mode {echoed(mode)}: use 'lite' or 'full'")
-        if fmt not in FORMATS:
-            raise ToolFailure(f"format {echoed(fmt)}: use one of {', '.join(FORMATS)}")
-
-        def run() -> str:
-            _name, m, digest = self._located_pack(pack)
-
-            def fetch(d: Any) -> str:
-                return decode_text(self.store.get(d))
-
-            if mode == "full":
-                return render_full(m, fetch, fmt)
-            folders = known_map(self.store, m, digest) if digest is not None else None
-            return render_lite(m, fetch, fmt, folders)
-
-        return self._run(run)
+        return self._run(lambda: self.project.render(pack, mode, fmt))
 
     def read_file(
         self, pack: str, path: str, first: int | None = None, last: int | None = None
     ) -> str:
-        from packer.scan import decode_text
-
-        def run() -> str:
-            name, m = self._located(pack)
-            digest = pack_entry(m, name, path)
-            text = decode_text(self.store.get(digest))
-            if first is not None or last is not None:
-                text = _line_range(text, path, first, last)
-            self._used(m, [path])
-            return text
-
-        return self._run(run)
+        return self._run(lambda: self.project.read_text(pack, path, first=first, last=last))
 
     def search(self, query: str, pack: str | None = None, k: int = 10) -> list[dict[str, Any]]:
         return self._run(self._search(query, pack, k))
@@ -265,26 +153,14 @@ class Service:
         return tuple(out)
 
     def _search(self, query: str, pack: str | None, k: int) -> Callable[[], list[dict[str, Any]]]:
-        from packer.search import search
-
         if not 1 <= k <= MAX_K:
             raise ToolFailure(f"k={k}: ask for 1 to {MAX_K} results")
 
         def run() -> list[dict[str, Any]]:
             started = time.monotonic()
             self._quick = None  # until this one is done, in time
-            memories = self._memories()
-            packs: list[str] | None = None  # every pack the grant lets this server see
-            if pack:  # that one pack, or that one memory
-                name = self._located(pack)[0]
-                memories = [m for m in memories if m.name == name]
-                packs = [] if memories else [name]
-            hits = search(
-                self.store, self.index(), self.root, query, packs=packs, k=k,
-                scopes=self.scopes, attached=memories, views=self.views(),
-            )  # fmt: skip
-            self._used(None, [h.path for h in hits])
-            out = [report_json(h) for h in hits]
+            packs = [pack] if pack else None  # None: every pack the grant lets it see
+            out = [report_json(h) for h in self.project.search(query, packs=packs, k=k)]
             if time.monotonic() - started < INLINE_SEARCH:
                 self._quick = self._pack_files()
             return out
@@ -292,23 +168,13 @@ class Service:
         return run
 
     def load(self, query: str, budget: int | None = None) -> str:
-        from packer.config import Budget, load_config
-        from packer.load import Loader
         from packer.render import render_lite
 
         if budget is not None and not 1 <= budget <= MAX_BUDGET:
             raise ToolFailure(f"budget {budget}: give 1 to {MAX_BUDGET} tokens")
 
         def run() -> str:
-            config = load_config(self.root)
-            loader = Loader(
-                self.root, self.store, self.index(), config.load, config.tokenizer,
-                scopes=self.scopes, attached=self._memories(),
-            )  # fmt: skip
-            limit = Budget(budget, budget) if budget is not None else None
-            result = loader.load(query, limit)
-            shown = [e.path for e in result.manifest.entries if e.tier in ("high", "medium")]
-            self._used(None, shown)
+            result = self.project.load(query, budget=budget)
             notes = []
             for t in result.triggered:
                 notes.append(f"triggered {t.domain} by {', '.join(t.words)}")
@@ -325,30 +191,9 @@ class Service:
         return self._run(run)
 
     def verify(self) -> dict[str, Any]:
-        from cas.verify import verify
-
-        def run() -> dict[str, Any]:
-            report = verify(self.store, project_dir=manifest_dir(self.root), record=False)
-            return report_json(report)
-
-        return self._run(run)
+        return self._run(lambda: report_json(self.project.verify(record=False)))
 
     # --- memory ---------------------------------------------------------------------------------
-
-    def _used(self, m: mf.Manifest | None, paths: list[str]) -> None:
-        """Count the uses of the granted memories' entities among ``paths`` that a tool showed
-        from the pack ``m`` (`memory.usage`): a memory's own files, a memory pack's, or files under
-        ``memory/SCOPE/`` in a granted memory itself, a load or a search."""
-        if not self.scopes:
-            return
-        from memory.usage import used_paths, used_shown
-
-        if m is not None and is_memory_pack(m):
-            scopes = carried(m, self.store)
-            if len(scopes) == 1 and (scope := next(iter(scopes))) in self.scopes:
-                used_paths(self.store, scope, paths, _today())
-            return
-        used_shown(self.store, self.scopes, paths, _today())
 
     def _scope(self, scope: str | None) -> str:
         """The scope a memory tool acts on: checked by the rule the command line keeps (the
@@ -370,71 +215,30 @@ class Service:
         return scope
 
     def remember(self, text: str, scope: str | None = None) -> dict[str, Any]:
-        from memory.ops import remember
-
         chosen = self._scope(scope)
-        return self._run(lambda: report_json(remember(self.store, chosen, text, date=_today())))
+        return self._run(lambda: report_json(self.project.memory(chosen).remember(text)))
 
     def recall(self, query: str, scope: str | None = None, k: int = 10) -> list[dict[str, Any]]:
-        from memory.search import search
-        from memory.usage import used_paths
-
         chosen = self._scope(scope)
         if not 1 <= k <= MAX_K:
             raise ToolFailure(f"k={k}: ask for 1 to {MAX_K} results")
-
-        def run() -> list[dict[str, Any]]:
-            found = search(self.store, self.index(), chosen, query, k=k)
-            used_paths(self.store, chosen, [h.path for h in found], _today())
-            return [report_json(h) for h in found]
-
-        return self._run(run)
+        return self._run(lambda: [report_json(h) for h in self.project.recall(chosen, query, k)])
 
     def facts(
         self, key: str | None = None, value: str | None = None, scope: str | None = None
     ) -> dict[str, Any]:
-        from memory.ops import facts, get_fact, put_fact
-        from memory.usage import FACT, used
-
         chosen = self._scope(scope)
 
         def run() -> dict[str, Any]:
             if value is not None:
                 if key is None:
                     raise ToolFailure("value given without a key: facts(key, value) sets one")
-                fact = put_fact(self.store, chosen, key, value, date=_today())
-                return {key: fact.value}
+                return {key: self.project.memory(chosen).set_fact(key, value).value}
             if key is not None:
-                fact = get_fact(self.store, chosen, key)
-                if fact.value is not None:
-                    used(self.store, chosen, [FACT + key], _today())
-                return {key: fact.value}
-            return {f.key: f.value for f in facts(self.store, chosen)}
+                return {key: self.project.fact(chosen, key)}
+            return self.project.memory(chosen).facts()
 
         return self._run(run)
-
-
-def _line_range(text: str, path: str, first: int | None, last: int | None) -> str:
-    """Lines ``first`` to ``last`` of ``text``, counted from 1, both included (``first``
-    defaults to 1, ``last`` to the last line, and a ``last`` past the end reads to the end).
-    A line number below 1, a ``first`` past the end or a ``last`` before ``first``: one line
-    saying the range there is."""
-    lines = text.splitlines(keepends=True)
-    n = len(lines)
-    where = echoed(path, quoted=False)
-    if n == 0:
-        raise UsageError(f"{where} is empty: it has no lines; read it without first and last")
-    valid = f"{where} has lines 1 to {n}; give first and last in that range, first <= last"
-    for arg, value in (("first", first), ("last", last)):
-        if value is not None and value < 1:
-            raise UsageError(f"{arg}={value}: lines count from 1: {valid}")
-    a = 1 if first is None else first
-    b = n if last is None else min(last, n)
-    if a > n:
-        raise UsageError(f"first={a} is past the end: {valid}")
-    if last is not None and last < a:
-        raise UsageError(f"last={last} is before first={a}: {valid}")
-    return "".join(lines[a - 1 : b])
 
 
 def _note(text: str) -> None:
@@ -443,29 +247,8 @@ def _note(text: str) -> None:
     print(f"cas: note: {one_line(text)}", file=sys.stderr, flush=True)
 
 
-def _today() -> str:
-    import datetime as dt
-
-    return dt.date.today().isoformat()
-
-
 class ToolFailure(Exception):
     """A tool's one-line error (wrapped into the SDK's ToolError by `build_server`)."""
-
-
-def _pack_name(pack: str) -> str:
-    """A pack given to a tool is a name (``repo.claude``, ``mem.global.common``), a memory
-    (``memory/SCOPE``, never looked up as a file) or a digest, never a file path."""
-    if pack.startswith(("blake3:", SOURCE_PREFIX)):
-        return pack
-    if not usable_pack_name(pack):
-        from memory.redaction import redacted
-
-        raise ToolFailure(
-            f"pack {echoed(redacted(pack))}: give a pack name such as 'repo.claude' "
-            "(list_packs), not a path"
-        )
-    return pack
 
 
 def build_server(service: Service) -> Any:

@@ -588,6 +588,19 @@ class _Reader:
             self.fail(key, f"pack name {echoed(value)} is not 'scope' or 'scope.target'")
 
 
+def read_scope(
+    config: Config, name: str, table: Mapping[str, object], budget: object = None
+) -> Scope:
+    """A scope given outside cas.toml (`packer.packing.PackScope`), read by the rules a
+    ``[scopes.NAME]`` table is read by, with the same errors. Without targets its one pack
+    has ``budget`` (a ``{target, max}`` table), or ``config``'s."""
+    reader = _Reader("the scope given", ())
+    pack_budget = config.budget
+    if budget is not None:
+        pack_budget = reader.budget(budget, ("scopes", name, "budget"))
+    return reader.scope(name, dict(table), pack_budget)
+
+
 def _default_scopes(budget: Budget) -> tuple[Scope, ...]:
     return (Scope(DEFAULT_SCOPE, (".",), (), (), (Target("", budget),), ()),)
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import ROOT
 
-PACKAGES = ("cas", "packer", "memory")
+PACKAGES = ("cas", "packer", "memory", "casapp")
 # The store's own modules: the only ones that may see LMDB, its tables and its records.
 STORE_MODULES = frozenset({"cas.store", "cas.store_tables", "cas.records"})
 # What only the store's own modules may import: LMDB itself, the module that names the tables
@@ -295,19 +295,22 @@ def test_only_the_store_touches_lmdb_its_tables_and_its_records() -> None:
 
 # The layers of ARCHITECTURE.md and what each may import. The engine knows nothing of remotes,
 # packing policy or commands; remotes and the packer build on the engine and know nothing of each
-# other or of commands; only the surfaces (the CLI and the MCP server) put them together.
+# other or of commands; the services (`casapp`) put them together, and only the surfaces (the
+# CLI and the MCP server) present what they do.
 LAYERS: dict[str, tuple[str, ...]] = {
     "engine": ("cas",),
     "remote": ("cas.remote",),
     "packer": ("packer",),
     "memory": ("memory",),
-    "surface": ("cas.cli", "cas.mcpserver", "cas.__main__"),
+    "services": ("casapp",),
+    "surface": ("cas.cli", "cas.mcpserver", "cas.__main__", "packer.__main__"),
 }
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "engine": frozenset({"engine"}),
     "remote": frozenset({"engine", "remote"}),
     "packer": frozenset({"engine", "packer"}),
     "memory": frozenset({"engine", "packer", "memory"}),
+    "services": frozenset({"engine", "remote", "packer", "memory", "services"}),
     "surface": frozenset(LAYERS),
 }
 # Modules of a lower layer that only the surfaces may import: the terminal display (library

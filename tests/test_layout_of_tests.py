@@ -23,6 +23,7 @@ PACKAGES = {  # folder -> the prefix of its test files
     "memory": "test_memory_",
     "packer/summaries": "test_summaries_",
     "packer/lang": "test_lang_",
+    "casapp": "test_casapp_",
 }
 NOT_MODULES = {
     "__init__.py": "a package's re-exports and lazy loading; tested through what it exports",

@@ -12,11 +12,10 @@ from cas.cli._common import json_option, pass_ctx
 from cas.cli.context import Ctx, emit_json, note_sink, project_root, warn
 from cas.display import echoed, shown
 from cas.errors import UsageError
-from cas.locate import manifest_dir, pack_path
+from cas.locate import pack_path
 from cas.progress import Progress
 
 if TYPE_CHECKING:
-    from cas.textindex import TextIndex
     from packer.load import LoadResult
 
 # These mirror packer.render.FORMATS (a test checks).
@@ -54,14 +53,6 @@ def search(
     searching.run(ctx, query, packs, paths, k, scopes, as_json)
 
 
-def _index(ctx: Ctx, store_dir: Path) -> TextIndex:
-    from cas.textindex import TextIndex
-
-    index = TextIndex.open(store_dir, note=note_sink(ctx))
-    assert index is not None  # open creates one
-    return index
-
-
 @click.command()
 @click.argument("query")
 @click.option("--budget", type=int, metavar="TOKENS", help="Target and max (default: [load]).")
@@ -87,31 +78,22 @@ def load(
     or with the matching symbols' source, the rest summarized or listed, within the budget.
     With --memory-scope, that memory is drawn on too (and the load is seen only where it is
     asked for)."""
-    from cas.fsutil import atomic_write
-    from cas.roots import prepare_manifest_dir
-    from packer.config import Budget, load_config
-    from packer.load import Loader, store_result
+    from casapp.project import Project
     from packer.render import render_lite
 
     _check_name(name)
     if budget is not None and budget < 1:
         raise UsageError(f"--budget must be a positive number of tokens, not {budget}")
     root = project_root()
-    config = load_config(root)
-    with ctx.open_store() as store, _index(ctx, store.path) as index:
-        asked, memories = searching.memories(store, scopes)
+    with (
+        ctx.open_store() as store,
+        Project(root, store, scopes=scopes, notes=note_sink(ctx)) as project,
+    ):
         with Progress("indexing", enabled=ctx.progress) as bar:
-            loader = Loader(
-                root, store, index, config.load, config.tokenizer, progress=bar.sink,
-                scopes=asked, attached=memories,
-            )  # fmt: skip
-            limit = Budget(budget, budget) if budget is not None else None
-            result = loader.load(query, limit, name=name)
-        path = pack_path(manifest_dir(root), name)
-        if not dry_run:
-            store_result(store, result)
-            prepare_manifest_dir(store, path.parent)
-            atomic_write(path, result.data)
+            result = project.load(
+                query, budget=budget, name=name, write=not dry_run, progress=bar.sink
+            )
+        path = pack_path(project.manifests, name)
         text = render_lite(result.manifest, result.fetch(store), fmt) if show else ""
     if show:
         click.echo(text, nl=False)

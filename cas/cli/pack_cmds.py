@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,28 +11,20 @@ import click
 
 from cas.cli._common import json_option, pass_ctx
 from cas.cli.context import Ctx, emit_json, emit_report, note_sink, project_root, warn
-from cas.display import one_line, shown
+from cas.display import shown
 from cas.errors import (
     EXIT_PROBLEM,
-    CasError,
     NotFound,
     OutputError,
     StoreNotFound,
     UsageError,
 )
 from cas.fsutil import write_output
-from cas.locate import load_pack, manifest_dir, pack_entry, pack_path
+from cas.locate import load_pack, manifest_dir, pack_path
 from cas.progress import Progress
 from cas.store import Store
 
 if TYPE_CHECKING:
-    from datetime import date
-
-    from cas.digest import Digest
-    from cas.events import ProgressSink
-    from cas.textindex import Writer
-    from packer.config import Config
-    from packer.replay import Walked
     from packer.results import PackReport
 
 # packer is imported inside each command: its tokenizer and parsers cost start-up time that
@@ -85,35 +76,21 @@ def pack(
 ) -> None:
     """Build the context packs of this repository (all scopes, or SCOPE...)."""
     from packer.config import load_config
-    from packer.replay import replay, walk
+    from packer.packing import pack_project
     from packer.rules import parse_day
 
     day = parse_day(now) if now is not None else None
     root = project_root()
     config = load_config(root)
-    with _store_for_pack(ctx, root) as store:
-        parent = load_pack(baseline, manifest_dir(root), store).digest if baseline else None
-        with Progress("packing", enabled=ctx.progress, stages=True) as bar:
-            walked = walk(store, root, bar.sink)
-            # Nothing a run reads changed since one that succeeded: its report, its manifest
-            # files made again where they differ (the pipeline is not even imported).
-            replayed = (
-                replay(
-                    root, store, config, walked, scopes=scopes, targets=targets,
-                    baseline=parent, now=day, check=check,
-                )
-                if explain is None and not allow
-                else None
-            )  # fmt: skip
-            if replayed is None:
-                report = _run(
-                    ctx, store, root, config, scopes, targets, parent, allow, check, explain,
-                    day, bar.sink, walked,
-                )  # fmt: skip
-        if replayed is not None:
-            # The bodies of its packs were indexed by the run replayed; whatever the index lost
-            # since, a search indexes again before it answers (`packer.search.ensure_indexed`).
-            report = replayed
+    with (
+        _store_for_pack(ctx, root) as store,
+        Progress("packing", enabled=ctx.progress, stages=True) as bar,
+    ):
+        report = pack_project(
+            root, store, config, scopes=scopes, targets=targets, baseline=baseline,
+            allow_secrets=allow, check=check, explain=explain, now=day, progress=bar.sink,
+            notes=note_sink(ctx),
+        )  # fmt: skip
     if explain is not None:
         _print_explained(report, explain, as_json=as_json)
         return
@@ -124,93 +101,6 @@ def pack(
         _print_report(report, root, quiet=ctx.quiet, check=check)
     if check and report.stale:
         sys.exit(EXIT_PROBLEM)
-
-
-def _run(
-    ctx: Ctx,
-    store: Store,
-    root: Path,
-    config: Config,
-    scopes: tuple[str, ...],
-    targets: tuple[str, ...],
-    parent: Digest | None,
-    allow: tuple[str, ...],
-    check: bool,
-    explain: str | None,
-    day: date | None,
-    progress: ProgressSink | None,
-    walked: Walked,
-) -> PackReport:
-    """The whole pipeline after the walk: ingest, tier, fit, write; the search index fed on
-    the way."""
-    from packer.build import Packer
-
-    indexing = not check and explain is None
-    writer = _index_writer(ctx, store) if indexing else None
-    spent = [0.0]  # seconds the writer took to write what the ingest sent it
-
-    def terms_done() -> None:
-        assert writer is not None
-        started = time.perf_counter()
-        writer.close()
-        spent[0] += time.perf_counter() - started
-
-    packer = Packer(
-        root, store, config, allow_secrets=allow, progress=progress, now=day,
-        terms=writer.add if writer is not None else None,
-        terms_done=terms_done if writer is not None else None,
-    )  # fmt: skip
-    try:
-        report = packer.run(
-            scopes=scopes, targets=targets, baseline=parent, check=check, explain=explain,
-            walked=walked,
-        )  # fmt: skip
-    finally:
-        if writer is not None:
-            started = time.perf_counter() - spent[0]
-            writer.close()
-    if writer is not None:
-        try:
-            _index_packs(ctx, store, report, writer)
-        except CasError as exc:  # a cache: the pack stands without it
-            writer.problem = writer.problem or str(exc)
-        finally:
-            writer.index.close()
-        report.timings["index"] = time.perf_counter() - started
-        if writer.problem is not None:
-            _note(ctx, f"search index not updated ({one_line(writer.problem)})")
-    return report
-
-
-def _note(ctx: Ctx, line: str) -> None:
-    if not ctx.quiet:
-        warn(f"note: {line}")
-
-
-def _index_writer(ctx: Ctx, store: Store) -> Writer | None:
-    """A writer of the store's search index for the pack to feed, or None (with a note) when
-    the index cannot be opened: the pack stands without it."""
-    from cas.textindex import TextIndex, Writer
-
-    try:
-        index = TextIndex.open(store.path, note=note_sink(ctx))
-    except CasError as exc:
-        _note(ctx, f"search index not updated ({one_line(str(exc))})")
-        return None
-    assert index is not None  # open creates one
-    return Writer(index)
-
-
-def _index_packs(ctx: Ctx, store: Store, report: PackReport, writer: Writer) -> None:
-    """Index the bodies of the packs just written that the ingest did not read (unchanged
-    files whose bodies the index lost): an unchanged pack costs one lookup per body."""
-    from packer.search import ensure_indexed
-
-    digests = {e.digest for r in report.results for e in r.manifest.entries if e.digest}
-    if not digests or writer.problem is not None:
-        return
-    with Progress("indexing", enabled=ctx.progress) as bar:
-        ensure_indexed(writer.index, store, digests, bar.sink)
 
 
 def _print_explained(report: PackReport, path: str, *, as_json: bool) -> None:
@@ -289,24 +179,15 @@ def _open_store_optional(ctx: Ctx) -> Store | None:
 @pass_ctx
 def render(ctx: Ctx, manifest: str, mode: str, fmt: str, output: Path | None) -> None:
     """Render a pack as text for an agent, reading bodies from the store only."""
-    from packer.projectmap import known_map
-    from packer.render import render_full, render_lite, render_split
-    from packer.scan import decode_text
+    from casapp.project import Project
 
     root = project_root()
-    store = ctx.open_store(readonly=True)
-    with store:
-        located = load_pack(manifest, manifest_dir(root), store)
-        m = located.manifest
-
-        def fetch(d: object) -> str:
-            return decode_text(store.get(d))  # type: ignore[arg-type]
-
+    with ctx.open_store(readonly=True) as store, Project(root, store) as project:
         if mode == "split":
             if output is None:
                 raise UsageError("--mode split writes a directory: give it with -o DIR")
             _check_split_folder(output)
-            parts = render_split(m, fetch, fmt)
+            parts = project.render_split(manifest, fmt)
             try:
                 output.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -316,10 +197,7 @@ def render(ctx: Ctx, manifest: str, mode: str, fmt: str, output: Path | None) ->
             if not ctx.quiet:
                 click.echo(f"wrote {len(parts)} files to {shown(str(output))}")
             return
-        if mode == "full":
-            text = render_full(m, fetch, fmt)
-        else:
-            text = render_lite(m, fetch, fmt, known_map(store, m, located.digest))
+        text = project.render(manifest, mode, fmt)
     if output is None:
         click.echo(text, nl=False)
     else:
@@ -403,20 +281,21 @@ def show(ctx: Ctx, manifest: str, as_json: bool) -> None:
 @pass_ctx
 def cat(ctx: Ctx, manifest: str, path: str, summary: bool, output: Path | None) -> None:
     """Print one file of a pack by its path, from the store (re-hashed as it is read)."""
+    from casapp.project import Project
 
     root = project_root()
-    with ctx.open_store(readonly=True) as store:
-        m = load_pack(manifest, manifest_dir(root), store).manifest
-        # The hint names the pack as the user did (`cas show repo`), not by its file's path.
-        digest = pack_entry(m, manifest, path, summary=summary)
-        with store.open(digest) as reader:
-            if output is None:
-                out = sys.stdout.buffer
-                for piece in reader.chunks():
-                    out.write(piece)
-                out.flush()
-            else:
-                write_output(output, reader.chunks())
+    with (
+        ctx.open_store(readonly=True) as store,
+        Project(root, store) as project,
+        project.open_file(manifest, path, summary=summary) as reader,
+    ):
+        if output is None:
+            out = sys.stdout.buffer
+            for piece in reader.chunks():
+                out.write(piece)
+            out.flush()
+        else:
+            write_output(output, reader.chunks())
 
 
 @click.command(name="diff")

@@ -7,26 +7,9 @@ The click command (`cas.cli.agent_cmds.search`) and the quick path (`cas.cli.qui
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from cas.cli.context import Ctx, echo, emit_json, note_sink, project_root
 from cas.display import one_line, shown
 from cas.progress import Progress
-
-if TYPE_CHECKING:
-    from cas.store import Store
-    from packer.search import Attached
-
-
-def memories(store: Store, scopes: tuple[str, ...]) -> tuple[tuple[str, ...], list[Attached]]:
-    """The scopes asked for, checked, and their memories to draw on beside the packs."""
-    if not scopes:
-        return (), []
-    from memory.scopes import check_scope
-    from memory.search import attached
-
-    checked = tuple(dict.fromkeys(check_scope(s) for s in scopes))
-    return checked, attached(store, checked)
 
 
 def run(
@@ -38,19 +21,15 @@ def run(
     scopes: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    from cas.textindex import TextIndex
-    from packer.search import search
+    from casapp.project import Project
 
     root = project_root()
-    with ctx.open_store() as store:
-        index = TextIndex.open(store.path, note=note_sink(ctx))
-        assert index is not None  # open creates one
-        with index, Progress("indexing", enabled=ctx.progress) as bar:
-            asked, attached = memories(store, scopes)
-            found = search(
-                store, index, root, query, packs=packs or None, k=k, path_glob=paths,
-                progress=bar.sink, scopes=asked, attached=attached,
-            )  # fmt: skip
+    with (
+        ctx.open_store() as store,
+        Project(root, store, scopes=scopes, notes=note_sink(ctx)) as project,
+        Progress("indexing", enabled=ctx.progress) as bar,
+    ):
+        found = project.search(query, packs=packs or None, paths=paths, k=k, progress=bar.sink)
     if as_json:
         from cas.report import report_json
 

@@ -1,0 +1,492 @@
+"""A project and its store, and what can be done with them: the services the command line, the
+MCP server and Python programs all call.
+
+`Project` holds what a session keeps between calls (the pack files read, the packs' views, the
+search index open) and the memories it may use (``scopes``). With ``granted_only`` (the MCP
+server) a pack that carries a memory outside ``scopes`` is answered as one that does not exist,
+and every pack is named by name or digest, never by a file path; the command line, run by the
+owner of the project, reads any pack, by name, file or digest.
+
+Each service does the work and returns what it found; presenting it (a table, JSON, a tool's
+answer) is the surface's. Errors are `cas.errors.CasError`s, the same everywhere.
+
+    >>> from casapp import Project
+    >>> with Project.open(project, create=True) as p:
+    ...     report = p.pack()
+    ...     [info.name for info in p.packs()]
+    ...     [hit.path for hit in p.search("checkout", k=1)]
+    ...     p.read_text("repo", "src/shop/__init__.py", first=4, last=4)
+    ['repo']
+    ['src/shop/__init__.py']
+    'def checkout(cart: list[int]) -> int:\\n'
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from cas.display import echoed
+from cas.errors import MemoryNotGranted, NotFound, StoreNotFound, UsageError
+from cas.locate import LocatedPack, PackFiles, load_pack, manifest_dir, pack_entry, usable_pack_name
+from cas.report import named_report
+from cas.store import Store, find_store
+from cas.visibility import SOURCE_PREFIX, granted_pack
+
+if TYPE_CHECKING:
+    from datetime import date
+
+    from cas import manifest as mf
+    from cas.events import ProgressSink
+    from cas.reader import BlobReader
+    from cas.textindex import TextIndex
+    from cas.verify import VerifyReport
+    from memory.manager import MemoryManager
+    from memory.search import Hit as MemoryHit
+    from packer.load import LoadResult
+    from packer.packview import Views
+    from packer.results import PackReport
+    from packer.search import Attached, Hit
+
+__all__ = ["PackInfo", "Project"]
+
+Notes = Callable[[str], None]
+
+
+class PackInfo(NamedTuple):
+    """One pack a project serves (`Project.packs`). A named tuple, not a dataclass: a fresh
+    ``cas search`` imports this module, and `dataclasses` would cost it 30 ms of imports."""
+
+    name: str
+    kind: str
+    digest: str  # a memory itself (``memory/SCOPE``): its newest state's
+    files: int
+    tiers: dict[str, int]  # high, medium, low: how many files each
+    budget: dict[str, int]  # target, max
+    query: str | None  # a load's question
+
+
+named_report(PackInfo)
+
+
+class Project:
+    """The project at ``root`` with ``store`` open; ``scopes``: the memories it may use (the
+    first is the memory tools' default). Close it, or use it in a ``with``, to close the
+    search index and a store it opened."""
+
+    def __init__(
+        self,
+        root: Path,
+        store: Store,
+        *,
+        scopes: Sequence[str] = (),
+        granted_only: bool = False,
+        notes: Notes | None = None,
+        own_store: bool = False,
+    ) -> None:
+        if scopes:
+            from memory.scopes import check_scope  # only then: a plain search never loads it
+
+            scopes = [check_scope(s) for s in scopes]
+        self.root = root
+        self.store = store
+        self.scopes = tuple(dict.fromkeys(scopes))
+        self.granted_only = granted_only
+        self.notes = notes
+        self.files = PackFiles()
+        self._own_store = own_store
+        self._views: Views | None = None
+        self._index: TextIndex | None = None
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str] = ".",
+        *,
+        store: str | os.PathLike[str] | None = None,
+        create: bool = False,
+        readonly: bool = False,
+        scopes: Sequence[str] = (),
+        granted_only: bool = False,
+        notes: Notes | None = None,
+    ) -> Project:
+        """The project at or above ``path`` (the nearest folder holding cas.toml, a
+        pyproject.toml with [tool.cas], or .git) with its store: ``store``, else ``CAS_STORE``,
+        else the nearest ``.cas`` upward; with ``create``, made at the project's root when
+        there is none (`StoreNotFound` otherwise)."""
+        from packer.project import find_project_root
+
+        root = find_project_root(Path(path))
+        if store is not None:
+            opened = Store.at(Path(store).absolute(), readonly=readonly)
+        else:
+            try:
+                opened = Store.at(find_store(root), readonly=readonly)
+            except StoreNotFound:
+                if not create:
+                    raise
+                opened = Store.create(root / ".cas", exist_ok=True)
+        return cls(
+            root, opened, scopes=scopes, granted_only=granted_only, notes=notes, own_store=True
+        )
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+        if self._own_store:
+            self.store.close()
+
+    def __enter__(self) -> Project:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Project({str(self.root)!r}, store={str(self.store.path)!r})"
+
+    @property
+    def manifests(self) -> Path:
+        """The folder of the project's packs."""
+        return manifest_dir(self.root)
+
+    # --- what a session keeps ---------------------------------------------------------------
+
+    def index(self) -> TextIndex:
+        """The store's search index, open for the project's life and loaded again when its
+        segments changed (a pack indexed more, another process merged)."""
+        from cas.textindex import TextIndex
+
+        if self._index is None:
+            self._index = TextIndex.open(self.store.path, note=self.notes)
+            assert self._index is not None  # open creates one
+        else:
+            self._index.refresh()
+        return self._index
+
+    def views(self) -> Views:
+        if self._views is None:
+            from packer.packview import Views
+
+            self._views = Views(self.store, self.files)
+        return self._views
+
+    def memories(self) -> list[Attached]:
+        """The memories of ``scopes`` as they stand now, drawn on beside the packs."""
+        if not self.scopes:
+            return []
+        from memory.search import attached
+
+        return attached(self.store, self.scopes)
+
+    # --- packs --------------------------------------------------------------------------------
+
+    def pack(
+        self,
+        scopes: Sequence[str] = (),
+        *,
+        targets: Sequence[str] = (),
+        baseline: str | None = None,
+        allow_secrets: Sequence[str] = (),
+        check: bool = False,
+        explain: str | None = None,
+        now: date | None = None,
+        progress: ProgressSink | None = None,
+    ) -> PackReport:
+        """Build the project's packs (`packer.packing.pack_project`)."""
+        from packer.config import load_config
+        from packer.packing import pack_project
+
+        return pack_project(
+            self.root, self.store, load_config(self.root), scopes=scopes, targets=targets,
+            baseline=baseline, allow_secrets=allow_secrets, check=check, explain=explain,
+            now=now, progress=progress, notes=self.notes,
+        )  # fmt: skip
+
+    def locate(self, pack: str) -> LocatedPack:
+        """The pack ``pack`` names: a name of the project's, a digest, or (unless
+        ``granted_only``) a manifest file. With ``granted_only``, a pack carrying a memory the
+        project may not use is `NotFound`, as one that does not exist."""
+        if not self.granted_only:
+            return load_pack(pack, self.manifests, self.store, self.files)
+        from memory.redaction import redacted
+
+        if not pack.startswith("blake3:") and not usable_pack_name(pack):
+            raise UsageError(
+                f"pack {echoed(redacted(pack))}: give a pack name such as 'repo.claude' "
+                "(list_packs), not a path"
+            )
+        try:
+            return granted_pack(pack, self.manifests, self.store, self.scopes, self.files)
+        except (NotFound, MemoryNotGranted):
+            raise self._missing(pack) from None
+
+    def _missing(self, pack: str) -> NotFound:
+        """One answer for a pack that is not there and one the grant hides: they look the same."""
+        from memory.redaction import redacted
+
+        return NotFound("pack", redacted(pack), "list_packs names the packs this server serves")
+
+    def manifest(self, pack: str) -> tuple[str, mf.Manifest, LocatedPack | None]:
+        """(name, manifest, the pack file found or None) for a pack, or a memory of ``scopes``
+        (``memory/SCOPE``: its newest state, which is no file)."""
+        if pack.startswith(SOURCE_PREFIX):
+            for memory in self.memories():
+                if memory.name == pack:
+                    return pack, memory.manifest, None
+            raise self._missing(pack)
+        found = self.locate(pack)
+        return found.name, found.manifest, found
+
+    def packs(self) -> list[PackInfo]:
+        """Every pack the project serves where the memories of ``scopes`` were asked for, by
+        name, then each of those memories as the pack ``memory/SCOPE``."""
+        from packer.search import visible_packs
+
+        found = visible_packs(
+            self.root, self.store, self.scopes, memory_packs=True, files=self.files
+        )
+        named = [(p.name, p.manifest, str(p.digest)) for p in found]
+        named += [(a.name, a.manifest, str(a.digest)) for a in self.memories()]
+        out = []
+        for name, m, digest in named:
+            tiers = {t: sum(1 for e in m.entries if e.tier == t) for t in ("high", "medium", "low")}
+            out.append(
+                PackInfo(
+                    name=name,
+                    kind=m.kind,
+                    digest=digest,
+                    files=len(m.entries),
+                    tiers=tiers,
+                    budget={"target": m.budget_target, "max": m.budget_max},
+                    query=m.query,
+                )
+            )
+        return out
+
+    def render(self, pack: str, mode: str = "lite", fmt: str = "markdown") -> str:
+        """A pack rendered for reading: ``lite`` (what fits its budget, the project's map
+        first) or ``full``; ``fmt`` markdown, xml or plain."""
+        from packer.projectmap import known_map
+        from packer.render import FORMATS, render_full, render_lite
+
+        if mode not in ("lite", "full"):
+            raise UsageError(f"mode {echoed(mode)}: use 'lite' or 'full'")
+        if fmt not in FORMATS:
+            raise UsageError(f"format {echoed(fmt)}: use one of {', '.join(FORMATS)}")
+        _name, m, found = self.manifest(pack)
+        fetch = self._text
+        if mode == "full":
+            return render_full(m, fetch, fmt)
+        folders = known_map(self.store, m, found.digest) if found is not None else None
+        return render_lite(m, fetch, fmt, folders)
+
+    def render_split(self, pack: str, fmt: str = "markdown") -> dict[str, str]:
+        """A pack rendered as files (an index and one part per file), by file name."""
+        from packer.render import render_split
+
+        return render_split(self.manifest(pack)[1], self._text, fmt)
+
+    def _text(self, digest: object) -> str:
+        from packer.scan import decode_text
+
+        return decode_text(self.store.get(digest))  # type: ignore[arg-type]
+
+    def open_file(self, pack: str, path: str, *, summary: bool = False) -> BlobReader:
+        """A reader of one file of a pack by its path (re-hashed as it is read); with
+        ``summary``, of the summary the pack shows."""
+        name, m, _found = self.manifest(pack)
+        # The hint names the pack as the caller did (`cas show repo`), not by its file's path.
+        digest = pack_entry(m, pack if not self.granted_only else name, path, summary=summary)
+        reader = self.store.open(digest)
+        self._used(m, [path])
+        return reader
+
+    def read_text(
+        self, pack: str, path: str, *, first: int | None = None, last: int | None = None
+    ) -> str:
+        """One file of a pack as text, whole or lines ``first`` to ``last`` (from 1, both
+        included; a ``last`` past the end reads to the end)."""
+        from packer.scan import decode_text
+
+        name, m, _found = self.manifest(pack)
+        text = decode_text(self.store.get(pack_entry(m, name, path)))
+        if first is not None or last is not None:
+            text = line_range(text, path, first, last)
+        self._used(m, [path])
+        return text
+
+    # --- search and load ----------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        packs: Sequence[str] | None = None,
+        paths: Sequence[str] = (),
+        k: int = 10,
+        progress: ProgressSink | None = None,
+    ) -> list[Hit]:
+        """The best ``k`` files of the packs (all those the project serves, or ``packs``) and of
+        the memories of ``scopes`` for ``query``, each with its matching lines."""
+        from packer.search import search
+
+        memories = self.memories()
+        if packs is not None and self.granted_only:
+            chosen = [self.manifest(p)[0] for p in packs]
+            memories = [m for m in memories if m.name in chosen]
+            packs = [p for p in chosen if not p.startswith(SOURCE_PREFIX)]
+        hits = search(
+            self.store, self.index(), self.root, query, packs=packs, k=k, path_glob=paths,
+            progress=progress, scopes=self.scopes, attached=memories, views=self.views(),
+        )  # fmt: skip
+        self._used(None, [h.path for h in hits])
+        return hits
+
+    def load(
+        self,
+        query: str,
+        *,
+        budget: int | None = None,
+        name: str = "load",
+        write: bool = False,
+        progress: ProgressSink | None = None,
+    ) -> LoadResult:
+        """The packs fitted to one question within ``budget`` tokens (default: the project's
+        [load] budget); with ``write``, its manifest goes to ``manifests/NAME.pack`` and its
+        summaries to the store, as ``cas load`` does."""
+        from packer.config import Budget, load_config
+        from packer.load import Loader, store_result
+
+        if budget is not None and budget < 1:
+            raise UsageError(f"budget must be a positive number of tokens, not {budget}")
+        config = load_config(self.root)
+        loader = Loader(
+            self.root, self.store, self.index(), config.load, config.tokenizer,
+            progress=progress, scopes=self.scopes, attached=self.memories(),
+        )  # fmt: skip
+        limit = Budget(budget, budget) if budget is not None else None
+        result = loader.load(query, limit, name=name)
+        if write:
+            from cas.fsutil import atomic_write
+            from cas.locate import pack_path
+            from cas.roots import prepare_manifest_dir
+
+            path = pack_path(self.manifests, name)
+            store_result(self.store, result)
+            prepare_manifest_dir(self.store, path.parent)
+            atomic_write(path, result.data)
+        shown = [e.path for e in result.manifest.entries if e.tier in ("high", "medium")]
+        self._used(None, shown)
+        return result
+
+    def verify(
+        self,
+        targets: Sequence[str] = (),
+        *,
+        all_blobs: bool = False,
+        record: bool = True,
+        progress: ProgressSink | None = None,
+    ) -> VerifyReport:
+        """Check the project's packs (or ``targets``) as ``cas verify`` does."""
+        from cas.verify import verify
+
+        return verify(
+            self.store, targets, all_blobs=all_blobs, project_dir=self.manifests,
+            record=record, progress=progress,
+        )  # fmt: skip
+
+    # --- memory -------------------------------------------------------------------------------
+
+    def memory(self, scope: str | None = None) -> MemoryManager:
+        """The memory of ``scope`` (default: the first of ``scopes``), in this project's store.
+        With ``granted_only``, only the scopes the project was opened with."""
+        from memory.manager import MemoryManager
+
+        if scope is None:
+            if not self.scopes:
+                raise UsageError("no memory: name a scope ('global', 'user:ID', 'session:ID')")
+            scope = self.scopes[0]
+        return MemoryManager(self.store, self._granted(scope))
+
+    def fact(self, scope: str, key: str) -> str | None:
+        """The value of fact ``key`` of the memory ``scope`` (None: deleted; `NotFound` when
+        it was never set); a value shown counts a use (`memory.usage`) in an agent's session."""
+        from memory.ops import get_fact
+        from memory.usage import FACT, used
+
+        value = get_fact(self.store, self._granted(scope), key).value
+        if value is not None and self.granted_only:
+            used(self.store, scope, [FACT + key], _today())
+        return value
+
+    def recall(self, scope: str, query: str, k: int = 10) -> list[MemoryHit]:
+        """The files of the memory ``scope`` that best answer ``query``; each one shown counts
+        a use in an agent's session."""
+        from memory.search import search
+        from memory.usage import used_paths
+
+        found = search(self.store, self.index(), self._granted(scope), query, k=k)
+        if self.granted_only:
+            used_paths(self.store, scope, [h.path for h in found], _today())
+        return found
+
+    def _granted(self, scope: str) -> str:
+        from memory.scopes import check_scope
+
+        scope = check_scope(scope)
+        if self.granted_only and scope not in self.scopes:
+            raise UsageError(
+                f"scope {echoed(scope)} is not one this server may use ({', '.join(self.scopes)})"
+            )
+        return scope
+
+    def _used(self, m: mf.Manifest | None, paths: list[str]) -> None:
+        """Count the uses of the memories' entities among ``paths`` shown from the pack ``m``
+        (`memory.usage`): a memory's own files, a memory pack's, or files under
+        ``memory/SCOPE/`` in a memory itself, a load or a search. Only for a project opened
+        with ``granted_only`` (an agent's session): reading as the owner counts nothing."""
+        if not self.scopes or not self.granted_only:
+            return
+        from cas.visibility import carried, is_memory_pack
+        from memory.usage import used_paths, used_shown
+
+        today = _today()
+        if m is not None and is_memory_pack(m):
+            scopes = carried(m, self.store)
+            if len(scopes) == 1 and (scope := next(iter(scopes))) in self.scopes:
+                used_paths(self.store, scope, paths, today)
+            return
+        used_shown(self.store, self.scopes, paths, today)
+
+
+def _today() -> str:
+    import datetime as dt
+
+    return dt.date.today().isoformat()
+
+
+def line_range(text: str, path: str, first: int | None, last: int | None) -> str:
+    """Lines ``first`` to ``last`` of ``text``, counted from 1, both included (``first``
+    defaults to 1, ``last`` to the last line, and a ``last`` past the end reads to the end).
+    A line number below 1, a ``first`` past the end or a ``last`` before ``first``: one line
+    saying the range there is."""
+    lines = text.splitlines(keepends=True)
+    n = len(lines)
+    where = echoed(path, quoted=False)
+    if n == 0:
+        raise UsageError(f"{where} is empty: it has no lines; read it without first and last")
+    valid = f"{where} has lines 1 to {n}; give first and last in that range, first <= last"
+    for arg, value in (("first", first), ("last", last)):
+        if value is not None and value < 1:
+            raise UsageError(f"{arg}={value}: lines count from 1: {valid}")
+    a = 1 if first is None else first
+    b = n if last is None else min(last, n)
+    if a > n:
+        raise UsageError(f"first={a} is past the end: {valid}")
+    if last is not None and last < a:
+        raise UsageError(f"last={last} is before first={a}: {valid}")
+    return "".join(lines[a - 1 : b])

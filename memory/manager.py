@@ -1,0 +1,268 @@
+"""The memory's Python API: one scope's memory, kept in a project's store, as the ``cas mem``
+commands and the MCP memory tools keep it.
+
+`MemoryManager` holds facts with their history, the daily logs, the curated memory
+(``MEMORY.md``), searches them and says how much it holds; every write is a new state of the
+scope's memory (`memory.state`), with secrets cut out first (`memory.entries`). `MemoryScope`
+names the scope: ``global``, ``user:ID`` or ``session:ID``; no call reads or writes another.
+
+    >>> from memory import MemoryManager, MemoryScope
+    >>> with MemoryManager(project, MemoryScope.user("ana")) as mem:
+    ...     mem.set_fact("deploy.region", "eu-west-1", date="2026-11-02").value
+    ...     mem.set_fact("deploy.region", "us-east-2", date="2026-11-20").value
+    ...     mem.get_fact("deploy.region")
+    ...     mem.get_fact_history("deploy.region")
+    ...     mem.remember("The login page test fails now and then on CI.", date="2026-11-20").path
+    ...     [hit.path for hit in mem.search("login test")]
+    ...     mem.get_stats().facts
+    'eu-west-1'
+    'us-east-2'
+    'us-east-2'
+    [('2026-11-20', 'us-east-2'), ('2026-11-02', 'eu-west-1')]
+    'logs/2026-11-20.md'
+    ['logs/2026-11-20.md']
+    1
+
+Dates are the caller's (``date=``, ``YYYY-MM-DD``), today's by default. Errors are the command
+line's, each a `cas.errors.CasError`: `UsageError` for a bad scope, key or date, `NotFound` for
+a fact never set, `SecretInName` for a key holding a secret.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cas.errors import NotFound
+from cas.store import Store
+from memory import entries, ops
+from memory.scopes import GLOBAL, check_scope
+from memory.state import CURATED, JOURNAL, head, history, read_file
+
+if TYPE_CHECKING:
+    from cas.digest import Digest
+    from cas.textindex import TextIndex
+    from memory.search import Hit
+
+__all__ = ["MemoryManager", "MemoryScope", "MemoryStats"]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryScope:
+    """The namespace a memory is kept in: ``global``, ``user:ID`` or ``session:ID`` (ID: 1 to
+    64 letters, digits and ``._@-``, not ending with a dot). Checked when made: a scope that is
+    not one is a `UsageError`, one holding a secret a `SecretInName`.
+
+        >>> MemoryScope.session("42").name
+        'session:42'
+        >>> MemoryScope("team:x")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        cas.errors.UsageError: scope 'team:x' is not one: use 'global', 'user:ID' or ...
+    """
+
+    name: str
+
+    def __post_init__(self) -> None:
+        check_scope(self.name)
+
+    @classmethod
+    def global_(cls) -> MemoryScope:
+        return cls(GLOBAL)
+
+    @classmethod
+    def user(cls, ident: str) -> MemoryScope:
+        return cls(f"user:{ident}")
+
+    @classmethod
+    def session(cls, ident: str) -> MemoryScope:
+        return cls(f"session:{ident}")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryStats:
+    """What a scope's memory holds now (`MemoryManager.get_stats`)."""
+
+    scope: str
+    facts: int  # facts holding a value
+    deleted_facts: int  # facts deleted (their history stays)
+    logs: int  # days with a daily log
+    entries: int  # entries over all daily logs
+    curated: int  # items of MEMORY.md
+    files: int
+    bytes: int  # of every file of the memory
+    states: int  # states since the first (each write makes one)
+    state: str | None  # the newest state's digest (None: nothing written yet)
+    first_log: str | None  # the earliest and latest days with a log
+    last_log: str | None
+
+
+def _today() -> str:
+    return datetime.date.today().isoformat()
+
+
+class MemoryManager:
+    """One scope's memory in a store. ``where``: an open `cas.store.Store`, a store folder, or
+    a project folder (its store found as the command line finds it: ``CAS_STORE``, or the
+    nearest ``.cas`` upward; made at that folder when ``create`` and there is none). Close it
+    (or use it in a ``with``) to close a store it opened. A store is opened once per process:
+    for a second scope of the same project, use `for_scope`."""
+
+    def __init__(
+        self,
+        where: Store | str | os.PathLike[str] = ".",
+        scope: MemoryScope | str = GLOBAL,
+        *,
+        create: bool = True,
+    ) -> None:
+        self.scope = scope.name if isinstance(scope, MemoryScope) else check_scope(scope)
+        self._ours = not isinstance(where, Store)
+        self.store = where if isinstance(where, Store) else _open(Path(where), create=create)
+        self._index: TextIndex | None = None
+
+    def for_scope(self, scope: MemoryScope | str) -> MemoryManager:
+        """Another scope's memory in the same store (a store is opened once per process: two
+        managers of one project share it this way). Closing it leaves the store open."""
+        return MemoryManager(self.store, scope)
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+        if self._ours:
+            self.store.close()
+
+    def __enter__(self) -> MemoryManager:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"MemoryManager({str(self.store.path)!r}, {self.scope!r})"
+
+    # --- facts ----------------------------------------------------------------------------------
+
+    def set_fact(self, key: str, value: str, *, date: str | None = None) -> entries.Fact:
+        """Set fact ``key`` to ``value`` (one line, secrets cut out); its history keeps every
+        value it had. Returns the fact as stored."""
+        return ops.put_fact(self.store, self.scope, key, value, date=_day(date))
+
+    def delete_fact(self, key: str, *, date: str | None = None) -> entries.Fact:
+        """Delete fact ``key`` (`NotFound` when it holds no value); its history stays."""
+        return ops.put_fact(self.store, self.scope, key, None, date=_day(date))
+
+    def get_fact(self, key: str, default: str | None = None) -> str | None:
+        """The value of fact ``key``; ``default`` when it was never set or was deleted."""
+        try:
+            fact = ops.get_fact(self.store, self.scope, key)
+        except NotFound:
+            return default
+        return fact.value if fact.value is not None else default
+
+    def get_fact_history(self, key: str) -> list[tuple[str, str]]:
+        """Every value fact ``key`` had, newest first, as (date, value); a deletion reads
+        ``(deleted)``. `NotFound` when it was never set."""
+        return list(ops.get_fact(self.store, self.scope, key).history)
+
+    def facts(self) -> dict[str, str]:
+        """Every fact holding a value, by key."""
+        return {f.key: f.value for f in ops.facts(self.store, self.scope) if f.value is not None}
+
+    # --- daily logs and the curated memory --------------------------------------------------
+
+    def remember(self, text: str, *, date: str | None = None) -> ops.Remembered:
+        """Add ``text`` (secrets cut out) to the daily log of ``date``."""
+        return ops.remember(self.store, self.scope, text, date=_day(date))
+
+    def curate(self, text: str, *, date: str | None = None) -> Digest:
+        """Add ``text`` (secrets cut out) to the curated memory, ``MEMORY.md``; the new state."""
+        return ops.curate(self.store, self.scope, text, date=_day(date))
+
+    def log(self, date: str | None = None) -> list[str]:
+        """The entries of the daily log of ``date`` (today by default), oldest first."""
+        data = read_file(self.store, head(self.store, self.scope), entries.log_path(_day(date)))
+        return entries.entries(data) if data is not None else []
+
+    def log_days(self) -> list[str]:
+        """The days that have a daily log, oldest first."""
+        days = (entries.date_of(p) for p in head(self.store, self.scope).files)
+        return sorted(d for d in days if d is not None)
+
+    def curated(self) -> str:
+        """The curated memory, ``MEMORY.md`` ("" when there is none)."""
+        data = read_file(self.store, head(self.store, self.scope), CURATED)
+        return data.decode("utf-8", "replace") if data is not None else ""
+
+    # --- reading it all -----------------------------------------------------------------------
+
+    def search(self, query: str, *, k: int = 10) -> list[Hit]:
+        """The best ``k`` files of this memory for ``query`` (logs, facts, the curated memory),
+        each with its matching lines, as ``cas mem search`` finds them."""
+        from memory.search import search
+
+        return search(self.store, self._text_index(), self.scope, query, k=k)
+
+    def get_stats(self) -> MemoryStats:
+        """How much this memory holds now."""
+        state = head(self.store, self.scope)
+        files = state.files
+        sizes = {e.path: e.size for e in state.manifest.entries} if state.manifest else {}
+        days = sorted(d for d in (entries.date_of(p) for p in files) if d is not None)
+        facts = [p for p in files if p.startswith(entries.FACTS) and p.endswith(".md")]
+        held = {f.key for f in ops.facts(self.store, self.scope)} if facts else set()
+        count = 0
+        for day in days:
+            data = read_file(self.store, state, entries.log_path(day))
+            count += len(entries.entries(data)) if data is not None else 0
+        curated = read_file(self.store, state, CURATED) or b""
+        items = sum(1 for line in curated.split(b"\n") if line.startswith(b"- "))
+        return MemoryStats(
+            scope=self.scope,
+            facts=len(held),
+            deleted_facts=len(facts) - len(held),
+            logs=len(days),
+            entries=count,
+            curated=items,
+            files=len([p for p in files if p != JOURNAL]),
+            bytes=sum(size for p, size in sizes.items() if p != JOURNAL),
+            states=sum(1 for _ in history(self.store, self.scope)),
+            state=str(state.digest) if state.digest is not None else None,
+            first_log=days[0] if days else None,
+            last_log=days[-1] if days else None,
+        )
+
+    def _text_index(self) -> TextIndex:
+        from cas.textindex import TextIndex
+
+        if self._index is None:
+            self._index = TextIndex.open(self.store.path)
+            assert self._index is not None  # open creates one
+        else:
+            self._index.refresh()
+        return self._index
+
+
+def _day(date: str | None) -> str:
+    return entries.check_date(date) if date is not None else _today()
+
+
+def _open(where: Path, *, create: bool) -> Store:
+    """The store at ``where`` (a store folder), or the project's at or above it."""
+    from cas.errors import StoreNotFound
+    from cas.store import find_store
+
+    if (where / "data.mdb").is_file():
+        return Store.at(where.absolute())
+    try:
+        return Store.at(find_store(where))
+    except StoreNotFound:
+        if not create:
+            raise
+    return Store.create(where.absolute() / ".cas", exist_ok=True)

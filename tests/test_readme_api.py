@@ -1,0 +1,45 @@
+"""The README's Python API example runs as written, in a new project, in a new process."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT, cas_env
+
+
+def _api_example() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Python API\n") :]
+    blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    assert blocks and "make_pack" in blocks[0] and "MemoryManager" in blocks[0]
+    return str(blocks[0])
+
+
+def test_the_readme_python_api_example_runs_as_written(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "src" / "shop").mkdir(parents=True)
+    (project / "src" / "shop" / "__init__.py").write_text(
+        '"""A shop."""\n\n\ndef checkout(cart: list[int]) -> int:\n    return sum(cart)\n'
+    )
+    (project / "docs").mkdir()
+    (project / "docs" / "usage.md").write_text("# Usage\n\nCall `checkout(cart)`.\n")
+    (project / "README.md").write_text("# Shop\n\nSee docs/usage.md.\n")
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    proc = subprocess.run(
+        [sys.executable, "-P", "-c", _api_example()],
+        cwd=project, env=cas_env(), capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert re.fullmatch(r"repo\.pack blake3:[0-9a-f]{64} \d+ tokens", lines[0]), lines
+    assert lines[1] == "us-east-2"
+    assert re.fullmatch(
+        r"\[\('(\d{4}-\d\d-\d\d)', 'us-east-2'\), \('\1', 'eu-west-1'\)\]", lines[2]
+    ), lines[2]
+    assert lines[3].startswith("logs/") and "login page test" in lines[3]
+    assert lines[4].startswith("MemoryStats(scope='user:ana', facts=1,")
+    assert sorted(p.name for p in (project / "manifests").iterdir()) == ["docs.pack", "repo.pack"]
+    assert proc.stderr == ""
