@@ -2,13 +2,13 @@
 
 Importing the commands takes a tenth of a second or more; a Ctrl-C meanwhile would print a
 KeyboardInterrupt traceback. SIGINT is blocked first (this module imports nothing heavy, and
-``cas/__init__`` loads its names lazily), and `cas.cli.guard.guarded` unblocks it once it is
+``cas/__init__`` loads its names lazily), and `casapp.cli.guard.guarded` unblocks it once it is
 inside the handler that turns it into one line and exit 130. A plain ``cas search`` is read by
-`cas.cli.quick`, without importing click; any other command line by click (`cas.cli.main`).
+`casapp.cli.quick`, without importing click; any other command line by click (`casapp.cli.main`).
 
 The cyclic garbage collector is off while the command's modules load (they make many objects
 that live as long as the process, and each collection would go through all of them again: a
-third of a short command's start-up); `cas.cli.guard.modules_loaded` freezes what they made and
+third of a short command's start-up); `casapp.cli.guard.modules_loaded` freezes what they made and
 turns it back on before the command runs.
 
 Once the command is done, the process leaves at once (`os._exit`, after flushing its output):
@@ -30,11 +30,11 @@ def run() -> None:
     gc.disable()
     import sys
 
-    from cas.cli.quick import parsed
+    from casapp.cli.quick import parsed
 
     command = parsed(sys.argv[1:])
     if command is None:
-        from cas.cli import main
+        from casapp.cli import main
 
         command = main
     try:

@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import BrokenExecutor, Future
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Final
+from typing import IO, TYPE_CHECKING, Any, Final, Protocol
 
 from cas import frame, procpool
 from cas.digest import Digest, hasher
@@ -20,7 +20,52 @@ from cas.puts import BlobPut, ChunkPut, IndexPut, Put, Written
 from cas.threads import Threads
 
 if TYPE_CHECKING:
-    from cas.store import Store, WorkerView
+    from pathlib import Path
+
+    from cas.procpool import Opener
+
+# A batch is made by the store it writes to (`cas.store.Store.batch`), and that store is all it
+# needs of `cas.store`: described here, so that neither module depends on the other for its types.
+
+
+class Target(Protocol):
+    """The store a batch writes to (`cas.store.Store`), as the batch and its callers use it."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def chunk_size(self) -> int: ...
+
+    def has(self, digest: Digest) -> bool: ...
+
+    def has_many(self, digests: Iterable[Digest]) -> set[Digest]: ...
+
+    def chunk_stored_size(self, digest: Digest) -> int | None: ...
+
+    # Opens the store's own worker view (`cas.store.WorkerView`): what a task needs of it is
+    # the task's to say (a batch's is `View`, a pack's ingest wants the whole store).
+    def worker_opener(self, *, level: int, extra: Any = None) -> Opener[Any]: ...
+
+    def commit_puts(
+        self, puts: list[Put], *, level: int, mine: Written, expected_bytes: int = 0
+    ) -> tuple[int, int, Written]: ...
+
+    def undo(self, written: Written) -> None: ...
+
+
+class View(Protocol):
+    """What a task sees in a worker process (`cas.store.WorkerView`), as `_put_task` uses it."""
+
+    @property
+    def store(self) -> Target: ...
+
+    @property
+    def batch(self) -> Batch: ...
+
+    @property
+    def extra(self) -> Any: ...
+
 
 # A batch commits once its pending frames reach this size: large enough that 20,000 small files
 # are a handful of commits, small enough to bound memory whatever is being ingested.
@@ -109,7 +154,7 @@ class Batch:
     commits stored (the chunks of a large blob go in bounded sub-batches) is deleted again,
     unless another writer has used it since."""
 
-    def __init__(self, store: Store, *, level: int, workers: int | None) -> None:
+    def __init__(self, store: Target, *, level: int, workers: int | None) -> None:
         self._store = store
         self._level = level
         self._ops: list[Put] = []
@@ -122,7 +167,7 @@ class Batch:
         self._written = Written()
 
     @property
-    def store(self) -> Store:
+    def store(self) -> Target:
         return self._store
 
     @property
@@ -423,7 +468,7 @@ class Batch:
 
 
 def _put_task(
-    view: WorkerView, path: str | os.PathLike[str]
+    view: View, path: str | os.PathLike[str]
 ) -> tuple[Digest, BlobPut] | int | tuple[str, str]:
     """A worker process's part of `Batch.put_files`: read, hash, frame and check one file."""
     try:

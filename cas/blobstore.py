@@ -48,7 +48,7 @@ its class:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
+from typing import Final, Protocol, runtime_checkable
 
 from cas import frame
 from cas.digest import Digest
@@ -223,13 +223,3 @@ def copy_frames(source: BlobStore, dest: BlobStore, digests: Iterable[Digest]) -
                 raise CorruptBlob(str(digest), f"chunk {chunk} is missing from the store")
             chunks[chunk] = piece
     return dest.put_frames(blobs, chunks=sorted(chunks.items()))
-
-
-if TYPE_CHECKING:
-    # mypy holds each implementation to the contract here.
-    from cas.memstore import MemoryStore
-    from cas.remote.blobs import RemoteBlobStore
-    from cas.store import Store
-
-    def _implementations(a: Store, b: MemoryStore, c: RemoteBlobStore) -> list[BlobStore]:
-        return [a, b, c]

@@ -6,7 +6,7 @@ own name (`Manifest.name`: ``scope`` or ``scope.target``), usable as a file name
 
 **The anchor is the project, never the store.** ``<project>`` is the project a command runs in:
 the CLI finds it from the working directory (the nearest folder at or above it holding
-``cas.toml``, a ``pyproject.toml`` with ``[tool.cas]``, or ``.git``; `cas.cli._common`) and
+``cas.toml``, a ``pyproject.toml`` with ``[tool.cas]``, or ``.git``; `casapp.cli._common`) and
 hands its `manifest_dir` to the library. Where the store is (``.cas`` found above, ``--store``,
 ``CAS_STORE``) never moves a project's packs: ``cas pack`` and ``cas load`` write there,
 ``show``, ``render``, ``cat``, ``diff``, ``pin`` and ``verify`` look a pack name up there, ``cas

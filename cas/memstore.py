@@ -16,6 +16,7 @@ from cas import frame
 from cas.blobstore import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_LEVEL,
+    BlobStore,
     Frames,
     check_frame,
     chunk_content,
@@ -139,3 +140,8 @@ class MemoryStore:
 
     def flush(self) -> None:
         """Nothing to do: a put is in the store when it returns."""
+
+
+def _keeps_the_contract(store: MemoryStore) -> BlobStore:
+    """mypy holds `MemoryStore` to the blob-store contract here (`cas.blobstore.BlobStore`)."""
+    return store

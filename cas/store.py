@@ -61,7 +61,7 @@ from cas.fsutil import fsync_dir
 from cas.reader import READ_AHEAD, BlobReader
 from cas.records import Meta, Txn, meta_of, now_ns
 from cas.residency import RELEASE_EVERY, MapReleaser
-from cas.store_tables import ADDED, KEY_SIZES, KV_TABLES, NAMES, TOTAL_KEYS, Tables, usage_of
+from cas.store_tables import ADDED, KEY_SIZES, KV_TABLES, NAMES, TOTAL_KEYS, Tables
 
 if TYPE_CHECKING:
     from cas.batch import Batch  # imported by `Store.batch`: a reader never loads the writer
@@ -1378,22 +1378,21 @@ class Store:
         wanted = [key for key in keys if len(key) <= self.max_key_size]
         return self._change(lambda t: t.kv_delete(table, wanted))
 
-    # --- usage: names used, when last and how often (the memory's access tracking) ----------
-
-    def use(self, keys: Iterable[bytes], day: str) -> None:
-        """Count one use of each of ``keys`` on ``day`` (``YYYY-MM-DD``), in one transaction:
-        concurrent users never lose a count. A key too long to keep is refused (`KeyTooLong`)."""
+    def kv_update(
+        self, table: KvTable, keys: Iterable[bytes], update: Callable[[bytes | None], bytes]
+    ) -> None:
+        """Set each of ``keys`` to ``update(its value now, or None)``, all in one write
+        transaction: concurrent writers never lose an update (a count goes up by each). A key
+        too long to keep is refused (`KeyTooLong`). ``update`` may run again if the
+        transaction is retried: it computes, it never acts."""
+        _check_kv(table)
         pending = list(dict.fromkeys(keys))
         for key in pending:
             if len(key) > self.max_key_size:
-                raise KeyTooLong("usage", len(key), self.max_key_size)
+                raise KeyTooLong(table, len(key), self.max_key_size)
         if pending:
-            size = sum(len(k) + 24 for k in pending)
-            self._change(lambda t: t.use(pending, day), expected_bytes=size)
-
-    def usage(self, prefix: bytes = b"") -> list[tuple[bytes, str, int]]:
-        """Every name under ``prefix`` with the last day it was used and how often, by key."""
-        return [(key, *usage_of(raw)) for key, raw in self.kv_items("usage", prefix)]
+            size = sum(len(k) + 64 for k in pending)
+            self._change(lambda t: t.kv_update(table, pending, update), expected_bytes=size)
 
 
 def _check_kv(table: str) -> None:
@@ -1450,3 +1449,8 @@ class Update:
     def sweep_chunks(self, older_than_ns: int, *, dry_run: bool = False) -> tuple[int, int]:
         """`Store.sweep_chunks` inside this transaction."""
         return self._tables.sweep_chunks(older_than_ns, dry_run=dry_run)
+
+
+def _keeps_the_contract(store: Store) -> blobstore.BlobStore:
+    """mypy holds `Store` to the blob-store contract here (`cas.blobstore.BlobStore`)."""
+    return store

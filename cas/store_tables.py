@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -712,31 +712,9 @@ class Tables:
         db = self._dbs[table]
         return sum(1 for key in keys if self._txn.delete(key, db=db))
 
-    # --- usage: when a name was last used and how often ---------------------------------------
-
-    def use(self, keys: Iterable[bytes], day: str) -> None:
-        """Count one use of each of ``keys`` on ``day`` (``YYYY-MM-DD``); the last use is the
-        latest day counted, whatever order the uses come in."""
-        db = self._dbs["usage"]
+    def kv_update(
+        self, table: str, keys: Iterable[bytes], update: Callable[[bytes | None], bytes]
+    ) -> None:
+        db = self._dbs[table]
         for key in keys:
-            raw = self._txn.get(key, db=db)
-            last, count = usage_of(raw) if raw is not None else ("", 0)
-            record = [max(last, day), count + 1]
-            self._txn.put(key, msgpack.packb(record), db=db)
-
-
-def usage_of(raw: bytes) -> tuple[str, int]:
-    """A usage record: (last day used, times used); a damaged one counts as never used."""
-    try:
-        loaded = msgpack.unpackb(raw)
-    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
-        return "", 0
-    if (
-        isinstance(loaded, list)
-        and len(loaded) == 2
-        and isinstance(loaded[0], str)
-        and isinstance(loaded[1], int)
-        and loaded[1] >= 0
-    ):
-        return loaded[0], loaded[1]
-    return "", 0
+            self._txn.put(key, update(self._txn.get(key, db=db)), db=db)

@@ -1,5 +1,5 @@
 """The services every surface calls: a project and its store, and what can be done with them
-(`casapp.project.Project`). The command line (`cas.cli`), the MCP server (`cas.mcpserver`) and
+(`casapp.project.Project`). The command line (`casapp.cli`), the MCP server (`casapp.mcpserver`) and
 Python programs call these; each surface parses its input, calls one service and presents the
 result.
 """

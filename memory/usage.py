@@ -5,10 +5,11 @@ agent keeps and reads back. A use is an agent reading it through the MCP server:
 tool reading it, a ``recall`` hit in it, a ``load`` or ``read_file`` showing it. A person
 looking (``cas mem fact get``, ``cas mem show``) is not a use.
 
-Uses live in the store's ``usage`` table (`cas.store.Store.use`), keyed by scope and entity,
-never in the memory's state: reading must not make a new state of what was read, and counts
-from two servers at once must both land (the store counts in one transaction). The day of a
-use comes from the caller, as every date of the memory does.
+Uses live in the store's ``usage`` key-value table, keyed by scope and entity, never in the
+memory's state: reading must not make a new state of what was read, and counts from two servers
+at once must both land (`cas.store.Store.kv_update` reads and writes each count in one
+transaction). This module owns the record: ``[last day, count]`` in msgpack; a damaged one
+counts as never used. The day of a use comes from the caller, as every date of the memory does.
 
 `stale` says which facts the entity pruning rule drops at a day: those whose last use is more
 than ``entity_days`` (7) days before it, unless they were used more than ``entity_uses`` (10)
@@ -18,9 +19,11 @@ just set is not stale before anyone had the chance to read it.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Final
+
+import msgpack
 
 from cas.store import Store
 from cas.visibility import SOURCE_PREFIX
@@ -35,6 +38,7 @@ __all__ = [
     "Use",
     "entity_of",
     "forget",
+    "record_of",
     "stale",
     "table",
     "used",
@@ -88,7 +92,36 @@ def used(store: Store, scope: str, entities: Iterable[str], day: str) -> None:
     """Count one use of each of ``entities`` of ``scope`` on ``day``."""
     prefix = _prefix(scope)
     entries.check_date(day)
-    store.use([prefix + e.encode() for e in dict.fromkeys(entities)], day)
+    store.kv_update("usage", [prefix + e.encode() for e in dict.fromkeys(entities)], _one_more(day))
+
+
+def _one_more(day: str) -> Callable[[bytes | None], bytes]:
+    """A record with one use more: the last use is the latest day counted, whatever order the
+    uses come in."""
+
+    def update(raw: bytes | None) -> bytes:
+        last, count = record_of(raw) if raw is not None else ("", 0)
+        packed: bytes = msgpack.packb([max(last, day), count + 1])
+        return packed
+
+    return update
+
+
+def record_of(raw: bytes) -> tuple[str, int]:
+    """A usage record: (last day used, times used); a damaged one counts as never used."""
+    try:
+        loaded = msgpack.unpackb(raw)
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+        return "", 0
+    if (
+        isinstance(loaded, list)
+        and len(loaded) == 2
+        and isinstance(loaded[0], str)
+        and isinstance(loaded[1], int)
+        and loaded[1] >= 0
+    ):
+        return loaded[0], loaded[1]
+    return "", 0
 
 
 def used_paths(store: Store, scope: str, paths: Iterable[str], day: str) -> None:
@@ -113,7 +146,8 @@ def uses(store: Store, scope: str) -> dict[str, Use]:
     """Every entity of ``scope`` used at least once, by name."""
     prefix = _prefix(scope)
     out = {}
-    for key, last, count in store.usage(prefix):
+    for key, raw in store.kv_items("usage", prefix):
+        last, count = record_of(raw)
         entity = key[len(prefix) :].decode("utf-8", "replace")
         out[entity] = Use(entity, last, count)
     return out

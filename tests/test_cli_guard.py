@@ -1,4 +1,4 @@
-"""How a command ends (`cas.cli.guard.guarded`): a `CasError` is one line and its code, anything
+"""How a command ends (`casapp.cli.guard.guarded`): a `CasError` is one line and its code, anything
 else one line and exit 2 (a traceback only with debug), output that cannot be written one line,
 and a command that succeeds returns."""
 
@@ -8,9 +8,9 @@ import errno
 
 import pytest
 
-from cas.cli.context import Ctx
-from cas.cli.guard import debug_wanted, guarded
 from cas.errors import EXIT_USAGE, BlobNotFound, UsageError
+from casapp.cli.context import Ctx
+from casapp.cli.guard import debug_wanted, guarded
 
 
 def _ends(command: object, capsys: pytest.CaptureFixture[str], debug: bool = False) -> tuple:
@@ -112,8 +112,8 @@ def test_a_ctrl_c_python_cannot_raise_where_it_lands_still_stops_the_command(bus
         import signal
         import time
         import weakref
-        from cas.cli.context import Ctx
-        from cas.cli.guard import guarded
+        from casapp.cli.context import Ctx
+        from casapp.cli.guard import guarded
         SLOW
 
         # A Ctrl-C that reaches Python, whatever the test run inherited: a shell without job

@@ -406,7 +406,7 @@ def kept(project: Path) -> list[bytes]:
     with Store.at(project / ".cas", readonly=True) as store:
         out += [store.get(d) for d in store.iterate()]
         out += [name.encode() for name in store.pins()]
-        out += [key for key, _day, _count in store.usage()]
+        out += [key for key, _record in store.kv_items("usage")]
     out += [p.read_bytes() for p in sorted((project / ".cas").rglob("*")) if p.is_file()]
     folder = project / "manifests"
     if folder.is_dir():

@@ -310,7 +310,7 @@ def test_this_repository_lite_manifest_is_at_most_a_fifth_of_the_full_render(
 
 
 def test_cli_choices_mirror_the_renderer() -> None:
-    from cas.cli import pack_cmds
+    from casapp.cli import pack_cmds
     from packer import render
 
     assert pack_cmds.FORMATS == render.FORMATS

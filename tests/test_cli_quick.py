@@ -1,4 +1,4 @@
-"""`cas search` read without click (`cas.cli.quick`): the same outcome as the click command for
+"""`cas search` read without click (`casapp.cli.quick`): the same outcome as the click command for
 every command line, click never imported for a plain one, and anything else left to click."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cas.cli import quick
+from casapp.cli import quick
 from tests.conftest import Result, cas_env, run_cas
 
 # The click command, run as the `cas` command runs (`cas.__main__.leave` ends it), for the same
@@ -22,7 +22,7 @@ from tests.conftest import Result, cas_env, run_cas
 _BY_CLICK = """
 import sys
 from cas.__main__ import leave
-from cas.cli import main
+from casapp.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit as exc:
@@ -167,7 +167,7 @@ def test_a_plain_search_never_imports_click(project: Path) -> None:
     imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
     assert "cas.store" in imported and "packer.search" in imported  # the list is the real one
     assert not {name for name in imported if name == "click" or name.startswith("click.")}
-    assert "cas.cli.app" not in imported
+    assert "casapp.cli.app" not in imported
     assert proc.stdout.startswith("router.py:")
     helped = subprocess.run(
         [sys.executable, "-P", "-X", "importtime", "-m", "cas", "search", "--help"],
@@ -179,7 +179,7 @@ def test_a_plain_search_never_imports_click(project: Path) -> None:
 def test_the_quick_path_knows_every_option_of_the_click_command() -> None:
     """A new option of `cas search` must be read here too (or the quick path would leave every
     command line with it to click, silently, or worse, read it wrong)."""
-    from cas.cli import app
+    from casapp.cli import app
 
     group = app.cli
     command = group.get_command(click.Context(group), "search")
@@ -212,8 +212,8 @@ def test_a_command_line_read_here_is_read_the_same_by_click(args: list[str]) -> 
     read = quick._read(args)
     if read is None:
         return
-    from cas.cli import app
-    from cas.cli.context import Ctx
+    from casapp.cli import app
+    from casapp.cli.context import Ctx
 
     group = app.cli
     state = Ctx(store_opt=None, debug=False, quiet=False)

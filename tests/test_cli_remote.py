@@ -1,4 +1,4 @@
-"""The remote commands end to end (cas/cli/remote_cmds.py): push, pull and remote verify through
+"""The remote commands end to end (casapp/cli/remote_cmds.py): push, pull and remote verify through
 real `cas` processes against a real S3 server (SeaweedFS, tests/s3server.py), and what the
 command line promises (documented options, no boto3 for other commands).
 
@@ -166,7 +166,7 @@ def test_push_and_pull_name_packs_and_refuse_gaps(
 
 
 def test_cli_modules_do_not_load_boto3_for_other_commands(tmp_path: Path) -> None:
-    code = "import sys, cas.cli; sys.exit('boto3' in sys.modules)"
+    code = "import sys, casapp.cli; sys.exit('boto3' in sys.modules)"
     proc = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=cas_env(), check=False, capture_output=True
     )

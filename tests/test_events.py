@@ -51,7 +51,7 @@ def test_only_the_cli_draws_progress() -> None:
                     isinstance(node, ast.ImportFrom)
                     and node.module == "cas.progress"
                     and any(a.name == "Progress" for a in node.names)
-                    and not rel.startswith("cas/cli/")
+                    and not rel.startswith("casapp/cli/")
                 ):
                     offenders.append(f"{rel}:{node.lineno} imports Progress")
                 if isinstance(node, ast.Assign) and any(

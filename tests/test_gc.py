@@ -25,12 +25,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cas import Digest, Store, frame, roots
-from cas.cli.maint_cmds import parse_duration
 from cas.errors import LeaseHeld, LeaseLost, StoreBusy, StoreInconsistent, UsageError
 from cas.events import ProgressEvent, ProgressSink
 from cas.gc import collect
 from cas.lease import HOST, PIDNS, Lease, LeaseRecord, leases
 from cas.verify import verify
+from casapp.cli.maint_cmds import parse_duration
 from tests import rawstore
 from tests.conftest import cas_env, run_cas
 from tests.rawstore import age

@@ -1,5 +1,5 @@
 """The global options go before a command's name or after it: ``cas init -q`` is ``cas -q
-init``, for every command and subcommand (`cas.cli._common.CasGroup`), as git and restic users
+init``, for every command and subcommand (`casapp.cli._common.CasGroup`), as git and restic users
 expect."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from cas.cli import cli
+from casapp.cli import cli
 from tests.conftest import cas_env, run_cas
 
 
@@ -29,10 +29,10 @@ def command_paths(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[
     return out
 
 
-# Each command's --help, from one `cas` process (cas.cli.main, as the console script calls it).
+# Each command's --help, from one `cas` process (casapp.cli.main, as the console script calls it).
 _HELPS = """
 import contextlib, io, json, sys
-from cas.cli import main
+from casapp.cli import main
 out = {}
 for path in json.loads(sys.argv[1]):
     buf, code = io.StringIO(), 0

@@ -58,16 +58,17 @@ def _type_checking(test: ast.expr) -> bool:
     )
 
 
-def _nodes(tree: ast.AST) -> Iterable[ast.AST]:
-    """Every node, except the bodies of ``if TYPE_CHECKING:`` blocks (their ``else`` runs)."""
+def _nodes(tree: ast.AST, *, typing: bool = False) -> Iterable[ast.AST]:
+    """Every node, except the bodies of ``if TYPE_CHECKING:`` blocks (their ``else`` runs)
+    unless ``typing``: what a type checker reads is a dependency too."""
     for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.If) and _type_checking(node.test):
+        if not typing and isinstance(node, ast.If) and _type_checking(node.test):
             for other in node.orelse:
                 yield other
                 yield from _nodes(other)
             continue
         yield node
-        yield from _nodes(node)
+        yield from _nodes(node, typing=typing)
 
 
 def _resolve(name: str, known: Iterable[str]) -> str:
@@ -78,13 +79,19 @@ def _resolve(name: str, known: Iterable[str]) -> str:
     return name
 
 
+def _extension(name: str) -> bool:
+    """Whether ``name`` is one of the project's C extension modules (its stub sits beside it)."""
+    return (ROOT / (name.replace(".", "/") + ".pyi")).is_file()
+
+
 def imports_of(
-    module: str, source: str, known: Iterable[str], *, package: bool = False
+    module: str, source: str, known: Iterable[str], *, package: bool = False, typing: bool = False
 ) -> list[Import]:
-    """Every import ``source`` (the text of ``module``; ``package``: an ``__init__``) runs."""
+    """Every import ``source`` (the text of ``module``; ``package``: an ``__init__``) runs, and
+    with ``typing`` those only a type checker reads."""
     modules = set(known)
     out: list[Import] = []
-    for node in _nodes(ast.parse(source)):
+    for node in _nodes(ast.parse(source), typing=typing):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 out.append(Import(alias.name, _resolve(alias.name, modules), (), node.lineno))
@@ -99,6 +106,9 @@ def imports_of(
             targets: dict[str, list[str]] = {}
             for alias in node.names:
                 full = f"{base}.{alias.name}"
+                if full not in modules and _extension(full):
+                    out.append(Import(full, "", (), node.lineno))  # a C module: no edge
+                    continue
                 targets.setdefault(full if full in modules else base, []).append(alias.name)
             for target, names in targets.items():
                 out.append(Import(target, _resolve(target, modules), tuple(names), node.lineno))
@@ -106,15 +116,17 @@ def imports_of(
 
 
 def import_graph(
-    modules: Mapping[str, Path],
+    modules: Mapping[str, Path], *, typing: bool = False
 ) -> tuple[dict[str, set[str]], dict[tuple[str, str], int]]:
-    """module -> the project modules it imports, and the line of each edge's first import."""
+    """module -> the project modules it imports (with ``typing``, for type checking too), and
+    the line of each edge's first import."""
     graph: dict[str, set[str]] = {}
     lines: dict[tuple[str, str], int] = {}
     for name, path in modules.items():
         graph[name] = set()
         source = path.read_text(encoding="utf-8")
-        for imp in imports_of(name, source, modules, package=path.name == "__init__.py"):
+        package = path.name == "__init__.py"
+        for imp in imports_of(name, source, modules, package=package, typing=typing):
             if imp.module and imp.module != name:
                 graph[name].add(imp.module)
                 lines.setdefault((name, imp.module), imp.line)
@@ -265,12 +277,14 @@ def test_the_project_graph_is_read_whole() -> None:
     assert len(modules) > 60 and sum(map(len, graph.values())) > 150
     # edges known to exist, one at module level and one inside a function
     assert "cas.batch" in graph["cas.store"]
-    assert "packer.config" in graph["cas.cli.pack_cmds"]
+    assert "packer.config" in graph["casapp.cli.pack_cmds"]
 
 
 def test_no_import_cycle() -> None:
+    """None, counting the imports only a type checker reads: a cycle there is one a reader
+    follows all the same."""
     modules = project_modules()
-    graph, lines = import_graph(modules)
+    graph, lines = import_graph(modules, typing=True)
     cycle = find_cycle(graph)
     if cycle is not None:
         steps = [
@@ -303,7 +317,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "packer": ("packer",),
     "memory": ("memory",),
     "services": ("casapp",),
-    "surface": ("cas.cli", "cas.mcpserver", "cas.__main__", "packer.__main__"),
+    "surface": ("casapp.cli", "casapp.mcpserver", "cas.__main__", "packer.__main__"),
 }
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "engine": frozenset({"engine"}),
@@ -342,30 +356,30 @@ def layer_violations(graph: Mapping[str, Iterable[str]]) -> list[tuple[str, str]
 def test_layer_rules_catch_an_upward_or_sideways_import() -> None:
     assert layer_of("cas.store") == "engine" and layer_of("cas") == "engine"
     assert layer_of("cas.remote.pull") == "remote" and layer_of("cas.remote") == "remote"
-    assert layer_of("cas.cli.pack_cmds") == "surface" and layer_of("packer.build") == "packer"
+    assert layer_of("casapp.cli.pack_cmds") == "surface" and layer_of("packer.build") == "packer"
     graph = {
         "cas.store": {"cas.digest"},  # down: fine
         "cas.remote.pull": {"cas.store"},  # down: fine
-        "cas.cli.remote_cmds": {"cas.remote.pull", "packer.build"},  # a surface: fine
+        "casapp.cli.remote_cmds": {"cas.remote.pull", "packer.build"},  # a surface: fine
         "cas.verify": {"cas.remote.objects"},  # up
         "packer.build": {"cas.remote.push"},  # sideways
         "cas.remote.push": {"packer.config"},  # sideways
-        "packer.scan": {"cas.cli._common"},  # up
+        "packer.scan": {"casapp.cli._common"},  # up
         "cas.remote.transfer": {"cas.progress"},  # the terminal display, below a surface
-        "cas.cli.maint_cmds": {"cas.progress"},  # fine
+        "casapp.cli.maint_cmds": {"cas.progress"},  # fine
     }
     assert layer_violations(graph) == [
         ("cas.remote.push", "packer.config"),
         ("cas.remote.transfer", "cas.progress"),
         ("cas.verify", "cas.remote.objects"),
         ("packer.build", "cas.remote.push"),
-        ("packer.scan", "cas.cli._common"),
+        ("packer.scan", "casapp.cli._common"),
     ]
 
 
 def test_imports_follow_the_layers() -> None:
     modules = project_modules()
-    graph, lines = import_graph(modules)
+    graph, lines = import_graph(modules, typing=True)
     bad = layer_violations(graph)
     assert not bad, "imports against the layers of ARCHITECTURE.md:\n" + "\n".join(
         f"{modules[a].relative_to(ROOT)}:{lines[a, b]} ({layer_of(a)}) imports {b} ({layer_of(b)})"
@@ -379,7 +393,7 @@ def test_imports_follow_the_layers() -> None:
 # of the project and the heavy libraries it loaded.
 _LOADED = """
 import json, sys
-from cas.cli import main
+from casapp.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit:
@@ -404,11 +418,11 @@ def loaded_by(args: list[str], cwd: Path) -> tuple[set[str], str]:
 
 
 def test_the_command_table_names_every_command_of_its_modules() -> None:
-    """`cas.cli.COMMAND_MODULES` is what lets a command load alone: every command a module
+    """`casapp.cli.COMMAND_MODULES` is what lets a command load alone: every command a module
     defines is listed under its own name, with that module, and nothing else is."""
     import importlib
 
-    from cas.cli import COMMAND_MODULES
+    from casapp.cli import COMMAND_MODULES
 
     found = {}
     for module in set(COMMAND_MODULES.values()):
@@ -428,13 +442,13 @@ def test_a_command_loads_its_own_module_and_not_the_others(tmp_path: Path) -> No
     assert run_cas("pack", cwd=tmp_path).code == 0
     loaded, out = loaded_by(["search", "new_router"], tmp_path)
     assert out.startswith("router.py:1-")
-    assert {"cas.cli.agent_cmds", "packer.search", "packer.packview", "cas.store"} <= loaded
+    assert {"casapp.cli.agent_cmds", "packer.search", "packer.packview", "cas.store"} <= loaded
     for unwanted in (
-        "cas.cli.pack_cmds",
-        "cas.cli.remote_cmds",
-        "cas.cli.maint_cmds",
-        "cas.cli.mem_cmds",
-        "cas.cli.store_cmds",
+        "casapp.cli.pack_cmds",
+        "casapp.cli.remote_cmds",
+        "casapp.cli.maint_cmds",
+        "casapp.cli.mem_cmds",
+        "casapp.cli.store_cmds",
         "packer.build",
         "packer.secrets",
         "cas.gc",
@@ -448,4 +462,4 @@ def test_a_command_loads_its_own_module_and_not_the_others(tmp_path: Path) -> No
     ):
         assert unwanted not in loaded, unwanted
     everything, _ = loaded_by(["--help"], tmp_path)
-    assert {"cas.cli.pack_cmds", "cas.cli.remote_cmds", "cas.cli.mem_cmds"} <= everything
+    assert {"casapp.cli.pack_cmds", "casapp.cli.remote_cmds", "casapp.cli.mem_cmds"} <= everything

@@ -1,7 +1,8 @@
 """Tests mirror the tree: the test file of a module is found from the module's name.
 
 The rule (tests/README.md): ``cas/x.py`` and ``packer/x.py`` -> ``tests/test_x.py``;
-``cas/remote/x.py`` -> ``tests/test_remote_x.py``; ``cas/cli/x_cmds.py`` -> ``tests/test_cli_x.py``;
+``cas/remote/x.py`` -> ``tests/test_remote_x.py``; ``casapp/cli/x_cmds.py`` ->
+``tests/test_cli_x.py``; ``casapp/x.py`` -> ``tests/test_casapp_x.py``;
 ``packer/summaries/x.py`` -> ``tests/test_summaries_x.py``; ``packer/lang/x.py`` ->
 ``tests/test_lang_x.py``; ``memory/x.py`` -> ``tests/test_memory_x.py``. A module without such
 a file is listed in `EXEMPT` with the reason; a reason that names test files names ones that
@@ -17,13 +18,13 @@ from tests.conftest import ROOT
 
 PACKAGES = {  # folder -> the prefix of its test files
     "cas": "test_",
-    "cas/cli": "test_cli_",
     "cas/remote": "test_remote_",
     "packer": "test_",
     "memory": "test_memory_",
     "packer/summaries": "test_summaries_",
     "packer/lang": "test_lang_",
     "casapp": "test_casapp_",
+    "casapp/cli": "test_cli_",
 }
 NOT_MODULES = {
     "__init__.py": "a package's re-exports and lazy loading; tested through what it exports",
@@ -46,15 +47,16 @@ EXEMPT: dict[str, str] = {
     "cas/store_tables.py": "private to the store: tests/test_store.py",
     "cas/threads.py": "no direct tests yet: behind every pack (tests/test_ingest.py)",
     "cas/tree.py": "tests/test_cli_store.py (cas put -r) and tests/test_ingest_races.py",
-    # cas/cli: one test file per command, named for the command.
-    "cas/cli/_common.py": "what every command shares; tested through every tests/test_cli_*.py "
+    # casapp/cli: one test file per command, named for the command.
+    "casapp/cli/_common.py": "what every command shares; tested through every tests/test_cli_*.py "
     "and, the global options after any command, tests/test_global_options.py",
-    "cas/cli/agent_cmds.py": "tests/test_search.py, tests/test_load.py, tests/test_mcpserver.py",
-    "cas/cli/app.py": "the click group: tests/test_global_options.py, tests/test_imports.py",
-    "cas/cli/context.py": "what a command prints through: tests/test_cli_quick.py (the same bytes "
-    "read by either parser) and tests/test_names.py",
-    "cas/cli/searching.py": "tests/test_search.py and tests/test_cli_quick.py",
-    "cas/cli/maint_cmds.py": "tests/test_verify.py, tests/test_gc.py, tests/test_roots.py",
+    "casapp/cli/agent_cmds.py": "tests/test_search.py, tests/test_load.py, "
+    "tests/test_casapp_mcpserver.py",
+    "casapp/cli/app.py": "the click group: tests/test_global_options.py, tests/test_imports.py",
+    "casapp/cli/context.py": "what a command prints through: tests/test_cli_quick.py (the same "
+    "bytes read by either parser) and tests/test_names.py",
+    "casapp/cli/searching.py": "tests/test_search.py and tests/test_cli_quick.py",
+    "casapp/cli/maint_cmds.py": "tests/test_verify.py, tests/test_gc.py, tests/test_roots.py",
     # cas/remote
     "cas/remote/storage.py": "the ObjectStorage protocol: tests/test_remote_memory_bucket.py runs "
     "one suite against both implementations",
@@ -101,7 +103,7 @@ def expected_test(module: str) -> str:
     """The test file the naming rule gives ``module`` (a path like ``cas/remote/pull.py``)."""
     folder, _, name = module.rpartition("/")
     stem = name.removesuffix(".py")
-    if folder == "cas/cli":
+    if folder == "casapp/cli":
         stem = stem.removesuffix("_cmds")
     return f"tests/{PACKAGES[folder]}{stem}.py"
 
@@ -140,7 +142,7 @@ def test_exemptions_are_current() -> None:
 def test_the_rule() -> None:
     assert expected_test("cas/store.py") == "tests/test_store.py"
     assert expected_test("cas/remote/pull.py") == "tests/test_remote_pull.py"
-    assert expected_test("cas/cli/remote_cmds.py") == "tests/test_cli_remote.py"
+    assert expected_test("casapp/cli/remote_cmds.py") == "tests/test_cli_remote.py"
     assert expected_test("packer/scan.py") == "tests/test_scan.py"
     assert expected_test("packer/summaries/python.py") == "tests/test_summaries_python.py"
     # Two modules never map to one test file.

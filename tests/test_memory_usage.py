@@ -81,3 +81,18 @@ def test_the_table_lists_facts_with_their_last_use_and_counted_entities(store: S
     assert usage.table(store, "global") == [usage.Use("fact:db", day(3), 2)]
     put_fact(store, "global", "db", "postgres 17", date=day(9))
     assert usage.table(store, "global") == [usage.Use("fact:db", day(9), 2)]
+
+
+def test_a_use_record_is_the_memorys_own_and_a_damaged_one_counts_as_never_used(
+    store: Store,
+) -> None:
+    usage.used(store, "user:a", ["fact:db"], "2026-11-02")
+    usage.used(store, "user:a", ["fact:db", "fact:db"], "2026-11-01")  # once a call, latest day
+    [(key, raw)] = store.kv_items("usage")
+    assert usage.record_of(raw) == ("2026-11-02", 2)
+    store.kv_put("usage", [(key, b"\xc1 not msgpack")])
+    assert usage.uses(store, "user:a")["fact:db"] == usage.Use("fact:db", "", 0)
+    usage.used(store, "user:a", ["fact:db"], "2026-11-03")  # counts again from nothing
+    assert usage.uses(store, "user:a")["fact:db"] == usage.Use("fact:db", "2026-11-03", 1)
+    for bad in (b"\x92\x01\x02", b"\x92\xa1x\xff", b"\x91\xa1x", b""):
+        assert usage.record_of(bad) == ("", 0)

@@ -394,7 +394,7 @@ def test_ctrl_c_during_a_class_definition_counts_as_ctrl_c() -> None:
     """A KeyboardInterrupt that arrives while an import creates a class may reach the CLI
     wrapped (Python 3.11 wraps what a descriptor's ``__set_name__`` raises in a RuntimeError):
     it is still an interrupt (exit 130, one line), never an internal error."""
-    from cas.cli.guard import interrupted_inside
+    from casapp.cli.guard import interrupted_inside
 
     class Interrupting:
         def __set_name__(self, owner: type, name: str) -> None:

@@ -111,7 +111,7 @@ def test_only_the_cas_command_lets_processes_be_chosen(tmp_path: Path) -> None:
 
     from tests.conftest import cas_env
 
-    probe = "import cas.procpool as p, cas.cli as c; c.main(['--version'])\n"
+    probe = "import cas.procpool as p, casapp.cli as c; c.main(['--version'])\n"
     probe += "print(p.auto_enabled())\n"
     script = tmp_path / "embed.py"
     script.write_text(probe)

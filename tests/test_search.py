@@ -128,7 +128,7 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
 # argument (Linux), so a 1 MiB query reaches `cas` this way (an agent's tool call, a script).
 _HUGE_QUERY = """
 import sys
-from cas.cli import main
+from casapp.cli import main
 main([sys.argv[1], "the " * (1 << 18)])
 """
 

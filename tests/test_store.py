@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from cas import Digest, Store, frame
 from cas.errors import (
     BlobNotFound,
     CorruptBlob,
+    KeyTooLong,
     StoreDamaged,
     StoreExists,
     StoreNotFound,
@@ -393,37 +395,44 @@ def test_a_chunk_that_does_not_fit_its_place_is_refused(small_store: Store) -> N
     assert not small_store.has(forged)
 
 
-# --- usage: when a name was last used and how often -----------------------------------------
+# --- key-value updates: read and written in one transaction ----------------------------------
 
-DAYS = (
-    st.dates()
-    .map(lambda d: f"{d.year:04d}-{d.month:02d}-{d.day:02d}")
-    .filter(lambda d: not d.startswith("0"))
-)
+
+def _count(raw: bytes | None) -> bytes:
+    return str(int(raw or b"0") + 1).encode()
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.sampled_from([b"a", b"b", b"c\x00d"]), DAYS), max_size=20))
-def test_usage_counts_every_use_and_keeps_the_latest_day(
-    tmp_path_factory: pytest.TempPathFactory, uses: list[tuple[bytes, str]]
+@given(st.lists(st.lists(st.sampled_from([b"a", b"b", b"c\x00d"]), max_size=4), max_size=12))
+def test_kv_update_applies_every_update_once_per_key_and_call(
+    tmp_path_factory: pytest.TempPathFactory, calls: list[list[bytes]]
 ) -> None:
-    with Store.create(tmp_path_factory.mktemp("usage") / ".cas") as s:
-        for key, day in uses:
-            s.use([key], day)
-        expected = {}
-        for key, day in uses:
-            last, count = expected.get(key, ("", 0))
-            expected[key] = (max(last, day), count + 1)
-        assert {k: (last, n) for k, last, n in s.usage()} == expected
-        assert [k for k, _, _ in s.usage()] == sorted(expected)
+    with Store.create(tmp_path_factory.mktemp("kv") / ".cas") as s:
+        for keys in calls:
+            s.kv_update("usage", keys, _count)
+        expected: dict[bytes, int] = {}
+        for keys in calls:
+            for key in set(keys):
+                expected[key] = expected.get(key, 0) + 1
+        assert {k: int(v) for k, v in s.kv_items("usage")} == expected
+        assert [k for k, _ in s.kv_items("usage")] == sorted(expected)
 
 
-def test_usage_lists_by_prefix_and_counts_a_key_once_per_call(store: Store) -> None:
-    store.use([b"s1\x00x", b"s1\x00x", b"s2\x00x"], "2026-01-02")
-    store.use([b"s1\x00y"], "2026-01-01")
-    assert store.usage(b"s1\x00") == [(b"s1\x00x", "2026-01-02", 1), (b"s1\x00y", "2026-01-01", 1)]
-    assert store.kv_delete("usage", [b"s1\x00x"]) == 1
-    assert store.usage(b"s1\x00") == [(b"s1\x00y", "2026-01-01", 1)]
+def test_kv_update_from_two_threads_loses_no_update(store: Store) -> None:
+    def bump() -> None:
+        for _ in range(50):
+            store.kv_update("usage", [b"n"], _count)
+
+    threads = [threading.Thread(target=bump) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert store.kv_get("usage", b"n") == b"100"
+    with pytest.raises(KeyTooLong):
+        store.kv_update("usage", [b"k" * (store.max_key_size + 1)], _count)
+    with pytest.raises(ValueError, match="caller-chosen keys"):
+        store.kv_update("blobs", [b"k"], _count)  # type: ignore[arg-type]
 
 
 def test_a_store_made_before_the_usage_table_opens_and_gains_it(tmp_path: Path) -> None:
@@ -432,12 +441,12 @@ def test_a_store_made_before_the_usage_table_opens_and_gains_it(tmp_path: Path) 
         digest = s.put(b"kept")
         rawstore.drop_table(s, "usage")
     with Store.at(where, readonly=True) as s:
-        assert s.usage() == []  # read as empty, the file untouched
+        assert s.kv_items("usage") == []  # read as empty, the file untouched
         assert s.get(digest) == b"kept"
     with Store.at(where) as s:  # open to write: the table is made
-        s.use([b"k"], "2026-03-04")
+        s.kv_update("usage", [b"k"], _count)
     with Store.at(where, readonly=True) as s:
-        assert s.usage() == [(b"k", "2026-03-04", 1)]
+        assert s.kv_items("usage") == [(b"k", b"1")]
         assert s.get(digest) == b"kept"
 
 
@@ -447,13 +456,6 @@ def test_a_missing_table_of_the_first_version_is_still_damage(tmp_path: Path) ->
         rawstore.drop_table(s, "pins")
     with pytest.raises(StoreDamaged, match="'pins' is missing"):
         Store.at(where)
-
-
-def test_a_damaged_usage_record_counts_as_never_used(store: Store) -> None:
-    rawstore.put(store, "usage", b"k", b"\xc1not msgpack")
-    assert store.usage() == [(b"k", "", 0)]
-    store.use([b"k"], "2026-05-06")
-    assert store.usage() == [(b"k", "2026-05-06", 1)]
 
 
 def test_find_store_looks_in_each_folder_up_to_the_top(

@@ -248,7 +248,7 @@ TOML_SOURCE = textwrap.dedent(
     """
 
     [project.scripts]
-    cas = "cas.cli:main"
+    cas = "casapp.cli:main"
 
     [[tool.mypy.overrides]]
     module = ["zstandard"]
@@ -265,7 +265,7 @@ def test_toml_tables_and_keys_with_values() -> None:
         '  dependencies = ["blake3>=1.0", "zstandard>=0.22"]',
         '  description = """ Many lines. [not.a.table] """',
         "[project.scripts]",
-        '  cas = "cas.cli:main"',
+        '  cas = "casapp.cli:main"',
         "[[tool.mypy.overrides]]",
         '  module = ["zstandard"]',
     ]

@@ -29,6 +29,7 @@ from cas import frame
 from cas.blobstore import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_LEVEL,
+    BlobStore,
     Frames,
     check_frame,
     frame_limit,
@@ -261,3 +262,8 @@ class RemoteBlobStore:
         self._blobs.clear()
         self._chunks.clear()
         self.refresh()
+
+
+def _keeps_the_contract(store: RemoteBlobStore) -> BlobStore:
+    """mypy holds `RemoteBlobStore` to the blob-store contract here (`cas.blobstore.BlobStore`)."""
+    return store

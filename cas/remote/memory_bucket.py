@@ -26,6 +26,7 @@ from cas.remote.storage import (
     MULTIPART_THRESHOLD,
     PART_SIZE,
     ObjectInfo,
+    ObjectStorage,
     ObjectTooLarge,
     all_pages,
 )
@@ -143,3 +144,8 @@ class MemoryBucket:
         with self._lock:
             old = self.objects[sub]
             self.objects[sub] = _Object(bytes(data), old.etag, old.modified)
+
+
+def _keeps_the_contract(storage: MemoryBucket) -> ObjectStorage:
+    """mypy holds `MemoryBucket` to the protocol here (`cas.remote.storage.ObjectStorage`)."""
+    return storage

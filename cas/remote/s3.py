@@ -402,3 +402,8 @@ def session(
         report.seconds = time.monotonic() - started
         if storage is None:
             objects.close()
+
+
+def _keeps_the_contract(storage: Bucket) -> ObjectStorage:
+    """mypy holds `Bucket` to the protocol here (`cas.remote.storage.ObjectStorage`)."""
+    return storage

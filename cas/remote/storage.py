@@ -23,7 +23,7 @@ This module imports no S3 client: the memory bucket and what runs on it load no 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import Final, Protocol
 
 from cas.remote.config import Remote, Settings
 
@@ -132,12 +132,3 @@ class ObjectStorage(Protocol):
     def close(self) -> None:
         """Release connections; the object is not used again."""
         ...
-
-
-if TYPE_CHECKING:
-    # mypy holds each implementation to the protocol here.
-    from cas.remote.memory_bucket import MemoryBucket
-    from cas.remote.s3 import Bucket
-
-    def _implementations(a: Bucket, b: MemoryBucket) -> list[ObjectStorage]:
-        return [a, b]

@@ -221,7 +221,7 @@ def plan(data_file: Path, count: int, seed: int) -> list[Damage]:
 def drive(pristine: Path, work: Path, damages: list[Damage], cmds: list[list[str]]) -> None:
     """Run in a child process: print one JSON line per command, and 'start N' before each
     damage, so the parent knows where a signal struck."""
-    from cas.cli import main
+    from casapp.cli import main
 
     out = sys.stdout
     for number, damage in enumerate(damages):

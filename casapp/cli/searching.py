@@ -1,15 +1,15 @@
 """What ``cas search`` does once its arguments are known: open the store and the index, search
 the packs (and the memories of the scopes asked for), print the hits.
 
-The click command (`cas.cli.agent_cmds.search`) and the quick path (`cas.cli.quick`) both call
+The click command (`casapp.cli.agent_cmds.search`) and the quick path (`casapp.cli.quick`) both call
 `run`, so the output is the same bytes whichever parser read the command line.
 """
 
 from __future__ import annotations
 
-from cas.cli.context import Ctx, echo, emit_json, note_sink, project_root
 from cas.display import one_line, shown
 from cas.progress import Progress
+from casapp.cli.context import Ctx, echo, emit_json, note_sink, project_root
 
 
 def run(

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import click
 
-from cas.cli._common import CasGroup, json_option, pass_ctx, project_packs
-from cas.cli.context import Ctx, emit_json, emit_report, warn
 from cas.digest import Digest
 from cas.display import human_bytes, one_line, shown
 from cas.errors import VerifyFailed
@@ -26,6 +24,8 @@ from cas.remote.config import (
     remove_remote,
 )
 from cas.store import Store
+from casapp.cli._common import CasGroup, json_option, pass_ctx, project_packs
+from casapp.cli.context import Ctx, emit_json, emit_report, warn
 
 jobs_option = click.option(
     "-j",

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cas.cli import searching
-from cas.cli._common import json_option, pass_ctx
-from cas.cli.context import Ctx, emit_json, note_sink, project_root, warn
 from cas.display import echoed, shown
 from cas.errors import UsageError
 from cas.locate import pack_path
 from cas.progress import Progress
+from casapp.cli import searching
+from casapp.cli._common import json_option, pass_ctx
+from casapp.cli.context import Ctx, emit_json, note_sink, project_root, warn
 
 if TYPE_CHECKING:
     from packer.load import LoadResult
@@ -192,7 +192,7 @@ def mcp(ctx: Ctx, port: int | None, project: Path | None, scopes: tuple[str, ...
     """Serve this project's packs to agents over the Model Context Protocol (stdio, or HTTP on
     127.0.0.1). Tools: list_packs, render_pack, read_file, search, load, verify (read-only),
     and remember, recall, facts on the memories given with --memory-scope."""
-    from cas.mcpserver import serve
+    from casapp.mcpserver import serve
     from memory.scopes import check_scope
     from packer.project import find_project_root
 

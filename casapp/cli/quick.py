@@ -3,8 +3,8 @@
 Importing click and the command group is a fifth of a fresh ``cas search`` (some 30 ms of 150 on
 the 20,000-file bench tree), more than the search itself spends on a query. A command line in
 the plain forms below is read here and run by the same code as the click command
-(`cas.cli.searching.run`, ended by `cas.cli.guard.guarded`). Any other command line, and anything
-here that is not plainly one of these forms (``--help``, an option not listed, a value that
+(`casapp.cli.searching.run`, ended by `casapp.cli.guard.guarded`). Any other command line, and
+anything here that is not plainly one of these forms (``--help``, an option not listed, a value that
 begins with ``-``, ``--``, a count that is not digits, a second query, no query), is left to
 click, which answers it as it always did. A test reads many command lines both ways and requires
 the same exit code and the same bytes out.
@@ -109,10 +109,10 @@ def parsed(argv: list[str]) -> Callable[[], None] | None:
     assert query is not None
 
     def run() -> None:
-        from cas.cli.context import Ctx
-        from cas.cli.guard import debug_wanted, guarded, modules_loaded
-        from cas.cli.searching import run as run_search
         from cas.residency import map_large_buffers
+        from casapp.cli.context import Ctx
+        from casapp.cli.guard import debug_wanted, guarded, modules_loaded
+        from casapp.cli.searching import run as run_search
 
         debug = debug_wanted(argv)
         map_large_buffers()

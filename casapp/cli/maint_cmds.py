@@ -8,8 +8,6 @@ from pathlib import Path
 import click
 
 from cas import roots as roots_mod
-from cas.cli._common import json_option, pass_ctx, project_packs
-from cas.cli.context import Ctx, emit_json, emit_report, warn
 from cas.digest import Digest
 from cas.display import echoed, human_bytes, one_line, shown
 from cas.errors import StoreAccessError, StoreDamaged, UsageError, VerifyFailed
@@ -18,6 +16,8 @@ from cas.locate import pack_digest
 from cas.progress import Progress
 from cas.store import Store
 from cas.verify import VerifyReport, verify
+from casapp.cli._common import json_option, pass_ctx, project_packs
+from casapp.cli.context import Ctx, emit_json, emit_report, warn
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)?")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
@@ -109,7 +109,7 @@ def verify_cmd(
                 "--remote checks a whole remote: drop MANIFEST, --all, --subset, "
                 "--max-duration and --roots"
             )
-        from cas.cli.remote_cmds import remote_verify
+        from casapp.cli.remote_cmds import remote_verify
 
         click.get_current_context().invoke(remote_verify, name=remote, deep=deep, as_json=as_json)
         return
@@ -218,7 +218,7 @@ def gc_cmd(
     if remote is not None:
         if compact or extra_dirs:
             raise UsageError("--remote collects on the remote only: drop --compact and --roots")
-        from cas.cli.remote_cmds import remote_gc
+        from casapp.cli.remote_cmds import remote_gc
 
         remote_gc(ctx, remote, grace=grace, dry_run=dry_run, keep=kept, as_json=as_json)
         return

@@ -728,7 +728,7 @@ def test_memory_tools_refuse_a_secret_in_a_key_or_scope_as_the_cli_does_and_cut_
     with Store.at(project / ".cas", readonly=True) as store:
         kept = [store.get(d) for d in store.iterate()]
         kept += [name.encode() for name in store.pins()]
-        kept += [key for key, _day, _count in store.usage()]
+        kept += [key for key, _record in store.kv_items("usage")]
     kept += [text.encode() for text in seen]
     for secret in (token, password):
         found = [piece.encode() for piece in pieces(secret)]
@@ -884,8 +884,8 @@ def test_a_quick_search_runs_in_the_callers_thread_and_never_waits_for_another_t
     was quick): none before a search has been timed; then the hits `search` gives; none, at
     once, while another tool holds the service (the loop never waits); none once the pack files
     changed since; none after a search that failed or took longer than `INLINE_SEARCH`."""
-    from cas import mcpserver
     from cas.store import find_store
+    from casapp import mcpserver
 
     monkeypatch.setattr(mcpserver, "INLINE_SEARCH", 600.0)  # any search counts as quick
     with Store.at(find_store(project)) as store:

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import click
 
-from cas.cli._common import json_option, parse_digests, pass_ctx
-from cas.cli.context import Ctx, emit_json, warn
 from cas.digest import Digest
 from cas.display import human_bytes, shown
 from cas.errors import EXIT_PROBLEM, EXIT_USAGE, CorruptBlob, InputError, OutputError
@@ -17,6 +15,8 @@ from cas.fsutil import write_output
 from cas.progress import Progress
 from cas.store import DEFAULT_LEVEL, Store
 from cas.tree import Skipped, regular_files
+from casapp.cli._common import json_option, parse_digests, pass_ctx
+from casapp.cli.context import Ctx, emit_json, warn
 
 
 @click.command()

@@ -6,8 +6,8 @@ exits 130: SIGINT stays blocked until the command is inside `guarded` (see ``cas
 worker processes never see it (`cas.procpool`), and once it is caught, or once the command is
 done, further Ctrl-Cs are ignored so that nothing can interrupt the clean-up with a traceback.
 
-`cas.cli.main` runs a command parsed by click through `guarded` (after turning click's own
-outcomes, a usage error or ``--help``, into their lines and codes); `cas.cli.quick` runs a
+`casapp.cli.main` runs a command parsed by click through `guarded` (after turning click's own
+outcomes, a usage error or ``--help``, into their lines and codes); `casapp.cli.quick` runs a
 ``cas search`` it parsed itself through the same function.
 """
 
@@ -22,9 +22,9 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from cas.cli.context import Ctx, echo, warn
 from cas.display import one_line, shown
 from cas.errors import EXIT_INTERRUPTED, EXIT_PROBLEM, EXIT_USAGE, CasError, Interrupted
+from casapp.cli.context import Ctx, echo, warn
 
 _NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 

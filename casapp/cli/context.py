@@ -1,7 +1,7 @@
 """What a command runs with and prints through, without the click parser: the context (which
 store, quiet or not), its lines on stdout and stderr, its JSON reports and its notes.
 
-The click commands (`cas.cli._common` re-exports these) and the quick path (`cas.cli.quick`,
+The click commands (`casapp.cli._common` re-exports these) and the quick path (`casapp.cli.quick`,
 which answers ``cas search`` without importing click) share them, so a command prints the same
 bytes whichever parser read its arguments.
 """

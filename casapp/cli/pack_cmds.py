@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cas.cli._common import json_option, pass_ctx
-from cas.cli.context import Ctx, emit_json, emit_report, note_sink, project_root, warn
 from cas.display import shown
 from cas.errors import (
     EXIT_PROBLEM,
@@ -23,6 +21,8 @@ from cas.fsutil import write_output
 from cas.locate import load_pack, manifest_dir, pack_path
 from cas.progress import Progress
 from cas.store import Store
+from casapp.cli._common import json_option, pass_ctx
+from casapp.cli.context import Ctx, emit_json, emit_report, note_sink, project_root, warn
 
 if TYPE_CHECKING:
     from packer.results import PackReport

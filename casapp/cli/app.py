@@ -1,8 +1,8 @@
 """The ``cas`` command as click reads it: the group of commands, its global options, and `main`,
 which parses a command line and runs what it asks for.
 
-`cas.cli.quick` reads the plain forms of ``cas search`` without click; how a command ends, its
-errors and Ctrl-C, is `cas.cli.guard`'s, for both.
+`casapp.cli.quick` reads the plain forms of ``cas search`` without click; how a command ends, its
+errors and Ctrl-C, is `casapp.cli.guard`'s, for both.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import sys
 
 import click
 
-from cas.cli._common import DEBUG_HELP, QUIET_HELP, STORE_HELP, CasGroup
-from cas.cli.context import Ctx, echo
-from cas.cli.guard import debug_wanted, guarded, modules_loaded
 from cas.display import echoes_cut, one_line
 from cas.errors import EXIT_USAGE
 from cas.residency import map_large_buffers
+from casapp.cli._common import DEBUG_HELP, QUIET_HELP, STORE_HELP, CasGroup
+from casapp.cli.context import Ctx, echo
+from casapp.cli.guard import debug_wanted, guarded, modules_loaded
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -24,12 +24,12 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 # Each command by the module that defines it: running one imports that module alone (and what
 # it imports), not every command's dependencies; ``cas --help`` loads them all to list them.
 COMMAND_MODULES = {
-    **dict.fromkeys(("init", "put", "get", "has", "stat", "ls", "info"), "cas.cli.store_cmds"),
-    **dict.fromkeys(("pack", "render", "show", "cat", "diff", "distill"), "cas.cli.pack_cmds"),
-    **dict.fromkeys(("search", "load", "mcp"), "cas.cli.agent_cmds"),
-    **dict.fromkeys(("remote", "push", "pull"), "cas.cli.remote_cmds"),
-    **dict.fromkeys(("verify", "gc", "pin", "unpin", "pins"), "cas.cli.maint_cmds"),
-    "mem": "cas.cli.mem_cmds",
+    **dict.fromkeys(("init", "put", "get", "has", "stat", "ls", "info"), "casapp.cli.store_cmds"),
+    **dict.fromkeys(("pack", "render", "show", "cat", "diff", "distill"), "casapp.cli.pack_cmds"),
+    **dict.fromkeys(("search", "load", "mcp"), "casapp.cli.agent_cmds"),
+    **dict.fromkeys(("remote", "push", "pull"), "casapp.cli.remote_cmds"),
+    **dict.fromkeys(("verify", "gc", "pin", "unpin", "pins"), "casapp.cli.maint_cmds"),
+    "mem": "casapp.cli.mem_cmds",
 }
 
 

@@ -10,12 +10,12 @@ import sys
 
 import click
 
-from cas.cli._common import CasGroup, json_option, pass_ctx, project_packs
-from cas.cli.context import Ctx, emit_json, emit_report, note_sink, project_root
 from cas.digest import Digest
 from cas.display import echoed, shown
 from cas.errors import BadDigest, NotFound, UsageError
 from cas.report import report_json
+from casapp.cli._common import CasGroup, json_option, pass_ctx, project_packs
+from casapp.cli.context import Ctx, emit_json, emit_report, note_sink, project_root
 
 
 def _scope(_ctx: click.Context, _param: click.Parameter, text: str) -> str:

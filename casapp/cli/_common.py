@@ -1,6 +1,6 @@
 """What every click command shares: the context object passed down, the global options, the
 command group that loads each command's module when it is asked for. The context and the output
-helpers live in `cas.cli.context` (click-free, for the quick path) and are re-exported here."""
+helpers live in `casapp.cli.context` (click-free, for the quick path) and are re-exported here."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 
 import click
 
-from cas.cli.context import Ctx, project_root
 from cas.digest import Digest
 from cas.locate import manifest_dir
+from casapp.cli.context import Ctx, project_root
 
 pass_ctx = click.make_pass_decorator(Ctx)
 
@@ -49,7 +49,7 @@ def global_options() -> list[click.Option]:
     """``--store``, ``--debug`` and ``-q/--quiet`` as a command takes them after its name: each
     merged into the context the group made (the last one given wins), so ``cas init -q`` is
     ``cas -q init``. (Tracebacks under ``--debug`` are decided from the whole command line, in
-    `cas.cli.main`, before any parsing.)"""
+    `casapp.cli.main`, before any parsing.)"""
     return [
         click.Option(
             ["--store"], metavar="PATH", expose_value=False, callback=_set_store, help=STORE_HELP
