@@ -83,6 +83,7 @@ from packer.surface import (
     README_PATH,
     REEXPORTED,
     Layout,
+    Surface,
     is_index,
     module_system,
     public_surface,
@@ -375,7 +376,11 @@ def rate(
     POSIX and relative to its root. ``read(path)``: the text of a top-level metadata file or
     README, or None. ``history``: recent changes, when the project is a git repository.
     ``priorities``: per path, the weight class of the rule that matched it, -4 (lowest) to 4
-    (clamped; absent is 0): each step doubles (or halves) the file's personalization."""
+    (clamped; absent is 0): each step doubles (or halves) the file's personalization.
+
+    In four steps: the graph (`_graph`: definitions, what links to them, the edges between
+    files), the personalization (`_teleport`), PageRank both ways (`_pagerank`), and the split
+    of each file's mass among its symbols (`_symbol_mass`)."""
     rows = sorted(files, key=lambda f: f[0].encode("utf-8", "surrogateescape"))
     paths = [r[0] for r in rows]
     langs = [r[1] for r in rows]
@@ -383,45 +388,116 @@ def rate(
     n = len(paths)
     if n == 0:
         return Ratings({}, {}, 0, np.zeros(0, dtype=np.int64), {})
-    priorities = priorities or {}
     layout = Layout(paths, lexicons)
     surface = public_surface(layout, langs, read)
-    family = np.array(
-        [_FAMILIES.get(lx.lang, 0) if lx is not None else 0 for lx in lexicons], dtype=np.int64
+    g = _graph(layout, langs, lexicons, surface)
+    weights, teleport, readme_rows = _teleport(
+        g, layout, lexicons, surface, read, history, priorities or {}
     )
 
-    # Imports, resolved (after the surface: it reads go.mod and package.json for names).
-    imports: list[list[int]] = [[] for _ in range(n)]
+    # PageRank in fixed point, both ways: mass flows to what is used (the files a project depends
+    # on) and, apart, to what uses (the files that put it together: a command, a builder, the
+    # module that wires the others). A file's mass is a blend of the two, so a project's core
+    # rates high whether it is depended on or does the depending.
+    rank, iterations = _pagerank(g.e_src, g.e_dst, g.e_weight, teleport, n)
+    hubs, _ = _pagerank(g.e_dst, g.e_src, g.e_weight, teleport, n)
+    mass = (rank * AUTHORITY + hubs * HUB) // (AUTHORITY + HUB)
+    symbol_mass, public = _symbol_mass(g, lexicons, surface, rank, mass, readme_rows)
+
+    # Ratings: the mass in units where a file with the average share has AVERAGE.
+    d = g.defs
+    scale = n * AVERAGE
+    file_ratings = dict(zip(paths, _to_rating(mass, scale).tolist(), strict=True))
+    symbol_values = _to_rating(symbol_mass[: d.real], scale)
+    spans = {
+        paths[i]: (lexicon.defined, int(d.starts[i]))
+        for i, lexicon in enumerate(lexicons)
+        if lexicon is not None and d.sizes[i]
+    }
+
+    # Reasons: the files that reference each (an edge with a reference among its parts), and
+    # that import it; put in words only when asked.
+    e_dst = g.e_dst
+    referrers = (
+        np.bincount(e_dst[g.e_refs > 0], minlength=n) if len(e_dst) else np.zeros(n, np.int64)
+    )
+    importers = np.bincount(g.i_dst, minlength=n) if len(g.i_dst) else np.zeros(n, dtype=np.int64)
+    reasons = Reasons(paths, referrers, importers, surface.reasons, history, weights)
+    stats = {
+        "files": n,
+        "definitions": d.real,
+        "references": g.references,
+        "pairs": len(g.t_def),
+        "edges": len(g.e_src),
+        "iterations": iterations,
+    }
+    return Ratings(file_ratings, reasons, iterations, symbol_values, spans, stats, public[: d.real])
+
+
+@dataclass(frozen=True)
+class _Defs:
+    """One row per (file, name) a lexicon defines, in file order then name order; rows from
+    ``real`` on are a package index's stand-ins for the names it re-exports (`_graph`)."""
+
+    sizes: Int64Array  # definitions per file
+    starts: Int64Array  # each file's first row
+    real: int  # rows of real definitions
+    d_file: Int64Array
+    d_fp: UInt64Array
+    d_info: Int64Array
+
+
+def _definitions(lexicons: Sequence[Lexicon | None]) -> _Defs:
+    sizes = np.array([len(lx.info) if lx is not None else 0 for lx in lexicons], dtype=np.int64)
+    d_info = np.frombuffer(b"".join(lx.info for lx in lexicons if lx), dtype=np.uint8).astype(
+        np.int64
+    )
+    return _Defs(
+        sizes=sizes,
+        starts=np.cumsum(sizes) - sizes,
+        real=int(sizes.sum()),
+        d_file=np.repeat(np.arange(len(lexicons), dtype=np.int64), sizes),
+        d_fp=_read_u64(b"".join(lx.fps for lx in lexicons if lx)),
+        d_info=d_info,
+    )
+
+
+def _resolved_imports(layout: Layout, lexicons: Sequence[Lexicon | None]) -> list[list[int]]:
+    """Each file's imports, resolved to the files of the project they name (after the surface:
+    it reads go.mod and package.json for names)."""
+    imports: list[list[int]] = [[] for _ in lexicons]
     for i, lexicon in enumerate(lexicons):
         if lexicon is not None and lexicon.imports:
             found: set[int] = set()
             for spec in lexicon.imports:
                 found.update(layout.resolve(i, spec, lexicon.lang))
             imports[i] = sorted(found)
+    return imports
 
-    # Definitions: one row per (file, name), in file order then name order.
-    sizes = np.array([len(lx.info) if lx is not None else 0 for lx in lexicons], dtype=np.int64)
-    starts = np.cumsum(sizes) - sizes
-    real = int(sizes.sum())
-    d_file = np.repeat(np.arange(n, dtype=np.int64), sizes)
-    d_fp = _read_u64(b"".join(lx.fps for lx in lexicons if lx))
-    d_info = np.frombuffer(b"".join(lx.info for lx in lexicons if lx), dtype=np.uint8).astype(
-        np.int64
-    )
+
+def _reexports(
+    layout: Layout,
+    lexicons: Sequence[Lexicon | None],
+    imports: list[list[int]],
+    d: _Defs,
+    family: Int64Array,
+) -> dict[int, list[int]]:
+    """Re-exports: a package index exports names it does not define (`from .core import
+    Command`, `pub use`, `export { x } from`) and everything of what it star-imports. Per
+    index, the definition rows it stands for."""
+    paths = layout.paths
     sorted_fps: list[tuple[Int64Array, UInt64Array]] = []  # sorted when first asked
 
     def rows_named(name: str) -> list[int]:
         if not sorted_fps:
-            order = np.argsort(d_fp, kind="stable")
-            sorted_fps.append((order, d_fp[order]))
+            order = np.argsort(d.d_fp, kind="stable")
+            sorted_fps.append((order, d.d_fp[order]))
         by_fp, fp_sorted = sorted_fps[0]
         fp = np.uint64(fingerprint(name))
         lo = int(np.searchsorted(fp_sorted, fp, side="left"))
         hi = int(np.searchsorted(fp_sorted, fp, side="right"))
         return sorted(by_fp[lo:hi].tolist())
 
-    # Re-exports: a package index exports names it does not define (`from .core import
-    # Command`, `pub use`, `export { x } from`) and everything of what it star-imports.
     reexported_by: dict[int, list[int]] = {}
     for i, lexicon in enumerate(lexicons):
         if lexicon is None or not (is_index(paths[i]) or lexicon.star):
@@ -431,29 +507,75 @@ def rate(
         prefix = folder + "/" if folder else ""
         chosen_rows: list[int] = []
         for name in lexicon.reexports:
-            candidates = [r for r in rows_named(name) if family[d_file[r]] == family[i]]
-            chosen = [r for r in candidates if int(d_file[r]) in targets]
+            candidates = [r for r in rows_named(name) if family[d.d_file[r]] == family[i]]
+            chosen = [r for r in candidates if int(d.d_file[r]) in targets]
             if not chosen:
-                chosen = [r for r in candidates if paths[int(d_file[r])].startswith(prefix)]
+                chosen = [r for r in candidates if paths[int(d.d_file[r])].startswith(prefix)]
             if len(chosen) <= 3:
                 chosen_rows += chosen
         for spec in lexicon.star:
             for f in layout.resolve(i, spec, lexicon.lang):
-                start = int(starts[f])
+                start = int(d.starts[f])
                 chosen_rows += [
-                    r for r in range(start, start + int(sizes[f])) if d_info[r] & EXPORTED
+                    r for r in range(start, start + int(d.sizes[f])) if d.d_info[r] & EXPORTED
                 ]
-        chosen_rows = sorted({r for r in chosen_rows if d_file[r] != i})
+        chosen_rows = sorted({r for r in chosen_rows if d.d_file[r] != i})
         if chosen_rows:
             reexported_by[i] = chosen_rows
+    return reexported_by
+
+
+@dataclass(frozen=True)
+class _Graph:
+    """What `rate` links: the definitions and how each links, the (reference, definer) pairs,
+    and the edges between files with their weights."""
+
+    defs: _Defs
+    family: Int64Array
+    private_module: npt.NDArray[np.bool_]
+    reexported: npt.NDArray[np.bool_]  # per real row: an index re-exports it
+    visibility: Int64Array  # per row, stand-ins included
+    specific: Int64Array
+    group_of: Int64Array  # the size of each row's group of definers (1 when unlinkable)
+    hop_index: Int64Array  # per stand-in row: its index ...
+    hop_row: Int64Array  # ... and the real row it stands for
+    h_weight: Int64Array  # what each stand-in hands on
+    t_src: Int64Array  # (reference, definer) pairs: source file, definition row, ...
+    t_def: Int64Array
+    t_sqrt: Int64Array  # sqrt(uses) ...
+    t_weight: Int64Array  # ... and weight
+    i_dst: Int64Array  # an import's target, per import
+    e_src: Int64Array  # file edges: source, target, weight, and how many parts are references
+    e_dst: Int64Array
+    e_weight: Int64Array
+    e_refs: Int64Array
+    out_weight: Int64Array  # each file's weight out
+    references: int  # how many references the lexicons hold
+
+
+def _graph(
+    layout: Layout,
+    langs: Sequence[str | None],
+    lexicons: Sequence[Lexicon | None],
+    surface: Surface,
+) -> _Graph:
+    paths = layout.paths
+    n = len(paths)
+    family = np.array(
+        [_FAMILIES.get(lx.lang, 0) if lx is not None else 0 for lx in lexicons], dtype=np.int64
+    )
+    imports = _resolved_imports(layout, lexicons)
+    d = _definitions(lexicons)
+    real = d.real
+    reexported_by = _reexports(layout, lexicons, imports, d, family)
     reexported = np.zeros(real, dtype=np.bool_)
     for chosen_rows in reexported_by.values():
         reexported[chosen_rows] = True
-    reexported_from = np.bincount(d_file[reexported], minlength=n)
+    reexported_from = np.bincount(d.d_file[reexported], minlength=n)
     for index, chosen_rows in sorted(reexported_by.items()):
         k = len(chosen_rows)
         surface.add(index, min(REEXPORTED, 4 * k), f"re-exports {k} name{'' if k == 1 else 's'}")
-        for f, count in enumerate(np.bincount(d_file[chosen_rows], minlength=n).tolist()):
+        for f, count in enumerate(np.bincount(d.d_file[chosen_rows], minlength=n).tolist()):
             if count:
                 surface.add(
                     f,
@@ -466,6 +588,7 @@ def rate(
     private_module = np.array(
         [langs[i] in python and _private_module(p) for i, p in enumerate(paths)], dtype=np.bool_
     )
+    d_info, d_file = d.d_info, d.d_file
     exported = (d_info & EXPORTED) != 0
     visibility = np.where(
         (d_info & UNDERSCORE) != 0,
@@ -489,9 +612,10 @@ def rate(
     hop_index = np.array([i for i, rs in sorted(reexported_by.items()) for _ in rs], dtype=np.int64)
     hop_row = np.array([r for _, rs in sorted(reexported_by.items()) for r in rs], dtype=np.int64)
     d_file = np.concatenate((d_file, hop_index))
-    d_fp = np.concatenate((d_fp, d_fp[hop_row]))
+    d_fp = np.concatenate((d.d_fp, d.d_fp[hop_row]))
     visibility = np.concatenate((visibility, np.full(len(hop_row), _EXPORTED, dtype=np.int64)))
     specific = np.concatenate((specific, specific[hop_row]))
+    d = _Defs(d.sizes, d.starts, real, d_file, d_fp, d.d_info)
     nd = len(d_file)
 
     # Definitions that can be linked to, grouped by keyed fingerprint: each group is the
@@ -515,7 +639,7 @@ def rate(
     ref_sizes = np.array(
         [len(lx.counts) // 2 if lx is not None else 0 for lx in lexicons], dtype=np.int64
     )
-    bound_pairs, loose = _bound_names(layout, lexicons, starts, hop_index, hop_row, real)
+    bound_pairs, loose = _bound_names(layout, lexicons, d.starts, hop_index, hop_row, real)
     groups = _Groups(
         group_key, group_size, group_start, d_order, d_file, specific, visibility, group_of
     )
@@ -523,25 +647,83 @@ def rate(
         lexicons, ref_sizes, family, loose, groups
     )
     if bound_pairs:
-        # An imported name links to the definition in the module it comes from, whatever its
-        # shape (the import says which it is), split if that module has several.
-        b_src = np.array([f for f, _, _, _ in bound_pairs], dtype=np.int64)
-        b_def = np.array([r for _, r, _, _ in bound_pairs], dtype=np.int64)
-        b_sqrt = _SQRT16[
-            np.minimum(np.array([c for *_, c, _ in bound_pairs], np.int64), _COUNT_CAP)
-        ]
-        b_split = np.array([k for *_, k in bound_pairs], dtype=np.int64)
-        b_weight = (np.maximum(specific[b_def], 1) * visibility[b_def] * b_sqrt * _UNIT) // b_split
-        t_src = np.concatenate((t_src, b_src))
-        t_def = np.concatenate((t_def, b_def))
-        t_dst = np.concatenate((t_dst, d_file[b_def]))
-        t_sqrt = np.concatenate((t_sqrt, b_sqrt))
-        t_weight = np.concatenate((t_weight, b_weight))
+        t_src, t_def, t_dst, t_sqrt, t_weight = (
+            np.concatenate(pair)
+            for pair in zip(
+                (t_src, t_def, t_dst, t_sqrt, t_weight),
+                _bound_pairs(bound_pairs, specific, visibility, d_file),
+                strict=True,
+            )
+        )
 
-    # File edges: references, imports, and an index's hand-on, summed per (source, target).
-    # An import of a private module nothing re-exports from (`_compat`) is plumbing: it counts
-    # like a use of a name that is not exported.
-    plumbing = private_module & (reexported_from == 0)
+    i_dst, h_weight, e_src, e_dst, e_weight, e_refs = _file_edges(
+        imports, private_module & (reexported_from == 0), t_src, t_def, t_dst, t_weight,
+        hop_index, d_file[hop_row], specific[hop_row], nd, real,
+    )  # fmt: skip
+    out_weight = np.zeros(n, dtype=np.int64)
+    np.add.at(out_weight, e_src, e_weight)
+    return _Graph(
+        defs=d,
+        family=family,
+        private_module=private_module,
+        reexported=reexported,
+        visibility=visibility,
+        specific=specific,
+        group_of=group_of,
+        hop_index=hop_index,
+        hop_row=hop_row,
+        h_weight=h_weight,
+        t_src=t_src,
+        t_def=t_def,
+        t_sqrt=t_sqrt,
+        t_weight=t_weight,
+        i_dst=i_dst,
+        e_src=e_src,
+        e_dst=e_dst,
+        e_weight=e_weight,
+        e_refs=e_refs,
+        out_weight=out_weight,
+        references=int(ref_sizes.sum()),
+    )
+
+
+def _bound_pairs(
+    bound_pairs: list[tuple[int, int, int, int]],
+    specific: Int64Array,
+    visibility: Int64Array,
+    d_file: Int64Array,
+) -> tuple[Int64Array, Int64Array, Int64Array, Int64Array, Int64Array]:
+    """The (reference, definer) pairs of names bound by an import (`_bound_names`), as
+    `_reference_pairs` gives the others: an imported name links to the definition in the
+    module it comes from, whatever its shape (the import says which it is), split if that
+    module has several."""
+    b_src = np.array([f for f, _, _, _ in bound_pairs], dtype=np.int64)
+    b_def = np.array([r for _, r, _, _ in bound_pairs], dtype=np.int64)
+    b_sqrt = _SQRT16[np.minimum(np.array([c for *_, c, _ in bound_pairs], np.int64), _COUNT_CAP)]
+    b_split = np.array([k for *_, k in bound_pairs], dtype=np.int64)
+    b_weight = (np.maximum(specific[b_def], 1) * visibility[b_def] * b_sqrt * _UNIT) // b_split
+    return b_src, b_def, d_file[b_def], b_sqrt, b_weight
+
+
+def _file_edges(
+    imports: list[list[int]],
+    plumbing: npt.NDArray[np.bool_],
+    t_src: Int64Array,
+    t_def: Int64Array,
+    t_dst: Int64Array,
+    t_weight: Int64Array,
+    h_src: Int64Array,
+    h_dst: Int64Array,
+    h_specific: Int64Array,
+    nd: int,
+    real: int,
+) -> tuple[Int64Array, Int64Array, Int64Array, Int64Array, Int64Array, Int64Array]:
+    """File edges: references, imports, and an index's hand-on, summed per (source, target).
+    An import of a private module nothing re-exports from (`_compat`: ``plumbing``) counts like
+    a use of a name that is not exported. Returns each import's target, what each stand-in
+    row hands on, and the edges: source, target, weight, and how many of its parts are
+    references (for the reasons)."""
+    n = len(imports)
     i_src = np.array([i for i in range(n) for _ in imports[i]], dtype=np.int64)
     i_dst = np.array([j for i in range(n) for j in imports[i]], dtype=np.int64)
     i_weight = np.where(
@@ -551,10 +733,7 @@ def rate(
     # (plus a floor, so an unused re-export still leads somewhere).
     via = np.zeros(nd, dtype=np.int64)
     np.add.at(via, t_def, t_weight)
-    h_src = hop_index
-    h_dst = d_file[hop_row]
-    h_weight = np.minimum(via[real:] + specific[hop_row] * _EXPORTED * 4 * _UNIT, _MAX_WEIGHT)
-    # Summed alongside: how many of each edge's parts are references, for the reasons.
+    h_weight = np.minimum(via[real:] + h_specific * _EXPORTED * 4 * _UNIT, _MAX_WEIGHT)
     e_key, (e_weight, e_refs) = _segment_sums(
         np.concatenate((t_src * n + t_dst, i_src * n + i_dst, h_src * n + h_dst)),
         np.concatenate((t_weight, i_weight, h_weight)),
@@ -563,11 +742,25 @@ def rate(
         ),
     )
     e_weight = np.minimum(e_weight, _MAX_WEIGHT)
-    e_src, e_dst = e_key // n, e_key % n
-    out_weight = np.zeros(n, dtype=np.int64)
-    np.add.at(out_weight, e_src, e_weight)
+    return i_dst, h_weight, e_key // n, e_key % n, e_weight, e_refs
 
-    # Personalization: base, public surface, history, README names; then the weight class.
+
+def _teleport(
+    g: _Graph,
+    layout: Layout,
+    lexicons: Sequence[Lexicon | None],
+    surface: Surface,
+    read: Callable[[str], str | None],
+    history: History | None,
+    priorities: Mapping[str, int],
+) -> tuple[Int64Array, Int64Array, npt.NDArray[np.bool_]]:
+    """Personalization: base, public surface, history, README names; then the weight class.
+    Returns the weight classes, the teleport of each file (summing to at most
+    2**TELEPORT_BITS), and the definition rows the README names."""
+    paths = layout.paths
+    n = len(paths)
+    d = g.defs
+    nd = len(d.d_file)
     readme_rows = np.zeros(nd, dtype=np.bool_)
     readme_lex = _readme_lexicon(surface.readme, paths, lexicons, read)
     if surface.readme is not None and readme_lex is not None:
@@ -577,17 +770,17 @@ def rate(
         named = _read_u64(readme_lex.refs)
         # Only names that can mean one thing: exported, specific enough, defined in few files.
         readme_rows = (
-            np.isin(d_fp, named)
-            & (d_file != surface.readme)
-            & (specific > 0)
-            & (visibility == _EXPORTED)
-            & (group_of <= 3)
-            & (np.arange(nd) < real)
+            np.isin(d.d_fp, named)
+            & (d.d_file != surface.readme)
+            & (g.specific > 0)
+            & (g.visibility == _EXPORTED)
+            & (g.group_of <= 3)
+            & (np.arange(nd) < d.real)
         )
         named_rows = np.flatnonzero(readme_rows)
-        per_file = np.bincount(d_file[named_rows], minlength=n).tolist()
+        per_file = np.bincount(d.d_file[named_rows], minlength=n).tolist()
         share_points = np.zeros(n, dtype=np.int64)
-        np.add.at(share_points, d_file[named_rows], 64 // group_of[named_rows])
+        np.add.at(share_points, d.d_file[named_rows], 64 // g.group_of[named_rows])
         for f, count in enumerate(per_file):
             if count:
                 surface.add(
@@ -608,24 +801,28 @@ def rate(
     )
     points = raw << (weights + PRIORITY_RANGE)
     teleport = (points << TELEPORT_BITS) // int(points.sum())
+    return weights, teleport, readme_rows
 
-    # PageRank in fixed point, both ways: mass flows to what is used (the files a project depends
-    # on) and, apart, to what uses (the files that put it together: a command, a builder, the
-    # module that wires the others). A file's mass is a blend of the two, so a project's core
-    # rates high whether it is depended on or does the depending.
-    rank, iterations = _pagerank(e_src, e_dst, e_weight, teleport, n)
-    hubs, _ = _pagerank(e_dst, e_src, e_weight, teleport, n)
-    mass = (rank * AUTHORITY + hubs * HUB) // (AUTHORITY + HUB)
 
-    # Symbols. The flow reaching each (in the PageRank toward what is used) through the
-    # references that name it (what an index
-    # hands on for a name it re-exports is that name's too).
-    f_src = np.concatenate((t_src, h_src))
-    f_def = np.concatenate((t_def, hop_row))
-    f_weight = np.concatenate((t_weight, h_weight))
+def _symbol_mass(
+    g: _Graph,
+    lexicons: Sequence[Lexicon | None],
+    surface: Surface,
+    rank: Int64Array,
+    mass: Int64Array,
+    readme_rows: npt.NDArray[np.bool_],
+) -> tuple[Int64Array, npt.NDArray[np.bool_]]:
+    """Each definition's share of its file's mass, and which are public. The flow reaching each
+    (in the PageRank toward what is used) through the references that name it (what an index
+    hands on for a name it re-exports is that name's too)."""
+    d = g.defs
+    real, n, nd = d.real, len(mass), len(d.d_file)
+    f_src = np.concatenate((g.t_src, g.hop_index))
+    f_def = np.concatenate((g.t_def, g.hop_row))
+    f_weight = np.concatenate((g.t_weight, g.h_weight))
     flow = np.zeros(nd, dtype=np.int64)
     if len(f_def):
-        f_share = (f_weight << SHARE_BITS) // np.maximum(out_weight[f_src], 1)
+        f_share = (f_weight << SHARE_BITS) // np.maximum(g.out_weight[f_src], 1)
         moved = (((rank[f_src] * f_share) >> SHARE_BITS) * DAMPING[0]) // DAMPING[1]
         np.add.at(flow, f_def, moved)
     # How much each is used: over the files that use it, sqrt(uses in the file), summed (uses
@@ -633,62 +830,39 @@ def rate(
     # (`AddCommand`, in every example) is what a reader of the file needs first, even when
     # those clients themselves rate low.
     uses = np.zeros(nd, dtype=np.int64)
-    np.add.at(uses, t_def, t_sqrt)
-    np.add.at(uses, hop_row, uses[real:])
+    np.add.at(uses, g.t_def, g.t_sqrt)
+    np.add.at(uses, g.hop_row, uses[real:])
     public = readme_rows.copy()
-    public[:real] |= reexported
+    public[:real] |= g.reexported
     for f, names in surface.entry_symbols.items():
         lexicon = lexicons[f]
         if lexicon is not None:
             for k, name in enumerate(lexicon.defines):
                 if name in names:
-                    public[int(starts[f]) + k] = True
+                    public[int(d.starts[f]) + k] = True
     symbol_share = (1 + uses // 16) * np.where(
-        public, _SHARE_PUBLIC, np.where(visibility == _EXPORTED, _SHARE_EXPORTED, _SHARE_PRIVATE)
+        public,
+        _SHARE_PUBLIC,
+        np.where(g.visibility == _EXPORTED, _SHARE_EXPORTED, _SHARE_PRIVATE),
     ).astype(np.int64)
     # An index's stand-in rows are not its symbols: what reaches an index through them is the
     # index's own (its list of re-exports).
     symbol_share[real:] = 0
     relayed = np.zeros(n, dtype=np.int64)
-    np.add.at(relayed, d_file[real:], flow[real:])
+    np.add.at(relayed, d.d_file[real:], flow[real:])
     flow[real:] = 0
     # The rest of a file's mass is split among its symbols: half by the flow reaching each, half
     # by the shares (all by shares when no reference names any). Fractions are taken in units
     # of 2**-SHARE_BITS first, so that no product passes 2**63.
     held = np.maximum(mass - relayed, 0)
     file_flow = np.zeros(n, dtype=np.int64)
-    np.add.at(file_flow, d_file, flow)
+    np.add.at(file_flow, d.d_file, flow)
     file_share = np.zeros(n, dtype=np.int64)
-    np.add.at(file_share, d_file, symbol_share)
-    by_flow = (flow << SHARE_BITS) // np.maximum(file_flow[d_file], 1)
-    by_share = (symbol_share << SHARE_BITS) // np.maximum(file_share[d_file], 1)
-    fraction = np.where(file_flow[d_file] > 0, (by_flow + by_share) >> 1, by_share)
-    symbol_mass = (held[d_file] * fraction) >> SHARE_BITS
-
-    # Ratings: the mass in units where a file with the average share has AVERAGE.
-    scale = n * AVERAGE
-    file_ratings = dict(zip(paths, _to_rating(mass, scale).tolist(), strict=True))
-    symbol_values = _to_rating(symbol_mass[:real], scale)
-    spans = {
-        paths[i]: (lexicon.defined, int(starts[i]))
-        for i, lexicon in enumerate(lexicons)
-        if lexicon is not None and sizes[i]
-    }
-
-    # Reasons: the files that reference each (an edge with a reference among its parts), and
-    # that import it; put in words only when asked.
-    referrers = np.bincount(e_dst[e_refs > 0], minlength=n) if len(e_dst) else np.zeros(n, np.int64)
-    importers = np.bincount(i_dst, minlength=n) if len(i_dst) else np.zeros(n, dtype=np.int64)
-    reasons = Reasons(paths, referrers, importers, surface.reasons, history, weights)
-    stats = {
-        "files": n,
-        "definitions": real,
-        "references": int(ref_sizes.sum()),
-        "pairs": len(t_def),
-        "edges": len(e_src),
-        "iterations": iterations,
-    }
-    return Ratings(file_ratings, reasons, iterations, symbol_values, spans, stats, public[:real])
+    np.add.at(file_share, d.d_file, symbol_share)
+    by_flow = (flow << SHARE_BITS) // np.maximum(file_flow[d.d_file], 1)
+    by_share = (symbol_share << SHARE_BITS) // np.maximum(file_share[d.d_file], 1)
+    fraction = np.where(file_flow[d.d_file] > 0, (by_flow + by_share) >> 1, by_share)
+    return (held[d.d_file] * fraction) >> SHARE_BITS, public
 
 
 @dataclass(frozen=True)
@@ -711,7 +885,7 @@ _JOIN_SLICE: Final = 1 << 17
 
 
 def _reference_pairs(
-    lexicons: list[Lexicon | None],
+    lexicons: Sequence[Lexicon | None],
     ref_sizes: Int64Array,
     family: Int64Array,
     loose: list[tuple[int, int, int]],
