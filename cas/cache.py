@@ -87,7 +87,7 @@ class Cache:
         stored_key, hashed = self._stored_key(namespace, key)
         raw = self._pending.get(stored_key)
         if raw is None:
-            raw = self._store.kv_get("cache", stored_key)
+            raw = self._store.kv.get("cache", stored_key)
         value = self._decode(stored_key, hashed, key, raw) if raw is not None else None
         if value is None:
             self.misses += 1
@@ -101,7 +101,7 @@ class Cache:
             return [None] * len(keys)
         stored = [self._stored_key(namespace, key) for key in keys]
         pending = self._pending
-        raws = self._store.kv_get_many("cache", [sk for sk, _ in stored if sk not in pending])
+        raws = self._store.kv.get_many("cache", [sk for sk, _ in stored if sk not in pending])
         found = iter(raws)
         out: list[bytes | None] = []
         for key, (stored_key, hashed) in zip(keys, stored, strict=True):
@@ -124,11 +124,11 @@ class Cache:
         ns = namespace.encode("utf-8")
         out: dict[bytes, bytes] = {}
         plain = ns + _PLAIN
-        for stored_key, raw in self._store.kv_items("cache", plain):
+        for stored_key, raw in self._store.kv.items("cache", plain):
             value = _unframe(stored_key, raw)
             if value is not None:
                 out[stored_key[len(plain) :]] = value
-        for stored_key, raw in self._store.kv_items("cache", ns + _HASHED):
+        for stored_key, raw in self._store.kv.items("cache", ns + _HASHED):
             value = _unframe(stored_key, raw)
             if value is None or len(value) < _KEY_LEN.size:
                 continue
@@ -149,4 +149,4 @@ class Cache:
         if self._pending and not self._store.readonly:
             items = sorted(self._pending.items())
             self._pending.clear()
-            self._store.kv_put("cache", items)
+            self._store.kv.put("cache", items)

@@ -132,7 +132,8 @@ def is_live(record: LeaseRecord, now: int, ttl_ns: int = LEASE_TTL_NS) -> bool:
 
 def leases(source: Store | Update) -> list[LeaseRecord]:
     """Every lease, as the store or one of its transactions (gc's deleting one) sees them."""
-    return [LeaseRecord.decode(lease_id, value) for lease_id, value in source.leases()]
+    refs = source.refs if isinstance(source, Store) else source
+    return [LeaseRecord.decode(lease_id, value) for lease_id, value in refs.leases()]
 
 
 def split(
@@ -199,7 +200,7 @@ class Lease:
     def __enter__(self) -> Lease:
         self._start_ns = time.time_ns()
         record = self._record(self._start_ns)
-        self.store.put_lease(self.id, record.encode())
+        self.store.refs.put_lease(self.id, record.encode())
         self._last_beat_ns = self._start_ns
         self._thread = threading.Thread(target=self._run, name=f"lease-{self.id}", daemon=True)
         self._thread.start()
@@ -209,7 +210,7 @@ class Lease:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        self.store.delete_leases([self.id])
+        self.store.refs.delete_leases([self.id])
 
     def _run(self) -> None:
         while not self._stop.wait(self._heartbeat_s):
@@ -221,7 +222,7 @@ class Lease:
         try:
             # Re-created even when gc removed it: whatever was pruned is gone either way, and
             # from now on gc keeps off again. `lost` tells the holder not to publish.
-            present = self.store.put_lease(self.id, self._record(now).encode())
+            present = self.store.refs.put_lease(self.id, self._record(now).encode())
         except CasError:
             if now - self._last_beat_ns >= self._ttl_ns:
                 self.lost = True

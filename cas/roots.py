@@ -39,6 +39,7 @@ from cas.errors import (
 )
 from cas.locate import is_pack_file, known_valid, store_manifest_dir
 from cas.store import Store, Update
+from cas.store_refs import References
 
 # Every canonical manifest starts with a msgpack map of its nine keys.
 _MANIFEST_FIRST_BYTE: Final = 0x89
@@ -139,7 +140,7 @@ def default_dir(store: Store) -> Path:
 def recorded_dirs(source: Store | Update) -> list[Path]:
     """The recorded folders, as the store or one of its transactions (gc's deleting one)
     sees them."""
-    return [Path(p) for p in source.recorded_dirs()]
+    return [Path(p) for p in _refs(source).recorded_dirs()]
 
 
 def add_root_dir(store: Store, folder: str | os.PathLike[str]) -> Path:
@@ -147,7 +148,7 @@ def add_root_dir(store: Store, folder: str | os.PathLike[str]) -> Path:
     where = Path(folder).resolve()
     if not where.is_dir():
         raise UsageError(f"{folder}: not a directory")
-    store.record_dir(str(where))
+    store.refs.record_dir(str(where))
     return where
 
 
@@ -194,7 +195,7 @@ def remove_root_dir(store: Store, folder: str | os.PathLike[str]) -> Path:
     """Forget a recorded folder, named as recorded (resolved) or as given (absolute): a folder
     that no longer exists may not resolve to what was recorded."""
     for where in (Path(folder).resolve(), Path(os.path.abspath(folder))):
-        if store.forget_dir(str(where)):
+        if store.refs.forget_dir(str(where)):
             return where
     raise NotFound("root folder", str(folder), "'cas pins' lists the recorded folders")
 
@@ -346,9 +347,15 @@ def pinned(
     return out
 
 
+def _refs(source: Store | Update) -> References | Update:
+    """The references as the store (each call its own transaction) or one of its
+    transactions sees them."""
+    return source.refs if isinstance(source, Store) else source
+
+
 def pins(source: Store | Update) -> dict[str, Digest]:
     """Every pin, as the store or one of its transactions (gc's deleting one) sees them."""
-    return source.pins()
+    return _refs(source).pins()
 
 
 def _check_pin_name(name: str) -> str:
@@ -367,12 +374,12 @@ def _check_pin_name(name: str) -> str:
 def pin(store: Store, name: str, digest: Digest) -> Digest | None:
     """Pin ``digest`` under ``name``; returns the digest it replaced. The blob must be present:
     checked in the transaction that pins, so a gc deleting it cannot slip in between."""
-    return store.pin(_check_pin_name(name), digest)
+    return store.refs.pin(_check_pin_name(name), digest)
 
 
 def unpin(store: Store, name: str) -> Digest:
     name = _check_pin_name(name)
-    old = store.unpin(name)
+    old = store.refs.unpin(name)
     if old is None:
         raise NotFound("pin", name, "'cas pins' lists them")
     return old

@@ -32,10 +32,10 @@ import os
 import stat as stat_mod
 import threading
 import time
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, NamedTuple, TypeVar
 
 import lmdb
 import msgpack
@@ -48,7 +48,6 @@ from cas.errors import (
     BlobNotFound,
     CasError,
     CorruptBlob,
-    KeyTooLong,
     StoreAccessError,
     StoreBusy,
     StoreDamaged,
@@ -61,7 +60,9 @@ from cas.fsutil import fsync_dir
 from cas.reader import READ_AHEAD, BlobReader
 from cas.records import Meta, Txn, meta_of, now_ns
 from cas.residency import RELEASE_EVERY, MapReleaser
-from cas.store_tables import ADDED, KEY_SIZES, KV_TABLES, NAMES, TOTAL_KEYS, Tables
+from cas.store_kv import KeyValues
+from cas.store_refs import References
+from cas.store_tables import ADDED, KEY_SIZES, NAMES, TOTAL_KEYS, Tables
 
 if TYPE_CHECKING:
     from cas.batch import Batch  # imported by `Store.batch`: a reader never loads the writer
@@ -83,7 +84,6 @@ _UNCHANGED: Final = (
 # The least content a frame received from elsewhere may hold: see `Store.foreign_frame_limit`.
 _FOREIGN_FRAME_MIN_LIMIT: Final = blobstore.FOREIGN_FRAME_MIN_LIMIT
 # The tables whose keys callers choose (`Store.kv_get` and friends).
-KvTable = Literal["cache", "remotes", "usage"]
 _T = TypeVar("_T")
 
 
@@ -347,6 +347,9 @@ class Store:
         # Keys longer than this are refused by LMDB (MDB_BAD_VALSIZE); 511 bytes by default.
         self.max_key_size: int = env.max_key_size()
         self.residency = MapReleaser(path / "data.mdb")
+        faces = _Faces(self._tables, self._change, self.residency, self.max_key_size)
+        self.refs = References(faces)  # pins, recorded root folders, leases
+        self.kv = KeyValues(faces)  # the key-value tables: caches, remotes, usage
         with self._tables() as t:
             self.chunk_size = _info_int(path, t.info(b"chunk_size"), DEFAULT_CHUNK_SIZE)
             self.level = _info_int(path, t.info(b"level"), DEFAULT_LEVEL)
@@ -1275,129 +1278,15 @@ class Store:
         )
         return new_blobs, new_stored + blob_bytes
 
-    # --- pins and recorded root folders (`cas.roots`) -------------------------------------------
 
-    def pins(self) -> dict[str, Digest]:
-        """Every pin: name -> digest (a record that does not hold a digest is left out)."""
-        with self._tables() as t:
-            return t.pins()
+class _Faces(NamedTuple):
+    """What the store's faces use of it (`cas.store_tables.Faces`): its transactions, its
+    map's releaser, its longest key. Handed over as these, the faces need not know `Store`."""
 
-    def pin(self, name: str, digest: Digest) -> Digest | None:
-        """Pin ``digest`` under ``name``; returns the digest it replaced. The blob must be
-        present (`BlobNotFound`): checked in the transaction that pins, so a gc deleting it
-        cannot slip in between."""
-        return self._change(lambda t: t.pin(name, digest))
-
-    def swap_pin(self, name: str, expected: Digest | None, digest: Digest) -> bool:
-        """Move pin ``name`` to ``digest`` only if it holds ``expected`` now (None: no such pin),
-        in one transaction: two writers that read the same pin cannot both move it, so neither
-        loses the other's change. False (nothing changed) when it holds anything else; the blob
-        must be present (`BlobNotFound`)."""
-        swapped: bool = self._change(lambda t: t.swap_pin(name, expected, digest))
-        return swapped
-
-    def unpin(self, name: str) -> Digest | None:
-        """Remove a pin; returns the digest it held, or None if there was no such pin."""
-        old = self._change(lambda t: t.unpin(name))
-        return None if old is None else Digest(old)
-
-    def recorded_dirs(self) -> list[str]:
-        """The folders recorded as holding root manifests, besides the default one."""
-        with self._tables() as t:
-            return t.recorded_dirs()
-
-    def record_dir(self, folder: str) -> bool:
-        """Record a folder as holding root manifests; False if it was recorded already."""
-        return self._change(lambda t: t.edit_recorded_dirs(folder, add=True))
-
-    def forget_dir(self, folder: str) -> bool:
-        """Forget a recorded folder; False if it was not recorded (under exactly this name)."""
-        return self._change(lambda t: t.edit_recorded_dirs(folder, add=False))
-
-    # --- leases (`cas.lease`) -------------------------------------------------------------------
-
-    def leases(self) -> list[tuple[str, bytes]]:
-        """Every lease: (id, its holder's record, as `cas.lease` encoded it)."""
-        with self._tables() as t:
-            return t.leases()
-
-    def put_lease(self, lease_id: str, record: bytes) -> bool:
-        """Write a lease's record; returns whether it was there before (a heartbeat that finds
-        its lease gone learns that a gc judged it stale)."""
-        return self._change(lambda t: t.put_lease(lease_id, record))
-
-    def delete_leases(self, lease_ids: Iterable[str]) -> int:
-        """Delete these leases: a cleanup, which may use the reserve on a full disk (`_write`),
-        so a pack that failed for a full disk still takes its lease back."""
-        wanted = list(lease_ids)
-        return self._change(lambda t: t.delete_leases(wanted), cleanup=True)
-
-    # --- tables of caller-chosen keys: the cache and the remotes --------------------------------
-
-    # Keys of these tables are chosen by callers (names, paths). One longer than LMDB takes
-    # cannot be there, so reading or deleting it finds nothing, and writing it is refused with
-    # `KeyTooLong`, before any transaction: never MDB_BAD_VALSIZE, never "store is full".
-    # (The cache keys its long keys by digest, see cas/cache.py.)
-
-    def kv_get(self, table: KvTable, key: bytes) -> bytes | None:
-        _check_kv(table)
-        if len(key) > self.max_key_size:
-            return None
-        with self._tables() as t:
-            value = t.kv_get(table, key)
-        self.residency.note_lookups()
-        return value
-
-    def kv_get_many(self, table: KvTable, keys: Sequence[bytes]) -> list[bytes | None]:
-        """The values of ``keys`` (None where absent), read in one transaction."""
-        _check_kv(table)
-        limit = self.max_key_size
-        with self._tables() as t:
-            out = t.kv_get_many(table, keys, limit)
-        self.residency.note_lookups(len(keys))
-        return out
-
-    def kv_items(self, table: KvTable, prefix: bytes = b"") -> list[tuple[bytes, bytes]]:
-        _check_kv(table)
-        if len(prefix) > self.max_key_size:
-            return []
-        with self._tables() as t:
-            return t.kv_items(table, prefix)
-
-    def kv_put(self, table: KvTable, items: Iterable[tuple[bytes, bytes]]) -> None:
-        _check_kv(table)
-        pending = list(items)
-        size = sum(len(k) + len(v) for k, v in pending)
-        for key, _value in pending:
-            if len(key) > self.max_key_size:
-                raise KeyTooLong(table, len(key), self.max_key_size)
-        self._change(lambda t: t.kv_put(table, pending), expected_bytes=size)
-
-    def kv_delete(self, table: KvTable, keys: Iterable[bytes]) -> int:
-        _check_kv(table)
-        wanted = [key for key in keys if len(key) <= self.max_key_size]
-        return self._change(lambda t: t.kv_delete(table, wanted))
-
-    def kv_update(
-        self, table: KvTable, keys: Iterable[bytes], update: Callable[[bytes | None], bytes]
-    ) -> None:
-        """Set each of ``keys`` to ``update(its value now, or None)``, all in one write
-        transaction: concurrent writers never lose an update (a count goes up by each). A key
-        too long to keep is refused (`KeyTooLong`). ``update`` may run again if the
-        transaction is retried: it computes, it never acts."""
-        _check_kv(table)
-        pending = list(dict.fromkeys(keys))
-        for key in pending:
-            if len(key) > self.max_key_size:
-                raise KeyTooLong(table, len(key), self.max_key_size)
-        if pending:
-            size = sum(len(k) + 64 for k in pending)
-            self._change(lambda t: t.kv_update(table, pending, update), expected_bytes=size)
-
-
-def _check_kv(table: str) -> None:
-    if table not in KV_TABLES:
-        raise ValueError(f"{table!r} is not a table of caller-chosen keys ({', '.join(KV_TABLES)})")
+    read: Callable[[], AbstractContextManager[Tables]]
+    change: Callable[..., Any]
+    residency: MapReleaser
+    max_key_size: int
 
 
 class Update:

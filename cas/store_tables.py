@@ -28,8 +28,9 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Container, Iterable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 import msgpack
 
@@ -48,6 +49,8 @@ from cas.records import (
     meta_of,
 )
 from cas.residency import FAULT_AROUND, MapReleaser
+
+_T = TypeVar("_T")
 
 if TYPE_CHECKING:
     from cas.puts import Put, Written  # what a writer hands over: never loaded by a reader
@@ -111,6 +114,23 @@ def _encode_dir(path: str) -> str | bytes:
     except UnicodeEncodeError:
         return os.fsencode(path)
     return path
+
+
+class Faces(Protocol):
+    """What the store's faces (`cas.store_refs.References`, `cas.store_kv.KeyValues`) use of
+    it: a read transaction, a write transaction, the map's releaser and the longest key."""
+
+    @property
+    def max_key_size(self) -> int: ...
+
+    @property
+    def residency(self) -> MapReleaser: ...
+
+    def read(self) -> AbstractContextManager[Tables]: ...
+
+    def change(
+        self, fn: Callable[[Tables], _T], *, expected_bytes: int = 0, cleanup: bool = False
+    ) -> _T: ...
 
 
 class Tables:

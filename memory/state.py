@@ -69,7 +69,7 @@ def read_state(store: Store, scope: str, digest: Digest) -> State:
 
 def head(store: Store, scope: str) -> State:
     """The newest state of ``scope``'s memory (an empty one when it has none)."""
-    digest = store.pins().get(pin_name(scope))
+    digest = store.refs.pins().get(pin_name(scope))
     if digest is None:
         return State(check_scope(scope), None, None)
     return read_state(store, scope, digest)
@@ -132,7 +132,7 @@ def commit(store: Store, scope: str, make: Callable[[State], Change | None], *, 
         if new.digest == state.digest:
             return state
         assert new.digest is not None
-        if store.swap_pin(pin_name(scope), state.digest, new.digest):
+        if store.refs.swap_pin(pin_name(scope), state.digest, new.digest):
             return new
     raise MemoryConflict(scope, COMMIT_TRIES)
 

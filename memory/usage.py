@@ -92,7 +92,7 @@ def used(store: Store, scope: str, entities: Iterable[str], day: str) -> None:
     """Count one use of each of ``entities`` of ``scope`` on ``day``."""
     prefix = _prefix(scope)
     entries.check_date(day)
-    store.kv_update("usage", [prefix + e.encode() for e in dict.fromkeys(entities)], _one_more(day))
+    store.kv.update("usage", [prefix + e.encode() for e in dict.fromkeys(entities)], _one_more(day))
 
 
 def _one_more(day: str) -> Callable[[bytes | None], bytes]:
@@ -146,7 +146,7 @@ def uses(store: Store, scope: str) -> dict[str, Use]:
     """Every entity of ``scope`` used at least once, by name."""
     prefix = _prefix(scope)
     out = {}
-    for key, raw in store.kv_items("usage", prefix):
+    for key, raw in store.kv.items("usage", prefix):
         last, count = record_of(raw)
         entity = key[len(prefix) :].decode("utf-8", "replace")
         out[entity] = Use(entity, last, count)
@@ -156,7 +156,7 @@ def uses(store: Store, scope: str) -> dict[str, Use]:
 def forget(store: Store, scope: str, entities: Iterable[str]) -> int:
     """Drop the counts of ``entities`` (a pruned fact set again starts afresh)."""
     prefix = _prefix(scope)
-    return store.kv_delete("usage", [prefix + e.encode() for e in entities])
+    return store.kv.delete("usage", [prefix + e.encode() for e in entities])
 
 
 def table(store: Store, scope: str) -> list[Use]:

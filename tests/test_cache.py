@@ -56,7 +56,7 @@ def test_any_key_round_trips_through_get_and_preload(
         cache.put(namespace, absent[0], b"now pending")
         assert cache.get_many(namespace, absent) == [b"now pending", None]
         assert fresh.preload(namespace + "x") == {}
-        assert all(len(k) <= store.max_key_size for k, _v in store.kv_items("cache"))
+        assert all(len(k) <= store.max_key_size for k, _v in store.kv.items("cache"))
 
 
 def test_a_damaged_or_foreign_value_is_a_miss(store: Store) -> None:
@@ -64,7 +64,7 @@ def test_a_damaged_or_foreign_value_is_a_miss(store: Store) -> None:
     cache.put("ns", b"short", b"value one")
     cache.put("ns", b"p" * 700, b"value two")
     cache.flush()
-    rows = store.kv_items("cache")
+    rows = store.kv.items("cache")
     assert len(rows) == 2
     (k1, v1), (k2, _v2) = rows
     rawstore.put(store, "cache", k1, v1[:-1] + bytes([v1[-1] ^ 1]))
@@ -117,11 +117,11 @@ def test_kv_put_refuses_a_long_key_before_any_transaction(store: Store) -> None:
     from cas.errors import KeyTooLong
 
     with pytest.raises(KeyTooLong) as info:
-        store.kv_put("cache", [(b"k" * 600, b"v")])
+        store.kv.put("cache", [(b"k" * 600, b"v")])
     assert "600 bytes" in str(info.value) and "511" in str(info.value)
-    assert store.kv_get("cache", b"k" * 600) is None
-    assert store.kv_delete("remotes", [b"k" * 600]) == 0
-    assert store.kv_items("cache", b"k" * 600) == []
+    assert store.kv.get("cache", b"k" * 600) is None
+    assert store.kv.delete("remotes", [b"k" * 600]) == 0
+    assert store.kv.items("cache", b"k" * 600) == []
 
 
 @pytest.mark.parametrize("table", ["pins", "leases", "meta", "info", "blobs"])
@@ -131,9 +131,9 @@ def test_the_key_value_calls_reach_only_the_tables_of_caller_chosen_keys(
     """The store's own tables are its own: their records are read and written through named
     operations only (pins, leases, ...), never by table name."""
     with pytest.raises(ValueError, match="caller-chosen"):
-        store.kv_get(table, b"k")  # type: ignore[arg-type]
+        store.kv.get(table, b"k")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="caller-chosen"):
-        store.kv_put(table, [(b"k", b"v")])  # type: ignore[arg-type]
+        store.kv.put(table, [(b"k", b"v")])  # type: ignore[arg-type]
     assert rawstore.get(store, table, b"k") is None
 
 

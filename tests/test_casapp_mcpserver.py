@@ -727,8 +727,8 @@ def test_memory_tools_refuse_a_secret_in_a_key_or_scope_as_the_cli_does_and_cut_
     seen.append(run_stdio(project, agent, "--memory-scope", "session:secrets"))
     with Store.at(project / ".cas", readonly=True) as store:
         kept = [store.get(d) for d in store.iterate()]
-        kept += [name.encode() for name in store.pins()]
-        kept += [key for key, _record in store.kv_items("usage")]
+        kept += [name.encode() for name in store.refs.pins()]
+        kept += [key for key, _record in store.kv.items("usage")]
     kept += [text.encode() for text in seen]
     for secret in (token, password):
         found = [piece.encode() for piece in pieces(secret)]

@@ -405,8 +405,8 @@ def kept(project: Path) -> list[bytes]:
     out: list[bytes] = []
     with Store.at(project / ".cas", readonly=True) as store:
         out += [store.get(d) for d in store.iterate()]
-        out += [name.encode() for name in store.pins()]
-        out += [key for key, _record in store.kv_items("usage")]
+        out += [name.encode() for name in store.refs.pins()]
+        out += [key for key, _record in store.kv.items("usage")]
     out += [p.read_bytes() for p in sorted((project / ".cas").rglob("*")) if p.is_file()]
     folder = project / "manifests"
     if folder.is_dir():
@@ -468,7 +468,7 @@ def test_user_dot_and_dot_dot_are_refused_by_add_as_by_pack(project: Path) -> No
             lines.add(one_line(r.err))
         assert lines == {f"cas: error: scope {scope!r} is not one: " + SCOPE_RULE}
     with Store.at(project / ".cas", readonly=True) as store:
-        assert store.pins() == {}
+        assert store.refs.pins() == {}
 
 
 SCOPE_RULE = (

@@ -138,7 +138,7 @@ def test_secrets_never_reach_the_store_or_a_render(repo: Path, tmp_path: Path) -
     pack_out = run_cas("pack", cwd=repo)
     with Store.at(repo / ".cas") as s:
         everything = _all_store_bytes(s)
-        cache = b"".join(v for _, v in s.kv_items("cache"))
+        cache = b"".join(v for _, v in s.kv.items("cache"))
     for value in SECRETS.values():
         assert value.encode() not in everything, value
         assert value.encode() not in cache

@@ -567,7 +567,7 @@ def test_records_shorter_than_their_layout_never_reach_struct(project: Path) -> 
 def test_damaged_cache_values_are_misses(project: Path) -> None:
     manifests = {p.name: p.read_bytes() for p in (project / "manifests").iterdir()}
     with Store.at(project / ".cas") as store:
-        rows = store.kv_items("cache")
+        rows = store.kv.items("cache")
         assert rows
         for i, (key, value) in enumerate(rows):
             spoiled = value[:-1] if i % 2 else value[:-1] + bytes([value[-1] ^ 0x55])

@@ -376,7 +376,7 @@ def test_a_lease_of_a_dead_process_is_cleared(project: Path) -> None:
     dead.wait()
     (project / "manifests" / "v1.pack").unlink()
     with Store.at(project / ".cas") as store:
-        store.put_lease("dead", _record(dead.pid, HOST, time.time_ns(), "dead"))
+        store.refs.put_lease("dead", _record(dead.pid, HOST, time.time_ns(), "dead"))
         report = collect(store, grace_ns=0, lease_wait_s=0)
         assert report.stale_leases == 1
         assert set(report.digests) == v1_only(project)
@@ -385,10 +385,10 @@ def test_a_lease_of_a_dead_process_is_cleared(project: Path) -> None:
 
 def test_other_hosts_leases_live_by_heartbeat_alone(project: Path) -> None:
     with Store.at(project / ".cas") as store:
-        store.put_lease("far", _record(1, "elsewhere", time.time_ns(), "far"))
+        store.refs.put_lease("far", _record(1, "elsewhere", time.time_ns(), "far"))
         with pytest.raises(LeaseHeld, match="elsewhere"):
             collect(store, grace_ns=0, lease_wait_s=0)
-        store.put_lease("far", _record(1, "elsewhere", time.time_ns() - 31 * 10**9, "far"))
+        store.refs.put_lease("far", _record(1, "elsewhere", time.time_ns() - 31 * 10**9, "far"))
         assert collect(store, grace_ns=0, lease_wait_s=0).stale_leases == 1
 
 
@@ -401,7 +401,7 @@ def test_lease_heartbeat_and_loss(tmp_path: Path) -> None:
             assert record.heartbeat_ns > first and record.pid == os.getpid()
             lease.check()
             # gc judged it stale and removed it: the holder must not publish.
-            store.delete_leases([lease.id])
+            store.refs.delete_leases([lease.id])
             time.sleep(0.2)
             with pytest.raises(LeaseLost):
                 lease.check()

@@ -24,7 +24,9 @@ from tests.conftest import ROOT
 
 PACKAGES = ("cas", "packer", "memory", "casapp")
 # The store's own modules: the only ones that may see LMDB, its tables and its records.
-STORE_MODULES = frozenset({"cas.store", "cas.store_tables", "cas.records"})
+STORE_MODULES = frozenset(
+    {"cas.store", "cas.store_tables", "cas.records", "cas.store_kv", "cas.store_refs"}
+)
 # What only the store's own modules may import: LMDB itself, the module that names the tables
 # and the one that lays out their records ...
 STORE_PRIVATE_MODULES = frozenset({"lmdb", "cas.store_tables", "cas.records"})

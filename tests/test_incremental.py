@@ -147,7 +147,7 @@ def test_cached_prices_and_memo_give_the_bytes_a_cold_store_gives(tmp_path: Path
     _, cold = _run(root)
     assert warm == cold
     with Store.at(root / ".cas") as store:
-        keys = [k for k, _ in store.kv_items("cache")]
+        keys = [k for k, _ in store.kv.items("cache")]
         assert any(b"lex:" in k for k in keys) and any(b"priced:" in k for k in keys)
         assert any(b"line-tokens:" in k for k in keys)
 
@@ -239,7 +239,7 @@ def test_remembered_rule_decisions_follow_the_rules_and_a_damaged_entry_is_a_mis
     assert warm != first  # the new rule changed what the pack shows
     assert warm == cold()
     with Store.at(root / ".cas") as store:
-        rows = [(k, v) for k, v in store.kv_items("cache") if DECISIONS_NS.encode() in k]
+        rows = [(k, v) for k, v in store.kv.items("cache") if DECISIONS_NS.encode() in k]
         assert len(rows) == 1
         key, value = rows[0]
         rawstore.put(store, "cache", key, value[:-3] + b"\xff\xff\xff")

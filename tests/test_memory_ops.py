@@ -60,7 +60,7 @@ def test_a_key_or_scope_holding_a_secret_is_refused_before_anything_is_written(
         remember(store, f"user:{token}", "note", date="2026-11-01")
     with pytest.raises(SecretInName, match="scope id"):
         curate(store, f"session:{token}", "note", date="2026-11-01")
-    assert store.pins() == {} and list(store.iterate()) == [] and store.kv_items("usage") == []
+    assert store.refs.pins() == {} and list(store.iterate()) == [] and store.kv.items("usage") == []
 
 
 def test_a_fact_value_is_stored_as_the_one_line_that_was_scanned(store: Store) -> None:

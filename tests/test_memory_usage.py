@@ -88,9 +88,9 @@ def test_a_use_record_is_the_memorys_own_and_a_damaged_one_counts_as_never_used(
 ) -> None:
     usage.used(store, "user:a", ["fact:db"], "2026-11-02")
     usage.used(store, "user:a", ["fact:db", "fact:db"], "2026-11-01")  # once a call, latest day
-    [(key, raw)] = store.kv_items("usage")
+    [(key, raw)] = store.kv.items("usage")
     assert usage.record_of(raw) == ("2026-11-02", 2)
-    store.kv_put("usage", [(key, b"\xc1 not msgpack")])
+    store.kv.put("usage", [(key, b"\xc1 not msgpack")])
     assert usage.uses(store, "user:a")["fact:db"] == usage.Use("fact:db", "", 0)
     usage.used(store, "user:a", ["fact:db"], "2026-11-03")  # counts again from nothing
     assert usage.uses(store, "user:a")["fact:db"] == usage.Use("fact:db", "2026-11-03", 1)

@@ -45,7 +45,7 @@ def test_lost_lease_publishes_no_manifest(tmp_path: Path) -> None:
             lease = packer._lease
             assert lease is not None
             if event.stage == "store" and not lease.lost:
-                store.delete_leases([lease.id])
+                store.refs.delete_leases([lease.id])
                 lease.beat()
 
         packer.progress = tick

@@ -269,7 +269,7 @@ def test_credentials_in_a_url_are_refused_without_being_shown(tmp_path: Path) ->
             "region": None,
             "profile": None,
         }
-        store.kv_put(TABLE, [(b"bad", msgpack.packb(record, use_bin_type=True))])
+        store.kv.put(TABLE, [(b"bad", msgpack.packb(record, use_bin_type=True))])
     for args in (("remote", "list"), ("remote", "list", "--json"), ("push", "bad")):
         r = cas(*args, cwd=root, env=AWS)
         assert r.code == 2, (args, r.out + r.err)

@@ -409,30 +409,30 @@ def test_kv_update_applies_every_update_once_per_key_and_call(
 ) -> None:
     with Store.create(tmp_path_factory.mktemp("kv") / ".cas") as s:
         for keys in calls:
-            s.kv_update("usage", keys, _count)
+            s.kv.update("usage", keys, _count)
         expected: dict[bytes, int] = {}
         for keys in calls:
             for key in set(keys):
                 expected[key] = expected.get(key, 0) + 1
-        assert {k: int(v) for k, v in s.kv_items("usage")} == expected
-        assert [k for k, _ in s.kv_items("usage")] == sorted(expected)
+        assert {k: int(v) for k, v in s.kv.items("usage")} == expected
+        assert [k for k, _ in s.kv.items("usage")] == sorted(expected)
 
 
 def test_kv_update_from_two_threads_loses_no_update(store: Store) -> None:
     def bump() -> None:
         for _ in range(50):
-            store.kv_update("usage", [b"n"], _count)
+            store.kv.update("usage", [b"n"], _count)
 
     threads = [threading.Thread(target=bump) for _ in range(2)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert store.kv_get("usage", b"n") == b"100"
+    assert store.kv.get("usage", b"n") == b"100"
     with pytest.raises(KeyTooLong):
-        store.kv_update("usage", [b"k" * (store.max_key_size + 1)], _count)
+        store.kv.update("usage", [b"k" * (store.max_key_size + 1)], _count)
     with pytest.raises(ValueError, match="caller-chosen keys"):
-        store.kv_update("blobs", [b"k"], _count)  # type: ignore[arg-type]
+        store.kv.update("blobs", [b"k"], _count)  # type: ignore[arg-type]
 
 
 def test_a_store_made_before_the_usage_table_opens_and_gains_it(tmp_path: Path) -> None:
@@ -441,12 +441,12 @@ def test_a_store_made_before_the_usage_table_opens_and_gains_it(tmp_path: Path) 
         digest = s.put(b"kept")
         rawstore.drop_table(s, "usage")
     with Store.at(where, readonly=True) as s:
-        assert s.kv_items("usage") == []  # read as empty, the file untouched
+        assert s.kv.items("usage") == []  # read as empty, the file untouched
         assert s.get(digest) == b"kept"
     with Store.at(where) as s:  # open to write: the table is made
-        s.kv_update("usage", [b"k"], _count)
+        s.kv.update("usage", [b"k"], _count)
     with Store.at(where, readonly=True) as s:
-        assert s.kv_items("usage") == [(b"k", b"1")]
+        assert s.kv.items("usage") == [(b"k", b"1")]
         assert s.get(digest) == b"kept"
 
 

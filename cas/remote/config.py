@@ -426,23 +426,23 @@ def _decode(store: Store, name: str, raw: bytes) -> Remote:
 def add_remote(store: Store, remote: Remote) -> None:
     """Record ``remote``; a name already in use is an error (remove it first)."""
     key = remote.name.encode()
-    if store.kv_get(TABLE, key) is not None:
+    if store.kv.get(TABLE, key) is not None:
         raise RemoteError(remote.name, "already exists", "run 'cas remote remove' first")
-    store.kv_put(TABLE, [(key, _encode(remote))])
+    store.kv.put(TABLE, [(key, _encode(remote))])
 
 
 def remove_remote(store: Store, name: str) -> None:
-    if not store.kv_delete(TABLE, [name.encode()]):
+    if not store.kv.delete(TABLE, [name.encode()]):
         raise NotFound("remote", name, _known_hint(store))
 
 
 def list_remotes(store: Store) -> list[Remote]:
     """Every configured remote, sorted by the bytes of its name."""
-    return [_decode(store, key.decode(), value) for key, value in store.kv_items(TABLE)]
+    return [_decode(store, key.decode(), value) for key, value in store.kv.items(TABLE)]
 
 
 def get_remote(store: Store, name: str) -> Remote:
-    raw = store.kv_get(TABLE, name.encode())
+    raw = store.kv.get(TABLE, name.encode())
     if raw is None:
         raise NotFound("remote", name, _known_hint(store))
     return _decode(store, name, raw)
@@ -467,5 +467,5 @@ def choose_remote(store: Store, name: str | None) -> Remote:
 
 
 def _known_hint(store: Store) -> str:
-    names = [key.decode() for key, _ in store.kv_items(TABLE)]
+    names = [key.decode() for key, _ in store.kv.items(TABLE)]
     return f"remotes: {', '.join(names)}" if names else "no remote is configured"
