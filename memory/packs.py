@@ -166,26 +166,18 @@ def _lines_piece(title: str, lines: list[str], cut: int, hint: str) -> str:
     return out + "\n"
 
 
-def build(
-    store: Store,
-    state: State,
-    now: str,
-    config: MemoryConfig,
-    target: Target,
-    *,
-    counter: TokenCounter | None = None,
-    put: Callable[[bytes], Digest] | None = None,
-    changes: recent.History | None = None,
-) -> MemoryPack:
-    """The memory pack of ``state`` at ``now`` for ``target``. ``put`` stores a summary and the
-    recent changes (default: ``store.put``). ``changes``: the project's git history up to
-    ``now`` (`memory.recent.history`), shown as ``90_recent_changes.md``; without it (or with
-    a ``recent_changes_share`` of 0) the pack has no such section."""
-    entries.check_date(now)
-    if changes is not None and changes.now != now:
-        raise ValueError(f"the history read up to {changes.now} is not that of {now}")
-    counter = counter or TokenCounter(TOKENIZER)
-    put = put or store.put
+@dataclass(slots=True)
+class _Contents:
+    """What a memory pack is made of, read from one state of the memory."""
+
+    curated_body: bytes | None  # MEMORY.md
+    curated: list[str]  # its non-blank lines
+    facts: list[str]  # "- key: value" of each fact holding a value ...
+    fact_files: list[str]  # ... and its file
+    logs: list[_Log]  # the daily logs within the retention, newest first
+
+
+def _contents(store: Store, state: State, now: str, config: MemoryConfig) -> _Contents:
     files = state.files
     curated_body = read_file(store, state, CURATED)
     curated = _body(curated_body).rstrip("\n").split("\n") if curated_body else []
@@ -224,70 +216,201 @@ def build(
             )
         )
     logs.sort(key=lambda log: log.date, reverse=True)  # newest first
+    return _Contents(curated_body, curated, facts, fact_files, logs)
 
-    head_piece = f"# Memory of {state.scope} ({target.name}, as of {now})\n\n"
+
+def _entries(
+    store: Store,
+    state: State,
+    found: _Contents,
+    curated_cut: int,
+    facts_cut: int,
+    count: Pieces,
+    put: Callable[[bytes], Digest],
+) -> list[mf.Entry]:
+    """The manifest's entries for what the fit left shown: the curated memory, each fact (in
+    full, or a pointer once cut), each log at the level it was fitted to."""
+    files = state.files
+    curated, facts = found.curated, found.facts
+    out: list[mf.Entry] = []
+    curated_tokens = count(_lines_piece("Curated", curated, curated_cut, "")) if curated else 0
+    if found.curated_body is not None and files.get(CURATED) is not None:
+        out.append(
+            mf.Entry(
+                CURATED,
+                files[CURATED],
+                len(found.curated_body),
+                "high",
+                curated_tokens,
+                reason="curated memory",
+            )
+        )
+    for i, path in enumerate(found.fact_files):
+        tier = "high" if i < len(facts) - facts_cut else "low"
+        out.append(
+            mf.Entry(
+                path,
+                files[path],
+                len(read_file(store, state, path) or b""),
+                tier,
+                count(facts[i] + "\n") if tier == "high" else 0,
+                reason="fact",
+            )
+        )
+    for log in found.logs:
+        size = len(read_file(store, state, log.path) or b"")
+        if log.level is None:
+            out.append(
+                mf.Entry(
+                    log.path,
+                    log.digest,
+                    size,
+                    "low",
+                    0,
+                    reason=f"daily log, {log.age} days old, left out to fit",
+                )
+            )
+            continue
+        summary = put(log.summary.encode()) if log.level == "medium" else None
+        out.append(
+            mf.Entry(
+                log.path,
+                log.digest,
+                size,
+                log.level,
+                count(log.piece(log.level)),
+                summary=summary,
+                reason=f"daily log, {log.age} days old",
+                listed=log.level == "low",
+            )
+        )
+    return out
+
+
+def _render(
+    head_piece: str, found: _Contents, curated_cut: int, facts_cut: int, recent_piece: str
+) -> list[str]:
+    """The pieces of the document, as the fit has cut it so far."""
+    logs = found.logs
+    pieces = [head_piece]
+    pieces.append(_lines_piece("Curated", found.curated, curated_cut, f"'cas mem show {CURATED}'"))
+    pieces.append(_lines_piece("Facts", found.facts, facts_cut, "'cas mem fact list'"))
+    full = [log.piece(log.level) for log in logs if log.level in ("high", "medium")]
+    pointers = [log.piece(log.level) for log in logs if log.level == "low"]
+    if full:
+        pieces.append("## Daily logs\n\n" + "\n".join(full) + "\n")
+    if pointers:
+        pieces.append("## Older logs ('cas mem show PATH')\n\n" + "".join(pointers) + "\n")
+    omitted = sum(1 for log in logs if log.level is None)
+    if omitted:
+        pieces.append(
+            f"({omitted} older {'log' if omitted == 1 else 'logs'} not shown to fit the "
+            f"budget: 'cas mem show' lists them)\n"
+        )
+    if recent_piece:
+        pieces.append(("\n" if omitted else "") + recent_piece + "\n")
+    return [p for p in pieces if p]
+
+
+def _recent_entry(
+    shown_recent: recent.Section, recent_piece: str, count: Pieces, put: Callable[[bytes], Digest]
+) -> mf.Entry:
+    """The entry of the recent changes: shown, one line, or left out to fit."""
+    return mf.Entry(
+        recent.DOCUMENT_NAME,
+        put(shown_recent.document.encode()),
+        len(shown_recent.document.encode()),
+        shown_recent.tier if recent_piece else "low",
+        count(recent_piece),
+        reason=shown_recent.reason if recent_piece else "recent changes, left out to fit",
+        listed=shown_recent.tier == "low" and bool(recent_piece),
+    )
+
+
+@dataclass(slots=True)
+class _Cut:
+    """The document as the fit cuts it, one step at a time (`drops`)."""
+
+    head_piece: str
+    found: _Contents
+    shown_recent: recent.Section | None
+    recent_piece: str
+    curated_cut: int = 0  # lines cut from the end of the curated memory ...
+    facts_cut: int = 0  # ... and of the facts
+
+    def render(self) -> list[str]:
+        return _render(
+            self.head_piece, self.found, self.curated_cut, self.facts_cut, self.recent_piece
+        )
+
+    def drops(self, changes: recent.History | None, share: int) -> Iterator[None]:
+        """Detail dropped, one step at a time: the oldest log still shown one step less;
+        then the recent changes become one line, the facts and then the curated memory lose
+        lines from their end, and last the recent changes' line goes."""
+        found = self.found
+        order = sorted(found.logs, key=lambda log: log.date)  # oldest first
+        while (log := next((x for x in order if x.level is not None), None)) is not None:
+            log.level = LEVELS[LEVELS.index(log.level) + 1]
+            yield
+        if self.shown_recent is not None and self.shown_recent.shown:
+            assert changes is not None
+            self.shown_recent = recent.left_out(changes, share)
+            self.recent_piece = self.shown_recent.piece
+            yield
+        while self.facts_cut < len(found.facts) or self.curated_cut < len(found.curated):
+            if self.facts_cut < len(found.facts):
+                self.facts_cut += 1
+            else:
+                self.curated_cut += 1
+            yield
+        if self.recent_piece:
+            self.recent_piece = ""
+            yield
+
+
+def build(
+    store: Store,
+    state: State,
+    now: str,
+    config: MemoryConfig,
+    target: Target,
+    *,
+    counter: TokenCounter | None = None,
+    put: Callable[[bytes], Digest] | None = None,
+    changes: recent.History | None = None,
+) -> MemoryPack:
+    """The memory pack of ``state`` at ``now`` for ``target``. ``put`` stores a summary and the
+    recent changes (default: ``store.put``). ``changes``: the project's git history up to
+    ``now`` (`memory.recent.history`), shown as ``90_recent_changes.md``; without it (or with
+    a ``recent_changes_share`` of 0) the pack has no such section."""
+    entries.check_date(now)
+    if changes is not None and changes.now != now:
+        raise ValueError(f"the history read up to {changes.now} is not that of {now}")
+    counter = counter or TokenCounter(TOKENIZER)
+    put = put or store.put
+    found = _contents(store, state, now, config)
+    logs = found.logs
+
     share = target.budget.target * config.recent_changes_share // 100
     shown_recent = None
     if changes is not None and share > 0:
         shown_recent = recent.section(changes, share, counter)
-    recent_piece = shown_recent.piece if shown_recent is not None else ""
+    cut = _Cut(
+        f"# Memory of {state.scope} ({target.name}, as of {now})\n\n",
+        found,
+        shown_recent,
+        shown_recent.piece if shown_recent is not None else "",
+    )
     count = Pieces(counter)
-
-    def render(curated_cut: int, facts_cut: int) -> list[str]:
-        pieces = [head_piece]
-        pieces.append(_lines_piece("Curated", curated, curated_cut, f"'cas mem show {CURATED}'"))
-        pieces.append(_lines_piece("Facts", facts, facts_cut, "'cas mem fact list'"))
-        full = [log.piece(log.level) for log in logs if log.level in ("high", "medium")]
-        pointers = [log.piece(log.level) for log in logs if log.level == "low"]
-        if full:
-            pieces.append("## Daily logs\n\n" + "\n".join(full) + "\n")
-        if pointers:
-            pieces.append("## Older logs ('cas mem show PATH')\n\n" + "".join(pointers) + "\n")
-        omitted = sum(1 for log in logs if log.level is None)
-        if omitted:
-            pieces.append(
-                f"({omitted} older {'log' if omitted == 1 else 'logs'} not shown to fit the "
-                f"budget: 'cas mem show' lists them)\n"
-            )
-        if recent_piece:
-            pieces.append(("\n" if omitted else "") + recent_piece + "\n")
-        return [p for p in pieces if p]
-
-    curated_cut = facts_cut = 0
     budget = target.budget
-    pieces = render(0, 0)
-    order = sorted(logs, key=lambda log: log.date)  # oldest first
-
-    def drops() -> Iterator[None]:
-        """Detail dropped, one step at a time: the oldest log still shown one step less;
-        then the recent changes become one line, the facts and then the curated memory lose
-        lines from their end, and last the recent changes' line goes."""
-        nonlocal shown_recent, recent_piece, facts_cut, curated_cut
-        while (log := next((x for x in order if x.level is not None), None)) is not None:
-            log.level = LEVELS[LEVELS.index(log.level) + 1]
-            yield
-        if shown_recent is not None and shown_recent.shown:
-            assert changes is not None
-            shown_recent = recent.left_out(changes, share)
-            recent_piece = shown_recent.piece
-            yield
-        while facts_cut < len(facts) or curated_cut < len(curated):
-            if facts_cut < len(facts):
-                facts_cut += 1
-            else:
-                curated_cut += 1
-            yield
-        if recent_piece:
-            recent_piece = ""
-            yield
-
-    steps = drops()
+    pieces = cut.render()
+    steps = cut.drops(changes, share)
 
     def trial(k: int) -> Trial[None] | None:
         nonlocal pieces
         if k and next(steps, StopIteration) is StopIteration:
             return None
-        pieces = render(curated_cut, facts_cut)
+        pieces = cut.render()
         tokens = counter.count("".join(pieces))
         return Trial(None, {PRIMARY: tokens}, tokens)
 
@@ -300,79 +423,17 @@ def build(
     text = "".join(pieces).rstrip("\n") + "\n"
     tokens = counter.count(text)
 
-    shown_entries: list[mf.Entry] = []
-    curated_tokens = count(_lines_piece("Curated", curated, curated_cut, "")) if curated else 0
-    if curated_body is not None and files.get(CURATED) is not None:
-        shown_entries.append(
-            mf.Entry(
-                CURATED,
-                files[CURATED],
-                len(curated_body),
-                "high",
-                curated_tokens,
-                reason="curated memory",
-            )
-        )
-    for i, path in enumerate(fact_files):
-        tier = "high" if i < len(facts) - facts_cut else "low"
-        shown_entries.append(
-            mf.Entry(
-                path,
-                files[path],
-                len(read_file(store, state, path) or b""),
-                tier,
-                count(facts[i] + "\n") if tier == "high" else 0,
-                reason="fact",
-            )
-        )
-    tiers: dict[str, str] = {}
-    for log in logs:
-        tiers[log.path] = log.level or "omitted"
-        size = len(read_file(store, state, log.path) or b"")
-        if log.level is None:
-            shown_entries.append(
-                mf.Entry(
-                    log.path,
-                    log.digest,
-                    size,
-                    "low",
-                    0,
-                    reason=f"daily log, {log.age} days old, left out to fit",
-                )
-            )
-            continue
-        summary = put(log.summary.encode()) if log.level == "medium" else None
-        shown_entries.append(
-            mf.Entry(
-                log.path,
-                log.digest,
-                size,
-                log.level,
-                count(log.piece(log.level)),
-                summary=summary,
-                reason=f"daily log, {log.age} days old",
-                listed=log.level == "low",
-            )
-        )
-    if shown_recent is not None:
-        shown_entries.append(
-            mf.Entry(
-                recent.DOCUMENT_NAME,
-                put(shown_recent.document.encode()),
-                len(shown_recent.document.encode()),
-                shown_recent.tier if recent_piece else "low",
-                count(recent_piece),
-                reason=shown_recent.reason if recent_piece else "recent changes, left out to fit",
-                listed=shown_recent.tier == "low" and bool(recent_piece),
-            )
-        )
-    shown_entries.sort(key=lambda e: e.path.encode())
+    shown_entries = _entries(store, state, found, cut.curated_cut, cut.facts_cut, count, put)
+    shown_recent, recent_piece = cut.shown_recent, cut.recent_piece
     recent_totals: dict[str, dict[str, int]] = {}
     recent_shown: str | None = None
     if shown_recent is not None:
+        shown_entries.append(_recent_entry(shown_recent, recent_piece, count, put))
         recent_shown = shown_recent.tier if recent_piece else "omitted"
         listed = shown_recent.shown if recent_shown == "high" else 0
         recent_totals["recent_changes"] = {"commits": shown_recent.commits, "shown": listed}
+    shown_entries.sort(key=lambda e: e.path.encode())
+    tiers = {log.path: log.level or "omitted" for log in logs}
     omitted = sum(1 for log in logs if log.level is None)
     manifest = mf.Manifest(
         scope=pack_scope(state.scope),
@@ -385,9 +446,7 @@ def build(
             "files": len(shown_entries),
             "tokens": tokens,
             "logs": {
-                "high": sum(1 for x in logs if x.level == "high"),
-                "medium": sum(1 for x in logs if x.level == "medium"),
-                "low": sum(1 for x in logs if x.level == "low"),
+                **{level: sum(1 for x in logs if x.level == level) for level in LEVELS[:3]},
                 "omitted": omitted,
             },
             **recent_totals,

@@ -397,27 +397,12 @@ def _signed(n: int) -> str:
     return f"{n:+d}"
 
 
-def distill_text(
-    window: Window,
-    budget: int,
-    counter: TokenCounter,
-    pack_diff: PackDiff | None = None,
-) -> RecentChanges:
-    """The recent-changes document of ``window`` within ``budget`` tokens of ``counter``'s
-    tokenizer, with the re-tiered files and token deltas of ``pack_diff`` when given. A pure
-    function of its arguments (see the module doc for the layout and the order of dropping).
-
-    `DistillBudgetError` when the summary and the newest commit alone do not fit."""
-    if budget < 1:
-        raise UsageError(f"a token budget is a positive number, not {budget}")
-    count = Pieces(counter)
-    commits = window.commits
-    redacted = 0
-
-    # Paths: secrets cut out, then shown on one line.
+def _changed_files(commits: Sequence[Commit]) -> tuple[dict[str, int], list[_Folder], int]:
+    """How often each path changed, the folders' rows (most files first), and how many
+    secrets were cut out of the paths (each then shown on one line)."""
     every = sorted({p for c in commits for p in c.paths}, key=_path_key)
     in_paths = secrets_in_paths(every)
-    redacted += sum(len(f) for f in in_paths.values())
+    redacted = sum(len(f) for f in in_paths.values())
     changed: dict[str, int] = {}
     for c in commits:
         for p in c.paths:
@@ -436,16 +421,24 @@ def distill_text(
     folder_rows.sort(key=lambda f: (-len(f.files), _path_key(f.name)))
     for f in folder_rows:
         f.shown = len(f.files)
+    return changed, folder_rows, redacted
 
-    # Commits: subject and body, secrets cut out.
+
+def _commit_items(commits: Sequence[Commit]) -> tuple[list[tuple[str, str]], int]:
+    """Each commit's line and its body's line, secrets cut out; how many were."""
     items: list[tuple[str, str]] = []
+    redacted = 0
     for c in commits:
         subject, body, found = _distill_message(c.message)
         redacted += found
         head = f"- {c.id[:SHORT_HASH]} {c.date} {subject}\n"
         items.append((head, f"  {body}\n" if body else ""))
+    return items, redacted
 
-    # The summary line: the whole window, whatever is dropped.
+
+def _summary_line(window: Window, files: int, folders: int, pack_diff: PackDiff | None) -> str:
+    """The summary line: the whole window, whatever is dropped."""
+    commits = window.commits
     if commits:
         newest, oldest = commits[0], commits[-1]
         span = (
@@ -455,7 +448,7 @@ def distill_text(
         )
         summary = (
             f"{_plural(len(commits), 'commit')}, {span}; "
-            f"{_plural(len(changed), 'file')} changed in {_plural(len(folders), 'folder')}"
+            f"{_plural(files, 'file')} changed in {_plural(folders, 'folder')}"
         )
         if window.cut:
             summary += f" (the window stops at {MAX_COMMITS} commits)"
@@ -466,7 +459,94 @@ def distill_text(
         summary += (
             f"; pack tokens {pack_diff.old_tokens} -> {pack_diff.new_tokens} ({_signed(delta)})"
         )
-    summary += "."
+    return summary + "."
+
+
+def _edits(
+    items: list[tuple[str, str]],
+    commits: Sequence[Commit],
+    commit_sec: _Section,
+    folder_rows: list[_Folder],
+    folder_sec: _Section,
+    delta_changes: list[Change],
+    delta_sec: _Section,
+    retier_changes: list[Change],
+    retier_sec: _Section,
+    sections: list[_Section],
+) -> Iterator[None]:
+    """The document cut one step at a time, in the order of the module doc."""
+    # 1. bodies, oldest first
+    for i in reversed(range(len(items))):
+        if items[i][1]:
+            commit_sec.replace(i, items[i][0])
+            yield
+    # 2. file lists, the longest shown halved until every folder is a count
+    while True:
+        longest = max(folder_rows, key=lambda f: f.shown, default=None)
+        if longest is None or not longest.shown:
+            break
+        longest.shown //= 2
+        folder_sec.replace(folder_rows.index(longest), longest.row())
+        yield
+    # 3. token deltas, smallest first
+    hidden = 0
+    while delta_sec.rows:
+        delta_sec.pop()
+        gone = delta_changes[len(delta_sec.rows) :]
+        hidden = sum(c.delta for c in gone)
+        more = "more " if delta_sec.rows else ""
+        delta_sec.tail = f"- {_plural(len(gone), more + 'file')}: {_signed(hidden)} tokens in all\n"
+        yield
+    # 4. re-tiered files, from the last
+    while retier_sec.rows:
+        retier_sec.pop()
+        n = len(retier_changes) - len(retier_sec.rows)
+        more = "more " if retier_sec.rows else ""
+        retier_sec.tail = f"- {_plural(n, more + 're-tiered file')}\n"
+        yield
+    # 5. commits, oldest first; never the newest
+    while len(commit_sec.rows) > 1:
+        commit_sec.pop()
+        n = len(commits) - len(commit_sec.rows)
+        commit_sec.tail = f"- {_plural(n, 'older commit')} not shown\n"
+        yield
+    # 6. folders, fewest files first, then the section (the summary line counts them)
+    while folder_sec.rows:
+        folder_sec.pop()
+        if not folder_sec.rows:  # the summary line holds the counts
+            sections.remove(folder_sec)
+            yield
+            break
+        left = folder_rows[len(folder_sec.rows) :]
+        files = sum(len(f.files) for f in left)
+        folder_sec.tail = f"- {_plural(len(left), 'more folder')} ({_plural(files, 'file')})\n"
+        yield
+
+
+def distill_text(
+    window: Window,
+    budget: int,
+    counter: TokenCounter,
+    pack_diff: PackDiff | None = None,
+) -> RecentChanges:
+    """The recent-changes document of ``window`` within ``budget`` tokens of ``counter``'s
+    tokenizer, with the re-tiered files and token deltas of ``pack_diff`` when given. A pure
+    function of its arguments (see the module doc for the layout and the order of dropping).
+
+    `DistillBudgetError` when the summary and the newest commit alone do not fit."""
+    if budget < 1:
+        raise UsageError(f"a token budget is a positive number, not {budget}")
+    count = Pieces(counter)
+    commits = window.commits
+    redacted = 0
+
+    changed, folder_rows, redacted = _changed_files(commits)
+    folders = len(folder_rows)
+
+    items, found = _commit_items(commits)
+    redacted += found
+
+    summary = _summary_line(window, len(changed), folders, pack_diff)
 
     sections: list[_Section] = []
     commit_sec = _Section(count, "## Commits (newest first)\n\n", [h + b for h, b in items])
@@ -518,57 +598,10 @@ def distill_text(
             s.tokens(last=i == len(sections) - 1) for i, s in enumerate(sections)
         )
 
-    def edits() -> Iterator[None]:
-        # 1. bodies, oldest first
-        for i in reversed(range(len(items))):
-            if items[i][1]:
-                commit_sec.replace(i, items[i][0])
-                yield
-        # 2. file lists, the longest shown halved until every folder is a count
-        while True:
-            longest = max(folder_rows, key=lambda f: f.shown, default=None)
-            if longest is None or not longest.shown:
-                break
-            longest.shown //= 2
-            folder_sec.replace(folder_rows.index(longest), longest.row())
-            yield
-        # 3. token deltas, smallest first
-        hidden = 0
-        while delta_sec.rows:
-            delta_sec.pop()
-            gone = delta_changes[len(delta_sec.rows) :]
-            hidden = sum(c.delta for c in gone)
-            more = "more " if delta_sec.rows else ""
-            delta_sec.tail = (
-                f"- {_plural(len(gone), more + 'file')}: {_signed(hidden)} tokens in all\n"
-            )
-            yield
-        # 4. re-tiered files, from the last
-        while retier_sec.rows:
-            retier_sec.pop()
-            n = len(retier_changes) - len(retier_sec.rows)
-            more = "more " if retier_sec.rows else ""
-            retier_sec.tail = f"- {_plural(n, more + 're-tiered file')}\n"
-            yield
-        # 5. commits, oldest first; never the newest
-        while len(commit_sec.rows) > 1:
-            commit_sec.pop()
-            n = len(commits) - len(commit_sec.rows)
-            commit_sec.tail = f"- {_plural(n, 'older commit')} not shown\n"
-            yield
-        # 6. folders, fewest files first, then the section (the summary line counts them)
-        while folder_sec.rows:
-            folder_sec.pop()
-            if not folder_sec.rows:  # the summary line holds the counts
-                sections.remove(folder_sec)
-                yield
-                break
-            left = folder_rows[len(folder_sec.rows) :]
-            files = sum(len(f.files) for f in left)
-            folder_sec.tail = f"- {_plural(len(left), 'more folder')} ({_plural(files, 'file')})\n"
-            yield
-
-    steps = edits()
+    steps = _edits(
+        items, commits, commit_sec, folder_rows, folder_sec, delta_changes, delta_sec,
+        retier_changes, retier_sec, sections,
+    )  # fmt: skip
 
     def trial(k: int) -> Trial[RecentChanges | None] | None:
         """The document after ``k`` edits: counted whole only when its sections' counts say
@@ -591,7 +624,7 @@ def distill_text(
             shown=shown_commits,
             bodies=sum(1 for r in commit_sec.rows[:shown_commits] if "\n  " in r),
             files=len(changed),
-            folders=len(folders),
+            folders=folders,
             redacted=redacted + found,
         )
         return Trial(done, {PRIMARY: tokens}, estimate)
