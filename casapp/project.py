@@ -39,12 +39,17 @@ if TYPE_CHECKING:
     from datetime import date
 
     from cas import manifest as mf
+    from cas.digest import Digest
     from cas.events import ProgressSink
+    from cas.gc import GcReport
     from cas.reader import BlobReader
+    from cas.remote.pull import PullReport
+    from cas.remote.push import PushReport
     from cas.textindex import TextIndex
     from cas.verify import VerifyReport
     from memory.manager import MemoryManager
     from memory.search import Hit as MemoryHit
+    from packer.diff import PackDiff
     from packer.load import LoadResult
     from packer.packview import Views
     from packer.results import PackReport
@@ -397,6 +402,83 @@ class Project:
         return verify(
             self.store, targets, all_blobs=all_blobs, project_dir=self.manifests,
             record=record, progress=progress,
+        )  # fmt: skip
+
+    def diff(self, old: str, new: str) -> PackDiff:
+        """What changed between two packs: added, removed, changed, re-tiered, token deltas."""
+        from packer.diff import diff
+
+        return diff(self.manifest(old)[1], self.manifest(new)[1])
+
+    def gc(
+        self,
+        *,
+        grace_s: float | None = None,
+        dry_run: bool = False,
+        keep: Sequence[Digest] = (),
+        extra_dirs: Sequence[str | os.PathLike[str]] = (),
+        lease_wait_s: float | None = None,
+        progress: ProgressSink | None = None,
+    ) -> GcReport:
+        """Delete the blobs no manifest (the project's, the store's recorded folders',
+        ``extra_dirs``'), pin or ``keep`` references, once older than ``grace_s`` (default: an
+        hour), as ``cas gc`` does; never racing a pack in progress (waiting ``lease_wait_s``
+        for one, a minute by default)."""
+        from cas.gc import DEFAULT_GRACE_NS, DEFAULT_LEASE_WAIT_S, collect
+
+        return collect(
+            self.store, extra_dirs=extra_dirs, project_dir=self.manifests,
+            grace_ns=DEFAULT_GRACE_NS if grace_s is None else round(grace_s * 1e9),
+            dry_run=dry_run, keep=keep,
+            lease_wait_s=DEFAULT_LEASE_WAIT_S if lease_wait_s is None else lease_wait_s,
+            progress=progress,
+        )  # fmt: skip
+
+    # --- remotes ------------------------------------------------------------------------------
+
+    def push(
+        self,
+        remote: str | None = None,
+        packs: Sequence[str] = (),
+        *,
+        jobs: int | None = None,
+        progress: ProgressSink | None = None,
+    ) -> PushReport:
+        """Upload ``packs`` (manifest files, pack names of the project or digests; none: every
+        pack of the project) and every blob they reach that the remote ``remote`` (none: the
+        only one configured) lacks, as ``cas push`` does; ``jobs`` requests at once."""
+        from cas.remote.config import choose_remote
+        from cas.remote.sync import local_manifests
+        from cas.remote.sync import push as push_packs
+        from cas.remote.transfer import DEFAULT_JOBS
+
+        target = choose_remote(self.store, remote)
+        manifests = local_manifests(self.store, list(packs), folder=self.manifests)
+        return push_packs(
+            self.store, target, manifests, jobs=jobs or DEFAULT_JOBS, progress=progress
+        )
+
+    def pull(
+        self,
+        remote: str | None = None,
+        packs: Sequence[str] = (),
+        *,
+        everything: bool = False,
+        force: bool = False,
+        jobs: int | None = None,
+        progress: ProgressSink | None = None,
+    ) -> PullReport:
+        """Download what the store lacks of ``packs`` (pack names on the remote, digests, or
+        local manifest files; none: the project's packs; ``everything``: every pack on the
+        remote, written to the project's manifests folder), re-hashing every byte, as
+        ``cas pull`` does."""
+        from cas.remote.config import choose_remote
+        from cas.remote.sync import pull as pull_packs
+        from cas.remote.transfer import DEFAULT_JOBS
+
+        return pull_packs(
+            self.store, choose_remote(self.store, remote), list(packs), folder=self.manifests,
+            everything=everything, force=force, jobs=jobs or DEFAULT_JOBS, progress=progress,
         )  # fmt: skip
 
     # --- memory -------------------------------------------------------------------------------

@@ -18,6 +18,10 @@ from cas.store import Store
 from casapp import Project
 from casapp import project as project_mod
 from tests.conftest import cas_env, run_cas
+from tests.remotefixture import add, aws_env, prefix
+from tests.s3server import SeaweedS3, s3server
+
+__all__ = ["prefix", "s3server"]  # fixtures, imported so pytest finds them here
 
 
 def _shop(root: Path) -> Path:
@@ -157,3 +161,39 @@ def test_the_api_names_are_exported_lazily(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "['repo.pack']\n"
     shutil.rmtree(project / ".cas")
+
+
+def test_push_pull_gc_and_diff_are_the_commands_services(
+    shop: Path, tmp_path: Path, s3server: SeaweedS3, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Against a real S3 server: what `Project.push` uploads, `Project.pull` brings back into
+    another project whole; `gc` keeps what the packs hold and prunes what none does; `diff`
+    says what a new pack changed."""
+    aws_env(monkeypatch, s3server, tmp_path / "home")
+    add(s3server, shop, prefix)
+    with Project.open(shop) as p:
+        first = p.locate("repo").digest
+        pushed = p.push()
+        assert [m["name"] for m in pushed.manifests] == ["repo"] and pushed.blobs_uploaded > 0
+        assert p.push("origin", ["repo"]).blobs_uploaded == 0  # all there already
+        loose = p.store.put(b"nothing references this")
+        kept = p.gc(grace_s=0)
+        assert kept.pruned == 1 and not p.store.has(loose)
+        assert p.verify().ok
+    other = _shop(tmp_path / "other")
+    Store.create(other / ".cas").close()
+    add(s3server, other, prefix)
+    (other / "manifests").mkdir()
+    shutil.copy(shop / "manifests" / "repo.pack", other / "manifests" / "repo.pack")
+    with Project.open(other) as q:
+        pulled = q.pull()
+        assert pulled.blobs_downloaded > 0
+        assert q.render("repo") == run_cas("render", "repo", cwd=shop).out
+    (shop / "src" / "shop" / "tax.py").write_text("def tax(total: int) -> int:\n    return 0\n")
+    assert run_cas("-q", "pack", cwd=shop).code == 0
+    with Project.open(shop) as p:
+        changes = p.diff(str(first), "repo")
+        assert [(c.path, c.change) for c in changes.changes if c.change == "added"] == [
+            ("src/shop/tax.py", "added")
+        ]
+        assert changes.new_tokens > changes.old_tokens

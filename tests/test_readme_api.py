@@ -41,5 +41,8 @@ def test_the_readme_python_api_example_runs_as_written(tmp_path: Path) -> None:
     ), lines[2]
     assert lines[3].startswith("logs/") and "login page test" in lines[3]
     assert lines[4].startswith("MemoryStats(scope='user:ana', facts=1,")
+    assert lines[5] == "['docs', 'repo']"
+    assert re.fullmatch(r"\d+ tokens: \[.*'src/shop/__init__\.py'.*\]", lines[6]), lines[6]
+    assert len(lines) == 7
     assert sorted(p.name for p in (project / "manifests").iterdir()) == ["docs.pack", "repo.pack"]
     assert proc.stderr == ""

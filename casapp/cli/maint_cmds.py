@@ -11,13 +11,13 @@ from cas import roots as roots_mod
 from cas.digest import Digest
 from cas.display import echoed, human_bytes, one_line, shown
 from cas.errors import StoreAccessError, StoreDamaged, UsageError, VerifyFailed
-from cas.gc import DEFAULT_LEASE_WAIT_S, GcReport, collect
+from cas.gc import DEFAULT_LEASE_WAIT_S, GcReport
 from cas.locate import pack_digest
 from cas.progress import Progress
 from cas.store import Store
 from cas.verify import VerifyReport, verify
 from casapp.cli._common import json_option, pass_ctx, project_packs
-from casapp.cli.context import Ctx, emit_json, emit_report, warn
+from casapp.cli.context import Ctx, emit_json, emit_report, project_root, warn
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)?")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
@@ -223,17 +223,17 @@ def gc_cmd(
         remote_gc(ctx, remote, grace=grace, dry_run=dry_run, keep=kept, as_json=as_json)
         return
     compacted: tuple[int, int] | None = None
-    with ctx.open_store() as store, Progress("gc", enabled=ctx.progress, stages=True) as bar:
-        report = collect(
-            store,
-            extra_dirs=extra_dirs,
-            project_dir=project_packs(),
-            grace_ns=round(grace * 1e9),
-            dry_run=dry_run,
-            keep=kept,
-            lease_wait_s=lease_wait,
-            progress=bar.sink,
-        )
+    from casapp.project import Project
+
+    with (
+        ctx.open_store() as store,
+        Project(project_root(), store) as project,
+        Progress("gc", enabled=ctx.progress, stages=True) as bar,
+    ):
+        report = project.gc(
+            grace_s=grace, dry_run=dry_run, keep=kept, extra_dirs=extra_dirs,
+            lease_wait_s=lease_wait, progress=bar.sink,
+        )  # fmt: skip
         bar.close()
         _print_gc(report, as_json=as_json, quiet=ctx.quiet)
         if compact and not dry_run:

@@ -25,7 +25,7 @@ from cas.remote.config import (
 )
 from cas.store import Store
 from casapp.cli._common import CasGroup, json_option, pass_ctx, project_packs
-from casapp.cli.context import Ctx, emit_json, emit_report, warn
+from casapp.cli.context import Ctx, emit_json, emit_report, project_root, warn
 
 jobs_option = click.option(
     "-j",
@@ -272,14 +272,12 @@ def push(ctx: Ctx, args: tuple[str, ...], jobs: int, as_json: bool) -> None:
 
     NAME is a configured remote (default: the only one). MANIFEST is a manifest file, a pack
     name under manifests/ of this project or a digest (default: every pack there)."""
-    from cas.remote.sync import local_manifests
-    from cas.remote.sync import push as push_packs
+    from casapp.project import Project
 
-    with ctx.open_store() as store:
+    with ctx.open_store() as store, Project(project_root(), store) as project:
         remote, specs = _split(store, args)
-        manifests = local_manifests(store, specs, folder=project_packs())
         with Progress("pushing", enabled=ctx.progress) as bar:
-            report = push_packs(store, remote, manifests, jobs=jobs, progress=bar.sink)
+            report = project.push(remote.name, specs, jobs=jobs, progress=bar.sink)
     if as_json:
         emit_report(report)
         return
@@ -310,22 +308,16 @@ def pull(
     NAME is a configured remote (default: the only one). MANIFEST is a pack name on the remote,
     a digest, or a local manifest file (its blobs only). Default: the blobs of every pack in
     manifests/ of this project; --all: every pack on the remote, written there."""
-    from cas.remote.sync import pull as pull_packs
+    from casapp.project import Project
 
     folder = project_packs()
-    with ctx.open_store() as store:
+    with ctx.open_store() as store, Project(project_root(), store) as project:
         remote, specs = _split(store, args)
         with Progress("pulling", enabled=ctx.progress) as bar:
-            report = pull_packs(
-                store,
-                remote,
-                specs,
-                folder=folder,
-                everything=everything,
-                force=force,
-                jobs=jobs,
+            report = project.pull(
+                remote.name, specs, everything=everything, force=force, jobs=jobs,
                 progress=bar.sink,
-            )
+            )  # fmt: skip
     if as_json:
         emit_report(report)
         return
