@@ -963,6 +963,11 @@ def _rerank(out: Scored, index: TextIndex, src: Source, terms: list[Term]) -> No
         for i, word in enumerate(term.words):
             found = index.lookup(definition_key(word, top=True))
             inner = index.lookup(definition_key(word, top=False))
+            if not found and not inner and not word.startswith("_"):
+                # No definition of that name, but maybe of the private one (`parse_string` for
+                # `_parse_string`): what the query names, written without its underscore.
+                found = index.lookup(definition_key("_" + word, top=True))
+                inner = index.lookup(definition_key("_" + word, top=False))
             gain = every if i == len(term.words) - 1 else every // 2
             for p in found + inner:
                 out.defined.setdefault(bytes(p.digest), []).append((p.mask, gain))

@@ -93,6 +93,31 @@ def test_a_file_shows_the_window_that_defines_the_name_asked_for(tmp_path: Path)
         assert {"line": 4, "text": "    def print_json(self, json=None):"} in hit["snippet"], query
 
 
+def test_a_name_asked_without_its_underscore_finds_the_private_definition(
+    tmp_path: Path,
+) -> None:
+    """`parse_value` where only `_parse_value` is defined: the definition first, its window
+    shown; where a public `parse_value` is defined as well, that one (the name asked)."""
+    parser = ["class Parser:", '    """Reads values."""', ""]
+    parser += [f"    def step_{i}(self):\n        return {i}\n" for i in range(40)]
+    parser += ["    def _parse_value(self, text):", "        return text.strip()", ""]
+    files = {
+        "lib/parser.py": "\n".join(parser) + "\n",
+        "tests/test_values.py": "".join(
+            f"def test_parse_value_{i}():\n    # parse value {i}: parse_value\n    assert 1\n"
+            for i in range(8)
+        ),
+        "docs/values.md": "# Values\n\nHow parse_value reads a value; parse value again.\n",
+    }
+    root = project(tmp_path, files)
+    hit = search(root, "parse_value", "-k", "1")[0]
+    assert hit["path"] == "lib/parser.py"
+    assert {"line": 124, "text": "    def _parse_value(self, text):"} in hit["snippet"]
+    files["lib/api.py"] = "def parse_value(text):\n    return text\n"
+    root = project(tmp_path / "public", files)
+    assert search(root, "parse_value", "-k", "1")[0]["path"] == "lib/api.py"
+
+
 def test_filters_order_and_text_output(tmp_path: Path) -> None:
     root = project(tmp_path)
     everything = search(root, "router route", "-k", "10")
