@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from memory.search import Hit as MemoryHit
     from packer.diff import PackDiff
     from packer.load import LoadResult
+    from packer.packing import PackScope
     from packer.packview import Views
     from packer.results import PackReport
     from packer.search import Attached, Hit
@@ -191,7 +192,7 @@ class Project:
 
     def pack(
         self,
-        scopes: Sequence[str] = (),
+        scopes: Sequence[str | PackScope] = (),
         *,
         targets: Sequence[str] = (),
         baseline: str | None = None,
@@ -201,12 +202,14 @@ class Project:
         now: date | None = None,
         progress: ProgressSink | None = None,
     ) -> PackReport:
-        """Build the project's packs (`packer.packing.pack_project`)."""
+        """Build the project's packs (`packer.packing.pack_project`): ``scopes`` names the
+        configuration's scopes or gives `packer.PackScope`s, as `packer.make_pack` takes them."""
         from packer.config import load_config
-        from packer.packing import pack_project
+        from packer.packing import pack_project, with_scopes
 
+        config, names = with_scopes(load_config(self.root), scopes)
         return pack_project(
-            self.root, self.store, load_config(self.root), scopes=scopes, targets=targets,
+            self.root, self.store, config, scopes=names, targets=targets,
             baseline=baseline, allow_secrets=allow_secrets, check=check, explain=explain,
             now=now, progress=progress, notes=self.notes,
         )  # fmt: skip

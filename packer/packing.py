@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from packer.replay import Walked
     from packer.results import PackReport
 
-__all__ = ["PackScope", "make_pack", "pack_project", "verify_manifest"]
+__all__ = ["PackScope", "make_pack", "pack_project", "verify_manifest", "with_scopes"]
 
 Notes = Callable[[str], None]
 
@@ -260,6 +260,23 @@ def _open_store(
     return Store.create(root / ".cas", exist_ok=True), True
 
 
+def with_scopes(config: Config, scopes: Sequence[str | PackScope]) -> tuple[Config, list[str]]:
+    """``config`` with the `PackScope`s of ``scopes`` in it, and the names of every scope asked
+    for. With any `PackScope`, only the scopes asked for take part: the configuration's named
+    ones, and these (a configured scope of the same name is replaced)."""
+    given = [s for s in scopes if isinstance(s, PackScope)]
+    wanted = [s.name if isinstance(s, PackScope) else s for s in scopes]
+    if not given:
+        return config, wanted
+    names = {s.name for s in given}
+    if len(names) != len(given):
+        raise ConfigError("make_pack", "scopes", "two PackScopes share a name: give each its own")
+    named = {s for s in scopes if isinstance(s, str)}
+    kept = tuple(s for s in config.scopes if s.name in named and s.name not in names)
+    extra = tuple(s.scope(config) for s in given)
+    return dataclasses.replace(config, scopes=kept + extra), wanted
+
+
 def make_pack(
     project: str | os.PathLike[str] = ".",
     scopes: Sequence[str | PackScope] = (),
@@ -291,20 +308,7 @@ def make_pack(
     from packer.project import find_project_root
 
     root = find_project_root(Path(project))
-    config = load_config(root)
-    given = [s for s in scopes if isinstance(s, PackScope)]
-    if given:
-        names = {s.name for s in given}
-        if len(names) != len(given):
-            raise ConfigError(
-                "make_pack", "scopes", "two PackScopes share a name: give each its own"
-            )
-        # Only the scopes asked for take part: the configuration's named ones, and these.
-        named = {s for s in scopes if isinstance(s, str)}
-        kept = tuple(s for s in config.scopes if s.name in named and s.name not in names)
-        extra = tuple(s.scope(config) for s in given)
-        config = dataclasses.replace(config, scopes=kept + extra)
-    wanted = [s.name if isinstance(s, PackScope) else s for s in scopes]
+    config, wanted = with_scopes(load_config(root), scopes)
     opened, ours = _open_store(root, store, create=True)
     try:
         return pack_project(

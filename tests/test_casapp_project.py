@@ -197,3 +197,16 @@ def test_push_pull_gc_and_diff_are_the_commands_services(
             ("src/shop/tax.py", "added")
         ]
         assert changes.new_tokens > changes.old_tokens
+
+
+def test_pack_takes_a_pack_scope_as_make_pack_does(shop: Path) -> None:
+    from packer import PackScope
+
+    with Project.open(shop) as p:
+        report = p.pack([PackScope("code", roots=("src",), budget=(500, 800))])
+        assert [r.path.name for r in report.results] == ["code.pack"]
+        assert [e.path for e in report.results[0].manifest.entries] == [
+            "src/shop/__init__.py",
+            "src/shop/cart.py",
+        ]
+        assert p.pack(check=True).stale == []  # the configured pack is as it was
