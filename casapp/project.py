@@ -122,9 +122,9 @@ class Project:
         pyproject.toml with [tool.cas], or .git) with its store: ``store``, else ``CAS_STORE``,
         else the nearest ``.cas`` upward; with ``create``, made at the project's root when
         there is none (`StoreNotFound` otherwise)."""
-        from packer.project import find_project_root
+        from packer.project import existing_folder, find_project_root
 
-        root = find_project_root(Path(path))
+        root = find_project_root(existing_folder(path))
         if store is not None:
             opened = Store.at(Path(store).absolute(), readonly=readonly)
         else:

@@ -257,7 +257,9 @@ def _open(where: Path, *, create: bool) -> Store:
     """The store at ``where`` (a store folder), or the project's at or above it."""
     from cas.errors import StoreNotFound
     from cas.store import find_store
+    from packer.project import existing_folder
 
+    existing_folder(where)
     if (where / "data.mdb").is_file():
         return Store.at(where.absolute())
     try:

@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from cas.display import one_line
 from cas.errors import CasError, ConfigError, StoreNotFound
@@ -60,9 +60,6 @@ __all__ = ["PackScope", "make_pack", "pack_project", "verify_manifest", "with_sc
 
 Notes = Callable[[str], None]
 
-# A `PackScope` without budget: the default pack's (`packer.config.DEFAULT_BUDGET`).
-_NO_BUDGET: Final = (0, 0)
-
 
 @dataclass(frozen=True, slots=True)
 class PackScope:
@@ -80,7 +77,7 @@ class PackScope:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     roots: tuple[str, ...] = (".",)
-    budget: tuple[int, int] = _NO_BUDGET
+    budget: tuple[int, int] | None = None  # None: the configuration's [pack] budget
     targets: tuple[tuple[str, int, int], ...] = ()  # (name, target, max) each
 
     def scope(self, config: Config) -> Scope:
@@ -98,7 +95,7 @@ class PackScope:
                 name: {"target": target, "max": most} for name, target, most in self.targets
             }
         budget = None
-        if self.budget != _NO_BUDGET:
+        if self.budget is not None:
             budget = {"target": self.budget[0], "max": self.budget[1]}
         return read_scope(config, self.name, table, budget)
 
@@ -305,9 +302,9 @@ def make_pack(
     Raises the `cas.errors.CasError` the command line would report: `ConfigError` for a bad
     cas.toml or scope, `UsageError`, `StoreNotFound`, `NotFound` for an unknown scope."""
     from packer.config import load_config
-    from packer.project import find_project_root
+    from packer.project import existing_folder, find_project_root
 
-    root = find_project_root(Path(project))
+    root = find_project_root(existing_folder(project))
     config, wanted = with_scopes(load_config(root), scopes)
     opened, ours = _open_store(root, store, create=True)
     try:
@@ -334,12 +331,12 @@ def verify_manifest(
     ``project``: where the project is (default: the manifest file's folder, or the working
     directory for a name or a digest)."""
     from cas.verify import verify
-    from packer.project import find_project_root
+    from packer.project import existing_folder, find_project_root
 
     if project is None:
         given = Path(manifest)
         project = given.parent if given.is_file() else "."
-    root = find_project_root(Path(project))
+    root = find_project_root(existing_folder(project))
     opened, ours = _open_store(root, store, create=False)
     try:
         return verify(opened, [os.fspath(manifest)], project_dir=manifest_dir(root), record=False)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Final
 
 from cas.ancestors import at_and_above
-from cas.errors import ConfigError
+from cas.errors import ConfigError, UsageError
 
 CONFIG_FILE: Final = "cas.toml"
 PYPROJECT_FILE: Final = "pyproject.toml"
@@ -47,6 +47,15 @@ def tool_cas(doc: Mapping[str, object]) -> object | None:
     """The ``[tool.cas]`` section of a pyproject.toml document, if it has one."""
     tool = doc.get("tool")
     return tool.get("cas") if isinstance(tool, dict) else None
+
+
+def existing_folder(path: str | os.PathLike[str]) -> Path:
+    """``path`` when it names a folder (or a file in one, for a project found from a file); a
+    `UsageError` naming it otherwise: a project is never made up where nothing is."""
+    where = Path(path)
+    if not where.exists():
+        raise UsageError(f"{os.fspath(path)}: no such folder: give a project's folder")
+    return where
 
 
 def find_project_root(start: str | os.PathLike[str]) -> Path:

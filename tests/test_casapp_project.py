@@ -55,9 +55,9 @@ def test_open_finds_the_project_and_its_store_as_the_cli_does(shop: Path) -> Non
     with Project.open(shop / "src" / "deep") as p:
         assert p.root == shop and p.store.path == shop / ".cas"
         assert p.manifests == shop / "manifests"
+    (shop.parent / "elsewhere").mkdir()
     with pytest.raises(StoreNotFound):
         Project.open(shop.parent / "elsewhere")
-    (shop.parent / "elsewhere").mkdir()
     with Project.open(shop.parent / "elsewhere", create=True) as p:
         assert (p.store.path / "data.mdb").is_file()
     with Store.at(shop / ".cas") as store:
@@ -109,6 +109,9 @@ def test_bad_requests_are_the_errors_every_surface_gives(shop: Path) -> None:
             p.memory()  # no scope named, none granted
     with pytest.raises(UsageError):
         Project.open(shop, scopes=["team:x"])
+    with pytest.raises(UsageError, match="no such folder"):
+        Project.open(shop / "gone", create=True)
+    assert not (shop / "gone").exists()
 
 
 def test_a_granted_project_sees_only_its_memories_and_names_packs_by_name(shop: Path) -> None:

@@ -104,8 +104,12 @@ def test_secrets_are_cut_out_and_a_secret_key_is_refused(tmp_path: Path) -> None
 
 
 def test_where_the_store_is(tmp_path: Path) -> None:
+    (tmp_path / "none").mkdir()
     with pytest.raises(StoreNotFound):
         MemoryManager(tmp_path / "none", create=False)
+    with pytest.raises(UsageError, match="no such folder"):
+        MemoryManager(tmp_path / "gone" / "deeper")
+    assert not (tmp_path / "gone").exists()
     (tmp_path / "p" / "sub").mkdir(parents=True)
     with MemoryManager(tmp_path / "p", "global") as mem:  # made at the folder given
         mem.set_fact("a", "1", date="2026-11-01")

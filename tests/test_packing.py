@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import packer
-from cas.errors import CasError, ConfigError, NotFound, StoreNotFound, UnknownName
+from cas.errors import CasError, ConfigError, NotFound, StoreNotFound, UnknownName, UsageError
 from cas.store import Store
 from packer import PackScope, make_pack, verify_manifest
 from packer import packing as packing_mod
@@ -91,6 +91,7 @@ def test_a_pack_scope_is_packed_as_given_beside_the_named_ones(tmp_path: Path) -
         ([PackScope("a", roots=("../up",))], ConfigError, "inside the project root"),
         ([PackScope("a", include=("src/[",))], ConfigError, "include"),
         ([PackScope("a", budget=(500, 100))], ConfigError, "budget"),
+        ([PackScope("a", budget=(0, 0))], ConfigError, "positive"),
         ([PackScope("a"), PackScope("a", roots=("src",))], ConfigError, "share a name"),
         (["nosuch"], UnknownName, "nosuch"),
     ],
@@ -103,6 +104,17 @@ def test_a_bad_scope_is_the_error_the_command_line_gives(
         make_pack(project, scopes, notes=None)
     assert words in str(raised.value)
     assert not (project / "manifests").exists()
+
+
+def test_a_project_that_is_not_there_is_refused_and_nothing_is_made(tmp_path: Path) -> None:
+    missing = tmp_path / "gone" / "project"
+    for call in (
+        lambda: make_pack(missing, notes=None),
+        lambda: verify_manifest("repo", project=missing),
+    ):
+        with pytest.raises(UsageError, match="no such folder"):
+            call()
+    assert not (tmp_path / "gone").exists()
 
 
 def test_verify_manifest_checks_one_pack_and_records_nothing(tmp_path: Path) -> None:
