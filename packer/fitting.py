@@ -192,97 +192,129 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
     such a step's cost. It is read when that entry reaches the top and its cost still fits, as
     long as fewer than ``room // READ_COST`` offers were read (so the time a fit takes is bounded
     by the budget, not the size of the tree)."""
-    result = Fit()
-    by_path = {o.path: o for o in offers}
-    # Ties break on the path's bytes: each path's place in that order stands for it, in the heap
-    # and in the lists below (an int a file, and a list slot a file rather than a dict entry).
-    names = sorted(by_path)  # code point order is the order of the UTF-8 bytes
-    rank = {path: i for i, path in enumerate(names)}
-    del by_path
-    n = len(names)
-    offer_at: list[Offer | None] = [None] * n
-    current: list[Point] = [OMITTED] * n
-    options: list[list[Point] | None] = [None] * n  # None: not read yet (its listed line below)
-    pending: list[list[Point] | None] = [None] * n  # the hull ahead of each file, next first
-    unread: list[Point | None] = [None] * n  # the listed line of each offer not read yet
-    readable = [False] * n  # an offer not read yet whose bound is still in the heap
-    used = 0
-    reads = max(room // READ_COST, 1)
-    # Every entry's key differs from every other's, or the two are equal tuples: the order they
-    # pop in is the same however the heap was built, so the first entries are heapified at once.
-    heap: list[tuple[int, int, int]] = []
-    for given in offers:
-        offer = given
-        place = rank[offer.path]
-        offer_at[place] = offer
-        if offer.expand is not None and offer.floor <= LOW and offer.bound is not None:
-            value, cost = offer.bound
-            heap.append((-(value * _SCALE // max(cost, 1)), place, -1))
-            readable[place] = True
-            listed = offer.listed  # until it is read, what it may become is its listed line
-            if listed is not None:
-                unread[place] = Point(*listed, LOW, listed=True)
-            current[place] = OMITTED
-            continue
-        if offer.expand is not None:
-            offer = offer_at[place] = offer.expand()
-            result.expanded += 1
-        opts = options[place] = points(offer)
-        here = current[place] = start(offer, opts)
-        used += here.cost
+    fitter = _Fitter(offers, room)
+    fitter.buy()
+    return fitter.choices(offers)
 
-    def options_of(place: int) -> list[Point]:
-        known = options[place]
-        if known is None:  # not read yet: what it may become is its listed line
-            line = unread[place]
-            return [OMITTED] if line is None else [OMITTED, line]
-        return known
 
-    def offer_next(place: int) -> None:
-        here = current[place]
-        steps = pending[place] = hull(here, options_of(place), room - used)
-        if steps:
-            heapq.heappush(heap, (-density(here, steps[0]), place, steps[0].cost))
+class _Fitter:
+    """The state of one `fit`: per file (by its place in the order of the paths' bytes, which
+    breaks ties: an int a file, a list slot a file rather than a dict entry), the offer, the
+    point it is at, its options, the hull ahead of it; the heap of next steps; what is used."""
 
-    for place in range(n):
-        known = options[place]
-        if known is not None:
-            here = current[place]
-            ahead = pending[place] = hull(here, known, room - used)
-            if ahead:
-                heap.append((-density(here, ahead[0]), place, ahead[0].cost))
-            continue
-        # An unread offer's hull from omitted: its listed line, if that fits (`hull`).
-        listed_line = unread[place]
-        if (
-            listed_line is not None
-            and listed_line.cost > 0
-            and listed_line.value > 0
-            and listed_line.cost <= room - used
-        ):
-            pending[place] = [listed_line]
-            heap.append((-density(OMITTED, listed_line), place, listed_line.cost))
+    __slots__ = (
+        "current",
+        "heap",
+        "offer_at",
+        "options",
+        "pending",
+        "rank",
+        "readable",
+        "reads",
+        "result",
+        "room",
+        "unread",
+        "used",
+    )
 
-    def bound_fits(place: int) -> bool:
-        waiting = offer_at[place]
+    def __init__(self, offers: Sequence[Offer], room: int) -> None:
+        self.result = Fit()
+        self.room = room
+        # code point order: the UTF-8 bytes' order; from a dict, in the offers' own order (mostly
+        # sorted already, which the sort is quick on), not a set's hash order
+        names = sorted(dict.fromkeys(o.path for o in offers))
+        self.rank = {path: i for i, path in enumerate(names)}
+        n = len(names)
+        self.offer_at: list[Offer | None] = [None] * n
+        self.current: list[Point] = [OMITTED] * n
+        # None: not read yet (its listed line below)
+        self.options: list[list[Point] | None] = [None] * n
+        self.pending: list[list[Point] | None] = [None] * n  # the hull ahead, next first
+        self.unread: list[Point | None] = [None] * n  # the listed line of an offer not read yet
+        self.readable = [False] * n  # an offer not read yet whose bound is still in the heap
+        self.used = 0
+        self.reads = max(room // READ_COST, 1)
+        # Every entry's key differs from every other's, or the two are equal tuples: the order
+        # they pop in is the same however the heap was built, so the first entries are
+        # heapified at once.
+        self.heap: list[tuple[int, int, int]] = []
+        self._start(offers)
+        self._first_steps()
+        heapq.heapify(self.heap)
+
+    def _start(self, offers: Sequence[Offer]) -> None:
+        """Each offer at its starting point: an unread one omitted, with its bound in the heap;
+        any other read now and at its floor. (The lists are held in locals: a pack of 20,000
+        files goes through here once per file.)"""
+        rank, offer_at, heap, readable = self.rank, self.offer_at, self.heap, self.readable
+        unread, current, options = self.unread, self.current, self.options
+        used = 0
+        for given in offers:
+            offer = given
+            place = rank[offer.path]
+            offer_at[place] = offer
+            if offer.expand is not None and offer.floor <= LOW and offer.bound is not None:
+                value, cost = offer.bound
+                heap.append((-(value * _SCALE // max(cost, 1)), place, -1))
+                readable[place] = True
+                listed = offer.listed  # until it is read, what it may become is its listed line
+                if listed is not None:
+                    unread[place] = Point(*listed, LOW, listed=True)
+                current[place] = OMITTED
+                continue
+            if offer.expand is not None:
+                offer = offer_at[place] = offer.expand()
+                self.result.expanded += 1
+            opts = options[place] = points(offer)
+            here = current[place] = start(offer, opts)
+            used += here.cost
+        self.used = used
+
+    def _first_steps(self) -> None:
+        """Each file's first step into the heap: a read one's hull, an unread one's listed line
+        (its hull from omitted), if it fits."""
+        heap, options, current, pending, unread = (
+            self.heap, self.options, self.current, self.pending, self.unread
+        )  # fmt: skip
+        left = self.room - self.used
+        for place in range(len(current)):
+            known = options[place]
+            if known is not None:
+                here = current[place]
+                ahead = pending[place] = hull(here, known, left)
+                if ahead:
+                    heap.append((-density(here, ahead[0]), place, ahead[0].cost))
+                continue
+            listed_line = unread[place]
+            if (
+                listed_line is not None
+                and listed_line.cost > 0
+                and listed_line.value > 0
+                and listed_line.cost <= left
+            ):
+                pending[place] = [listed_line]
+                heap.append((-density(OMITTED, listed_line), place, listed_line.cost))
+
+    def _bound_fits(self, place: int, left: int) -> bool:
+        waiting = self.offer_at[place]
         assert waiting is not None and waiting.bound is not None
         # What is left beside the file only shrinks: a bound that does not fit never will.
-        return reads > 0 and waiting.bound[1] <= room - used + current[place].cost
+        return self.reads > 0 and waiting.bound[1] <= left + self.current[place].cost
 
-    def prune() -> None:
+    def _prune(self, left: int) -> None:
         """Drop the entries that can never be bought or read: the bounds that no longer fit
         (or come when no more reading is allowed), then the listed lines of files that can no
         longer be read and that no longer fit. Each would be popped and dropped as it is; the
-        rest pop in the order they would have (see above)."""
-        left = room - used
+        rest pop in the order they would have (see `__init__`)."""
         kept = []
-        for entry in heap:
+        for entry in self.heap:
             place, cost = entry[1], entry[2]
-            if cost < 0 and not bound_fits(place):
-                readable[place] = False
+            if cost < 0 and not self._bound_fits(place, left):
+                self.readable[place] = False
                 continue
             kept.append(entry)
-        heap[:] = [
+        options, readable, current = self.options, self.readable, self.current
+        self.heap[:] = [
             entry
             for entry in kept
             if entry[2] < 0
@@ -290,64 +322,90 @@ def fit(offers: Sequence[Offer], room: int) -> Fit:
             or readable[entry[1]]
             or entry[2] - current[entry[1]].cost <= left
         ]
-        heapq.heapify(heap)
+        heapq.heapify(self.heap)
 
-    heapq.heapify(heap)
-    dead = 0  # entries popped and dropped since the last prune
-    while heap:
-        if used >= room:
-            break  # full: every step costs a token at least, and no unread offer can fit
-        if dead >= _PRUNE_AFTER and dead * 8 >= len(heap):
-            prune()  # its work is at most eight times the pops it saves, once room is short
-            dead = 0
-            continue
-        _key, place, cost = heapq.heappop(heap)
-        if cost < 0:  # an unread offer's bound reached the top: read it, if it can still fit
-            readable[place] = False
-            if not bound_fits(place):
-                # even its cheapest step would not fit, or no more reading: its listed line
-                # competes as it is
-                dead += 1
+    def _read(self, place: int, left: int) -> bool:
+        """An unread offer's bound reached the top: read it, if it can still fit (else its
+        listed line competes as it is). Whether it was read (its next steps are the caller's)."""
+        self.readable[place] = False
+        if not self._bound_fits(place, left):
+            return False
+        waiting = self.offer_at[place]
+        assert waiting is not None and waiting.expand is not None
+        self.reads -= 1
+        read = self.offer_at[place] = waiting.expand()
+        self.result.expanded += 1
+        self.options[place] = points(read)
+        return True
+
+    def buy(self) -> None:
+        """Buy the densest step that fits, until none does. (What the loop touches is held in
+        locals and closures: it runs once per step of 20,000 files.)"""
+        heap, pending, current, room = self.heap, self.pending, self.current, self.room
+        options, unread = self.options, self.unread
+        used = self.used
+
+        def offer_next(place: int) -> None:
+            """The file's next steps from where it is, in the room left."""
+            here = current[place]
+            known = options[place]
+            if known is None:  # not read yet: what it may become is its listed line
+                line = unread[place]
+                known = [OMITTED] if line is None else [OMITTED, line]
+            steps = pending[place] = hull(here, known, room - used)
+            if steps:
+                heapq.heappush(heap, (-density(here, steps[0]), place, steps[0].cost))
+
+        dead = 0  # entries popped and dropped since the last prune
+        while heap:
+            if used >= room:
+                break  # full: every step costs a token at least, and no unread offer can fit
+            if dead >= _PRUNE_AFTER and dead * 8 >= len(heap):
+                self._prune(room - used)  # at most eight times the pops it saves
+                dead = 0
                 continue
-            waiting = offer_at[place]
-            assert waiting is not None and waiting.expand is not None
-            reads -= 1
-            read = offer_at[place] = waiting.expand()
-            result.expanded += 1
-            options[place] = points(read)
-            offer_next(place)
-            continue
-        steps = pending[place]
-        if not steps or steps[0].cost != cost:
-            dead += 1
-            continue  # stale entry
-        here, step = current[place], steps[0]
-        if step.cost - here.cost > room - used:
-            if options[place] is None:
-                # Not read: its one step is its listed line, which does not fit (`hull` of its
-                # options would be empty), and the room only shrinks.
-                pending[place] = None
-                dead += 1
+            _key, place, cost = heapq.heappop(heap)
+            if cost < 0:
+                if self._read(place, room - used):
+                    offer_next(place)
+                else:
+                    dead += 1
                 continue
-            offer_next(place)  # what still fits, from here
-            continue
-        used += step.cost - here.cost
-        current[place] = step
-        steps.pop(0)
-        if steps and steps[0].cost - step.cost <= room - used:
-            heapq.heappush(heap, (-density(step, steps[0]), place, steps[0].cost))
-        else:
-            offer_next(place)
-    choices = result.choices
-    for given in offers:
-        if given.path in choices:
-            continue
-        here = current[rank[given.path]]
-        # Choices are frozen: every file left omitted shares one.
-        choices[given.path] = (
-            NOT_CHOSEN
-            if here is OMITTED
-            else Choice(here.tier, here.keep, here.listed, here.cost, here.value)
-        )
-    result.cost = used
-    return result
+            steps = pending[place]
+            if not steps or steps[0].cost != cost:
+                dead += 1
+                continue  # stale entry
+            here, step = current[place], steps[0]
+            if step.cost - here.cost > room - used:
+                if options[place] is None:
+                    # Not read: its one step is its listed line, which does not fit (`hull` of
+                    # its options would be empty), and the room only shrinks.
+                    pending[place] = None
+                    dead += 1
+                    continue
+                offer_next(place)  # what still fits, from here
+                continue
+            used += step.cost - here.cost
+            current[place] = step
+            steps.pop(0)
+            if steps and steps[0].cost - step.cost <= room - used:
+                heapq.heappush(heap, (-density(step, steps[0]), place, steps[0].cost))
+            else:
+                offer_next(place)
+        self.used = used
+
+    def choices(self, offers: Sequence[Offer]) -> Fit:
+        result = self.result
+        choices, current, rank = result.choices, self.current, self.rank
+        for given in offers:
+            if given.path in choices:
+                continue
+            here = current[rank[given.path]]
+            # Choices are frozen: every file left omitted shares one.
+            choices[given.path] = (
+                NOT_CHOSEN
+                if here is OMITTED
+                else Choice(here.tier, here.keep, here.listed, here.cost, here.value)
+            )
+        result.cost = self.used
+        return result

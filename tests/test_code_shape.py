@@ -13,7 +13,7 @@ from tests.conftest import ROOT
 RULES = ("PLR0912", "PLR0915")
 # The files that held functions still to split when the checks were turned on; the list only
 # shrinks.
-MOST = 24
+MOST = 23
 
 
 def _listed() -> dict[str, list[str]]:
