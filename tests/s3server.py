@@ -104,7 +104,10 @@ class SeaweedS3:
         ]
         return argv
 
-    def start(self, timeout: float = 60.0) -> None:
+    def start(self, timeout: float = 150.0) -> None:
+        """Start the server and wait until a write works: its volume server registers with its
+        master in seconds on a quiet machine, and took over a minute once with the test workers
+        loading both cores."""
         self.data.mkdir(parents=True, exist_ok=True)
         (self.root / "logs").mkdir(exist_ok=True)
         log = self.log.open("ab")
