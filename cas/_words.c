@@ -10,6 +10,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2462,6 +2463,105 @@ static PyObject *qualified(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* --- search by meaning (packer/embedding.py) ---------------------------------------------- */
+
+/* row_sums(table, ids, bounds, dim) -> bytes: for each text i, the sum of the table's rows
+ * ids[bounds[i]:bounds[i + 1]], dim int64 each (native order). table: rows of dim int32; ids:
+ * uint32 row numbers (each below the table's rows, checked); bounds: n + 1 int64, ascending.
+ * Exact integer sums: the same as numpy's add.reduceat over the gathered rows. */
+static PyObject *row_sums(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer tb, ib, bb;
+    Py_ssize_t dim;
+    if (!PyArg_ParseTuple(args, "y*y*y*n", &tb, &ib, &bb, &dim)) return NULL;
+    PyObject *out = NULL;
+    Py_ssize_t rows = dim > 0 ? tb.len / (Py_ssize_t)(4 * dim) : 0;
+    Py_ssize_t nids = ib.len / 4, n = bb.len / 8 - 1;
+    if (dim <= 0 || tb.len % (4 * dim) || ib.len % 4 || bb.len % 8 || n < 0) {
+        PyErr_SetString(PyExc_ValueError, "row_sums: sizes do not fit");
+        goto done;
+    }
+    const int32_t *table = tb.buf;
+    const uint32_t *ids = ib.buf;
+    const int64_t *bounds = bb.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (bounds[i] < 0 || bounds[i] > bounds[i + 1] || bounds[i + 1] > nids) {
+            PyErr_SetString(PyExc_ValueError, "row_sums: bounds out of order");
+            goto done;
+        }
+    }
+    for (Py_ssize_t j = 0; j < nids; j++) {
+        if ((Py_ssize_t)ids[j] >= rows) {
+            PyErr_SetString(PyExc_ValueError, "row_sums: a row number past the table");
+            goto done;
+        }
+    }
+    out = PyBytes_FromStringAndSize(NULL, n * dim * 8);
+    if (!out) goto done;
+    int64_t *sums = (int64_t *)PyBytes_AS_STRING(out);
+    Py_BEGIN_ALLOW_THREADS
+    memset(sums, 0, (size_t)(n * dim) * 8);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t *acc = sums + i * dim;
+        for (int64_t j = bounds[i]; j < bounds[i + 1]; j++) {
+            const int32_t *row = table + (Py_ssize_t)ids[j] * dim;
+            for (Py_ssize_t d = 0; d < dim; d++) acc[d] += row[d];
+        }
+    }
+    Py_END_ALLOW_THREADS
+done:
+    PyBuffer_Release(&tb);
+    PyBuffer_Release(&ib);
+    PyBuffer_Release(&bb);
+    return out;
+}
+
+/* cosines(matrix, query, dim) -> bytes: for each row of matrix (rows of dim signed bytes) its
+ * cosine with query (dim signed bytes) in millionths, floor(dot / sqrt(nq * nd) * 1e6) in IEEE
+ * double (0 where a norm is 0), int64 each (native order). The dot products and norms are exact
+ * integers and the three float operations correctly rounded, so every machine gets the same
+ * values, and numpy's the same as these (packer/embedding.py, `scores`). */
+static PyObject *cosines(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer mb, qb;
+    Py_ssize_t dim;
+    if (!PyArg_ParseTuple(args, "y*y*n", &mb, &qb, &dim)) return NULL;
+    PyObject *out = NULL;
+    if (dim <= 0 || qb.len != dim || mb.len % dim) {
+        PyErr_SetString(PyExc_ValueError, "cosines: sizes do not fit");
+        goto done;
+    }
+    Py_ssize_t n = mb.len / dim;
+    out = PyBytes_FromStringAndSize(NULL, n * 8);
+    if (!out) goto done;
+    int64_t *res = (int64_t *)PyBytes_AS_STRING(out);
+    const int8_t *q = qb.buf;
+    const int8_t *m = mb.buf;
+    Py_BEGIN_ALLOW_THREADS
+    int64_t nq = 0;
+    for (Py_ssize_t d = 0; d < dim; d++) nq += (int64_t)q[d] * q[d];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const int8_t *row = m + i * dim;
+        int32_t dot = 0, nd = 0;
+        for (Py_ssize_t d = 0; d < dim; d++) {
+            dot += (int32_t)row[d] * q[d];
+            nd += (int32_t)row[d] * row[d];
+        }
+        double c = 0.0;
+        if (nq && nd) {
+            volatile double denom = sqrt((double)(nq * (int64_t)nd));
+            volatile double ratio = (double)dot / denom;
+            c = floor(ratio * 1e6);
+        }
+        res[i] = (int64_t)c;
+    }
+    Py_END_ALLOW_THREADS
+done:
+    PyBuffer_Release(&mb);
+    PyBuffer_Release(&qb);
+    return out;
+}
+
 static PyMethodDef METHODS[] = {
     {"terms", terms, METH_VARARGS, "The terms of a text (see cas/words.py)."},
     {"build", build, METH_VARARGS, "A segment's postings from bodies' terms (cas/textindex.py)."},
@@ -2483,6 +2583,8 @@ static PyMethodDef METHODS[] = {
     {"keyed_hits", keyed_hits, METH_VARARGS, "References whose keyed names are defined (packer/rating.py)."},
     {"text_key", text_key, METH_O, "FNV-1a of a text's UTF-8 bytes (packer/pricing.py)."},
     {"qualified", qualified, METH_VARARGS, "Go's uses of imported names (packer/lexicon.py)."},
+    {"row_sums", row_sums, METH_VARARGS, "Each text's sum of embedding rows (packer/embedding.py)."},
+    {"cosines", cosines, METH_VARARGS, "Each row's cosine with a query, in millionths (packer/embedding.py)."},
     {NULL, NULL, 0, NULL},
 };
 

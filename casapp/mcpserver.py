@@ -218,11 +218,15 @@ class Service:
         chosen = self._scope(scope)
         return self._run(lambda: report_json(self.project.memory(chosen).remember(text)))
 
-    def recall(self, query: str, scope: str | None = None, k: int = 10) -> list[dict[str, Any]]:
+    def recall(
+        self, query: str, scope: str | None = None, k: int = 10, mode: str = "hybrid"
+    ) -> list[dict[str, Any]]:
         chosen = self._scope(scope)
         if not 1 <= k <= MAX_K:
             raise ToolFailure(f"k={k}: ask for 1 to {MAX_K} results")
-        return self._run(lambda: [report_json(h) for h in self.project.recall(chosen, query, k)])
+        return self._run(
+            lambda: [report_json(h) for h in self.project.recall(chosen, query, k, mode=mode)]
+        )
 
     def facts(
         self, key: str | None = None, value: str | None = None, scope: str | None = None
@@ -358,10 +362,13 @@ def build_server(service: Service) -> Any:
         return guarded(lambda: service.remember(text, scope))
 
     @server.tool()
-    def recall(query: str, scope: str | None = None, k: int = 10) -> list[dict[str, Any]]:
-        """A memory's files that best answer the query (full-text, ranked; facts by their
-        current value): path, line range and snippet per hit, best first."""
-        return guarded(lambda: service.recall(query, scope, k))
+    def recall(
+        query: str, scope: str | None = None, k: int = 10, mode: str = "hybrid"
+    ) -> list[dict[str, Any]]:
+        """A memory's files that best answer the query (by words and by meaning, ranked; facts
+        by their current value): path, line range and snippet per hit, best first. mode:
+        hybrid (default), lexical (exact words) or semantic (meaning alone)."""
+        return guarded(lambda: service.recall(query, scope, k, mode))
 
     @server.tool()
     def facts(

@@ -508,13 +508,15 @@ class Project:
             used(self.store, scope, [FACT + key], _today())
         return value
 
-    def recall(self, scope: str, query: str, k: int = 10) -> list[MemoryHit]:
-        """The files of the memory ``scope`` that best answer ``query``; each one shown counts
-        a use in an agent's session."""
+    def recall(
+        self, scope: str, query: str, k: int = 10, *, mode: str = "hybrid"
+    ) -> list[MemoryHit]:
+        """The files of the memory ``scope`` that best answer ``query`` (``mode``: ``hybrid``,
+        ``lexical`` or ``semantic``); each one shown counts a use in an agent's session."""
         from memory.search import search
         from memory.usage import used_paths
 
-        found = search(self.store, self.index(), self._granted(scope), query, k=k)
+        found = search(self.store, self.index(), self._granted(scope), query, k=k, mode=mode)
         if self.granted_only:
             used_paths(self.store, scope, [h.path for h in found], _today())
         return found

@@ -18,11 +18,13 @@ Order: score descending, then path bytes, as every search (DETERMINISM.md, "Sear
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Final
 
 from cas import manifest as mf
+from cas.digest import Digest
 from cas.display import echoed
 from cas.errors import UsageError
 from cas.report import json_rule, pairs
@@ -33,10 +35,23 @@ from memory import entries
 from memory.redaction import redacted
 from memory.scopes import check_scope
 from memory.state import JOURNAL, State, head, read_file
-from packer.search import Attached, Scored, Source, ensure_indexed, hits, line_terms, query_terms
+from packer import vectors
+from packer.hybrid import DEFAULT_MODE, POOL, check_mode, fuse, semantic_hits, weights
+from packer.search import (
+    Attached,
+    Scored,
+    Shown,
+    Source,
+    ensure_indexed,
+    hits,
+    line_terms,
+    query_terms,
+    ranked,
+)
 from packer.search import score as score_files
 
 HISTORY: Final = "## History"
+PER_FILE: Final = 20  # entries of one file that meaning may find (a busy day's log)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,28 +110,78 @@ def attached(store: Store, scopes: Sequence[str]) -> list[Attached]:
     return out
 
 
-def search(store: Store, index: TextIndex, scope: str, query: str, *, k: int = 20) -> list[Hit]:
+def search(
+    store: Store,
+    index: TextIndex,
+    scope: str,
+    query: str,
+    *,
+    k: int = 20,
+    mode: str = DEFAULT_MODE,
+) -> list[Hit]:
     """The best ``k`` files of ``scope``'s memory for ``query``, each with the lines that match
-    (see the module's docstring)."""
+    (see the module's docstring); ``mode``: by words, by meaning or both (`packer.hybrid`)."""
     if k < 1:
         raise UsageError(f"-k must be at least 1, not {k}")
-    if not query_terms(query):
+    check_mode(mode)
+    if mode != "semantic" and not query_terms(query):
         raise UsageError(
             f"the query {echoed(redacted(query))} has no word to search for (stop words alone "
             "match everything)"
         )
+    if not query.split():
+        raise UsageError("the query is empty: give the words to search for")
     state = head(store, scope)
     src = Source()
     src.add(source_name(state.scope), view(store, state))
     if not src.entries:
         return []
-    ensure_indexed(index, store, src.paths)
-    scored = score_files(index, src, query)
-    _facts_by_value(store, src, scored)
-    return [
-        Hit(state.scope, h.path, h.first, h.last, h.score, h.snippet)
-        for h in hits(store, src, scored, k=k)
-    ]
+    lexical: list[tuple[str, int]] = []
+    shown = None
+    if mode != "semantic":
+        ensure_indexed(index, store, src.paths)
+        scored = score_files(index, src, query)
+        _facts_by_value(store, src, scored)
+        if mode == "lexical":
+            return [
+                Hit(state.scope, h.path, h.first, h.last, h.score, h.snippet)
+                for h in hits(store, src, scored, k=k)
+            ]
+        lexical = list(itertools.islice(ranked(scored), POOL))
+        shown = Shown(store, src, scored)
+    found = vectors.search(
+        store,
+        list(src.digest_of.items()),
+        query,
+        accept=_CurrentOnly(store, src),
+        per_file=PER_FILE,
+    )
+    chosen = (
+        fuse(store, src, lexical, shown, found, k=k, by_passage=True, weights=weights(query))
+        if mode == "hybrid"
+        else semantic_hits(store, src, found, k)
+    )
+    return [Hit(state.scope, h.path, h.first, h.last, h.score, h.snippet) for h in chosen]
+
+
+class _CurrentOnly:
+    """Accepts a passage of a fact only above its history (its key and value): a fact is
+    found by its current value, by meaning as by words."""
+
+    def __init__(self, store: Store, src: Source) -> None:
+        self.store = store
+        self.src = src
+        self.history: dict[str, int] = {}
+
+    def __call__(self, path: str, first: int, last: int) -> bool:
+        if not _is_fact(path):
+            return True
+        at = self.history.get(path)
+        if at is None:
+            body = self.store.get(Digest(self.src.digest_of[path]))
+            lines = (text_of(body) or "").split("\n")
+            at = self.history[path] = lines.index(HISTORY) + 1 if HISTORY in lines else 1 << 30
+        return last < at
 
 
 def _facts_by_value(store: Store, src: Source, scored: Scored) -> None:

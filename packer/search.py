@@ -1036,51 +1036,73 @@ def hits(
     path_glob: Sequence[str] = (),
 ) -> list[Hit]:
     """The best ``k`` files, each with its best window narrowed to the lines that match."""
+    out: list[Hit] = []
+    shown = Shown(store, src, scored)
+    for path, total in ranked(scored, path_glob):
+        hit = shown.hit(path, total)
+        if hit is not None:
+            out.append(hit)
+            if len(out) >= k:
+                break
+    return out
+
+
+def ranked(scored: Scored, path_glob: Sequence[str] = ()) -> Iterator[tuple[str, int]]:
+    """The files scored, best first, those ``path_glob`` (when given) matches."""
     globs = None
     if path_glob:
         from packer.wildmatch import GlobList  # here: most searches name no glob
 
         globs = GlobList(path_glob)
-    line_score = line_scorer(scored.weights)
-    firsts = [words[0] for words in scored.weights]
-    out: list[Hit] = []
     for path, total in scored.best():
-        if globs is not None and not globs.match_file(path):
-            continue
+        if globs is None or globs.match_file(path):
+            yield path, total
+
+
+class Shown:
+    """How a file scored becomes a `Hit`: its best window narrowed to the lines that match."""
+
+    def __init__(self, store: Store, src: Source, scored: Scored) -> None:
+        self.store = store
+        self.src = src
+        self.scored = scored
+        self.line_score = line_scorer(scored.weights)
+        self.firsts = [words[0] for words in scored.weights]
+        # the score of a file holding every word of the query once (not counting a word's
+        # stems and a name's parts, which stand in for it)
+        self.whole = sum(scored.weights[t.words] for t in scored.terms if t.weight > PART)
+
+    def hit(self, path: str, total: int) -> Hit | None:
+        src, scored = self.src, self.scored
         digest = Digest(src.digest_of[path])
         spans = scored.spans(path)
         window = min(spans.items(), key=lambda kv: (-kv[1], kv[0]))[0] if spans else None
         try:  # the lines up to the best window's last are what is shown
-            text = src.text(store, digest, window[1] if window is not None else SNIPPET_LINES)
+            text = src.text(self.store, digest, window[1] if window is not None else SNIPPET_LINES)
         except (BlobNotFound, CorruptBlob):
-            continue
+            return None
         if window is not None:
             first, last = window
             lines = text.split("\n", last)  # the lines up to the window's last, and the rest
         else:
             lines = text.split("\n", SNIPPET_LINES)
             first, last = 1, min(len(lines), SNIPPET_LINES)
-        numbers = _holding(lines, first, min(last, len(lines)), firsts)
-        marked = [(n, line_score(lines[n - 1])) for n in numbers]
+        numbers = _holding(lines, first, min(last, len(lines)), self.firsts)
+        marked = [(n, self.line_score(lines[n - 1])) for n in numbers]
         matching = [n for n, s in marked if s > 0] or [first]
         best = sorted(marked, key=lambda ns: (-ns[1], ns[0]))[:SNIPPET_LINES]
         snippet = tuple(
-            (n, _clip(lines[n - 1])) for n, s in sorted(best) if s > 0 or not matching
-        ) or ((first, _clip(lines[first - 1] if first <= len(lines) else "")),)
-        out.append(
-            Hit(
-                path,
-                tuple(src.packs_of(path)),
-                digest,
-                min(matching),
-                max(matching),
-                total,
-                snippet,
-            )
+            (n, clip(lines[n - 1])) for n, s in sorted(best) if s > 0 or not matching
+        ) or ((first, clip(lines[first - 1] if first <= len(lines) else "")),)
+        return Hit(
+            path,
+            tuple(src.packs_of(path)),
+            digest,
+            min(matching),
+            max(matching),
+            total,
+            snippet,
         )
-        if len(out) >= k:
-            break
-    return out
 
 
 def _holding(lines: list[str], first: int, last: int, words: list[str]) -> Iterable[int]:
@@ -1097,7 +1119,7 @@ def _holding(lines: list[str], first: int, last: int, words: list[str]) -> Itera
 _SCAN_LINES: Final = 8  # a window of more lines is searched as one text (`_holding`)
 
 
-def _clip(line: str) -> str:
+def clip(line: str) -> str:
     line = line.rstrip()
     return line if len(line) <= SNIPPET_WIDTH else line[: SNIPPET_WIDTH - 3] + "..."
 

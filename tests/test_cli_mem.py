@@ -64,8 +64,9 @@ def test_a_day_of_memory_end_to_end(project: Path) -> None:
         ["2026-11-20 add logs/2026-11-20.md"], ["2026-11-20 add logs/2026-11-20.md"],
     ]  # fmt: skip
     assert all(s["parent"] == n["state"] for s, n in itertools.pairwise(log))
-    found = json.loads(mem(project, "search", "--json", "format"))
+    found = json.loads(mem(project, "search", "--json", "--mode", "lexical", "format"))
     assert found["scope"] == "global" and found["query"] == "format"
+    assert found["mode"] == "lexical"
     assert [{k: h[k] for k in ("path", "lines", "snippet")} for h in found["hits"]] == [
         {
             "path": "logs/2026-11-20.md",
@@ -73,12 +74,22 @@ def test_a_day_of_memory_end_to_end(project: Path) -> None:
             "snippet": [{"line": 3, "text": "- decided to keep format 2"}],
         }
     ]
-    assert json.loads(mem(project, "search", "--json", "session"))["hits"] == []
+    assert (
+        json.loads(mem(project, "search", "--json", "--mode", "lexical", "session"))["hits"] == []
+    )
+    # by meaning (the default, with words): the nearest entries, the one meant first
+    hybrid = json.loads(
+        mem(project, "search", "--json", "what", "did", "we", "choose", "for", "the", "layout")
+    )
+    assert hybrid["mode"] == "hybrid"
+    assert (hybrid["hits"][0]["path"], hybrid["hits"][0]["lines"]) == ("logs/2026-11-20.md", [3, 3])
     assert mem(project, "search", "postgres").splitlines() == [  # its value, not its history
         "facts/db.md:3-3",
         "      3: value: postgres 16",
     ]
-    assert mem(project, "search", "nothing", "here") == "no matches\n"
+    assert mem(project, "search", "--mode", "lexical", "nothing", "here") == "no matches\n"
+    r = run_cas("mem", "search", "--mode", "vectors", "note", cwd=project)
+    assert r.code == 2 and "--mode" in one_line(r.err)
     assert mem(project, "search", "--scope", "session:s1", "note").splitlines() == [
         "logs/2026-11-21.md:3-3",
         "      3: - a session note",

@@ -17,7 +17,7 @@ from cas.textindex import TextIndex
 from memory.ops import curate, put_fact, remember
 from memory.scopes import pin_name
 from memory.search import Hit, attached, search
-from memory.state import head
+from memory.state import JOURNAL, head
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ def test_the_entry_answering_more_of_the_query_ranks_first(store: Store, index: 
     remember(store, "global", "pull profile: LMDB commits overlap the puts", date="2026-11-03")
     remember(store, "global", "lunch", date="2026-11-04")
     curate(store, "global", "Pull into an empty store beats restic", date="2026-11-04")
-    hits = search(store, index, "global", "pull profile lmdb")
+    hits = search(store, index, "global", "pull profile lmdb", mode="lexical")
     assert hits[0].path == "logs/2026-11-03.md"
     assert {h.path for h in hits} == {"logs/2026-11-03.md", "logs/2026-11-01.md", "MEMORY.md"}
     best = hits[0]
@@ -41,8 +41,10 @@ def test_the_entry_answering_more_of_the_query_ranks_first(store: Store, index: 
     assert best.snippet == ((3, "- pull profile: LMDB commits overlap the puts"),)
     assert best.score > hits[1].score
     # a rarer word outweighs a common one: "restic" is in one file, "pull" in three
-    assert search(store, index, "global", "pull restic")[0].path == "MEMORY.md"
-    assert len(search(store, index, "global", "pull", k=2)) == 2
+    assert search(store, index, "global", "pull restic", mode="lexical")[0].path == "MEMORY.md"
+    assert len(search(store, index, "global", "pull", k=2, mode="lexical")) == 2
+    # by words and meaning, the entry holding all three words still comes first
+    assert search(store, index, "global", "pull profile lmdb")[0].path == "logs/2026-11-03.md"
 
 
 def test_a_fact_is_found_by_its_current_value_once_not_by_its_history(
@@ -51,24 +53,40 @@ def test_a_fact_is_found_by_its_current_value_once_not_by_its_history(
     put_fact(store, "global", "db", "mysql 8", date="2026-11-04")
     put_fact(store, "global", "db", "postgres 16", date="2026-11-05")
     put_fact(store, "global", "cache", "redis, was mysql-backed", date="2026-11-05")
-    found = search(store, index, "global", "postgres")
+
+    def lexical(query: str) -> list[Hit]:
+        return search(store, index, "global", query, mode="lexical")
+
+    found = lexical("postgres")
     assert [(h.path, h.first, h.last, h.snippet) for h in found] == [
         ("facts/db.md", 3, 3, ((3, "value: postgres 16"),))
     ]
     # mysql is only in db's history: the fact whose value says it is the one hit
-    assert [h.path for h in search(store, index, "global", "mysql")] == ["facts/cache.md"]
+    assert [h.path for h in lexical("mysql")] == ["facts/cache.md"]
+    # by meaning too, a fact is read above its history only: its hit is its value's lines
+    for mode in ("semantic", "hybrid"):
+        for h in search(store, index, "global", "mysql", mode=mode):
+            assert h.path != "facts/db.md" or (h.first, h.last) == (3, 3), h
     put_fact(store, "global", "db", None, date="2026-11-06")
-    assert search(store, index, "global", "postgres") == []
+    assert lexical("postgres") == []
+    # a deleted fact is not found by meaning either
+    for mode in ("semantic", "hybrid"):
+        assert "facts/db.md" not in {
+            h.path for h in search(store, index, "global", "postgres", mode=mode)
+        }
     # the key is part of the current lines
-    assert [h.path for h in search(store, index, "global", "cache")] == ["facts/cache.md"]
+    assert [h.path for h in lexical("cache")] == ["facts/cache.md"]
 
 
 def test_the_journal_is_never_a_hit(store: Store, index: TextIndex) -> None:
     remember(store, "global", "nothing to see", date="2026-11-01")
     # the journal says "add logs/2026-11-01.md" and "curate MEMORY.md"
     curate(store, "global", "kept", date="2026-11-01")
-    assert search(store, index, "global", "add") == []
-    assert [h.path for h in search(store, index, "global", "curate kept")] == ["MEMORY.md"]
+    assert search(store, index, "global", "add", mode="lexical") == []
+    for mode in ("lexical", "semantic", "hybrid"):
+        assert all(h.path != JOURNAL for h in search(store, index, "global", "add", mode=mode))
+        found = search(store, index, "global", "curate kept", mode=mode)
+        assert found[0].path == "MEMORY.md", mode
 
 
 def test_a_query_of_stop_words_only_is_one_usage_error(store: Store, index: TextIndex) -> None:
@@ -90,9 +108,14 @@ entries_ = st.lists(
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(mine=entries_, theirs=entries_, query=st.sampled_from(WORDS))
+@given(
+    mine=entries_,
+    theirs=entries_,
+    query=st.sampled_from(WORDS),
+    mode=st.sampled_from(["lexical", "semantic", "hybrid"]),
+)
 def test_another_scopes_memory_is_never_returned_and_order_is_score_then_path(
-    mine: list[str], theirs: list[str], query: str
+    mine: list[str], theirs: list[str], query: str, mode: str
 ) -> None:
     """Whatever two sessions remember, one's search holds its own lines only, best first and
     ties by path; the other's memory, with the same words, changes nothing of it."""
@@ -101,16 +124,17 @@ def test_another_scopes_memory_is_never_returned_and_order_is_score_then_path(
         assert idx is not None
         for day, text in enumerate(mine, 1):
             remember(store, "session:a", text, date=f"2026-11-{day:02d}")
-        alone = search(store, idx, "session:a", query)
+        alone = search(store, idx, "session:a", query, mode=mode)
         for day, text in enumerate(theirs, 1):
             remember(store, "session:b", text, date=f"2026-11-{day:02d}")
-        hits = search(store, idx, "session:a", query)
+        hits = search(store, idx, "session:a", query, mode=mode)
         idx.close()
     assert hits == alone
     own = {f"- {t}" for t in mine}
     assert all(h.scope == "session:a" for h in hits)
     assert all(text in own for h in hits for _, text in h.snippet)
-    assert len(hits) == len({d for d, t in enumerate(mine, 1) if query in t.split()})
+    if mode == "lexical":
+        assert len(hits) == len({d for d, t in enumerate(mine, 1) if query in t.split()})
     keys = [(-h.score, h.path.encode()) for h in hits]
     assert keys == sorted(keys)
 

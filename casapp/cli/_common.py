@@ -18,6 +18,15 @@ from casapp.cli.context import Ctx, project_root
 pass_ctx = click.make_pass_decorator(Ctx)
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
+# `packer.hybrid.MODES`, spelled here so a command's options load no search module
+SEARCH_MODES = ("hybrid", "lexical", "semantic")
+mode_option = click.option(
+    "--mode",
+    type=click.Choice(SEARCH_MODES),
+    default="hybrid",
+    show_default=True,
+    help="By words and meaning (hybrid), exact words and names (lexical), or meaning (semantic).",
+)
 
 
 # --- the global options, before the command's name or after it ----------------------------------

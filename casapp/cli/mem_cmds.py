@@ -14,7 +14,7 @@ from cas.digest import Digest
 from cas.display import echoed, shown
 from cas.errors import BadDigest, NotFound, UsageError
 from cas.report import report_json
-from casapp.cli._common import CasGroup, json_option, pass_ctx, project_packs
+from casapp.cli._common import CasGroup, json_option, mode_option, pass_ctx, project_packs
 from casapp.cli.context import Ctx, emit_json, emit_report, note_sink, project_root
 
 
@@ -189,11 +189,14 @@ def mem_log(ctx: Ctx, scope: str, limit: int | None, as_json: bool) -> None:
 @scope_option
 @click.option("-k", "-n", "k", type=click.IntRange(min=1), default=20, show_default=True,
               help="How many files.")  # fmt: skip
+@mode_option
 @json_option
 @pass_ctx
-def mem_search(ctx: Ctx, query: tuple[str, ...], scope: str, k: int, as_json: bool) -> None:
-    """The files of SCOPE's memory that best answer QUERY (full-text, ranked), each with its
-    matching lines; facts by their current value."""
+def mem_search(
+    ctx: Ctx, query: tuple[str, ...], scope: str, k: int, mode: str, as_json: bool
+) -> None:
+    """The files of SCOPE's memory that best answer QUERY (by words and by meaning, ranked),
+    each with its matching lines; facts by their current value."""
     from cas.textindex import TextIndex
     from memory.search import search
 
@@ -202,9 +205,11 @@ def mem_search(ctx: Ctx, query: tuple[str, ...], scope: str, k: int, as_json: bo
         index = TextIndex.open(store.path, note=note_sink(ctx))
         assert index is not None  # open creates one
         with index:
-            hits = search(store, index, scope, text, k=k)
+            hits = search(store, index, scope, text, k=k, mode=mode)
     if as_json:
-        emit_json({"scope": scope, "query": text, "hits": [report_json(h) for h in hits]})
+        emit_json(
+            {"scope": scope, "query": text, "mode": mode, "hits": [report_json(h) for h in hits]}
+        )
         return
     if not hits:
         click.echo("no matches")

@@ -1,0 +1,268 @@
+"""Search by meaning over stored bodies: each body's passages (`packer.chunks`) embedded once
+(`packer.embedding`), the vectors kept in the store's cache by the body's digest, the model and
+the way it was cut; a query scored against them with integer arithmetic.
+
+A body's entry: the number of passages (u32 LE), then per passage its first and last line (two
+u32 LE) and its 256 signed bytes. A body with no text, or none that embeds, has an entry with
+no passage, so it is not read again. Entries are made the first time a search by meaning
+reaches a body (with progress: a first search of a large tree reads every body once) and kept
+as every derived fact is, in the cache: dropping it loses nothing.
+
+A process that searches on and on (`cas mcp`) keeps the entries it decoded, up to
+`KEEP_BYTES`, so a second search reads none of them again.
+
+Order of the passages found: score (cosine in millionths) descending, then path bytes, then
+first line: the same on every machine (DETERMINISM.md, "Meaning"). A passage is found when its
+cosine is at least 0.05 (`MIN_SCORE`) and a quarter of the best one's (`FLOOR_PART`): meaning
+always has a nearest passage, which is not always near.
+"""
+
+from __future__ import annotations
+
+import struct
+from array import array
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Final, NamedTuple
+
+from cas.cache import Cache
+from cas.digest import Digest
+from cas.errors import BlobNotFound, CorruptBlob
+from cas.events import ProgressSink, emit
+from cas.store import Store
+from cas.textindex import MAX_BODY, text_of
+from packer import embedding
+from packer.chunks import CHUNKS_VERSION, kind_of, passages
+
+__all__ = ["Found", "Passages", "namespace", "passages_of", "search"]
+
+KEEP_BYTES: Final = 64 << 20
+FLOOR_PART: Final = 4  # a passage scoring under a quarter of the best one is not found ...
+MIN_SCORE: Final = 50_000  # ... nor one under 0.05 (cosine in millionths)
+_COUNT = struct.Struct("<I")
+_LINES = struct.Struct("<II")
+_ROW: Final = _LINES.size + embedding.DIM
+_FLUSH: Final = 512  # bodies embedded between commits of the cache
+
+
+class Passages(NamedTuple):
+    """A body's passages: their (first, last) lines, two per passage, and their vectors, one
+    row of `embedding.DIM` signed bytes each."""
+
+    lines: array[int]
+    matrix: bytes
+
+    def __len__(self) -> int:
+        return len(self.lines) // 2
+
+
+NONE: Final = Passages(array("I"), b"")
+
+
+def namespace(model: str, kind: str) -> str:
+    return f"vectors/{CHUNKS_VERSION}/{model}/{kind}"
+
+
+def encode(lines: Sequence[tuple[int, int]], vectors: Sequence[bytes]) -> bytes:
+    parts = [_COUNT.pack(len(vectors))]
+    for (first, last), v in zip(lines, vectors, strict=True):
+        parts.append(_LINES.pack(first, last))
+        parts.append(v)
+    return b"".join(parts)
+
+
+def decode(raw: bytes) -> Passages | None:
+    """An entry back; None when it does not parse (a cache entry of another layout: a miss)."""
+    if len(raw) < _COUNT.size:
+        return None
+    (n,) = _COUNT.unpack_from(raw)
+    if len(raw) != _COUNT.size + n * _ROW:
+        return None
+    if n == 0:
+        return NONE
+    lines = array("I")
+    rows = []
+    at = _COUNT.size
+    for _ in range(n):
+        lines.extend(_LINES.unpack_from(raw, at))
+        rows.append(raw[at + _LINES.size : at + _ROW])
+        at += _ROW
+    return Passages(lines, b"".join(rows))
+
+
+class _Kept:
+    """The entries a process decoded, newest last, within `KEEP_BYTES`."""
+
+    def __init__(self) -> None:
+        self.entries: OrderedDict[tuple[str, str, bytes], Passages] = OrderedDict()
+        self.nbytes = 0
+
+    def get(self, key: tuple[str, str, bytes]) -> Passages | None:
+        found = self.entries.get(key)
+        if found is not None:
+            self.entries.move_to_end(key)
+        return found
+
+    def put(self, key: tuple[str, str, bytes], value: Passages) -> None:
+        if key in self.entries:
+            return
+        self.entries[key] = value
+        self.nbytes += len(value.matrix) + 64
+        while self.nbytes > KEEP_BYTES and self.entries:
+            _, old = self.entries.popitem(last=False)
+            self.nbytes -= len(old.matrix) + 64
+
+
+_KEPT = _Kept()
+
+
+def passages_of(
+    store: Store,
+    bodies: Sequence[tuple[bytes, str]],
+    progress: ProgressSink | None = None,
+) -> list[Passages]:
+    """The passages of each (digest, kind): kept in this process, in the cache, or made now
+    from the body (and put in the cache, committed before this returns)."""
+    model = embedding.model()
+    out: list[Passages | None] = [None] * len(bodies)
+    wanted: dict[str, list[int]] = {}
+    for i, (digest, kind) in enumerate(bodies):
+        kept = _KEPT.get((model.name, kind, digest))
+        if kept is not None:
+            out[i] = kept
+        else:
+            wanted.setdefault(kind, []).append(i)
+    if not wanted:
+        return [p if p is not None else NONE for p in out]
+    cache = Cache(store)
+    todo: list[int] = []
+    for kind, indexes in sorted(wanted.items()):
+        raws = cache.get_many(namespace(model.name, kind), [bodies[i][0] for i in indexes])
+        for i, raw in zip(indexes, raws, strict=True):
+            found = decode(raw) if raw is not None else None
+            if found is None:
+                todo.append(i)
+            else:
+                out[i] = found
+                _KEPT.put((model.name, kind, bodies[i][0]), found)
+    for start in range(0, len(todo), _FLUSH):
+        group = todo[start : start + _FLUSH]
+        for i, raw in zip(
+            group, _embed_bodies(store, model, [bodies[i] for i in group]), strict=True
+        ):
+            digest, kind = bodies[i]
+            cache.put(namespace(model.name, kind), digest, raw)
+            found = decode(raw) or NONE
+            out[i] = found
+            _KEPT.put((model.name, kind, digest), found)
+        cache.flush()
+        if progress is not None:
+            emit(progress, "embed", start + len(group), len(todo))
+    return [p if p is not None else NONE for p in out]
+
+
+def _embed_bodies(
+    store: Store, model: embedding.Model, bodies: Sequence[tuple[bytes, str]]
+) -> list[bytes]:
+    """Each body's entry (see the module's docstring), their passages embedded in one go."""
+    cuts = []
+    for digest, kind in bodies:
+        text = _text(store, digest)
+        cuts.append(passages(kind, text) if text is not None else [])
+    vectors = iter(model.vectors([p.text for cut in cuts for p in cut]))
+    out = []
+    for cut in cuts:
+        lines, rows = [], []
+        for p in cut:
+            v = next(vectors)
+            if v is not None:
+                lines.append((p.first, p.last))
+                rows.append(v)
+        out.append(encode(lines, rows))
+    return out
+
+
+def _text(store: Store, digest: bytes) -> str | None:
+    try:
+        with store.open(Digest(digest)) as reader:
+            if reader.size > MAX_BODY:
+                return None
+            return text_of(reader.read())
+    except (BlobNotFound, CorruptBlob):
+        return None  # verify reports it; search goes on without it
+
+
+def _query_vector(store: Store, model: embedding.Model, query: str) -> bytes | None:
+    """The query's vector, its words' tokens read from the cache where an earlier search put
+    them (so a fresh process does not read the model's vocabulary for words it has seen)."""
+    words = sorted({w for w in query.split() if len(w) <= embedding.MAX_WORD} - set(model.words))
+    if not words:
+        return model.vector(query)
+    cache = Cache(store)
+    ns = f"words/{model.name}"
+    keys = [w.encode("utf-8", "surrogatepass") for w in words]
+    for word, raw in zip(words, cache.get_many(ns, keys), strict=True):
+        if raw is not None and len(raw) % 4 == 0:
+            model.words[word] = struct.unpack(f"<{len(raw) // 4}I", raw)
+    made = [w for w in words if w not in model.words]
+    vector = model.vector(query)
+    for word in made:
+        tokens = model.tokens(word)
+        cache.put(
+            ns, word.encode("utf-8", "surrogatepass"), struct.pack(f"<{len(tokens)}I", *tokens)
+        )
+    cache.flush()
+    return vector
+
+
+class Found(NamedTuple):
+    """A passage found for a query: its file, score (cosine in millionths) and lines."""
+
+    path: str
+    score: int
+    first: int
+    last: int
+
+
+def search(
+    store: Store,
+    files: Sequence[tuple[str, bytes]],
+    query: str,
+    *,
+    accept: Callable[[str, int, int], bool] | None = None,
+    progress: ProgressSink | None = None,
+    per_file: int = 1,
+) -> list[Found]:
+    """The best passages of ``files`` (path, digest) for ``query``, best first, at most
+    ``per_file`` of each file (a memory's entries are found one by one; a project's files by
+    their best passage); ``accept(path, first, last)`` may turn a passage down (a fact's
+    history). Empty when the query has no word the model reads."""
+    model = embedding.model()
+    q = _query_vector(store, model, query)
+    if q is None or not files:
+        return []
+    found = passages_of(store, [(digest, kind_of(path)) for path, digest in files], progress)
+    matrix = b"".join(p.matrix for p in found)
+    if not matrix:
+        return []
+    scores = embedding.scores(q, matrix)
+    out: list[Found] = []
+    at = 0
+    for (path, _), p in zip(files, found, strict=True):
+        n = len(p)
+        if not n:
+            continue
+        mine = sorted(range(n), key=lambda j: (-scores[at + j], p.lines[2 * j]))
+        taken = 0
+        for j in mine:
+            first, last = p.lines[2 * j], p.lines[2 * j + 1]
+            if accept is None or accept(path, first, last):
+                out.append(Found(path, scores[at + j], first, last))
+                taken += 1
+                if taken >= per_file:
+                    break
+        at += n
+    out.sort(key=lambda f: (-f.score, f.path.encode("utf-8", "surrogateescape"), f.first))
+    # Nearest is not near: a passage far below the best, or barely related, is not a hit.
+    floor = max(MIN_SCORE, out[0].score // FLOOR_PART) if out else 0
+    return [f for f in out if f.score >= floor]
