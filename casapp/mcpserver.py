@@ -118,11 +118,13 @@ class Service:
     ) -> str:
         return self._run(lambda: self.project.read_text(pack, path, first=first, last=last))
 
-    def search(self, query: str, pack: str | None = None, k: int = 10) -> list[dict[str, Any]]:
-        return self._run(self._search(query, pack, k))
+    def search(
+        self, query: str, pack: str | None = None, k: int = 10, mode: str = "auto"
+    ) -> list[dict[str, Any]]:
+        return self._run(self._search(query, pack, k, mode))
 
     def search_inline(
-        self, query: str, pack: str | None = None, k: int = 10
+        self, query: str, pack: str | None = None, k: int = 10, mode: str = "auto"
     ) -> list[dict[str, Any]] | None:
         """`search`, in the caller's thread (the server's event loop), when it is sure to be
         quick: the last search took under `INLINE_SEARCH`, the project's pack files are the
@@ -136,7 +138,7 @@ class Service:
         if not self._lock.acquire(blocking=False):
             return None
         try:
-            return self._locked(self._search(query, pack, k))
+            return self._locked(self._search(query, pack, k, mode))
         finally:
             self._lock.release()
 
@@ -152,7 +154,9 @@ class Service:
             out.append((path.name, st.st_dev, st.st_ino, st.st_size, st.st_ctime_ns))
         return tuple(out)
 
-    def _search(self, query: str, pack: str | None, k: int) -> Callable[[], list[dict[str, Any]]]:
+    def _search(
+        self, query: str, pack: str | None, k: int, mode: str
+    ) -> Callable[[], list[dict[str, Any]]]:
         if not 1 <= k <= MAX_K:
             raise ToolFailure(f"k={k}: ask for 1 to {MAX_K} results")
 
@@ -160,7 +164,8 @@ class Service:
             started = time.monotonic()
             self._quick = None  # until this one is done, in time
             packs = [pack] if pack else None  # None: every pack the grant lets it see
-            out = [report_json(h) for h in self.project.search(query, packs=packs, k=k)]
+            found = self.project.search(query, packs=packs, k=k, mode=mode)
+            out = [report_json(h) for h in found]
             if time.monotonic() - started < INLINE_SEARCH:
                 self._quick = self._pack_files()
             return out
@@ -219,7 +224,7 @@ class Service:
         return self._run(lambda: report_json(self.project.memory(chosen).remember(text)))
 
     def recall(
-        self, query: str, scope: str | None = None, k: int = 10, mode: str = "hybrid"
+        self, query: str, scope: str | None = None, k: int = 10, mode: str = "auto"
     ) -> list[dict[str, Any]]:
         chosen = self._scope(scope)
         if not 1 <= k <= MAX_K:
@@ -331,17 +336,21 @@ def build_server(service: Service) -> Any:
         return guarded(lambda: service.read_file(pack, path, first, last))
 
     @server.tool()
-    async def search(query: str, pack: str | None = None, k: int = 10) -> list[dict[str, Any]]:
-        """Full-text search of the packs' files (and of this server's memories): path, line
-        range, snippet and digest per hit, best first. Identifiers are found whole and by
-        their words."""
-        found = guarded(lambda: service.search_inline(query, pack, k))
+    async def search(
+        query: str, pack: str | None = None, k: int = 10, mode: str = "auto"
+    ) -> list[dict[str, Any]]:
+        """Search the packs' files (and this server's memories) by words and meaning: path,
+        line range, snippet and digest per hit, best first. Identifiers are found whole and by
+        their words; a question in other words than the code's is found by its meaning.
+        mode: auto (default: hybrid over at most 5,000 files, else lexical), hybrid, lexical
+        (exact words and names) or semantic (meaning alone)."""
+        found = guarded(lambda: service.search_inline(query, pack, k, mode))
         if found is not None:
             return found
         import anyio.to_thread
 
         return await anyio.to_thread.run_sync(
-            lambda: guarded(lambda: service.search(query, pack, k))
+            lambda: guarded(lambda: service.search(query, pack, k, mode))
         )
 
     @server.tool()
@@ -363,11 +372,11 @@ def build_server(service: Service) -> Any:
 
     @server.tool()
     def recall(
-        query: str, scope: str | None = None, k: int = 10, mode: str = "hybrid"
+        query: str, scope: str | None = None, k: int = 10, mode: str = "auto"
     ) -> list[dict[str, Any]]:
         """A memory's files that best answer the query (by words and by meaning, ranked; facts
         by their current value): path, line range and snippet per hit, best first. mode:
-        hybrid (default), lexical (exact words) or semantic (meaning alone)."""
+        auto (default: hybrid), hybrid, lexical (exact words) or semantic (meaning alone)."""
         return guarded(lambda: service.recall(query, scope, k, mode))
 
     @server.tool()

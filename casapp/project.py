@@ -337,9 +337,12 @@ class Project:
         paths: Sequence[str] = (),
         k: int = 10,
         progress: ProgressSink | None = None,
+        mode: str = "auto",
     ) -> list[Hit]:
         """The best ``k`` files of the packs (all those the project serves, or ``packs``) and of
-        the memories of ``scopes`` for ``query``, each with its matching lines."""
+        the memories of ``scopes`` for ``query``, each with its matching lines; ``mode``:
+        ``auto`` (``hybrid`` over at most 5,000 files, else ``lexical``), ``hybrid`` (by words
+        and meaning), ``lexical`` or ``semantic``."""
         from packer.search import search
 
         memories = self.memories()
@@ -350,6 +353,7 @@ class Project:
         hits = search(
             self.store, self.index(), self.root, query, packs=packs, k=k, path_glob=paths,
             progress=progress, scopes=self.scopes, attached=memories, views=self.views(),
+            mode=mode,
         )  # fmt: skip
         self._used(None, [h.path for h in hits])
         return hits
@@ -508,11 +512,10 @@ class Project:
             used(self.store, scope, [FACT + key], _today())
         return value
 
-    def recall(
-        self, scope: str, query: str, k: int = 10, *, mode: str = "hybrid"
-    ) -> list[MemoryHit]:
-        """The files of the memory ``scope`` that best answer ``query`` (``mode``: ``hybrid``,
-        ``lexical`` or ``semantic``); each one shown counts a use in an agent's session."""
+    def recall(self, scope: str, query: str, k: int = 10, *, mode: str = "auto") -> list[MemoryHit]:
+        """The files of the memory ``scope`` that best answer ``query`` (``mode``: ``auto``,
+        ``hybrid``, ``lexical`` or ``semantic``); each one shown counts a use in an agent's
+        session."""
         from memory.search import search
         from memory.usage import used_paths
 

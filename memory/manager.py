@@ -202,10 +202,11 @@ class MemoryManager:
 
     # --- reading it all -----------------------------------------------------------------------
 
-    def search(self, query: str, *, k: int = 10, mode: str = "hybrid") -> list[Hit]:
+    def search(self, query: str, *, k: int = 10, mode: str = "auto") -> list[Hit]:
         """The best ``k`` files of this memory for ``query`` (logs, facts, the curated memory),
-        each with its matching lines, as ``cas mem search`` finds them; ``mode``: ``hybrid``
-        (words and meaning), ``lexical`` or ``semantic``."""
+        each with its matching lines, as ``cas mem search`` finds them; ``mode``: ``auto``
+        (``hybrid`` over at most 5,000 files), ``hybrid`` (words and meaning), ``lexical`` or
+        ``semantic``."""
         from memory.search import search
 
         return search(self.store, self._text_index(), self.scope, query, k=k, mode=mode)

@@ -36,7 +36,7 @@ from memory.redaction import redacted
 from memory.scopes import check_scope
 from memory.state import JOURNAL, State, head, read_file
 from packer import vectors
-from packer.hybrid import DEFAULT_MODE, POOL, check_mode, fuse, semantic_hits, weights
+from packer.hybrid import DEFAULT_MODE, POOL, check_mode, fuse, resolved, weights
 from packer.search import (
     Attached,
     Scored,
@@ -45,8 +45,10 @@ from packer.search import (
     ensure_indexed,
     hits,
     line_terms,
+    passage_hit,
     query_terms,
     ranked,
+    semantic_hits,
 )
 from packer.search import score as score_files
 
@@ -124,18 +126,24 @@ def search(
     if k < 1:
         raise UsageError(f"-k must be at least 1, not {k}")
     check_mode(mode)
-    if mode != "semantic" and not query_terms(query):
+    if not query.split() or (mode not in ("semantic", "auto") and not query_terms(query)):
         raise UsageError(
             f"the query {echoed(redacted(query))} has no word to search for (stop words alone "
             "match everything)"
         )
-    if not query.split():
-        raise UsageError("the query is empty: give the words to search for")
     state = head(store, scope)
     src = Source()
     src.add(source_name(state.scope), view(store, state))
     if not src.entries:
         return []
+    mode = resolved(mode, len(src.entries))
+    if mode == "hybrid" and weights(query) is None:
+        mode = "lexical"  # a lookup: words alone (`packer.hybrid.weights`)
+    if mode != "semantic" and not query_terms(query):
+        raise UsageError(
+            f"the query {echoed(redacted(query))} has no word to search for (stop words alone "
+            "match everything)"
+        )
     lexical: list[tuple[str, int]] = []
     shown = None
     if mode != "semantic":
@@ -156,11 +164,20 @@ def search(
         accept=_CurrentOnly(store, src),
         per_file=PER_FILE,
     )
-    chosen = (
-        fuse(store, src, lexical, shown, found, k=k, by_passage=True, weights=weights(query))
-        if mode == "hybrid"
-        else semantic_hits(store, src, found, k)
-    )
+    if mode == "semantic":
+        chosen = semantic_hits(store, src, found, k)
+    else:
+        assert shown is not None
+        chosen = fuse(
+            lexical,
+            found,
+            k=k,
+            whole=shown.whole,
+            by_words=shown.hit,
+            by_meaning=lambda f: passage_hit(store, src, f),
+            weights=weights(query) or (1, 1),
+            by_passage=True,
+        )
     return [Hit(state.scope, h.path, h.first, h.last, h.score, h.snippet) for h in chosen]
 
 

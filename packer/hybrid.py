@@ -11,29 +11,47 @@ file found by words keeps the window and snippet the words found (the lines that
 file found by meaning alone shows the lines of its best passage. Each list is read to `POOL`
 files before fusing, so a file that ranks 30th by words and 2nd by meaning can come first.
 
-The three modes (`MODES`): ``lexical`` (the full-text index alone: exact words and names),
-``semantic`` (meaning alone) and ``hybrid`` (both; the default).
+The modes (`MODES`): ``lexical`` (the full-text index alone: exact words and names),
+``semantic`` (meaning alone), ``hybrid`` (both) and ``auto``, the default: ``hybrid`` for a
+search over at most `AUTO_FILES` files, ``lexical`` above (`resolved`). In ``hybrid``, a lookup
+(a name, or one or two words: `weights`) is answered by words alone: meaning has no nearest
+file worth showing for a name that is nowhere.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Callable, Sequence
+from typing import Final, Protocol, TypeVar
 
-from cas.digest import Digest
-from cas.errors import BlobNotFound, CorruptBlob, UsageError
-from cas.store import Store
+from cas.errors import UsageError
 from cas.textindex import query_names
-from packer.search import SNIPPET_LINES, Hit, Shown, Source, clip
 from packer.vectors import Found
 
-__all__ = ["DEFAULT_MODE", "MODES", "POOL", "check_mode", "fuse"]
+__all__ = ["DEFAULT_MODE", "MODES", "POOL", "check_mode", "fuse", "weights"]
 
-MODES: Final = ("hybrid", "lexical", "semantic")
-DEFAULT_MODE: Final = "hybrid"
+MODES: Final = ("auto", "hybrid", "lexical", "semantic")
+DEFAULT_MODE: Final = "auto"
+# ``auto`` is ``hybrid`` for a search over at most this many files, ``lexical`` above: the first
+# search by meaning embeds every file it searches (about a minute for 20,000 files of 300 MiB,
+# once, kept in the store), which a search by words that did not ask for it should not pay.
+AUTO_FILES: Final = 5000
 K: Final = 60
 SCALE: Final = 1_000_000
 POOL: Final = 50
+
+
+class Shown(Protocol):
+    """A hit as a search shows it: its file, the first line it shows, and a copy with another
+    score (`packer.search.Hit`, `memory.search.Hit`)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def first(self) -> int: ...
+    def _replace(self, *, score: int) -> Shown: ...
+
+
+H = TypeVar("H", bound=Shown)
 
 
 def check_mode(mode: str) -> str:
@@ -42,36 +60,54 @@ def check_mode(mode: str) -> str:
     return mode
 
 
-def weights(query: str) -> tuple[int, int]:
-    """How many times a rank by words and a rank by meaning count for ``query``: a query that
-    names code (dotted, snake_case, camelCase, a call) asks for that name, so its words count
-    twice; a query in plain words asks for a meaning, so meaning counts twice."""
+def resolved(mode: str, files: int) -> str:
+    """The mode a search over ``files`` files runs in: ``mode``, or for ``auto``, ``hybrid``
+    up to `AUTO_FILES` files and ``lexical`` above (decided by the packs searched alone, so the
+    same packs give the same hits everywhere)."""
+    check_mode(mode)
+    if mode != "auto":
+        return mode
+    return "hybrid" if files <= AUTO_FILES else "lexical"
+
+
+LOOKUP_WORDS: Final = 2
+
+
+def weights(query: str) -> tuple[int, int] | None:
+    """How many times a rank by words and a rank by meaning count for ``query``, or None for a
+    lookup, which words alone answer: a name or two words at most (``router``,
+    ``parse_config``, ``retry policy``; ``who pays the translators`` is a question). A longer
+    query that names code (dotted, snake_case, camelCase, a call) asks for those names, so its
+    words count twice; one in plain words asks for a meaning, so meaning counts twice."""
+    if len(query.split()) <= LOOKUP_WORDS:
+        return None
     if any(name.compound for name in query_names(query)):
         return 2, 1
     return 1, 2
 
 
 def fuse(
-    store: Store,
-    src: Source,
     lexical: Sequence[tuple[str, int]],
-    shown: Shown | None,
     semantic: Sequence[Found],
     *,
     k: int,
+    whole: int,
+    by_words: Callable[[str, int], H | None],
+    by_meaning: Callable[[Found], H | None],
     weights: tuple[int, int] = (1, 1),
     by_passage: bool = False,
-) -> list[Hit]:
-    """The best ``k`` files of the two lists (each best first: ``lexical`` as (path, score),
-    shown by ``shown``), fused (see the module's docstring). ``weights``: how many times a
-    rank by words and one by meaning count (`weights`). ``by_passage``: the units are
-    passages, not files (a memory, whose daily log holds many entries; `semantic` then lists
-    several passages of a file)."""
+) -> list[H]:
+    """The best ``k`` of the two lists (each best first: ``lexical`` as (path, score), of which
+    ``whole`` is the score of a file holding every word of the query once), fused (see the
+    module's docstring); ``by_words`` and ``by_meaning`` show a file found each way (None: it
+    cannot be read). ``weights``: how many times a rank by words and one by meaning count
+    (`weights`). ``by_passage``: the units are passages, not files (a memory, whose daily log
+    holds many entries; ``semantic`` then lists several passages of a file)."""
     lexical_weight, semantic_weight = weights
     # A unit is a file, or, where meaning finds several passages of a file, a passage: a file
     # found by words is the unit of its passage that holds the first line it shows.
     units: dict[tuple[str, int], int] = {}  # (path, first line) -> fused score
-    shown_hits: dict[tuple[str, int], Hit] = {}
+    shown: dict[tuple[str, int], H] = {}
     meaning: dict[tuple[str, int], Found] = {}
     passages_of: dict[str, list[Found]] = {}
     for rank, found in enumerate(semantic[:POOL], 1):
@@ -83,61 +119,29 @@ def fuse(
     for rank, (path, total) in enumerate(lexical[:POOL], 1):
         unit = (path, 0)
         if by_passage:  # the passage holding the first line the words show
-            hit = shown.hit(path, total) if shown is not None else None
+            hit = by_words(path, total)
             if hit is None:
                 continue
             holding = [f for f in passages_of.get(path, ()) if f.first <= hit.first <= f.last]
             unit = (path, holding[0].first) if holding else (path, -1)
-            shown_hits[unit] = hit
+            shown[unit] = hit
         part = lexical_weight * (SCALE // (K + rank))
-        if shown is not None and shown.whole > 0:  # by the square of the share of the query's
-            held = min(total, shown.whole)  # words it holds: one word of six is chance
-            part = part * held * held // (shown.whole * shown.whole)
+        if whole > 0:  # by the square of the share of the query's words it holds: one word
+            held = min(total, whole)  # of six is chance
+            part = part * held * held // (whole * whole)
         units[unit] = units.get(unit, 0) + part
         lexical_at[unit] = total
     order = sorted(units, key=lambda u: (-units[u], u[0].encode("utf-8", "surrogateescape"), u[1]))
-    out: list[Hit] = []
+    out: list[H] = []
     for unit in order:
-        hit = shown_hits.get(unit)
-        if hit is None and unit in lexical_at and shown is not None:
-            hit = shown.hit(unit[0], lexical_at[unit])
-        if hit is None and unit in meaning:
-            hit = passage_hit(store, src, meaning[unit])
-        if hit is None:
+        got = shown.get(unit)
+        if got is None and unit in lexical_at:
+            got = by_words(unit[0], lexical_at[unit])
+        if got is None and unit in meaning:
+            got = by_meaning(meaning[unit])
+        if got is None:
             continue
-        out.append(hit._replace(score=units[unit]))
+        out.append(got._replace(score=units[unit]))  # type: ignore[arg-type]
         if len(out) >= k:
             break
-    return out
-
-
-def passage_hit(store: Store, src: Source, found: Found) -> Hit | None:
-    """A file found by meaning as a `Hit`: its best passage's lines, the first few shown."""
-    digest = Digest(src.digest_of[found.path])
-    try:
-        text = src.text(store, digest, found.last)
-    except (BlobNotFound, CorruptBlob):
-        return None
-    lines = text.split("\n")
-    shown = range(found.first, min(found.last, found.first + SNIPPET_LINES - 1) + 1)
-    snippet = tuple((n, clip(lines[n - 1])) for n in shown if n <= len(lines))
-    return Hit(
-        found.path,
-        tuple(src.packs_of(found.path)),
-        digest,
-        found.first,
-        found.last,
-        found.score,
-        snippet,
-    )
-
-
-def semantic_hits(store: Store, src: Source, found: Sequence[Found], k: int) -> list[Hit]:
-    out: list[Hit] = []
-    for f in found:
-        hit = passage_hit(store, src, f)
-        if hit is not None:
-            out.append(hit)
-            if len(out) >= k:
-                break
     return out

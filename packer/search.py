@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 import operator
 import sys
 from array import array
@@ -56,6 +57,8 @@ from cas.textindex import (
 )
 from cas.visibility import check_granted, is_memory_pack, visible
 from cas.words import native_module
+from packer import vectors
+from packer.hybrid import POOL, check_mode, fuse, resolved, weights
 from packer.packview import PackView, Views
 from packer.pathwords import LoweredPaths, PathIndex, PathTexts, union
 
@@ -1137,27 +1140,37 @@ def search(
     scopes: Collection[str] = (),
     attached: Sequence[Attached] = (),
     views: Views | None = None,
+    mode: str = "auto",
 ) -> list[Hit]:
     """Search the bodies of the project's packs (or of ``packs``), and of ``attached``, for
     ``query``; ``scopes``: the memories asked for (`visible_packs`); ``views``: what a process
-    kept of the packs between searches (`packer.packview.Views`)."""
+    kept of the packs between searches (`packer.packview.Views`); ``mode``: by words
+    (``lexical``), by meaning (``semantic``), both (``hybrid``) or ``auto`` (`packer.hybrid`)."""
     if k < 1:
         raise UsageError(f"-k must be at least 1, not {k}")
-    if not query_terms(query):
+    check_mode(mode)
+    if not query.split() or (mode not in ("semantic", "auto") and not query_terms(query)):
         raise UsageError(
             f"the query {echoed(query)} has no word to search for (stop words alone match "
             "everything)"
         )
     src = source(root, store, packs, scopes, attached, views)
+    mode = resolved(mode, len(src.digest_of))
+    if mode != "semantic" and not query_terms(query):
+        raise UsageError(
+            f"the query {echoed(query)} has no word to search for (stop words alone match "
+            "everything)"
+        )
     if views is not None:  # a process that searches on and on: every path's words, once
         src.index_paths()
         src.keep_texts = True
-    if src.indexed != (id(index), index.generation):  # a source kept from the last search
+    if mode != "semantic" and src.indexed != (id(index), index.generation):
+        # a source kept from the last search was indexed then
         ensure_indexed(index, store, src.order(), progress)
         src.indexed = (id(index), index.generation)
 
     # A search asked again of the same source and index (a long-running process): its hits.
-    key = (id(index), index.generation, query, k, tuple(path_glob))
+    key = (id(index), index.generation, query, k, tuple(path_glob), mode)
     kept = src.results.get(key)
     if kept is not None:
         return list(kept)
@@ -1165,8 +1178,81 @@ def search(
     def read(d: Digest) -> str:
         return text_of(store.get(d)) or ""
 
-    found = hits(store, src, score(index, src, query, read), k=k, path_glob=path_glob)
+    if mode == "hybrid" and weights(query) is None:
+        mode = "lexical"  # a lookup: words alone (`packer.hybrid.weights`)
+    if mode == "lexical":
+        found = hits(store, src, score(index, src, query, read), k=k, path_glob=path_glob)
+    else:
+        found = _by_meaning(store, index, src, query, read, k, path_glob, progress, mode)
     if len(src.results) >= _KEPT_RESULTS:
         src.results.clear()
     src.results[key] = found
     return list(found)
+
+
+def _by_meaning(
+    store: Store,
+    index: TextIndex,
+    src: Source,
+    query: str,
+    read: Callable[[Digest], str],
+    k: int,
+    path_glob: Sequence[str],
+    progress: ProgressSink | None,
+    mode: str,
+) -> list[Hit]:
+    """A search by meaning alone, or fused with one by words (`packer.hybrid`)."""
+    files = list(src.digest_of.items())
+    if path_glob:
+        from packer.wildmatch import GlobList
+
+        globs = GlobList(path_glob)
+        files = [(p, d) for p, d in files if globs.match_file(p)]
+    found = vectors.search(store, files, query, progress=progress)
+    if mode == "semantic":
+        return semantic_hits(store, src, found, k)
+    scored = score(index, src, query, read)
+    lexical = list(itertools.islice(ranked(scored, path_glob), POOL))
+    shown = Shown(store, src, scored)
+    return fuse(
+        lexical,
+        found,
+        k=k,
+        whole=shown.whole,
+        by_words=shown.hit,
+        by_meaning=lambda f: passage_hit(store, src, f),
+        weights=weights(query) or (1, 1),
+    )
+
+
+def passage_hit(store: Store, src: Source, found: vectors.Found) -> Hit | None:
+    """A file found by meaning as a `Hit`: its best passage's lines, the first few shown."""
+    digest = Digest(src.digest_of[found.path])
+    try:
+        text = src.text(store, digest, found.last)
+    except (BlobNotFound, CorruptBlob):
+        return None
+    lines = text.split("\n")
+    shown = range(found.first, min(found.last, found.first + SNIPPET_LINES - 1) + 1)
+    snippet = tuple((n, clip(lines[n - 1])) for n in shown if n <= len(lines))
+    return Hit(
+        found.path,
+        tuple(src.packs_of(found.path)),
+        digest,
+        found.first,
+        found.last,
+        found.score,
+        snippet,
+    )
+
+
+def semantic_hits(store: Store, src: Source, found: Sequence[vectors.Found], k: int) -> list[Hit]:
+    """The first ``k`` files found by meaning that can be read, as `Hit`s."""
+    out: list[Hit] = []
+    for f in found:
+        hit = passage_hit(store, src, f)
+        if hit is not None:
+            out.append(hit)
+            if len(out) >= k:
+                break
+    return out

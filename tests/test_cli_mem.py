@@ -81,7 +81,7 @@ def test_a_day_of_memory_end_to_end(project: Path) -> None:
     hybrid = json.loads(
         mem(project, "search", "--json", "what", "did", "we", "choose", "for", "the", "layout")
     )
-    assert hybrid["mode"] == "hybrid"
+    assert hybrid["mode"] == "auto"
     assert (hybrid["hits"][0]["path"], hybrid["hits"][0]["lines"]) == ("logs/2026-11-20.md", [3, 3])
     assert mem(project, "search", "postgres").splitlines() == [  # its value, not its history
         "facts/db.md:3-3",

@@ -435,13 +435,19 @@ def test_the_command_table_names_every_command_of_its_modules() -> None:
 
 
 def test_a_command_loads_its_own_module_and_not_the_others(tmp_path: Path) -> None:
-    """A search loads the search and the store, not the packer's pipeline, the remotes, gc or
-    the MCP SDK; ``--help`` of the whole tool loads every command to list it."""
+    """A search loads the search and the store, not the packer's pipeline, the remotes, gc, the
+    MCP SDK or numpy (a search by meaning, once its files' vectors are made, neither);
+    ``--help`` of the whole tool loads every command to list it."""
     from tests.conftest import run_cas
 
     (tmp_path / "cas.toml").write_text("[pack]\nbudget = { target = 3000, max = 3000 }\n")
     (tmp_path / "router.py").write_text("def new_router():\n    return 1\n")
     assert run_cas("pack", cwd=tmp_path).code == 0
+    # a question by meaning embeds the files (numpy, once); a lookup of a name needs none
+    first, _ = loaded_by(["search", "--mode", "semantic", "a function that makes one"], tmp_path)
+    assert "numpy" in first
+    again, _ = loaded_by(["search", "--mode", "semantic", "a function that makes one"], tmp_path)
+    assert "numpy" not in again  # the vectors are kept: a query is embedded without numpy
     loaded, out = loaded_by(["search", "new_router"], tmp_path)
     assert out.startswith("router.py:1-")
     assert {"casapp.cli.agent_cmds", "packer.search", "packer.packview", "cas.store"} <= loaded

@@ -19,13 +19,14 @@ pass_ctx = click.make_pass_decorator(Ctx)
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
 # `packer.hybrid.MODES`, spelled here so a command's options load no search module
-SEARCH_MODES = ("hybrid", "lexical", "semantic")
+SEARCH_MODES = ("auto", "hybrid", "lexical", "semantic")
 mode_option = click.option(
     "--mode",
     type=click.Choice(SEARCH_MODES),
-    default="hybrid",
+    default="auto",
     show_default=True,
-    help="By words and meaning (hybrid), exact words and names (lexical), or meaning (semantic).",
+    help="By words and meaning (hybrid), exact words and names (lexical), or meaning "
+    "(semantic); auto: hybrid over at most 5,000 files, lexical above.",
 )
 
 

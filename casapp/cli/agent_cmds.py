@@ -12,7 +12,7 @@ from cas.errors import UsageError
 from cas.locate import pack_path
 from cas.progress import Progress
 from casapp.cli import searching
-from casapp.cli._common import json_option, pass_ctx
+from casapp.cli._common import json_option, mode_option, pass_ctx
 from casapp.cli.context import Ctx, emit_json, note_sink, project_root, warn
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ memory_scope_option = click.option(
 @click.option("--path", "paths", multiple=True, metavar="GLOB", help="Only paths matching GLOB.")
 @click.option("-k", "k", type=int, default=10, show_default=True, help="How many files.")
 @memory_scope_option
+@mode_option
 @json_option
 @pass_ctx
 def search(
@@ -46,11 +47,14 @@ def search(
     paths: tuple[str, ...],
     k: int,
     scopes: tuple[str, ...],
+    mode: str,
     as_json: bool,
 ) -> None:
-    """Full-text search over the files of the packs (code-aware: with_context, NewRouter and
-    os.path.join are found whole and by their words), and of the memories of --memory-scope."""
-    searching.run(ctx, query, packs, paths, k, scopes, as_json)
+    """Search the files of the packs, and the memories of --memory-scope, by words (code-aware:
+    with_context, NewRouter and os.path.join are found whole and by their words) and by meaning
+    (a question in other words than the code's). The first search by meaning of a large tree
+    embeds every file once (kept in the store)."""
+    searching.run(ctx, query, packs, paths, k, scopes, as_json, mode)
 
 
 @click.command()

@@ -12,9 +12,9 @@ the same exit code and the same bytes out.
     cas [GLOBAL ...] search [OPTION | GLOBAL ...] QUERY [OPTION | GLOBAL ...]
 
 GLOBAL: ``--store PATH``, ``--debug``, ``-q``, ``--quiet``. OPTION: ``--pack PACK``, ``--path
-GLOB``, ``--memory-scope SCOPE`` (each repeatable), ``-k N``, ``--json``. An option that takes a
-value takes it as the next argument or after ``=`` (``--pack=repo.claude``; ``-k`` only as the
-next argument).
+GLOB``, ``--memory-scope SCOPE`` (each repeatable), ``-k N``, ``--mode MODE``, ``--json``. An
+option that takes a value takes it as the next argument or after ``=`` (``--pack=repo.claude``;
+``-k`` only as the next argument).
 """
 
 from __future__ import annotations
@@ -25,14 +25,17 @@ COMMAND = "search"
 _GLOBAL_FLAGS = {"--debug": "debug", "-q": "quiet", "--quiet": "quiet"}
 _GLOBAL_VALUES = {"--store"}
 _FLAGS = {"--json"}
-_VALUES = {"--pack", "--path", "--memory-scope", "-k"}
+_VALUES = {"--pack", "--path", "--memory-scope", "-k", "--mode"}
+_MODES = ("auto", "hybrid", "lexical", "semantic")  # `packer.hybrid.MODES`
 _REPEATED = {"--pack": "packs", "--path": "paths", "--memory-scope": "scopes"}
 
 
 class _Search:
     """A search command line, read."""
 
-    __slots__ = ("as_json", "debug", "k", "packs", "paths", "query", "quiet", "scopes", "store")
+    __slots__ = (
+        "as_json", "debug", "k", "mode", "packs", "paths", "query", "quiet", "scopes", "store",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.store: str | None = None
@@ -40,6 +43,7 @@ class _Search:
         self.quiet = False
         self.as_json = False
         self.k = 10
+        self.mode = "auto"
         self.query: str | None = None
         self.packs: list[str] = []
         self.paths: list[str] = []
@@ -55,6 +59,10 @@ class _Search:
             if not (value.isascii() and value.isdigit()):
                 return False
             self.k = int(value)
+        elif option == "--mode":
+            if value not in _MODES:
+                return False  # click names the choices
+            self.mode = value
         else:
             getattr(self, _REPEATED[option]).append(value)
         return True
@@ -122,7 +130,7 @@ def parsed(argv: list[str]) -> Callable[[], None] | None:
             modules_loaded()
             run_search(
                 ctx, query, tuple(read.packs), tuple(read.paths), read.k, tuple(read.scopes),
-                read.as_json,
+                read.as_json, read.mode,
             )  # fmt: skip
 
         guarded(command, ctx, debug=debug)

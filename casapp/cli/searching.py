@@ -20,6 +20,7 @@ def run(
     k: int,
     scopes: tuple[str, ...],
     as_json: bool,
+    mode: str = "auto",
 ) -> None:
     from casapp.project import Project
 
@@ -29,11 +30,13 @@ def run(
         Project(root, store, scopes=scopes, notes=note_sink(ctx)) as project,
         Progress("indexing", enabled=ctx.progress) as bar,
     ):
-        found = project.search(query, packs=packs or None, paths=paths, k=k, progress=bar.sink)
+        found = project.search(
+            query, packs=packs or None, paths=paths, k=k, progress=bar.sink, mode=mode
+        )
     if as_json:
         from cas.report import report_json
 
-        emit_json({"query": query, "hits": [report_json(h) for h in found]})
+        emit_json({"query": query, "mode": mode, "hits": [report_json(h) for h in found]})
         return
     if not found:
         echo("no matches")
