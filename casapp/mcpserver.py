@@ -172,14 +172,14 @@ class Service:
 
         return run
 
-    def load(self, query: str, budget: int | None = None) -> str:
+    def load(self, query: str, budget: int | None = None, mode: str = "auto") -> str:
         from packer.render import render_lite
 
         if budget is not None and not 1 <= budget <= MAX_BUDGET:
             raise ToolFailure(f"budget {budget}: give 1 to {MAX_BUDGET} tokens")
 
         def run() -> str:
-            result = self.project.load(query, budget=budget)
+            result = self.project.load(query, budget=budget, mode=mode)
             notes = []
             for t in result.triggered:
                 notes.append(f"triggered {t.domain} by {', '.join(t.words)}")
@@ -354,10 +354,12 @@ def build_server(service: Service) -> Any:
         )
 
     @server.tool()
-    def load(query: str, budget: int | None = None) -> str:
+    def load(query: str, budget: int | None = None, mode: str = "auto") -> str:
         """The project's packs fitted to one question within a token budget (default: the
-        project's [load] budget): what it is about in full, neighbours summarized."""
-        return guarded(lambda: service.load(query, budget))
+        project's [load] budget): what it is about in full, neighbours summarized. What it
+        is about is found by words and meaning; mode: auto (default), hybrid, lexical or
+        semantic."""
+        return guarded(lambda: service.load(query, budget, mode))
 
     @server.tool()
     def verify() -> dict[str, Any]:

@@ -366,10 +366,13 @@ class Project:
         name: str = "load",
         write: bool = False,
         progress: ProgressSink | None = None,
+        mode: str = "auto",
     ) -> LoadResult:
         """The packs fitted to one question within ``budget`` tokens (default: the project's
         [load] budget); with ``write``, its manifest goes to ``manifests/NAME.pack`` and its
-        summaries to the store, as ``cas load`` does."""
+        summaries to the store, as ``cas load`` does. ``mode``: what the question is about is
+        found by words and meaning (``hybrid``; ``auto``: hybrid over at most 5,000 files),
+        words alone (``lexical``) or meaning alone (``semantic``)."""
         from packer.config import Budget, load_config
         from packer.load import Loader, store_result
 
@@ -378,7 +381,7 @@ class Project:
         config = load_config(self.root)
         loader = Loader(
             self.root, self.store, self.index(), config.load, config.tokenizer,
-            progress=progress, scopes=self.scopes, attached=self.memories(),
+            progress=progress, scopes=self.scopes, attached=self.memories(), mode=mode,
         )  # fmt: skip
         limit = Budget(budget, budget) if budget is not None else None
         result = loader.load(query, limit, name=name)

@@ -21,11 +21,13 @@ file worth showing for a name that is nowhere.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 
 from cas.errors import UsageError
 from cas.textindex import query_names
-from packer.vectors import Found
+
+if TYPE_CHECKING:  # the vectors' module loads only for a search by meaning
+    from packer.vectors import Found
 
 __all__ = ["DEFAULT_MODE", "MODES", "POOL", "check_mode", "fuse", "weights"]
 
@@ -86,6 +88,41 @@ def weights(query: str) -> tuple[int, int] | None:
     return 1, 2
 
 
+def _word_part(rank: int, total: int, whole: int, weight: int) -> int:
+    """What a rank by words adds: scaled by the square of the share of the query's words the
+    file holds (``total`` of ``whole``): one word of six is chance."""
+    part = weight * (SCALE // (K + rank))
+    if whole > 0:
+        held = min(total, whole)
+        part = part * held * held // (whole * whole)
+    return part
+
+
+def fused_scores(
+    lexical: Sequence[tuple[str, int]],
+    semantic: Sequence[Found],
+    whole: int,
+    weights: tuple[int, int],
+) -> dict[str, int]:
+    """Each file's fused score (see the module's docstring): ``lexical`` as (path, score),
+    best first, ``whole`` the score of a file holding every word of the query once;
+    ``semantic`` best first, a file's best passage first."""
+    out: dict[str, int] = {}
+    seen: set[str] = set()
+    rank = 0
+    for found in semantic:
+        if found.path in seen:
+            continue
+        seen.add(found.path)
+        rank += 1
+        if rank > POOL:
+            break
+        out[found.path] = weights[1] * (SCALE // (K + rank))
+    for at, (path, total) in enumerate(lexical[:POOL], 1):
+        out[path] = out.get(path, 0) + _word_part(at, total, whole, weights[0])
+    return out
+
+
 def fuse(
     lexical: Sequence[tuple[str, int]],
     semantic: Sequence[Found],
@@ -108,11 +145,14 @@ def fuse(
     # found by words is the unit of its passage that holds the first line it shows.
     units: dict[tuple[str, int], int] = {}  # (path, first line) -> fused score
     shown: dict[tuple[str, int], H] = {}
+    if not by_passage:
+        units = {(p, 0): v for p, v in fused_scores(lexical, semantic, whole, weights).items()}
     meaning: dict[tuple[str, int], Found] = {}
     passages_of: dict[str, list[Found]] = {}
     for rank, found in enumerate(semantic[:POOL], 1):
         unit = (found.path, found.first if by_passage else 0)
-        units[unit] = units.get(unit, 0) + semantic_weight * (SCALE // (K + rank))
+        if by_passage:
+            units[unit] = units.get(unit, 0) + semantic_weight * (SCALE // (K + rank))
         meaning[unit] = found
         passages_of.setdefault(found.path, []).append(found)
     lexical_at: dict[tuple[str, int], int] = {}
@@ -125,11 +165,7 @@ def fuse(
             holding = [f for f in passages_of.get(path, ()) if f.first <= hit.first <= f.last]
             unit = (path, holding[0].first) if holding else (path, -1)
             shown[unit] = hit
-        part = lexical_weight * (SCALE // (K + rank))
-        if whole > 0:  # by the square of the share of the query's words it holds: one word
-            held = min(total, whole)  # of six is chance
-            part = part * held * held // (whole * whole)
-        units[unit] = units.get(unit, 0) + part
+            units[unit] = units.get(unit, 0) + _word_part(rank, total, whole, lexical_weight)
         lexical_at[unit] = total
     order = sorted(units, key=lambda u: (-units[u], u[0].encode("utf-8", "surrogateescape"), u[1]))
     out: list[H] = []

@@ -47,9 +47,11 @@ from cas.events import ProgressSink
 from cas.store import Store
 from cas.textindex import WORD, TextIndex, query_names, split_name
 from packer import outline as outline_mod
+from packer import vectors
 from packer.config import Budget, LoadConfig
 from packer.fit_loop import FileRow, Rooms, Trial, manifest_of, refit
 from packer.fitting import HIGH, LOW, Offer, SymbolOffer, fit
+from packer.hybrid import check_mode, fused_scores, resolved, weights
 from packer.ingest import Fact
 from packer.lang import named as language_record
 from packer.pricing import Candidate, Pricer, head_share
@@ -73,8 +75,10 @@ from packer.search import (
     query_terms,
     score,
     visible_packs,
+    whole_of,
 )
 from packer.tokens import TokenCounter
+from packer.vectors import Found
 
 LOAD_SCOPE: Final = "load"
 _CONSTRUCTORS: Final = frozenset({"__init__", "__new__", "constructor", "new", "initialize"})
@@ -168,7 +172,9 @@ class Loader:
         progress: ProgressSink | None = None,
         scopes: Collection[str] = (),
         attached: Sequence[Attached] = (),
+        mode: str = "auto",
     ) -> None:
+        self.mode = check_mode(mode)
         self.root = root
         self.scopes = scopes  # the memories asked for: loads drawn on them are shown
         self.attached = attached  # drawn on beside the packs, always
@@ -182,6 +188,7 @@ class Loader:
         self.progress = progress
         self._manifests: dict[str, tuple[mf.Manifest, Digest]] = {}
         self._summaries: dict[Digest, str] = {}
+        self._meaning: tuple[list[Found], tuple[int, int]] | None = None
         for a in attached:
             self._manifests[a.name] = (a.manifest, a.digest)
 
@@ -222,6 +229,7 @@ class Loader:
         every = [*packs, *attached]
         drawn = list(dict.fromkeys([*core, *(p for t in triggered for p in t.packs), *attached]))
         src = self._source(drawn)
+        self._meaning = self._by_meaning(query, src)
         scored = score(self.index, src, query, self.pricer.text)
         extra: dict[str, int] = {}
         m, tokens, focused = self._fit(name, query, drawn, src, scored, extra, budget)
@@ -253,6 +261,7 @@ class Loader:
                     fb_max = self.config.fallback_max or budget.max * 2
                     fb_budget = Budget(target=fb_max, max=fb_max)
                     scored = score(self.index, whole, query, self.pricer.text)
+                    self._meaning = self._by_meaning(query, whole)
                     m, tokens, focused = self._fit(name, query, every, whole, scored, {}, fb_budget)
                     gaps = result.gaps
                     result = self._result(m, tokens, core, triggered, every, focused)
@@ -260,6 +269,19 @@ class Loader:
                     missing = self._unshown(query, result)
         result.unmatched = missing
         return result
+
+    def _by_meaning(self, query: str, src: Source) -> tuple[list[Found], tuple[int, int]] | None:
+        """The files of ``src`` found by meaning, and the weights to fuse them with those found
+        by words (`packer.hybrid`); None where the mode asks for words alone (a lookup, more
+        than `packer.hybrid.AUTO_FILES` files under ``auto``, or ``lexical``)."""
+        mode = resolved(self.mode, len(src.digest_of))
+        fusion = weights(query)
+        if mode == "lexical" or fusion is None:
+            return None
+        found = vectors.search(
+            self.store, list(src.digest_of.items()), query, progress=self.progress
+        )
+        return found, (0, 1) if mode == "semantic" else fusion
 
     # --- checking what is shown ---------------------------------------------------------------
 
@@ -310,6 +332,14 @@ class Loader:
         scores = dict(scored.scores)
         for path, s in extra.items():
             scores[path] = max(scores.get(path, 0), s)
+        if self._meaning is not None:  # fused with what meaning finds (`packer.hybrid`)
+            found, fusion = self._meaning
+            lexical = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0].encode()))
+            scores = {
+                p: v
+                for p, v in fused_scores(lexical, found, whole_of(scored), fusion).items()
+                if p in entries and v > 0
+            }
         best = max(scores.values(), default=0)
         query_value = top_rating * QUERY_SCALE
         values: dict[str, int] = {}

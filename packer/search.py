@@ -33,7 +33,7 @@ import sys
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from cas import locate
 from cas import manifest as mf
@@ -57,10 +57,12 @@ from cas.textindex import (
 )
 from cas.visibility import check_granted, is_memory_pack, visible
 from cas.words import native_module
-from packer import vectors
 from packer.hybrid import POOL, check_mode, fuse, resolved, weights
 from packer.packview import PackView, Views
 from packer.pathwords import LoweredPaths, PathIndex, PathTexts, union
+
+if TYPE_CHECKING:  # the vectors' module loads only for a search by meaning
+    from packer.vectors import Found
 
 WHOLE_CODE: Final = 6
 WHOLE_WORD: Final = 2
@@ -1071,9 +1073,7 @@ class Shown:
         self.scored = scored
         self.line_score = line_scorer(scored.weights)
         self.firsts = [words[0] for words in scored.weights]
-        # the score of a file holding every word of the query once (not counting a word's
-        # stems and a name's parts, which stand in for it)
-        self.whole = sum(scored.weights[t.words] for t in scored.terms if t.weight > PART)
+        self.whole = whole_of(scored)
 
     def hit(self, path: str, total: int) -> Hit | None:
         src, scored = self.src, self.scored
@@ -1120,6 +1120,12 @@ def _holding(lines: list[str], first: int, last: int, words: list[str]) -> Itera
 
 
 _SCAN_LINES: Final = 8  # a window of more lines is searched as one text (`_holding`)
+
+
+def whole_of(scored: Scored) -> int:
+    """The score of a file holding every word of the query once (not counting a word's stems
+    and a name's parts, which stand in for it)."""
+    return sum(scored.weights[t.words] for t in scored.terms if t.weight > PART)
 
 
 def clip(line: str) -> str:
@@ -1202,6 +1208,8 @@ def _by_meaning(
     mode: str,
 ) -> list[Hit]:
     """A search by meaning alone, or fused with one by words (`packer.hybrid`)."""
+    from packer import vectors  # here: a search by words never loads the model's module
+
     files = list(src.digest_of.items())
     if path_glob:
         from packer.wildmatch import GlobList
@@ -1225,7 +1233,7 @@ def _by_meaning(
     )
 
 
-def passage_hit(store: Store, src: Source, found: vectors.Found) -> Hit | None:
+def passage_hit(store: Store, src: Source, found: Found) -> Hit | None:
     """A file found by meaning as a `Hit`: its best passage's lines, the first few shown."""
     digest = Digest(src.digest_of[found.path])
     try:
@@ -1246,7 +1254,7 @@ def passage_hit(store: Store, src: Source, found: vectors.Found) -> Hit | None:
     )
 
 
-def semantic_hits(store: Store, src: Source, found: Sequence[vectors.Found], k: int) -> list[Hit]:
+def semantic_hits(store: Store, src: Source, found: Sequence[Found], k: int) -> list[Hit]:
     """The first ``k`` files found by meaning that can be read, as `Hit`s."""
     out: list[Hit] = []
     for f in found:

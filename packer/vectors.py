@@ -169,7 +169,9 @@ def _embed_bodies(
     for digest, kind in bodies:
         text = _text(store, digest)
         cuts.append(passages(kind, text) if text is not None else [])
-    vectors = iter(model.vectors([p.text for cut in cuts for p in cut]))
+    texts = [p.text for cut in cuts for p in cut]
+    with _KnownWords(store, model, texts):
+        vectors = iter(model.vectors(texts))
     out = []
     for cut in cuts:
         lines, rows = [], []
@@ -192,27 +194,44 @@ def _text(store: Store, digest: bytes) -> str | None:
         return None  # verify reports it; search goes on without it
 
 
+class _KnownWords:
+    """The tokens of the words of ``texts`` read from the cache where an earlier process put
+    them, and those this one tokenized put there on leaving: a fresh process reads the model's
+    vocabulary and merges only for words the store has never met."""
+
+    def __init__(self, store: Store, model: embedding.Model, texts: Sequence[str]) -> None:
+        self.cache = Cache(store)
+        self.model = model
+        self.ns = f"words/{model.name}"
+        known = model.words
+        self.words = sorted(
+            {w for t in texts for w in t.split() if len(w) <= embedding.MAX_WORD} - known.keys()
+        )
+
+    def __enter__(self) -> _KnownWords:
+        keys = [w.encode("utf-8", "surrogatepass") for w in self.words]
+        known = self.model.words
+        for word, raw in zip(self.words, self.cache.get_many(self.ns, keys), strict=True):
+            if raw is not None and len(raw) % 4 == 0:
+                known[word] = struct.unpack(f"<{len(raw) // 4}I", raw)
+        self.made = [w for w in self.words if w not in known]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        known = self.model.words
+        for word in self.made:
+            tokens = known.get(word)
+            if tokens is not None:
+                raw = struct.pack(f"<{len(tokens)}I", *tokens)
+                self.cache.put(self.ns, word.encode("utf-8", "surrogatepass"), raw)
+        self.cache.flush()
+
+
 def _query_vector(store: Store, model: embedding.Model, query: str) -> bytes | None:
     """The query's vector, its words' tokens read from the cache where an earlier search put
-    them (so a fresh process does not read the model's vocabulary for words it has seen)."""
-    words = sorted({w for w in query.split() if len(w) <= embedding.MAX_WORD} - set(model.words))
-    if not words:
+    them (`_KnownWords`)."""
+    with _KnownWords(store, model, [query]):
         return model.vector(query)
-    cache = Cache(store)
-    ns = f"words/{model.name}"
-    keys = [w.encode("utf-8", "surrogatepass") for w in words]
-    for word, raw in zip(words, cache.get_many(ns, keys), strict=True):
-        if raw is not None and len(raw) % 4 == 0:
-            model.words[word] = struct.unpack(f"<{len(raw) // 4}I", raw)
-    made = [w for w in words if w not in model.words]
-    vector = model.vector(query)
-    for word in made:
-        tokens = model.tokens(word)
-        cache.put(
-            ns, word.encode("utf-8", "surrogatepass"), struct.pack(f"<{len(tokens)}I", *tokens)
-        )
-    cache.flush()
-    return vector
 
 
 class Found(NamedTuple):

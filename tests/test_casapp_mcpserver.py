@@ -933,3 +933,33 @@ def test_a_quick_search_runs_in_the_callers_thread_and_never_waits_for_another_t
             assert service.search_inline("apply_discount") is None
         finally:
             service.close()
+
+
+def test_search_recall_and_load_take_a_mode(project: Path) -> None:
+    """The tools search by words, by meaning or both, as the command line does; a mode that is
+    none of them is one error naming them, and the server goes on."""
+
+    async def agent(s: ClientSession) -> None:
+        ok(await s.call_tool("remember", {"text": "the login page test fails now and then on CI"}))
+        ok(await s.call_tool("remember", {"text": "we moved the database to postgres 16"}))
+        question = "which part of the shop takes money off a price"
+        meaning = structured(await s.call_tool("search", {"query": question, "mode": "semantic"}))
+        assert meaning and all(h["path"] for h in meaning)
+        words = structured(await s.call_tool("search", {"query": question, "mode": "lexical"}))
+        both = structured(await s.call_tool("search", {"query": question}))
+        assert {h["path"] for h in both} <= {h["path"] for h in meaning + words}
+        flaky = structured(await s.call_tool("recall", {"query": "flaky sign-in spec"}))
+        assert flaky and "login page" in flaky[0]["snippet"][0]["text"]
+        lexical = structured(
+            await s.call_tool("recall", {"query": "flaky sign-in spec", "mode": "lexical"})
+        )
+        assert lexical == []
+        loaded = ok(await s.call_tool("load", {"query": question, "mode": "hybrid"}))
+        assert "discount.py" in loaded
+        assert_tool_error(
+            await s.call_tool("search", {"query": question, "mode": "fuzzy"}),
+            "unknown search mode 'fuzzy'",
+        )
+        assert structured(await s.call_tool("search", {"query": "cart"}))  # still serving
+
+    run_stdio(project, agent, "--memory-scope", "session:modes")

@@ -3,6 +3,7 @@ locale, time zone or time of day."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from pathlib import Path
@@ -71,3 +72,45 @@ def test_locale_timezone_and_time_do_not_matter(tmp_path: Path) -> None:
         assert r.code == 0, r.err
         outputs.append((root / "manifests" / "repo.pack").read_bytes())
     assert outputs[0] == outputs[1]
+
+
+def test_searches_and_loads_by_meaning_are_the_same_bytes_anywhere(tmp_path: Path) -> None:
+    """Two copies of a project at other paths, other hash seeds and locales, one of them with
+    its vectors made by an earlier search and the other's made by this one: the same hits in
+    every mode and the same load manifest."""
+    files = {
+        "docs/ops.md": "# Operations\n\n- the staging server runs out of disk every Friday\n"
+        "- backups are kept for 35 days\n\n## Releases\n\nWe ship every second Tuesday.\n",
+        "src/cache.py": '"""Eviction of the least recently used items once the size cap is '
+        'hit."""\n\n\ndef evict(cache, cap):\n    while len(cache) > cap:\n'
+        "        cache.popitem(last=False)\n",
+        "src/login.py": "def sign_in(user, password):\n    return check(user, password)\n",
+    }
+    questions = ["how are stale objects thrown out when full", "when do we publish new versions"]
+    outputs = []
+    for i, env in enumerate(
+        [
+            {"PYTHONHASHSEED": "0", "LC_ALL": "C", "TZ": "UTC"},
+            {"PYTHONHASHSEED": "4242", "LC_ALL": "C.UTF-8", "TZ": "Asia/Kathmandu"},
+        ]
+    ):
+        root = tmp_path / f"p{i}" / ("deep" * i)
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text, encoding="utf-8")
+        assert run_cas("pack", cwd=root, env=env).code == 0
+        if i == 0:  # its vectors made before, by another search
+            assert run_cas("search", "--mode", "semantic", "anything at all", cwd=root).code == 0
+        seen = []
+        for q in questions:
+            for mode in ("hybrid", "semantic", "lexical"):
+                r = run_cas("search", "--json", "--mode", mode, q, cwd=root, env=env)
+                assert r.code == 0, r.err
+                seen.append(r.out)
+        r = run_cas("load", "--budget", "400", questions[0], cwd=root, env=env)
+        assert r.code == 0, r.err
+        seen.append((root / "manifests" / "load.pack").read_bytes().hex())
+        outputs.append(seen)
+    assert outputs[0] == outputs[1]
+    hybrid = json.loads(outputs[0][0])["hits"]
+    assert "src/cache.py" in [h["path"] for h in hybrid[:2]]

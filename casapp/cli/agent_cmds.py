@@ -65,6 +65,7 @@ def search(
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="markdown", show_default=True)
 @click.option("--dry-run", is_flag=True, help="Write nothing (no manifest, no blobs).")
 @memory_scope_option
+@mode_option
 @json_option
 @pass_ctx
 def load(
@@ -76,6 +77,7 @@ def load(
     fmt: str,
     dry_run: bool,
     scopes: tuple[str, ...],
+    mode: str,
     as_json: bool,
 ) -> None:
     """Fit the packs to one question: the packs its words trigger, what it is about in full
@@ -95,7 +97,7 @@ def load(
     ):
         with Progress("indexing", enabled=ctx.progress) as bar:
             result = project.load(
-                query, budget=budget, name=name, write=not dry_run, progress=bar.sink
+                query, budget=budget, name=name, write=not dry_run, progress=bar.sink, mode=mode
             )
         path = pack_path(project.manifests, name)
         text = render_lite(result.manifest, result.fetch(store), fmt) if show else ""
