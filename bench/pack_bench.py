@@ -685,11 +685,12 @@ def search_round(r: Runner, rows: Rows, i: int) -> None:
     )
 
 
-async def _served(
-    argv: list[str], env: dict[str, str], cwd: Path, queries: list[str]
+async def served(
+    argv: list[str], env: dict[str, str], cwd: Path, queries: list[str], mode: str | None = None
 ) -> tuple[float, list[float]]:
-    """One MCP server started with ``argv``, over stdio, asked ``search`` for each query: the
-    first call's time and each of the calls after it, as the client sees them."""
+    """One MCP server started with ``argv``, over stdio, asked ``search`` for each query (in
+    ``mode``, or the server's default): the first call's time and each of the calls after it,
+    as the client sees them."""
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -697,7 +698,10 @@ async def _served(
 
     async def call(session: ClientSession, query: str) -> float:
         started = time.perf_counter()
-        done = await session.call_tool("search", {"query": query, "k": SEARCH_K})
+        asked: dict[str, object] = {"query": query, "k": SEARCH_K}
+        if mode is not None:
+            asked["mode"] = mode
+        done = await session.call_tool("search", asked)
         seconds = time.perf_counter() - started
         if done.is_error:
             raise BenchError(f"search {query!r} through cas mcp failed: {done.content}")
@@ -718,7 +722,7 @@ def served_round(r: Runner, rows: Rows, i: int) -> None:
     row = rows.served
     with tempfile.NamedTemporaryFile("r", encoding="ascii", suffix=".rusage") as report:
         argv = [*harness.launcher(Path(report.name)), *r.cas, "mcp"]
-        first, times = anyio.run(_served, argv, r.env, r.tree.root, r.tree.queries)
+        first, times = anyio.run(served, argv, r.env, r.tree.root, r.tree.queries)
         usage = harness.read_usage(report.read())
     row.seconds += times
     if usage is not None:

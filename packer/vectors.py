@@ -2,8 +2,9 @@
 (`packer.embedding`), the vectors kept in the store's cache by the body's digest, the model and
 the way it was cut; a query scored against them with integer arithmetic.
 
-A body's entry: the number of passages (u32 LE), then per passage its first and last line (two
-u32 LE) and its 256 signed bytes. A body with no text, or none that embeds, has an entry with
+A body's entry (`FORMAT` 2): the number of passages n (u32 LE), their first and last lines
+(2n u32 LE: first, last, first, last...), then their vectors (n rows of 256 signed bytes), so
+an entry is read with two slices. A body with no text, or none that embeds, has an entry with
 no passage, so it is not read again. Entries are made the first time a search by meaning
 reaches a body (with progress: a first search of a large tree reads every body once) and kept
 as every derived fact is, in the cache: dropping it loses nothing.
@@ -20,6 +21,7 @@ always has a nearest passage, which is not always near.
 from __future__ import annotations
 
 import struct
+import sys
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -36,12 +38,14 @@ from packer.chunks import CHUNKS_VERSION, kind_of, passages
 
 __all__ = ["Found", "Passages", "namespace", "passages_of", "search"]
 
+FORMAT: Final = 2  # an entry's layout, in its namespace
 KEEP_BYTES: Final = 64 << 20
 FLOOR_PART: Final = 4  # a passage scoring under a quarter of the best one is not found ...
 MIN_SCORE: Final = 50_000  # ... nor one under 0.05 (cosine in millionths)
 _COUNT = struct.Struct("<I")
 _LINES = struct.Struct("<II")
 _ROW: Final = _LINES.size + embedding.DIM
+_LITTLE: Final = sys.byteorder == "little"
 _FLUSH: Final = 512  # bodies embedded between commits of the cache
 
 
@@ -60,15 +64,14 @@ NONE: Final = Passages(array("I"), b"")
 
 
 def namespace(model: str, kind: str) -> str:
-    return f"vectors/{CHUNKS_VERSION}/{model}/{kind}"
+    return f"vectors/{FORMAT}.{CHUNKS_VERSION}/{model}/{kind}"
 
 
 def encode(lines: Sequence[tuple[int, int]], vectors: Sequence[bytes]) -> bytes:
-    parts = [_COUNT.pack(len(vectors))]
-    for (first, last), v in zip(lines, vectors, strict=True):
-        parts.append(_LINES.pack(first, last))
-        parts.append(v)
-    return b"".join(parts)
+    flat = array("I", [n for pair in lines for n in pair])
+    if not _LITTLE:
+        flat.byteswap()
+    return _COUNT.pack(len(vectors)) + flat.tobytes() + b"".join(vectors)
 
 
 def decode(raw: bytes) -> Passages | None:
@@ -80,14 +83,11 @@ def decode(raw: bytes) -> Passages | None:
         return None
     if n == 0:
         return NONE
-    lines = array("I")
-    rows = []
-    at = _COUNT.size
-    for _ in range(n):
-        lines.extend(_LINES.unpack_from(raw, at))
-        rows.append(raw[at + _LINES.size : at + _ROW])
-        at += _ROW
-    return Passages(lines, b"".join(rows))
+    split = _COUNT.size + n * _LINES.size
+    lines = array("I", raw[_COUNT.size : split])
+    if not _LITTLE:
+        lines.byteswap()
+    return Passages(lines, raw[split:])
 
 
 class _Kept:
@@ -271,7 +271,14 @@ def search(
         n = len(p)
         if not n:
             continue
-        mine = sorted(range(n), key=lambda j: (-scores[at + j], p.lines[2 * j]))
+        lines = p.lines
+        if per_file == 1 and accept is None:  # its best passage: the first of the best score
+            best = max(range(at, at + n), key=lambda i: (scores[i], -lines[2 * (i - at)]))
+            j = best - at
+            out.append(Found(path, scores[best], lines[2 * j], lines[2 * j + 1]))
+            at += n
+            continue
+        mine = sorted(range(n), key=lambda j: (-scores[at + j], lines[2 * j]))
         taken = 0
         for j in mine:
             first, last = p.lines[2 * j], p.lines[2 * j + 1]

@@ -83,3 +83,30 @@ def test_a_read_only_store_is_searched_and_left_unwritten(tmp_path: Path) -> Non
         found = search(ro, [("log.md", digest)], "the test environment fills its drive")
         assert [f.path for f in found] == ["log.md"]
         assert Cache(ro).get(namespace(embedding.model().name, "md"), digest) is None
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    texts=st.lists(
+        st.lists(
+            st.sampled_from(["cache", "evict", "login", "fails", "disk", "full", "x"]),
+            min_size=1,
+            max_size=40,
+        ).map(" ".join),
+        min_size=1,
+        max_size=6,
+    ),
+    query=st.sampled_from(["what is thrown out when full", "sign in breaks", "disk"]),
+)
+def test_a_files_best_passage_is_the_same_by_either_path(texts: list[str], query: str) -> None:
+    """The quick choice of each file's best passage (one a file, nothing turned down) is the
+    general one's: the best score, then the first line."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp, Store.create(Path(tmp) / ".cas") as store:
+        files = [
+            (f"f{i}.txt", _put(store, "\n".join([t] * (i + 1) * 40))) for i, t in enumerate(texts)
+        ]
+        quick = search(store, files, query)
+        general = search(store, files, query, accept=lambda _p, _f, _l: True)
+    assert quick == general
