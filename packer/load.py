@@ -11,7 +11,10 @@
 2. **What the question is about.** The query is searched (`packer.search`) over the files of
    those packs. A file's value is its rating in its pack plus a share of `QUERY_SCALE` times
    the best rating, in proportion to its search score: a file the question names outranks any
-   file it does not.
+   file it does not. By meaning too (``--mode``, `packer.hybrid`; ``auto`` for a question of
+   three words or more over at most 5,000 files): the files nearest the question gain up to a
+   quarter of the best score by words (`_add_meaning`), so a file the question describes in
+   other words than its own joins those it names.
 3. **Focus.** In the best-matching files, each symbol is scored by the query's terms its name
    spells (three times) and its lines hold; a symbol that matches is offered with its whole
    source (its own lines up to its first member, or to the next symbol), not only its
@@ -51,7 +54,7 @@ from packer import vectors
 from packer.config import Budget, LoadConfig
 from packer.fit_loop import FileRow, Rooms, Trial, manifest_of, refit
 from packer.fitting import HIGH, LOW, Offer, SymbolOffer, fit
-from packer.hybrid import check_mode, fused_scores, resolved, weights
+from packer.hybrid import check_mode, resolved, weights
 from packer.ingest import Fact
 from packer.lang import named as language_record
 from packer.pricing import Candidate, Pricer, head_share
@@ -86,6 +89,8 @@ QUERY_SCALE: Final = 16  # the best-matching file is worth this many times the b
 FOCUS_FILES: Final = 40  # files whose symbols are scored against the query
 FOCUS_LINES: Final = 120  # at most this many lines of one symbol's source are offered
 GAP_FILES: Final = 3  # files a gap's name brings in
+MEANING_FILES: Final = 10  # files nearest the question by meaning that gain a share ...
+MEANING_SHARE: Final = 4  # ... of at most a quarter of the best score by words
 NAME_FACTOR: Final = 3  # a term a symbol's name spells counts this many times
 DEFINED_FACTOR: Final = 4  # a symbol the query names is worth this many query values more
 # A member of a type the query names is worth 1/MEMBER_SHARE of what the type gains (a field or
@@ -188,7 +193,7 @@ class Loader:
         self.progress = progress
         self._manifests: dict[str, tuple[mf.Manifest, Digest]] = {}
         self._summaries: dict[Digest, str] = {}
-        self._meaning: tuple[list[Found], tuple[int, int]] | None = None
+        self._meaning: tuple[list[Found], str] | None = None
         for a in attached:
             self._manifests[a.name] = (a.manifest, a.digest)
 
@@ -270,18 +275,17 @@ class Loader:
         result.unmatched = missing
         return result
 
-    def _by_meaning(self, query: str, src: Source) -> tuple[list[Found], tuple[int, int]] | None:
-        """The files of ``src`` found by meaning, and the weights to fuse them with those found
-        by words (`packer.hybrid`); None where the mode asks for words alone (a lookup, more
-        than `packer.hybrid.AUTO_FILES` files under ``auto``, or ``lexical``)."""
+    def _by_meaning(self, query: str, src: Source) -> tuple[list[Found], str] | None:
+        """The files of ``src`` found by meaning, and the mode (``hybrid`` or ``semantic``);
+        None where the mode asks for words alone (a lookup, more than
+        `packer.hybrid.AUTO_FILES` files under ``auto``, or ``lexical``)."""
         mode = resolved(self.mode, len(src.digest_of))
-        fusion = weights(query)
-        if mode == "lexical" or fusion is None:
+        if mode == "lexical" or (mode == "hybrid" and weights(query) is None):
             return None
         found = vectors.search(
             self.store, list(src.digest_of.items()), query, progress=self.progress
         )
-        return found, (0, 1) if mode == "semantic" else fusion
+        return found, mode
 
     # --- checking what is shown ---------------------------------------------------------------
 
@@ -332,14 +336,8 @@ class Loader:
         scores = dict(scored.scores)
         for path, s in extra.items():
             scores[path] = max(scores.get(path, 0), s)
-        if self._meaning is not None:  # fused with what meaning finds (`packer.hybrid`)
-            found, fusion = self._meaning
-            lexical = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0].encode()))
-            scores = {
-                p: v
-                for p, v in fused_scores(lexical, found, whole_of(scored), fusion).items()
-                if p in entries and v > 0
-            }
+        if self._meaning is not None:
+            _add_meaning(scores, self._meaning, whole_of(scored), entries)
         best = max(scores.values(), default=0)
         query_value = top_rating * QUERY_SCALE
         values: dict[str, int] = {}
@@ -574,6 +572,36 @@ class Loader:
     def _fetch(self, digest: Digest) -> str:
         text = self._summaries.get(digest)
         return text if text is not None else self.pricer.text(digest)
+
+
+def _add_meaning(
+    scores: dict[str, int],
+    meaning: tuple[Sequence[Found], str],
+    whole: int,
+    entries: Collection[str],
+) -> None:
+    """What meaning finds, added to the scores by words: each of the `MEANING_FILES` files
+    nearest the question gains a `MEANING_SHARE` of the best score by words (or of a file's
+    holding every word of the query, when words find less), in proportion to its cosine over
+    the best one's; in ``semantic`` mode, the scores are meaning's alone."""
+    found, mode = meaning
+    if mode == "semantic":
+        scores.clear()
+    base = max(max(scores.values(), default=0), whole, 1)
+    top = max((f.score for f in found), default=0)
+    if top <= 0:
+        return
+    seen: set[str] = set()
+    for f in found:
+        if f.path in seen or f.path not in entries:
+            continue
+        seen.add(f.path)
+        share = base * f.score // top
+        scores[f.path] = scores.get(f.path, 0) + (
+            share if mode == "semantic" else share // MEANING_SHARE
+        )
+        if len(seen) >= MEANING_FILES:
+            break
 
 
 def _names(
