@@ -2562,6 +2562,60 @@ done:
     return out;
 }
 
+/* bpe(symbols, keys, values) -> bytes: byte-pair merges of one word (packer/embedding.py).
+ * symbols: the word's initial token ids (uint32 each, native order); keys: the merge table's
+ * pairs (left << 32 | right), uint64 ascending; values: each pair's (rank << 32 | merged id).
+ * Repeatedly merges the adjacent pair of lowest rank, the leftmost of equals, until no pair
+ * has a rank: exactly the Python loop it stands in for (a test compares both on many words).
+ * Returns the final ids (uint32 each). */
+static int bpe_find(const uint64_t *keys, Py_ssize_t n, uint64_t key, uint64_t *found, const uint64_t *vals) {
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (keys[mid] < key) lo = mid + 1; else hi = mid;
+    }
+    if (lo < n && keys[lo] == key) { *found = vals[lo]; return 1; }
+    return 0;
+}
+
+static PyObject *bpe(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer sb, kb, vb;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &sb, &kb, &vb)) return NULL;
+    PyObject *out = NULL;
+    uint32_t *ids = NULL;
+    if (sb.len % 4 || kb.len % 8 || kb.len != vb.len) {
+        PyErr_SetString(PyExc_ValueError, "bpe: sizes do not fit");
+        goto done;
+    }
+    Py_ssize_t n = sb.len / 4, nk = kb.len / 8;
+    ids = malloc((size_t)(n ? n : 1) * 4);
+    if (!ids) { PyErr_NoMemory(); goto done; }
+    memcpy(ids, sb.buf, (size_t)n * 4);
+    const uint64_t *keys = kb.buf, *vals = vb.buf;
+    while (n > 1) {
+        Py_ssize_t best = -1;
+        uint64_t best_rank = UINT64_MAX, best_id = 0;
+        for (Py_ssize_t i = 0; i + 1 < n; i++) {
+            uint64_t v;
+            if (bpe_find(keys, nk, ((uint64_t)ids[i] << 32) | ids[i + 1], &v, vals)) {
+                if ((v >> 32) < best_rank) { best_rank = v >> 32; best = i; best_id = v & 0xFFFFFFFFu; }
+            }
+        }
+        if (best < 0) break;
+        ids[best] = (uint32_t)best_id;
+        memmove(ids + best + 1, ids + best + 2, (size_t)(n - best - 2) * 4);
+        n--;
+    }
+    out = PyBytes_FromStringAndSize((const char *)ids, n * 4);
+done:
+    free(ids);
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&kb);
+    PyBuffer_Release(&vb);
+    return out;
+}
+
 static PyMethodDef METHODS[] = {
     {"terms", terms, METH_VARARGS, "The terms of a text (see cas/words.py)."},
     {"build", build, METH_VARARGS, "A segment's postings from bodies' terms (cas/textindex.py)."},
@@ -2585,6 +2639,7 @@ static PyMethodDef METHODS[] = {
     {"qualified", qualified, METH_VARARGS, "Go's uses of imported names (packer/lexicon.py)."},
     {"row_sums", row_sums, METH_VARARGS, "Each text's sum of embedding rows (packer/embedding.py)."},
     {"cosines", cosines, METH_VARARGS, "Each row's cosine with a query, in millionths (packer/embedding.py)."},
+    {"bpe", bpe, METH_VARARGS, "Byte-pair merges of one word's token ids (packer/embedding.py)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -9,8 +9,9 @@ each other (cosine). The table and the vocabulary ship inside the ``wordllama`` 
 does not import that package.
 
 A text is cut at white space into words; each word is tokenized as the model's tokenizer does
-a word after a space (``▁`` + the word, byte-pair merges by rank, unknown characters as their
-UTF-8 bytes: the tests compare it with the real tokenizer), and its tokens' rows are summed.
+a word after a space (``▁`` + the word, byte-pair merges by rank, in C where it was built,
+`cas._words.bpe`; unknown characters as their UTF-8 bytes: the tests compare it with the real
+tokenizer), and its tokens' rows are summed.
 Cosine ignores the division of the mean, so the sum is the vector. Words longer than
 `MAX_WORD` characters (a hash, a base64 run) carry no meaning and are skipped.
 
@@ -101,6 +102,7 @@ class Model:
         self._vocab: dict[str, int] | None = None
         self._ranks: dict[str, int] = {}
         self._bytes: list[int] = []
+        self._pairs: tuple[array[int], array[int]] = (array("Q"), array("Q"))
         self.words: dict[str, tuple[int, ...]] = {}
         self._table: Any = None  # int32, made by the first bulk embedding
 
@@ -117,6 +119,7 @@ class Model:
                 raise _unreadable(self.folder, e) from None
             self._ranks = dict(zip(merges, range(len(merges)), strict=True))
             self._bytes = [vocab.get(f"<0x{b:02X}>", 0) for b in range(256)]
+            self._pairs = _pair_table(vocab, merges)
             self._vocab = vocab
         return self._vocab
 
@@ -129,6 +132,13 @@ class Model:
 
     def _merge(self, piece: str) -> tuple[int, ...]:
         vocab = self._load_vocabulary()
+        native = native_module()
+        if native is not None and hasattr(native, "bpe"):
+            first = [vocab.get(ch, -1) for ch in piece]
+            if -1 not in first:  # every character a token: the merges run in C
+                keys, values = self._pairs
+                merged = array("I", native.bpe(array("I", first).tobytes(), keys, values))
+                return tuple(merged)
         ranks = self._ranks
         symbols = list(piece)
         none = len(ranks)
@@ -227,6 +237,20 @@ class Model:
             self._table = (wide * np.float32(_EXACT)).astype(np.int32).reshape(self.rows, DIM)
         table: npt.NDArray[np.int32] = self._table
         return table
+
+
+def _pair_table(vocab: dict[str, int], merges: list[str]) -> tuple[array[int], array[int]]:
+    """The merges as token ids for `cas._words.bpe`: keys (left << 32 | right), ascending, and
+    per key (rank << 32 | merged id), the lowest rank where a pair is listed twice."""
+    pairs: dict[int, int] = {}
+    for rank, merge in enumerate(merges):
+        left, _, right = merge.partition(" ")
+        a, b, ab = vocab.get(left), vocab.get(right), vocab.get(left + right)
+        if a is None or b is None or ab is None:
+            continue  # never applies to tokens of the vocabulary
+        pairs.setdefault((a << 32) | b, (rank << 32) | ab)
+    keys = sorted(pairs)
+    return array("Q", keys), array("Q", [pairs[k] for k in keys])
 
 
 def _table_place(data: mmap.mmap) -> tuple[int, int]:

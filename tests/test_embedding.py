@@ -159,3 +159,18 @@ def test_a_missing_model_is_one_clear_error(
 
     with pytest.raises(UsageError, match=r"cannot be read.*--mode lexical"):
         embedding.Model(tmp_path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(word=st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=24))
+def test_the_merges_are_the_same_in_c_and_python(word: str) -> None:
+    m = model()
+    m._load_vocabulary()
+    piece = "\u2581" + word
+    native = m._merge(piece)
+    saved = list(cas.words._NATIVE)
+    cas.words._NATIVE[:] = [None]
+    try:
+        assert m._merge(piece) == native
+    finally:
+        cas.words._NATIVE[:] = saved
