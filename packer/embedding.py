@@ -57,11 +57,12 @@ TABLE_FILE: Final = "weights/l2_supercat_256.safetensors"
 VERSION_FILE: Final = "_version.py"
 TABLE_KEY: Final = "embedding.weight"
 MAX_WORD: Final = 64
+WORDS_KEPT: Final = 200_000  # words whose tokens a process keeps (about 25 MiB)
 _SPACE: Final = "\u2581"  # the tokenizer's mark of a word's start
 _EXACT: Final = 1 << 24  # float16 times this is an integer, for every float16
 _ROW = struct.Struct(f"<{DIM}e")
 _VERSION = re.compile(r"""__version__\s*=\s*(?:version\s*=\s*)?['"]([^'"]+)['"]""")
-_BULK: Final = 4096  # texts summed at a time by `Model.vectors`
+_BULK: Final = 2048  # texts summed at a time by `Model.vectors`
 
 
 def _folder() -> Path:
@@ -103,7 +104,8 @@ class Model:
         self._ranks: dict[str, int] = {}
         self._bytes: list[int] = []
         self._pairs: tuple[array[int], array[int]] = (array("Q"), array("Q"))
-        self.words: dict[str, tuple[int, ...]] = {}
+        # word -> its token ids as packed uint32 (native order), at most `WORDS_KEPT` of them
+        self.words: dict[str, bytes] = {}
         self._table: Any = None  # int32, made by the first bulk embedding
 
     # --- tokens ---------------------------------------------------------------------------------
@@ -125,9 +127,14 @@ class Model:
 
     def tokens(self, word: str) -> tuple[int, ...]:
         """The token ids of one word as it reads after a space."""
+        return tuple(array("I", self._packed(word)))
+
+    def _packed(self, word: str) -> bytes:
         got = self.words.get(word)
         if got is None:
-            got = self.words[word] = self._merge(_SPACE + word)
+            if len(self.words) >= WORDS_KEPT:
+                self.words.clear()  # a cache: a tree of a million names does not hold them all
+            got = self.words[word] = array("I", self._merge(_SPACE + word)).tobytes()
         return got
 
     def _merge(self, piece: str) -> tuple[int, ...]:
@@ -160,17 +167,17 @@ class Model:
                 out.append(found)
         return tuple(out)
 
-    def ids(self, text: str) -> list[int]:
+    def ids(self, text: str) -> array[int]:
         """The token ids of ``text``, word by word (see the module's docstring)."""
-        out: list[int] = []
+        out = array("I")
         words = self.words
         for word in text.split():
             got = words.get(word)
             if got is None:
                 if len(word) > MAX_WORD:
                     continue
-                got = self.tokens(word)
-            out.extend(got)
+                got = self._packed(word)
+            out.frombytes(got)
         return out
 
     # --- vectors --------------------------------------------------------------------------------

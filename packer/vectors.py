@@ -213,18 +213,25 @@ class _KnownWords:
         known = self.model.words
         for word, raw in zip(self.words, self.cache.get_many(self.ns, keys), strict=True):
             if raw is not None and len(raw) % 4 == 0:
-                known[word] = struct.unpack(f"<{len(raw) // 4}I", raw)
+                known[word] = raw if _LITTLE else _swapped(raw)
         self.made = [w for w in self.words if w not in known]
         return self
 
     def __exit__(self, *exc: object) -> None:
         known = self.model.words
         for word in self.made:
-            tokens = known.get(word)
-            if tokens is not None:
-                raw = struct.pack(f"<{len(tokens)}I", *tokens)
+            packed = known.get(word)  # None: let go by a full cache of words
+            if packed is not None:
+                raw = packed if _LITTLE else _swapped(packed)
                 self.cache.put(self.ns, word.encode("utf-8", "surrogatepass"), raw)
         self.cache.flush()
+
+
+def _swapped(raw: bytes) -> bytes:
+    """Packed uint32 in the other byte order (the cache keeps them little-endian)."""
+    values = array("I", raw)
+    values.byteswap()
+    return values.tobytes()
 
 
 def _query_vector(store: Store, model: embedding.Model, query: str) -> bytes | None:
@@ -272,10 +279,11 @@ def search(
         if not n:
             continue
         lines = p.lines
-        if per_file == 1 and accept is None:  # its best passage: the first of the best score
-            best = max(range(at, at + n), key=lambda i: (scores[i], -lines[2 * (i - at)]))
-            j = best - at
-            out.append(Found(path, scores[best], lines[2 * j], lines[2 * j + 1]))
+        if per_file == 1 and accept is None:
+            # its best passage: the first of the best score (passages come in line order)
+            own = scores[at : at + n]
+            j = own.index(max(own))
+            out.append(Found(path, own[j], lines[2 * j], lines[2 * j + 1]))
             at += n
             continue
         mine = sorted(range(n), key=lambda j: (-scores[at + j], lines[2 * j]))

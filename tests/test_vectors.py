@@ -105,7 +105,8 @@ def test_a_files_best_passage_is_the_same_by_either_path(texts: list[str], query
 
     with tempfile.TemporaryDirectory() as tmp, Store.create(Path(tmp) / ".cas") as store:
         files = [
-            (f"f{i}.txt", _put(store, "\n".join([t] * (i + 1) * 40))) for i, t in enumerate(texts)
+            (f"f{i}.{'md' if i % 2 else 'txt'}", _put(store, "\n".join([t] * (i + 1) * 40)))
+            for i, t in enumerate(texts)
         ]
         quick = search(store, files, query)
         general = search(store, files, query, accept=lambda _p, _f, _l: True)
