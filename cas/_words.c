@@ -2616,6 +2616,42 @@ done:
     return out;
 }
 
+/* group_best(scores, bounds) -> bytes: for each group i of scores (int64, native order),
+ * scores[bounds[i]:bounds[i + 1]] with bounds int64 ascending, the place of its best score,
+ * the first of equals, as an int64 (-1 for an empty group): each file's best passage
+ * (packer/vectors.py; a test compares it with the Python it stands in for). */
+static PyObject *group_best(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer sb, bb;
+    if (!PyArg_ParseTuple(args, "y*y*", &sb, &bb)) return NULL;
+    PyObject *out = NULL;
+    Py_ssize_t n = sb.len / 8, groups = bb.len / 8 - 1;
+    if (sb.len % 8 || bb.len % 8 || groups < 0) {
+        PyErr_SetString(PyExc_ValueError, "group_best: sizes do not fit");
+        goto done;
+    }
+    const int64_t *scores = sb.buf, *bounds = bb.buf;
+    for (Py_ssize_t g = 0; g < groups; g++) {
+        if (bounds[g] < 0 || bounds[g] > bounds[g + 1] || bounds[g + 1] > n) {
+            PyErr_SetString(PyExc_ValueError, "group_best: bounds out of order");
+            goto done;
+        }
+    }
+    out = PyBytes_FromStringAndSize(NULL, groups * 8);
+    if (!out) goto done;
+    int64_t *best = (int64_t *)PyBytes_AS_STRING(out);
+    for (Py_ssize_t g = 0; g < groups; g++) {
+        int64_t at = -1;
+        for (int64_t i = bounds[g]; i < bounds[g + 1]; i++)
+            if (at < 0 || scores[i] > scores[at]) at = i;
+        best[g] = at;
+    }
+done:
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&bb);
+    return out;
+}
+
 static PyMethodDef METHODS[] = {
     {"terms", terms, METH_VARARGS, "The terms of a text (see cas/words.py)."},
     {"build", build, METH_VARARGS, "A segment's postings from bodies' terms (cas/textindex.py)."},
@@ -2640,6 +2676,7 @@ static PyMethodDef METHODS[] = {
     {"row_sums", row_sums, METH_VARARGS, "Each text's sum of embedding rows (packer/embedding.py)."},
     {"cosines", cosines, METH_VARARGS, "Each row's cosine with a query, in millionths (packer/embedding.py)."},
     {"bpe", bpe, METH_VARARGS, "Byte-pair merges of one word's token ids (packer/embedding.py)."},
+    {"group_best", group_best, METH_VARARGS, "Each group's best score's place (packer/vectors.py)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import cas.words
 from cas.cache import Cache
 from cas.store import Store
 from packer import embedding, vectors
@@ -45,7 +46,8 @@ def test_a_body_is_embedded_once_and_its_entry_kept_in_the_cache(store: Store) -
     cached = Cache(store).get(namespace(model.name, "md"), a)
     assert cached is not None and len(decode(cached) or ()) == 2
     # a damaged entry is a miss: made again, and the answer is the same
-    vectors._KEPT.entries.clear()
+    vectors._KEPT.entries.clear()  # as a fresh process
+    vectors._PREPARED.clear()
     c = Cache(store)
     c.put(namespace(model.name, "md"), a, b"damaged")
     c.flush()
@@ -78,7 +80,8 @@ def test_a_body_without_text_has_no_passage(store: Store) -> None:
 def test_a_read_only_store_is_searched_and_left_unwritten(tmp_path: Path) -> None:
     with Store.create(tmp_path / ".cas") as s:
         digest = _put(s, "- the staging server runs out of disk every Friday\n")
-    vectors._KEPT.entries.clear()
+    vectors._KEPT.entries.clear()  # as a fresh process
+    vectors._PREPARED.clear()
     with Store.at(tmp_path / ".cas", readonly=True) as ro:
         found = search(ro, [("log.md", digest)], "the test environment fills its drive")
         assert [f.path for f in found] == ["log.md"]
@@ -99,8 +102,8 @@ def test_a_read_only_store_is_searched_and_left_unwritten(tmp_path: Path) -> Non
     query=st.sampled_from(["what is thrown out when full", "sign in breaks", "disk"]),
 )
 def test_a_files_best_passage_is_the_same_by_either_path(texts: list[str], query: str) -> None:
-    """The quick choice of each file's best passage (one a file, nothing turned down) is the
-    general one's: the best score, then the first line."""
+    """The quick choice of each file's best passage (one a file, nothing turned down; in C or
+    Python) is the general one's: the best score, then the first line."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp, Store.create(Path(tmp) / ".cas") as store:
@@ -110,4 +113,10 @@ def test_a_files_best_passage_is_the_same_by_either_path(texts: list[str], query
         ]
         quick = search(store, files, query)
         general = search(store, files, query, accept=lambda _p, _f, _l: True)
-    assert quick == general
+        saved = list(cas.words._NATIVE)
+        cas.words._NATIVE[:] = [None]
+        try:  # each file's best found in Python where the C was not built
+            python = search(store, files, query)
+        finally:
+            cas.words._NATIVE[:] = saved
+    assert quick == general == python
