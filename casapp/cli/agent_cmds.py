@@ -95,7 +95,7 @@ def load(
         ctx.open_store() as store,
         Project(root, store, scopes=scopes, notes=note_sink(ctx)) as project,
     ):
-        with Progress("indexing", enabled=ctx.progress) as bar:
+        with Progress("load", enabled=ctx.progress, stages=True) as bar:
             result = project.load(
                 query, budget=budget, name=name, write=not dry_run, progress=bar.sink, mode=mode
             )

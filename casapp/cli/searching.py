@@ -28,7 +28,7 @@ def run(
     with (
         ctx.open_store() as store,
         Project(root, store, scopes=scopes, notes=note_sink(ctx)) as project,
-        Progress("indexing", enabled=ctx.progress) as bar,
+        Progress("search", enabled=ctx.progress, stages=True) as bar,
     ):
         found = project.search(
             query, packs=packs or None, paths=paths, k=k, progress=bar.sink, mode=mode
