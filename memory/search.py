@@ -36,16 +36,16 @@ from memory.redaction import redacted
 from memory.scopes import check_scope
 from memory.state import JOURNAL, State, head, read_file
 from packer import vectors
-from packer.hybrid import DEFAULT_MODE, POOL, check_mode, fuse, resolved, weights
+from packer.hybrid import DEFAULT_MODE, POOL, check_mode, resolved, weights
 from packer.search import (
     Attached,
     Scored,
     Shown,
     Source,
     ensure_indexed,
+    fused_hits,
     hits,
     line_terms,
-    passage_hit,
     query_terms,
     ranked,
     semantic_hits,
@@ -168,16 +168,7 @@ def search(
         chosen = semantic_hits(store, src, found, k)
     else:
         assert shown is not None
-        chosen = fuse(
-            lexical,
-            found,
-            k=k,
-            whole=shown.whole,
-            by_words=shown.hit,
-            by_meaning=lambda f: passage_hit(store, src, f),
-            weights=weights(query) or (1, 1),
-            by_passage=True,
-        )
+        chosen = fused_hits(store, src, shown, lexical, found, query, k, by_passage=True)
     return [Hit(state.scope, h.path, h.first, h.last, h.score, h.snippet) for h in chosen]
 
 

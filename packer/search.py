@@ -1221,7 +1221,22 @@ def _by_meaning(
         return semantic_hits(store, src, found, k)
     scored = score(index, src, query, read)
     lexical = list(itertools.islice(ranked(scored, path_glob), POOL))
-    shown = Shown(store, src, scored)
+    return fused_hits(store, src, Shown(store, src, scored), lexical, found, query, k)
+
+
+def fused_hits(
+    store: Store,
+    src: Source,
+    shown: Shown,
+    lexical: Sequence[tuple[str, int]],
+    found: Sequence[Found],
+    query: str,
+    k: int,
+    *,
+    by_passage: bool = False,
+) -> list[Hit]:
+    """The best ``k`` of what words (``lexical``, shown by ``shown``) and meaning (``found``)
+    find for ``query``, fused (`packer.hybrid.fuse`), as `Hit`s."""
     return fuse(
         lexical,
         found,
@@ -1230,6 +1245,7 @@ def _by_meaning(
         by_words=shown.hit,
         by_meaning=lambda f: passage_hit(store, src, f),
         weights=weights(query) or (1, 1),
+        by_passage=by_passage,
     )
 
 
