@@ -263,8 +263,13 @@ def test_a_push_beside_a_gc_is_refused_or_safe(
     extra = make_project(tmp_path / "x", {"more": random_bodies(80, 1500)})
     add_small(s3server, extra.root, prefix)
     outcomes: list[tuple[str, int]] = []
-    for _round in range(3):
+    # Started together, either may win the lock every time; every other round the push starts
+    # only once the gc holds its lock (or has finished), so a gc that ran beside a push is seen.
+    for round_ in range(8):
         gcing = popen_cas("gc", "--remote", "origin", "--grace", "0", cwd=root, env=env)
+        if round_ % 2:
+            while gcing.poll() is None and not under(s3server, prefix, "locks"):
+                time.sleep(0.005)
         pushing = popen_cas("push", cwd=extra.root, env=env)
         for name, proc in (("gc", gcing), ("push", pushing)):
             _out, err = proc.communicate(timeout=120)
@@ -273,6 +278,8 @@ def test_a_push_beside_a_gc_is_refused_or_safe(
                 assert b"busy" in err, err
             outcomes.append((name, proc.returncode))
         assert not under(s3server, prefix, "locks")
+        if round_ >= 2 and ("gc", 0) in outcomes:
+            break
     print("outcomes:", outcomes)
     assert ("gc", 0) in outcomes
     # Alone, each goes ahead; then every manifest is whole.
