@@ -4,8 +4,10 @@ An edge like the CLI (it may import packer): each tool calls the same library fu
 command and owns no logic of its own. Built on the official ``mcp`` SDK (`MCPServer`), over
 stdio, or streamable HTTP on 127.0.0.1.
 
-Tools: ``list_packs``, ``render_pack``, ``read_file``, ``search``, ``load``, ``verify``, and the
-memory tools ``remember``, ``recall`` and ``facts``.
+Tools: ``list_packs``, ``render_pack``, ``read_file``, ``search``, ``load``, ``verify``, the
+conversation's ``context`` and ``add_turn`` (`memory.context`, `memory.shortterm`: a server
+keeps one conversation of its own, ``sN``, unless a call names a session), and the memory tools
+``remember``, ``recall`` and ``facts``.
 Resources: each pack's LITE markdown render, at ``cas://pack/NAME``.
 
 Memory (the ``memory`` package): the server is started with the scopes it may use
@@ -20,12 +22,13 @@ exist, by name or by digest.
 
 Read-only but for memory: no tool writes anything but the store's caches (the search index,
 cached outlines and token counts), the granted memories (``remember``, ``facts`` with a
-value) and the uses of their facts: a fact a tool shows (``facts`` by key, ``recall``,
-``search``, ``load``, ``read_file``) counts a use in the store's usage table (`memory.usage`),
-never a new state of the memory. ``load`` fits and renders without writing a manifest;
-``verify`` does not record what it checked. Every path is a pack path, looked up in a pack's
-manifest, and every body comes from the store by digest: nothing outside the store can be read
-through the server.
+value, ``add_turn``, and ``context``, which records in the session's ledger what it gave and
+pins the context as ``context/SCOPE/SESSION``) and the uses of their facts: a fact a tool
+shows (``facts`` by key, ``recall``, ``search``, ``load``, ``read_file``) counts a use in the
+store's usage table (`memory.usage`), never a new state of the memory. ``load`` fits and
+renders without writing a manifest; ``verify`` does not record what it checked. Every path is
+a pack path, looked up in a pack's manifest, and every body comes from the store by digest:
+nothing outside the store can be read through the server.
 A tool that fails answers a tool error with the CLI's one-line message; the server goes on. A
 call with an argument its tool does not take is refused the same way, for every tool alike
 (`build_server`'s server checks the names against the tool's schema before it runs).
@@ -90,6 +93,7 @@ class Service:
         # The project's pack files as they were after the last search, when it took under
         # `INLINE_SEARCH` seconds; None otherwise (see `search_inline`).
         self._quick: tuple[tuple[str, int, int, int, int], ...] | None = None
+        self._sessions: dict[str, str] = {}  # this server's own session in each scope
 
     def close(self) -> None:
         self.project.close()
@@ -218,6 +222,48 @@ class Service:
                 f"scope {echoed(scope)} is not one this server may use ({', '.join(self.scopes)})"
             )
         return scope
+
+    def _session(self, scope: str, session: str | None) -> str:
+        """The session a conversation tool acts on: the one named, else this server's own in
+        ``scope`` (a new one, ``sN``, fixed at its first use: one server, one conversation)."""
+        if session is not None:
+            from memory.session import check_session
+
+            return self._run(lambda: check_session(session))
+        own = self._sessions.get(scope)
+        if own is None:
+            own = self._sessions[scope] = self._run(lambda: self.project.new_session(scope))
+        return own
+
+    def context(
+        self,
+        query: str,
+        budget: int | None = None,
+        session: str | None = None,
+        scope: str | None = None,
+        mode: str = "auto",
+    ) -> str:
+        if budget is not None and not 1 <= budget <= MAX_BUDGET:
+            raise ToolFailure(f"budget {budget}: give 1 to {MAX_BUDGET} tokens")
+        chosen = self._scope(scope)
+        ident = self._session(chosen, session)
+
+        def run() -> str:
+            found = self.project.context(
+                query, scope=chosen, session=ident, budget=budget, mode=mode
+            )
+            return found.text
+
+        return self._run(run)
+
+    def add_turn(
+        self, user: str, assistant: str, session: str | None = None, scope: str | None = None
+    ) -> dict[str, Any]:
+        chosen = self._scope(scope)
+        ident = self._session(chosen, session)
+        return self._run(
+            lambda: report_json(self.project.add_turn(user, assistant, scope=chosen, session=ident))
+        )
 
     def remember(self, text: str, scope: str | None = None) -> dict[str, Any]:
         chosen = self._scope(scope)
@@ -365,6 +411,31 @@ def build_server(service: Service) -> Any:
     def verify() -> dict[str, Any]:
         """Check that every pack is whole: each blob present and re-hashing to its digest."""
         return guarded(service.verify)
+
+    @server.tool()
+    def context(
+        query: str,
+        budget: int | None = None,
+        session: str | None = None,
+        scope: str | None = None,
+        mode: str = "auto",
+    ) -> str:
+        """The context for the next turn of this conversation about the query, within one exact
+        token budget (default: the project's [load] budget): the session's recent turns and
+        facts always, what the query finds in the memory and the packs (domains whose words
+        appear are added, and stay), and nothing this session was given before unchanged (one
+        line says how many). session: default this server's own conversation. Add each turn
+        with add_turn."""
+        return guarded(lambda: service.context(query, budget, session, scope, mode))
+
+    @server.tool()
+    def add_turn(
+        user: str, assistant: str, session: str | None = None, scope: str | None = None
+    ) -> dict[str, Any]:
+        """Add a turn (what the user said, what you answered) to the conversation's short-term
+        memory; past its token limit the oldest turns go whole to today's log and are
+        compressed or promoted. Secrets are cut out first."""
+        return guarded(lambda: service.add_turn(user, assistant, session, scope))
 
     @server.tool()
     def remember(text: str, scope: str | None = None) -> dict[str, Any]:

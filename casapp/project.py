@@ -47,8 +47,11 @@ if TYPE_CHECKING:
     from cas.remote.push import PushReport
     from cas.textindex import TextIndex
     from cas.verify import VerifyReport
+    from memory.compact import Decider
+    from memory.context import TurnContext
     from memory.manager import MemoryManager
     from memory.search import Hit as MemoryHit
+    from memory.shortterm import Policy, TurnAdded
     from packer.diff import PackDiff
     from packer.load import LoadResult
     from packer.packing import PackScope
@@ -526,6 +529,74 @@ class Project:
         if self.granted_only:
             used_paths(self.store, scope, [h.path for h in found], _today())
         return found
+
+    def context(
+        self,
+        query: str,
+        *,
+        scope: str | None = None,
+        session: str,
+        budget: int | None = None,
+        date: str | None = None,
+        mode: str = "auto",
+        fmt: str = "markdown",
+        progress: ProgressSink | None = None,
+    ) -> TurnContext:
+        """The context for the next turn of ``session`` in the memory ``scope`` (default: the
+        first of ``scopes``) about ``query``, within ``budget`` tokens (default: the project's
+        [load] budget): its recent turns and facts always, what the query finds in the memory
+        and the packs, nothing the session holds unchanged (`memory.context`); the other
+        memories of ``scopes`` are drawn on too."""
+        from memory.context import get_context
+        from memory.session import check_session
+
+        if budget is not None and budget < 1:
+            raise UsageError(f"budget must be a positive number of tokens, not {budget}")
+        chosen = self._default_scope(scope)
+        found = get_context(
+            self.store, self.index(), self.root, chosen, check_session(session), query,
+            date=date or _today(), budget=budget, mode=mode, fmt=fmt, progress=progress,
+            scopes=[s for s in self.scopes if s != chosen],
+        )  # fmt: skip
+        shown = [e.path for e in found.load.manifest.entries if e.tier in ("high", "medium")]
+        self._used(None, shown)
+        return found
+
+    def add_turn(
+        self,
+        user: str,
+        assistant: str,
+        *,
+        scope: str | None = None,
+        session: str,
+        date: str | None = None,
+        policy: Policy | None = None,
+        decide: Decider | None = None,
+    ) -> TurnAdded:
+        """Add a turn to the short-term memory of ``session`` in ``scope`` (default: the first
+        of ``scopes``), flushing what is over the policy's limit into the day's log
+        (`memory.shortterm`)."""
+        from memory.session import check_session
+        from memory.shortterm import add_turn
+
+        return add_turn(
+            self.store, self._default_scope(scope), check_session(session), user, assistant,
+            date=date or _today(), policy=policy, decide=decide,
+        )  # fmt: skip
+
+    def new_session(self, scope: str | None = None) -> str:
+        """A session id no session of ``scope``'s memory has yet (``s1``, ``s2``, ...)."""
+        from memory.session import next_session
+        from memory.state import head
+
+        return next_session(head(self.store, self._default_scope(scope)).files)
+
+    def _default_scope(self, scope: str | None) -> str:
+        if scope is None:
+            if not self.scopes:
+                raise UsageError("no memory: name a scope ('global', 'user:ID', 'session:ID')")
+            scope = self.scopes[0]
+        return self._granted(scope)
 
     def _granted(self, scope: str) -> str:
         from memory.scopes import check_scope

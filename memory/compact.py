@@ -150,7 +150,9 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _checked(log: str, count: int, answer: list[Any], by: str) -> list[tuple[str, str | None]]:
+def checked_answer(
+    log: str, count: int, answer: list[Any], by: str, choices: tuple[str, ...] = CHOICES
+) -> list[tuple[str, str | None]]:
     """(decision, text or None) per entry, in order; `DeciderFailed` for a bad answer, saying
     what is wrong by the shape of what was given (`shape`), never by its value."""
     out: dict[int, tuple[str, str | None]] = {}
@@ -162,11 +164,11 @@ def _checked(log: str, count: int, answer: list[Any], by: str) -> list[tuple[str
             raise DeciderFailed(log, f"the index of decision {n + 1} is {shape(index)}")
         if not 0 <= index < count or index in out:
             raise DeciderFailed(log, f"index {index} is not an entry, or is decided twice")
-        if decision not in CHOICES:
+        if decision not in choices:
             raise DeciderFailed(
                 log,
                 f"the decision for entry {index} is {shape(decision)}, not one of "
-                f"{', '.join(CHOICES)}",
+                f"{', '.join(choices)}",
             )
         if text is not None and not isinstance(text, str):
             raise DeciderFailed(log, f"the text for entry {index} is {shape(text)}")
@@ -224,7 +226,7 @@ def compact(
                 "choices": list(CHOICES),
                 "entries": [{"index": i, "text": t} for i, t in enumerate(items)],
             }
-            answers = _checked(path, len(items), decider(request), by) if items else []
+            answers = checked_answer(path, len(items), decider(request), by) if items else []
             new_log: bytes | None = f"# {date}{COMPACTED}\n\n".encode()
             kept = 0
             for i, (decision, text) in enumerate(answers):

@@ -32,19 +32,23 @@ from __future__ import annotations
 
 import datetime
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from cas.errors import NotFound
+from cas.errors import NotFound, UsageError
 from cas.store import Store
-from memory import entries, ops
+from memory import entries, ops, shortterm
 from memory.scopes import GLOBAL, check_scope
+from memory.session import check_session, next_session, parse_turns, turns_path
+from memory.shortterm import DEFAULT_MAX_TOKENS, Policy
 from memory.state import CURATED, JOURNAL, head, history, read_file
 
 if TYPE_CHECKING:
     from cas.digest import Digest
     from cas.textindex import TextIndex
+    from memory.context import TurnContext
     from memory.search import Hit
 
 __all__ = ["MemoryManager", "MemoryScope", "MemoryStats"]
@@ -116,20 +120,33 @@ class MemoryManager:
 
     def __init__(
         self,
-        where: Store | str | os.PathLike[str] = ".",
+        where: Store | str | os.PathLike[str] | None = None,
         scope: MemoryScope | str = GLOBAL,
         *,
         create: bool = True,
+        data_dir: str | os.PathLike[str] | None = None,
+        llm_client: Callable[[dict[str, Any]], Any] | None = None,
+        session: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        policy: Policy | None = None,
+        project: str | os.PathLike[str] | None = None,
     ) -> None:
+        if where is not None and data_dir is not None:
+            raise UsageError("give the memory's place once: where or data_dir, not both")
+        where = where if where is not None else data_dir if data_dir is not None else "."
         self.scope = scope.name if isinstance(scope, MemoryScope) else check_scope(scope)
         self._ours = not isinstance(where, Store)
         self.store = where if isinstance(where, Store) else _open(Path(where), create=create)
         self._index: TextIndex | None = None
+        self.llm_client = llm_client
+        self.policy = policy if policy is not None else Policy(max_tokens=max_tokens)
+        self._session = check_session(session) if session is not None else None
+        self._project = Path(project) if project is not None else None
 
     def for_scope(self, scope: MemoryScope | str) -> MemoryManager:
         """Another scope's memory in the same store (a store is opened once per process: two
         managers of one project share it this way). Closing it leaves the store open."""
-        return MemoryManager(self.store, scope)
+        return MemoryManager(self.store, scope, project=self._project)
 
     def close(self) -> None:
         if self._index is not None:
@@ -199,6 +216,94 @@ class MemoryManager:
         """The curated memory, ``MEMORY.md`` ("" when there is none)."""
         data = read_file(self.store, head(self.store, self.scope), CURATED)
         return data.decode("utf-8", "replace") if data is not None else ""
+
+    # --- the conversation -------------------------------------------------------------------
+
+    @property
+    def session(self) -> str:
+        """This manager's session: the one given, else a new one (``s1``, ``s2``, ...: the
+        first number no session of this scope has), fixed at its first use."""
+        if self._session is None:
+            self._session = next_session(head(self.store, self.scope).files)
+        return self._session
+
+    def add_turn(
+        self, user: str, assistant: str, *, date: str | None = None
+    ) -> shortterm.TurnAdded:
+        """Add a turn (what the user said, what was answered; secrets cut out) to the
+        session's short-term memory; past the policy's limit, the oldest turns are flushed
+        into the day's log and compressed or promoted (`memory.shortterm`), by rules or by
+        ``llm_client``."""
+        return shortterm.add_turn(
+            self.store, self.scope, self.session, user, assistant,
+            date=_day(date), policy=self.policy, decide=self._decider(),
+        )  # fmt: skip
+
+    def manage_short_term(
+        self, *, max_tokens: int | None = None, date: str | None = None
+    ) -> shortterm.TurnAdded:
+        """Apply the short-term policy now (with another ``max_tokens`` if given): flush
+        what is over the limit into the day's log (`memory.shortterm.manage`)."""
+        policy = self.policy if max_tokens is None else replace(self.policy, max_tokens=max_tokens)
+        return shortterm.manage(
+            self.store, self.scope, self.session,
+            date=_day(date), policy=policy, decide=self._decider(),
+        )  # fmt: skip
+
+    def short_term(self) -> list[tuple[int, str, str]]:
+        """The session's recent turns, oldest first, as (number, user, assistant)."""
+        data = read_file(self.store, head(self.store, self.scope), turns_path(self.session))
+        return [(t.number, t.user, t.assistant) for t in parse_turns(self.session, data).recent]
+
+    def get_context(
+        self,
+        query: str,
+        max_tokens: int | None = None,
+        *,
+        date: str | None = None,
+        mode: str = "auto",
+        fmt: str = "markdown",
+    ) -> str:
+        """The context for the session's next turn about ``query``, within ``max_tokens``
+        exactly (the project's ``[load]`` budget by default): recent turns and facts always,
+        what the query finds in the memory and the project's packs, nothing the session was
+        given before and that is unchanged (`memory.context`). `context` returns it with
+        what it drew on."""
+        return self.context(query, max_tokens, date=date, mode=mode, fmt=fmt).text
+
+    def context(
+        self,
+        query: str,
+        max_tokens: int | None = None,
+        *,
+        date: str | None = None,
+        mode: str = "auto",
+        fmt: str = "markdown",
+    ) -> TurnContext:
+        """`get_context` with its manifest, tokens, pins and what it left out."""
+        from memory.context import get_context
+
+        return get_context(
+            self.store, self._text_index(), self._root(), self.scope, self.session, query,
+            date=_day(date), budget=max_tokens, mode=mode, fmt=fmt,
+        )  # fmt: skip
+
+    def search_long_term(self, query: str, *, k: int = 10, mode: str = "auto") -> list[Hit]:
+        """The long-term memory searched (`search`): every past turn flushed to the daily
+        logs, the curated memory and the facts."""
+        return self.search(query, k=k, mode=mode)
+
+    def _decider(self) -> shortterm.Decider | None:
+        return shortterm.python_decider(self.llm_client) if self.llm_client is not None else None
+
+    def _root(self) -> Path:
+        """The project whose packs a context draws on: the one given, else the folder the
+        store is in (``.cas``'s parent)."""
+        if self._project is not None:
+            return self._project
+        from packer.project import find_project_root
+
+        return find_project_root(self.store.path.parent)
 
     # --- reading it all -----------------------------------------------------------------------
 

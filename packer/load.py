@@ -35,7 +35,7 @@ values are integers; ties break on path bytes).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
@@ -60,6 +60,7 @@ from packer.lang import named as language_record
 from packer.pricing import Candidate, Pricer, head_share
 from packer.render import (
     FORMATS,
+    GIVEN,
     GROUP_LINES,
     group_depth,
     lite_layout,
@@ -107,8 +108,18 @@ HEAD_LINES: Final = 12
 @dataclass(frozen=True, slots=True)
 class Trigger:
     domain: str
-    words: tuple[str, ...]  # the triggers the query matched
+    words: tuple[str, ...]  # the triggers the query matched (none: triggered earlier)
     packs: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """What a reader holds already (a session's earlier turns): a file's body by digest, in
+    full or as a summary. A load leaves out a file held in full unchanged, and offers one held
+    as a summary in full only (its summary again would repeat what the reader has)."""
+
+    digest: Digest
+    full: bool
 
 
 @dataclass(slots=True)
@@ -145,15 +156,16 @@ def query_words(query: str) -> set[str]:
 
 
 def plan(
-    config: LoadConfig, query: str, available: Sequence[str]
+    config: LoadConfig, query: str, available: Sequence[str], earlier: Collection[str] = ()
 ) -> tuple[list[str], list[Trigger]]:
-    """(core packs, triggered domains) for a query."""
+    """(core packs, triggered domains) for a query; the domains named in ``earlier`` (triggered
+    earlier in a conversation) stay triggered, with no word of their own."""
     words = query_words(query)
     core = list(config.core) if config.core else list(available)
     triggered = []
     for d in config.domains:
         hit = tuple(t for t in d.triggers if _trigger_words(t) <= words)
-        if hit:
+        if hit or d.name in earlier:
             triggered.append(Trigger(d.name, hit, d.packs))
     return core, triggered
 
@@ -194,6 +206,8 @@ class Loader:
         self._manifests: dict[str, tuple[mf.Manifest, Digest]] = {}
         self._summaries: dict[Digest, str] = {}
         self._meaning: tuple[list[Found], str] | None = None
+        self._pinned: Collection[str] = ()
+        self._held: Mapping[str, Held] = {}
         for a in attached:
             self._manifests[a.name] = (a.manifest, a.digest)
 
@@ -215,9 +229,22 @@ class Loader:
         return src
 
     def load(
-        self, query: str, budget: Budget | None = None, *, name: str = LOAD_SCOPE
+        self,
+        query: str,
+        budget: Budget | None = None,
+        *,
+        name: str = LOAD_SCOPE,
+        pinned: Collection[str] = (),
+        held: Mapping[str, Held] | None = None,
+        domains: Collection[str] = (),
     ) -> LoadResult:
-        if not query_terms(query):
+        """The packs (and memories attached) fitted to ``query`` within ``budget``. For a turn
+        of a conversation: the files of ``pinned`` are shown in full whatever else fits (a
+        session's recent turns, its facts), a file ``held`` in full unchanged is left out with
+        the reason `GIVEN` (one held as a summary is shown in full or not at all), and the
+        domains of ``domains`` stay triggered."""
+        self._pinned, self._held = frozenset(pinned), held or {}
+        if not query_terms(query) and not pinned:  # a turn's context has what is pinned
             raise UsageError(
                 f"the query {echoed(query)} has no word to load for (only stop words); ask about "
                 "names, files or topics of the project"
@@ -227,9 +254,9 @@ class Loader:
         for p in seen:
             self._manifests.setdefault(p.name, (p.manifest, p.digest))
         packs = [p.name for p in seen if p.manifest.kind != "load"]
-        if not packs:
+        if not packs and not self.attached:
             raise NotFound("pack", "", "this project has no packs: run 'cas pack' first")
-        core, triggered = plan(self.config, query, packs)
+        core, triggered = plan(self.config, query, packs, domains)
         attached = [a.name for a in self.attached]
         every = [*packs, *attached]
         drawn = list(dict.fromkeys([*core, *(p for t in triggered for p in t.packs), *attached]))
@@ -345,6 +372,8 @@ class Loader:
             e = entries[path]
             boost = query_value * scores.get(path, 0) // best if best else 0
             values[path] = min(max(1, e.rating) + boost, mf.MAX_RATING)
+            if path in self._pinned:  # shown first: what the reader always needs
+                values[path] = mf.MAX_RATING
         ranked = sorted(
             (p for p in paths if scores.get(p, 0) > 0), key=lambda p: (-scores[p], p.encode())
         )
@@ -353,9 +382,23 @@ class Loader:
         offers: list[Offer] = []
         texts: dict[str, outline_mod.Outline] = {}
         focused: dict[str, int] = {}
+        reasons: dict[str, str | None] = {path: entries[path].reason for path in paths}
         for path in paths:
             e = entries[path]
             cand = self._candidate(e, values[path])
+            if path in self._pinned and cand.ceiling == HIGH:
+                offers.append(self.pricer.offer(replace(cand, floor=HIGH)))
+                continue
+            held = self._held.get(path)
+            if held is not None and held.digest == e.digest:
+                if held.full:
+                    reasons[path] = GIVEN
+                    offers.append(Offer(path, ceiling=LOW, floor=LOW))
+                    continue
+                offer = self.pricer.offer(cand)
+                offer = offer.expand() if offer.expand is not None else offer
+                offers.append(replace(offer, head=None, symbols=()))
+                continue
             if path in focus and cand.ceiling > LOW:
                 offer, o, n = self._focused(
                     cand,
@@ -373,7 +416,7 @@ class Loader:
         depth = group_depth(paths, max(4, min(GROUP_LINES, budget.target // 400)))
         room = budget.target - self._overhead(name, query, drawn, budget, entries, depth)
         rows = [
-            FileRow(path, e.kind, e.digest, e.size, e.reason, values[path])
+            FileRow(path, e.kind, e.digest, e.size, reasons[path], values[path])
             for path, e in entries.items()
         ]
         head = mf.Manifest(
@@ -756,4 +799,4 @@ def store_result(store: Store, result: LoadResult) -> None:
         batch.put(result.data)
 
 
-__all__ = ["LOAD_SCOPE", "LoadResult", "Loader", "Trigger", "plan", "store_result"]
+__all__ = ["GIVEN", "LOAD_SCOPE", "Held", "LoadResult", "Loader", "Trigger", "plan", "store_result"]

@@ -120,6 +120,11 @@ def _xml_text(text: str) -> str:
     return _cdata(text) if "<" in text or "&" in text or "]]>" in text else text
 
 
+# The reason of an entry of a turn's context left out because the session holds it already,
+# unchanged (`packer.load.Loader.load`'s ``held``); the header counts them in one line.
+GIVEN: Final = "given earlier in this session, unchanged"
+
+
 @dataclass(frozen=True, slots=True)
 class Header:
     scope: str
@@ -129,6 +134,7 @@ class Header:
     counts: tuple[int, int, int, int, int]  # files, high, medium, low (not withheld), withheld
     query: str | None = None  # a load's question
     sources: tuple[str, ...] = ()  # a load's packs
+    given: int = 0  # files a turn's context leaves out as given earlier (`GIVEN`)
 
 
 def header_for(m: Manifest) -> Header:
@@ -142,6 +148,7 @@ def header_for(m: Manifest) -> Header:
         (len(m.entries), tiers["high"], tiers["medium"], tiers["low"], withheld),
         m.query,
         tuple(name for name, _ in m.sources),
+        sum(1 for e in m.entries if e.reason == GIVEN),
     )
 
 
@@ -151,7 +158,11 @@ def _query_line(h: Header) -> str:
     if h.query is None:
         return ""
     shown_query = one_line(h.query[:QUERY_SHOWN]) + more_characters(len(h.query) - QUERY_SHOWN)
-    return f"Loaded for the question: {shown_query} (from {', '.join(h.sources)}).\n"
+    given = ""
+    if h.given:
+        files = "file" if h.given == 1 else "files"
+        given = f" {h.given} {files} given earlier in this session, unchanged, not repeated."
+    return f"Loaded for the question: {shown_query} (from {', '.join(h.sources)}).{given}\n"
 
 
 class Renderer:

@@ -35,7 +35,7 @@ from tests.conftest import cas_env, run_cas
 from tests.secret_corpus import Values, pieces
 
 TOOLS = {"list_packs", "render_pack", "read_file", "search", "load", "verify"}
-MEMORY_TOOLS = {"remember", "recall", "facts"}
+MEMORY_TOOLS = {"remember", "recall", "facts", "context", "add_turn"}
 SESSION_TIMEOUT = 120.0
 
 CART_PY = '''"""Shopping carts."""

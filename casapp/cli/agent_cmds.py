@@ -1,4 +1,4 @@
-"""Commands an agent asks with: search, load, mcp."""
+"""Commands an agent asks with: search, load, context, mcp."""
 
 from __future__ import annotations
 
@@ -135,6 +135,106 @@ def load(
         click.echo(line)
 
 
+@click.command()
+@click.argument("query")
+@click.option(
+    "--scope",
+    metavar="SCOPE",
+    default="global",
+    show_default=True,
+    help="The memory the session lives in: global, user:ID or session:ID.",
+)
+@click.option(
+    "--session",
+    metavar="ID",
+    help="The conversation (default: a new one, named in the report: pass it on the next turn).",
+)
+@click.option("--budget", type=int, metavar="TOKENS", help="Exact budget (default: [load]).")
+@click.option("--render", "show", is_flag=True, help="Print the context, not a report.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="markdown", show_default=True)
+@click.option("--date", metavar="YYYY-MM-DD", help="The day of the turn [default: today].")
+@memory_scope_option
+@mode_option
+@json_option
+@pass_ctx
+def context(
+    ctx: Ctx,
+    query: str,
+    scope: str,
+    session: str | None,
+    budget: int | None,
+    show: bool,
+    fmt: str,
+    date: str | None,
+    scopes: tuple[str, ...],
+    mode: str,
+    as_json: bool,
+) -> None:
+    """The context for the next turn of a conversation, within one exact budget: the session's
+    recent turns and facts always, what QUERY finds in its memory and in the packs (core and
+    triggered domains), and nothing the session was given before unchanged. The context is
+    a load manifest pinned as context/SCOPE/SESSION; the session's ledger records what it gave.
+    Add the turn itself with 'cas mem turn'."""
+    from casapp.project import Project
+    from memory.entries import check_date
+    from memory.scopes import check_scope
+
+    if budget is not None and budget < 1:
+        raise UsageError(f"--budget must be a positive number of tokens, not {budget}")
+    scope = check_scope(scope)
+    day = check_date(date) if date is not None else None
+    root = project_root()
+    with (
+        ctx.open_store() as store,
+        Project(root, store, scopes=(scope, *scopes), notes=note_sink(ctx)) as project,
+    ):
+        chosen = session if session is not None else project.new_session(scope)
+        with Progress("context", enabled=ctx.progress, stages=True) as bar:
+            found = project.context(
+                query, scope=scope, session=chosen, budget=budget, date=day, mode=mode,
+                fmt=fmt, progress=bar.sink,
+            )  # fmt: skip
+    m = found.load.manifest
+    tiers = {t: sum(1 for e in m.entries if e.tier == t) for t in ("high", "medium", "low")}
+    if as_json:
+        emit_json(
+            {
+                "scope": found.scope,
+                "session": found.session,
+                "turn": found.turn,
+                "digest": str(found.digest),
+                "pin": found.pin,
+                "pinned": list(found.pinned),
+                "given": found.given,
+                "domains": list(found.domains),
+                "new_domains": list(found.new_domains),
+                "packs": found.load.packs,
+                "tokens": found.tokens,
+                "budget": found.budget,
+                "tiers": tiers,
+                "text": found.text if show else None,
+            }
+        )
+        return
+    lines = [
+        f"session {found.session} of {found.scope}, turn {found.turn}: {tiers['high']} in full, "
+        f"{tiers['medium']} summarized, {found.given} given earlier and unchanged; "
+        f"{found.tokens[fmt]:,} of {found.budget:,} tokens",
+    ]
+    for t in found.load.triggered:
+        how = f"by {', '.join(t.words)}" if t.words else "earlier in this session"
+        lines.append(f"domain {t.domain} ({how}): {', '.join(t.packs)}")
+    lines.append(f"pinned as {found.pin}: {found.digest}")
+    if show:
+        click.echo(found.text, nl=False)
+        if not ctx.quiet:
+            for line in lines:
+                warn(line)
+        return
+    for line in lines:
+        click.echo(line)
+
+
 def _report_lines(result: LoadResult, path: Path, dry_run: bool) -> list[str]:
     m = result.manifest
     tiers = {t: sum(1 for e in m.entries if e.tier == t) for t in ("high", "medium", "low")}
@@ -210,4 +310,4 @@ def mcp(ctx: Ctx, port: int | None, project: Path | None, scopes: tuple[str, ...
         serve(root, store, port, scopes)
 
 
-COMMANDS = [search, load, mcp]
+COMMANDS = [search, load, context, mcp]

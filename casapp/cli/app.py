@@ -26,7 +26,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 COMMAND_MODULES = {
     **dict.fromkeys(("init", "put", "get", "has", "stat", "ls", "info"), "casapp.cli.store_cmds"),
     **dict.fromkeys(("pack", "render", "show", "cat", "diff", "distill"), "casapp.cli.pack_cmds"),
-    **dict.fromkeys(("search", "load", "mcp"), "casapp.cli.agent_cmds"),
+    **dict.fromkeys(("search", "load", "context", "mcp"), "casapp.cli.agent_cmds"),
     **dict.fromkeys(("remote", "push", "pull"), "casapp.cli.remote_cmds"),
     **dict.fromkeys(("verify", "gc", "pin", "unpin", "pins"), "casapp.cli.maint_cmds"),
     "mem": "casapp.cli.mem_cmds",

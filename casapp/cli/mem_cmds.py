@@ -15,7 +15,7 @@ from cas.display import echoed, shown
 from cas.errors import BadDigest, NotFound, UsageError
 from cas.report import report_json
 from casapp.cli._common import CasGroup, json_option, mode_option, pass_ctx, project_packs
-from casapp.cli.context import Ctx, emit_json, emit_report, note_sink, project_root
+from casapp.cli.context import Ctx, emit_json, emit_report, note_sink, project_root, warn
 
 
 def _scope(_ctx: click.Context, _param: click.Parameter, text: str) -> str:
@@ -366,6 +366,126 @@ def mem_compact(
         click.echo(("would " if dry_run else "") + shown(d.journal()))
     if not done.decisions:
         click.echo(f"{scope}: nothing to compact at {now}")
+
+
+def _session(_ctx: click.Context, _param: click.Parameter, text: str) -> str:
+    from memory.session import check_session
+
+    return check_session(text)
+
+
+session_option = click.option(
+    "--session",
+    required=True,
+    metavar="ID",
+    callback=_session,
+    help="The conversation (as 'cas context' named it).",
+)
+max_tokens_option = click.option(
+    "--max-tokens",
+    type=int,
+    default=2_000,
+    show_default=True,
+    help="Tokens the session's recent turns may hold; past it the oldest go to the day's log.",
+)
+llm_option = click.option(
+    "--llm",
+    "llm",
+    metavar="CMD",
+    help="A command that decides what a flushed turn becomes (COMPRESS, PROMOTE or DELETE; "
+    "JSON on stdin, as 'cas mem compact'); default: rules.",
+)
+
+
+@mem_group.command(name="turn")
+@click.argument("user")
+@click.argument("assistant")
+@scope_option
+@session_option
+@max_tokens_option
+@llm_option
+@date_option
+@json_option
+@pass_ctx
+def mem_turn(
+    ctx: Ctx,
+    user: str,
+    assistant: str,
+    scope: str,
+    session: str,
+    max_tokens: int,
+    llm: str | None,
+    date: str | None,
+    as_json: bool,
+) -> None:
+    """Add a turn of a conversation (what USER said, what ASSISTANT answered; - reads that one
+    from stdin) to the session's short-term memory; past --max-tokens, the oldest turns are
+    flushed whole into the day's log and compressed or promoted."""
+    from memory.compact import command_decider
+    from memory.shortterm import Policy, add_turn
+
+    policy = Policy(max_tokens=max_tokens)
+    decide = command_decider(llm) if llm is not None else None
+    user = _text((user,)) if user == "-" else user
+    assistant = _text((assistant,)) if assistant == "-" else assistant
+    with ctx.open_store() as store:
+        done = add_turn(
+            store, scope, session, user, assistant, date=_date(date), policy=policy,
+            decide=decide,
+        )  # fmt: skip
+    if as_json:
+        emit_report(done)
+        return
+    if ctx.quiet:
+        return
+    note = f" (secret cut out: {', '.join(done.secrets)})" if done.secrets else ""
+    click.echo(
+        f"turn {done.turn} of session {session} in {scope}: {done.recent} recent turns, "
+        f"{done.tokens:,} tokens{note}"
+    )
+    for f in done.flushed:
+        click.echo(f"turn {f.turn} flushed to {f.log}: {f.decision} (by {f.by})")
+
+
+@mem_group.command(name="short-term")
+@scope_option
+@session_option
+@max_tokens_option
+@llm_option
+@date_option
+@json_option
+@pass_ctx
+def mem_short_term(
+    ctx: Ctx,
+    scope: str,
+    session: str,
+    max_tokens: int,
+    llm: str | None,
+    date: str | None,
+    as_json: bool,
+) -> None:
+    """Show a session's short-term memory after applying the policy now: turns past
+    --max-tokens are flushed into the day's log (as 'cas mem turn' does on every turn)."""
+    from memory.compact import command_decider
+    from memory.session import turns_path
+    from memory.shortterm import Policy, manage
+    from memory.state import head, read_file
+
+    decide = command_decider(llm) if llm is not None else None
+    with ctx.open_store() as store:
+        done = manage(
+            store, scope, session, date=_date(date), policy=Policy(max_tokens=max_tokens),
+            decide=decide,
+        )  # fmt: skip
+        data = read_file(store, head(store, scope), turns_path(session))
+    if as_json:
+        emit_report(done)
+        return
+    for f in done.flushed:
+        warn(f"turn {f.turn} flushed to {f.log}: {f.decision} (by {f.by})")
+    if data is None:
+        raise NotFound("session", session, f"memory {scope!r} has no turns of it ('cas mem turn')")
+    click.echo(data.decode("utf-8", "replace"), nl=False)
 
 
 @mem_group.command(name="prune")
