@@ -41,7 +41,6 @@ from memory.search import view
 from memory.session import (
     SUMMARY,
     Given,
-    is_ledger,
     ledger_path,
     parse_ledger,
     turns_path,
@@ -93,20 +92,16 @@ def facts_text(store: Store, scope: str) -> bytes | None:
 def memory_source(
     store: Store, state: State, session: str, *, first: bool
 ) -> tuple[Attached | None, tuple[str, ...]]:
-    """The scope's memory as a load draws on it for ``session`` (the ledgers left out, the
-    fact files as one ``facts.md``), and the paths pinned: the session's turns, the facts and,
-    on its ``first`` context, the summary of the last sessions."""
+    """The scope's memory as a load draws on it for ``session`` (as it is searched:
+    `memory.search.view`, with the fact files as one ``facts.md``), and the paths pinned: the
+    session's turns, the facts and, on its ``first`` context, the summary of the last
+    sessions."""
     if state.digest is None:
         return None, ()
     name = source_name(state.scope)
     prefix = name + "/"
     whole = view(store, state, prefix)
-    kept = [
-        e
-        for e in whole.entries
-        if not is_ledger(e.path[len(prefix) :])
-        and not e.path[len(prefix) :].startswith(entries.FACTS)
-    ]
+    kept = [e for e in whole.entries if not e.path[len(prefix) :].startswith(entries.FACTS)]
     pinned = []
     facts = facts_text(store, state.scope)
     if facts is not None:

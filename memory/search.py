@@ -34,6 +34,7 @@ from cas.visibility import source_name
 from memory import entries
 from memory.redaction import redacted
 from memory.scopes import check_scope
+from memory.session import is_ledger
 from memory.state import JOURNAL, State, head, read_file
 from packer import vectors
 from packer.hybrid import DEFAULT_MODE, POOL, check_mode, resolved, weights
@@ -78,11 +79,12 @@ class Hit:
 
 def view(store: Store, state: State, prefix: str = "") -> mf.Manifest:
     """The files of ``state`` that are searched and loaded, their paths after ``prefix``: every
-    file but the journal and the facts without a value (deleted ones)."""
+    file but the journal, the sessions' ledgers (bookkeeping: `memory.session`) and the facts
+    without a value (deleted ones)."""
     out = []
     m = state.manifest
     for e in m.entries if m is not None else ():
-        if e.path == JOURNAL or e.digest is None:
+        if e.path == JOURNAL or e.digest is None or is_ledger(e.path):
             continue
         if _is_fact(e.path) and _deleted(e.path, read_file(store, state, e.path) or b""):
             continue
