@@ -101,7 +101,14 @@ def memory_source(
     name = source_name(state.scope)
     prefix = name + "/"
     whole = view(store, state, prefix)
-    kept = [e for e in whole.entries if not e.path[len(prefix) :].startswith(entries.FACTS)]
+    # the fact files as one; the summary of the sessions on a session's first context only
+    # (later, the session's own turns say more, and it changes at every turn)
+    kept = [
+        e
+        for e in whole.entries
+        if not e.path[len(prefix) :].startswith(entries.FACTS)
+        and (first or e.path[len(prefix) :] != SUMMARY)
+    ]
     pinned = []
     facts = facts_text(store, state.scope)
     if facts is not None:
@@ -151,9 +158,12 @@ def get_context(
     )  # fmt: skip
     held = {g.path: Held(Digest.parse(g.digest), g.full) for g in ledger.given.values()}
     limit = Budget(budget, budget) if budget is not None else None
+    # Memories, and packs a context of this session drew on already: what the question finds.
+    memories = {a.name for a in attached}
     result = loader.load(
-        query, limit, name=CONTEXT_SCOPE, pinned=pinned, held=held, domains=ledger.domains
-    )
+        query, limit, name=CONTEXT_SCOPE, pinned=pinned, held=held, domains=ledger.domains,
+        settled=memories | set(ledger.packs),
+    )  # fmt: skip
     store_result(store, result)
     pin = pin_name(scope, session)
     store.refs.pin(pin, result.digest)
@@ -173,7 +183,11 @@ def get_context(
             assert e.digest is not None
             given[e.path] = Given(e.path, str(e.digest), e.tier == "high", turn)
         kept = (*led.domains, *(d for d in domains if d not in led.domains))
-        led = replace(led.seen(date, query), contexts=led.contexts + 1, domains=kept, given=given)
+        drawn = (*led.packs, *(p for p in result.packs if p not in led.packs and p not in memories))
+        led = replace(
+            led.seen(date, query), contexts=led.contexts + 1, domains=kept, packs=drawn,
+            given=given,
+        )  # fmt: skip
         return Change({ledger_path(session): led.render()}, (note,))
 
     after = commit(store, scope, make, date=date)

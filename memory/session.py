@@ -21,7 +21,8 @@ Three kinds of file, each in the scope's memory state (`memory.state`) like its 
   A message's lines after its first are indented by two spaces; its blank lines read as an
   indented empty line, so a message reads back exactly as it was stored.
 * ``sessions/ID/ledger.md``: what the session holds: how many turns it had, its first and last
-  day, what it began with and last asked, the domains its words triggered, and every file a
+  day, what it began with and last asked, the domains its words triggered, the packs its
+  contexts drew on, and every file a
   turn's context gave it (path, digest, in full or summarized, the turn), so the next context
   leaves out what the session holds unchanged (`memory.context`). Bookkeeping: it is never
   searched or loaded.
@@ -215,6 +216,7 @@ class Ledger:
     began: str = ""  # what its first question was (one line)
     asked: str = ""  # what it last asked (one line): its open thread
     domains: tuple[str, ...] = ()  # domains its words triggered, in the order they were
+    packs: tuple[str, ...] = ()  # packs its contexts drew on, in the order they first did
     given: dict[str, Given] = field(default_factory=dict)  # by path
 
     def render(self) -> bytes:
@@ -226,6 +228,7 @@ class Ledger:
             "began": self.began,
             "asked": self.asked,
             "domains": ", ".join(self.domains),
+            "packs": ", ".join(self.packs),
         }
         out = [f"# Session {self.session}", ""]
         out += [f"{key}: {value}".rstrip() for key, value in fields.items()]
@@ -275,6 +278,7 @@ def parse_ledger(session: str, data: bytes | None) -> Ledger:
         began=fields.get("began", ""),
         asked=fields.get("asked", ""),
         domains=tuple(d for d in fields.get("domains", "").split(", ") if d),
+        packs=tuple(p for p in fields.get("packs", "").split(", ") if p),
         given=given,
     )
 

@@ -92,6 +92,9 @@ FOCUS_LINES: Final = 120  # at most this many lines of one symbol's source are o
 GAP_FILES: Final = 3  # files a gap's name brings in
 MEANING_FILES: Final = 10  # files nearest the question by meaning that gain a share ...
 MEANING_SHARE: Final = 4  # ... of at most a quarter of the best score by words
+# Of a pack the reader had already (a conversation's earlier turns), a file is offered when the
+# question finds it with more than this share of the best file's score.
+SETTLED_SHARE: Final = 8
 NAME_FACTOR: Final = 3  # a term a symbol's name spells counts this many times
 DEFINED_FACTOR: Final = 4  # a symbol the query names is worth this many query values more
 # A member of a type the query names is worth 1/MEMBER_SHARE of what the type gains (a field or
@@ -208,6 +211,7 @@ class Loader:
         self._meaning: tuple[list[Found], str] | None = None
         self._pinned: Collection[str] = ()
         self._held: Mapping[str, Held] = {}
+        self._settled: Collection[str] = ()
         for a in attached:
             self._manifests[a.name] = (a.manifest, a.digest)
 
@@ -237,13 +241,16 @@ class Loader:
         pinned: Collection[str] = (),
         held: Mapping[str, Held] | None = None,
         domains: Collection[str] = (),
+        settled: Collection[str] = (),
     ) -> LoadResult:
         """The packs (and memories attached) fitted to ``query`` within ``budget``. For a turn
         of a conversation: the files of ``pinned`` are shown in full whatever else fits (a
         session's recent turns, its facts), a file ``held`` in full unchanged is left out with
-        the reason `GIVEN` (one held as a summary is shown in full or not at all), and the
-        domains of ``domains`` stay triggered."""
+        the reason `GIVEN` (one held as a summary is shown in full or not at all), the
+        domains of ``domains`` stay triggered, and of the packs ``settled`` (the reader had
+        them already) only the files the question finds are offered: the rest stay counted."""
         self._pinned, self._held = frozenset(pinned), held or {}
+        self._settled = frozenset(settled)
         if not query_terms(query) and not pinned:  # a turn's context has what is pinned
             raise UsageError(
                 f"the query {echoed(query)} has no word to load for (only stop words); ask about "
@@ -383,11 +390,15 @@ class Loader:
         texts: dict[str, outline_mod.Outline] = {}
         focused: dict[str, int] = {}
         reasons: dict[str, str | None] = {path: entries[path].reason for path in paths}
+        quiet = self._quiet(src, scores)
         for path in paths:
             e = entries[path]
             cand = self._candidate(e, values[path])
             if path in self._pinned and cand.ceiling == HIGH:
                 offers.append(self.pricer.offer(replace(cand, floor=HIGH)))
+                continue
+            if path in quiet:
+                offers.append(Offer(path, ceiling=LOW, floor=LOW))
                 continue
             held = self._held.get(path)
             if held is not None and held.digest == e.digest:
@@ -450,6 +461,23 @@ class Loader:
         m = fitted.made._replace(totals={**fitted.made.totals, "tokens": dict(tokens)})
         shown = {e.path for e in m.entries if e.tier == "medium"}
         return m, tokens, {p: n for p, n in focused.items() if p in shown}
+
+    def _quiet(self, src: Source, scores: Mapping[str, int]) -> set[str]:
+        """The files of the settled packs (each path its first holder's) that the question does
+        not find, by words or by meaning, or finds with at most 1/`SETTLED_SHARE` of the best
+        file's score (by a common word), and that are not pinned."""
+        if not self._settled:
+            return set()
+        floor = max(scores.values(), default=0) // SETTLED_SHARE
+        first: dict[str, str] = {}
+        for name, held in src.holders:
+            for path in held:
+                first.setdefault(path, name)
+        return {
+            path
+            for path, name in first.items()
+            if name in self._settled and scores.get(path, 0) <= floor and path not in self._pinned
+        }
 
     def _candidate(self, e: mf.Entry, value: int) -> Candidate:
         text = (

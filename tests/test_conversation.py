@@ -18,6 +18,8 @@ from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from bench.memory_bench import CONFIG, DAY, FIRST_WORD
+from bench.memory_bench import SCRIPT as bench_script
 from cas import Store
 from memory import MemoryManager
 from memory.session import turns_path
@@ -27,90 +29,9 @@ from packer.tokens import TokenCounter
 from tests.conftest import cas_env, run_cas
 from tests.realcode import corpus
 
-DAY = "2026-11-29"
 BUDGET = 3000
-CONFIG = """\
-[pack]
-history = 0
-
-[scopes.core]
-roots = ["src/click"]
-exclude = ["src/click/testing.py", "src/click/shell_completion.py"]
-
-[scopes.core.targets.small]
-target = 1500
-max = 2000
-
-[scopes.testing]
-roots = ["src/click/testing.py", "tests/test_testing.py", "docs/testing.rst"]
-
-[scopes.completion]
-roots = ["src/click/shell_completion.py", "tests/test_shell_completion.py",
-         "docs/shell-completion.rst"]
-
-[scopes.docs]
-roots = ["docs", "README.md"]
-exclude = ["docs/testing.rst", "docs/shell-completion.rst"]
-
-[load]
-core = ["core.small"]
-budget = { target = 3000, max = 3000 }
-
-[load.domains.testing]
-triggers = ["CliRunner", "testing"]
-packs = ["testing"]
-
-[load.domains.completion]
-triggers = ["completion"]
-packs = ["completion"]
-"""
-
-# (question, answer); the domains' words first appear at turns 8 (testing) and 17 (completion).
-SCRIPT = [
-    (
-        "How do I define a command that takes an option?",
-        "Decorate with click.command and click.option.",
-    ),
-    ("Where is the Command class defined?", "In src/click/core.py."),
-    ("How does a group dispatch to its subcommands?", "Group.invoke resolves the subcommand."),
-    (
-        "How are option defaults shown in the help text?",
-        "show_default=True; we decided to show them always.",
-    ),
-    ("What happens when a required argument is missing?", "A MissingParameter error is raised."),
-    ("How is the help page formatted?", "HelpFormatter writes the usage and sections."),
-    (
-        "Can an option read its value from an environment variable?",
-        "Yes, with envvar or auto_envvar_prefix.",
-    ),
-    ("How do I test a command with CliRunner?", "CliRunner().invoke(cli, args) returns a Result."),
-    ("Does the result keep the exit code and the output?", "Result.exit_code and Result.output."),
-    ("Can the runner isolate the filesystem?", "isolated_filesystem() gives a temporary folder."),
-    ("How do I pass input to a prompt in a test?", "invoke(..., input='text')."),
-    ("How are exceptions caught during invoke?", "catch_exceptions keeps them on the result."),
-    ("What does the context object hold?", "Params, the parent, the command and settings."),
-    ("How do I pass an object between commands?", "ctx.obj, or pass_obj and make_pass_decorator."),
-    ("How are choices validated?", "click.Choice converts and checks the value."),
-    ("How do I make an option a flag?", "is_flag=True, or a secondary off name."),
-    ("How does shell completion work for bash?", "The completion script calls the program back."),
-    (
-        "Which environment variable triggers the completion mode?",
-        "_PROG_COMPLETE, from complete_var.",
-    ),
-    ("How do I add custom completion to an argument?", "shell_complete returning CompletionItems."),
-    ("Which shells are supported?", "bash, zsh and fish."),
-    ("How do I echo text in color?", "click.secho or click.style."),
-    ("How does click handle unicode on Windows?", "Through its compat layer's console streams."),
-    ("How do I show a progress bar?", "click.progressbar as a context manager."),
-    ("How do I open a file lazily?", "click.File(lazy=True) or open_file."),
-    ("What is a parameter type?", "A ParamType subclass with a convert method."),
-    ("How do I write a custom parameter type?", "Subclass ParamType and implement convert."),
-    ("How does the parser split options from arguments?", "OptionParser in parser.py."),
-    ("We decided to pin click below 9; where is the version?", "In pyproject.toml and __init__."),
-    ("How do I exit with a code from a command?", "ctx.exit(code) or raise SystemExit."),
-    ("What is the last thing we looked at?", "How a command exits with a code."),
-]
-FIRST_WORD = {8: "testing", 17: "completion"}
+# The scripted conversation and the project's configuration are the memory benchmark's.
+SCRIPT = [(question, answer) for question, answer, _file in bench_script]
 
 
 @pytest.fixture(scope="module")
