@@ -41,7 +41,7 @@ from cas.errors import NotFound, UsageError
 from cas.store import Store
 from memory import entries, ops, shortterm
 from memory.scopes import GLOBAL, check_scope
-from memory.session import check_session, next_session, parse_turns, turns_path
+from memory.session import check_session, next_session, parse_turns, session_of, turns_path
 from memory.shortterm import DEFAULT_MAX_TOKENS, Policy
 from memory.state import CURATED, JOURNAL, head, history, read_file
 
@@ -105,6 +105,8 @@ class MemoryStats:
     state: str | None  # the newest state's digest (None: nothing written yet)
     first_log: str | None  # the earliest and latest days with a log
     last_log: str | None
+    sessions: int = 0  # conversations with a turn or a context (`add_turn`, `get_context`)
+    recent_turns: int = 0  # turns held in the sessions' short-term memories
 
 
 def _today() -> str:
@@ -343,6 +345,12 @@ class MemoryManager:
             state=str(state.digest) if state.digest is not None else None,
             first_log=days[0] if days else None,
             last_log=days[-1] if days else None,
+            sessions=len({session_of(p) for p in files} - {None}),
+            recent_turns=sum(
+                len(parse_turns(ident, read_file(self.store, state, p)).recent)
+                for p in files
+                if (ident := session_of(p)) is not None and p == turns_path(ident)
+            ),
         )
 
     def _text_index(self) -> TextIndex:

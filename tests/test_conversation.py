@@ -223,3 +223,34 @@ def test_a_real_mcp_client_converses_and_bad_input_is_a_tool_error(clicked: Path
     with Store.at(clicked / ".cas") as store:
         data = read_file(store, head(store, "user:mcp"), turns_path("s1"))
     assert data is not None and b"In a sandbox." in data
+
+
+def test_a_decider_command_decides_what_flushed_turns_become(tmp_path: Path) -> None:
+    """`cas mem turn --llm CMD`: the command gets each flush as JSON and its answer decides;
+    a bad answer changes nothing and is one line, exit 1."""
+    root = tmp_path / "p"
+    root.mkdir()
+    decider = tmp_path / "decide.py"
+    decider.write_text(
+        "import json, sys\n"
+        "req = json.load(sys.stdin)\n"
+        "assert req['choices'] == ['COMPRESS', 'PROMOTE', 'DELETE'], req\n"
+        "print(json.dumps({'decisions': [{'index': e['index'], 'decision': 'COMPRESS',\n"
+        "    'text': 'gist of ' + e['text'].split(chr(10))[0]} for e in req['entries']]}))\n"
+    )
+    bad = tmp_path / "bad.py"
+    bad.write_text("print('not json')\n")
+    assert run_cas("init", cwd=root).code == 0
+    llm = f"{sys.executable} {decider}"
+    for i in range(4):
+        r = run_cas("mem", "turn", f"question {i} " * 10, f"answer {i} " * 10, "--session", "c1",
+                    "--max-tokens", "60", "--llm", llm, "--date", DAY, cwd=root)  # fmt: skip
+        assert r.code == 0, r.err
+    assert "flushed to logs/2026-11-29.md: COMPRESS (by llm)" in r.out
+    r = run_cas("mem", "short-term", "--session", "c1", "--max-tokens", "60", cwd=root)
+    assert "- turn 1 (2026-11-29): gist of user: question 0" in r.out, r.out
+    before = run_cas("mem", "log", "--json", cwd=root).out
+    r = run_cas("mem", "turn", "q " * 40, "a " * 40, "--session", "c1", "--max-tokens", "60",
+                "--llm", f"{sys.executable} {bad}", "--date", DAY, cwd=root)  # fmt: skip
+    assert r.code == 1 and "not JSON" in r.err and len(r.err.strip().split("\n")) == 1, r.err
+    assert run_cas("mem", "log", "--json", cwd=root).out == before

@@ -8,6 +8,7 @@ import json
 import random
 import string
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -132,3 +133,33 @@ def test_the_api_names_are_exported_lazily() -> None:
     assert memory.MemoryManager is manager_mod.MemoryManager
     with pytest.raises(AttributeError):
         memory.nothing  # noqa: B018
+
+
+def test_a_conversation_through_the_manager_with_a_python_decider(tmp_path: Path) -> None:
+    """The design's quick start: MemoryManager(scope=, data_dir=, llm_client=), add_turn, the
+    short-term memory managed, and what the statistics say of it."""
+    asked: list[dict[str, object]] = []
+
+    def client(request: dict[str, Any]) -> list[dict[str, Any]]:
+        asked.append(request)
+        return [{"index": e["index"], "decision": "PROMOTE", "text": "kept for good"}
+                for e in request["entries"]]  # fmt: skip
+
+    with MemoryManager(scope="user:q", data_dir=tmp_path, llm_client=client, max_tokens=40) as mem:
+        assert mem.session == "s1"
+        for i in range(3):
+            mem.add_turn(f"question {i} " * 4, f"answer {i} " * 4, date="2026-11-29")
+        kept = [n for n, _u, _a in mem.short_term()]
+        assert kept[-1] == 3 and len(kept) < 3  # flushed past 40 tokens, the newest kept
+        assert asked and all(r["choices"] == ["COMPRESS", "PROMOTE", "DELETE"] for r in asked)
+        assert "- 2026-11-29: kept for good" in mem.curated()
+        done = mem.manage_short_term(max_tokens=1, date="2026-11-29")
+        assert [n for n, _u, _a in mem.short_term()] == [3] and done.recent == 1
+        stats = mem.get_stats()
+        assert (stats.sessions, stats.recent_turns) == (1, 1)
+    with MemoryManager(tmp_path, "user:q") as again:
+        assert again.session == "s2"  # a new conversation: the next free id
+    with pytest.raises(UsageError, match="where or data_dir"):
+        MemoryManager(tmp_path, "user:q", data_dir=tmp_path)
+    with pytest.raises(UsageError, match="session"):
+        MemoryManager(tmp_path, "user:q", session="no good")
