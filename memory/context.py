@@ -41,10 +41,14 @@ from memory.search import view
 from memory.session import (
     SUMMARY,
     Given,
+    Turn,
+    Turns,
     ledger_path,
     parse_ledger,
+    parse_turns,
     turns_path,
 )
+from memory.shortterm import count_tokens
 from memory.state import Change, State, commit, head, read_file
 from packer.config import Budget, load_config
 from packer.load import Held, Loader, LoadResult, Trigger, store_result
@@ -54,6 +58,8 @@ from packer.search import Attached
 CONTEXT_SCOPE: Final = "context"
 FACTS_FILE: Final = "facts.md"
 PIN_PREFIX: Final = "context/"
+# A turn's context shows the session's recent turns in at most 1/TURNS_SHARE of its budget.
+TURNS_SHARE: Final = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,13 +95,53 @@ def facts_text(store: Store, scope: str) -> bytes | None:
     return ("\n".join(lines) + "\n").encode()
 
 
+def fitting_turns(data: bytes, session: str, room: int) -> bytes:
+    """The session's ``turns.md`` as a context shows it within ``room`` tokens: whole when it
+    fits, else its newest turns that fit (the newest one cut short when even it does not), and a
+    line saying how many earlier turns the short-term memory holds besides."""
+    if count_tokens(data) <= room:
+        return data
+    turns = parse_turns(session, data)
+    kept: list[Turn] = []
+    for t in reversed(turns.recent):
+        if count_tokens(Turns(session, (t, *kept)).render()) > room * 9 // 10:
+            break
+        kept.insert(0, t)
+    if not kept and turns.recent:
+        newest = turns.recent[-1]
+        width = max(len(newest.user), len(newest.assistant))
+        while width > 16:
+            width //= 2
+            cut = replace(
+                newest, user=_cut(newest.user, width), assistant=_cut(newest.assistant, width)
+            )
+            if count_tokens(Turns(session, (cut,)).render()) <= room * 9 // 10:
+                kept = [cut]
+                break
+    left = len(turns.recent) - len(kept) + len(turns.earlier)
+    where = f"its short-term memory, {turns_path(session)}, and the daily logs hold"
+    if left:
+        note = f"\n({left} earlier turn{'s' if left != 1 else ''} not shown here: {where} them)\n"
+    else:
+        note = f"\n(the turn is cut short here: {where} it whole)\n"
+    return Turns(session, tuple(kept)).render() + note.encode()
+
+
+def _cut(text: str, width: int) -> str:
+    return (
+        text
+        if len(text) <= width
+        else text[:width] + f" ... ({len(text) - width:,} more characters)"
+    )
+
+
 def memory_source(
-    store: Store, state: State, session: str, *, first: bool
+    store: Store, state: State, session: str, *, first: bool, turns_room: int | None = None
 ) -> tuple[Attached | None, tuple[str, ...]]:
     """The scope's memory as a load draws on it for ``session`` (as it is searched:
     `memory.search.view`, with the fact files as one ``facts.md``), and the paths pinned: the
-    session's turns, the facts and, on its ``first`` context, the summary of the last
-    sessions."""
+    session's turns (within ``turns_room`` tokens: `fitting_turns`), the facts and, on its
+    ``first`` context, the summary of the last sessions."""
     if state.digest is None:
         return None, ()
     name = source_name(state.scope)
@@ -116,8 +162,12 @@ def memory_source(
         kept.append(mf.Entry(prefix + FACTS_FILE, digest, len(facts), "high", 0))
         pinned.append(prefix + FACTS_FILE)
     own = prefix + turns_path(session)
-    if any(e.path == own for e in kept):
-        pinned.append(own)
+    for i, e in enumerate(kept):
+        if e.path == own and e.digest is not None:
+            pinned.append(own)
+            if turns_room is not None:
+                shown = fitting_turns(store.get(e.digest), session, turns_room)
+                kept[i] = e._replace(digest=store.put(shown), size=len(shown))
     if first and any(e.path == prefix + SUMMARY for e in kept):
         pinned.append(prefix + SUMMARY)
     kept.sort(key=lambda e: e.path.encode())
@@ -145,8 +195,11 @@ def get_context(
     memories to draw on beside the session's own (searched, never pinned)."""
     state = head(store, scope)
     ledger = parse_ledger(session, read_file(store, state, ledger_path(session)))
-    source, pinned = memory_source(store, state, session, first=ledger.contexts == 0)
     config = load_config(root)
+    most = budget if budget is not None else config.load.budget.max
+    source, pinned = memory_source(
+        store, state, session, first=ledger.contexts == 0, turns_room=most // TURNS_SHARE
+    )
     attached = [source] if source is not None else []
     if scopes:
         from memory.search import attached as others

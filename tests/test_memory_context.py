@@ -13,7 +13,7 @@ from cas import manifest as mf
 from cas.textindex import TextIndex
 from memory.context import FACTS_FILE, get_context, pin_name
 from memory.ops import put_fact, remember
-from memory.shortterm import add_turn
+from memory.shortterm import Policy, add_turn
 from packer.render import GIVEN
 from packer.tokens import TokenCounter
 from tests.conftest import run_cas
@@ -131,3 +131,21 @@ def test_a_memory_without_packs_still_gives_a_context(tmp_path: Path) -> None:
     c = context(root, "release day", 500)
     assert "the release is on Friday" in c.text and "- assistant: Friday" in c.text
     assert c.load.packs == ["memory/user:a"]
+
+
+def test_turns_too_long_for_the_budget_are_shown_newest_first_within_half_of_it(
+    shop: Path,
+) -> None:
+    long = "a long question about carts and discounts " * 150
+    for i in range(3):
+        write(shop, lambda s, i=i: add_turn(s, "user:a", "s1", f"turn {i}: {long}", "ok", date=DAY,
+                                           policy=Policy(max_tokens=100_000)))  # fmt: skip
+    small = context(shop, "discount", 600)
+    assert small.tokens["markdown"] <= 600
+    assert "- user: turn 2:" in small.text and "more characters)" in small.text
+    assert "(2 earlier turns not shown here:" in small.text
+    roomy = context(shop, "discount", 3000)
+    assert "- user: turn 2:" in roomy.text and "- user: turn 0:" not in roomy.text
+    assert "(2 earlier turns not shown here:" in roomy.text
+    whole = context(shop, "discount", 20_000)
+    assert "- user: turn 0:" in whole.text and "not shown here" not in whole.text
