@@ -359,17 +359,30 @@ def _listed(names: list[str]) -> str:
     return ", ".join(shown(n) for n in names[:_NAMED]) + more
 
 
-def _write(store: Store, where: Path, state: State, old: _Marker | None) -> Exported:
+def _write(
+    store: Store,
+    where: Path,
+    state: State,
+    old: _Marker | None,
+    seen: Mapping[str, Digest] | None = None,
+) -> Exported:
+    """Write ``state`` to the folder, remove the files of the earlier export (``old``) it no
+    longer holds, then the marker. After an import, ``seen`` is what the import read (state
+    path -> digest): a file is written or removed only if it still holds what was read, so an
+    edit saved meanwhile is never written over (the next import takes it)."""
     files = {p: d for p, d in state.files.items() if p != JOURNAL}
     written = []
     for path, digest in sorted(files.items()):
-        if atomic_write(where / folder_name(path), store.get(digest)):
+        target = where / folder_name(path)
+        if seen is not None and (seen.get(path) == digest or _on_disk(target) != seen.get(path)):
+            continue
+        if atomic_write(target, store.get(digest)):
             written.append(folder_name(path))
     removed = []
     for path in sorted(old.files if old is not None else ()):
-        if path in files:
-            continue
         target = where / folder_name(path)
+        if path in files or (seen is not None and _on_disk(target) != seen.get(path)):
+            continue
         try:
             if stat.S_ISREG(os.lstat(target).st_mode):
                 target.unlink()
@@ -382,6 +395,16 @@ def _write(store: Store, where: Path, state: State, old: _Marker | None) -> Expo
     return Exported(
         state.scope, str(where), state.digest, len(files), tuple(written), tuple(removed)
     )
+
+
+def _on_disk(path: Path) -> Digest | None:
+    """The digest of the regular file at ``path``; None when there is none."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        return Digest.of(path.read_bytes())
+    except OSError:
+        return None
 
 
 def _prune_folders(top: Path, at: Path) -> None:
@@ -498,7 +521,7 @@ def import_folder(
     if base is None and old is not None:
         # the export of another scope, copied into this one: it stays that scope's
         return Imported(scope, str(where), state.digest, tuple(done), (), ())
-    written = _write(store, where, state, old)
+    written = _write(store, where, state, old, have)
     return Imported(scope, str(where), state.digest, tuple(done), written.written, written.removed)
 
 
@@ -595,7 +618,8 @@ class Watch:
         observer.schedule(Handler(), str(self.folder), recursive=True)
         observer.start()
         try:
-            self.sync()  # edits made before the watch began, and the index
+            self.sync()  # edits made before the watch began
+            self.index()  # every body searchable, the model loaded before the first save
             while not stop.is_set():
                 if wake.wait(self.poll):
                     while not stop.is_set():  # settle: until the events stop for a while

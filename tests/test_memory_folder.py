@@ -308,10 +308,11 @@ def test_a_folder_edit_goes_over_the_newest_state_and_a_clash_needs_force(
     assert files(memory, "global")["logs/2026-11-23.md"] == log.read_bytes()
 
 
-@pytest.fixture
-def watching(memory: Store, tmp_path: Path) -> Iterator[tuple[Watch, list[str]]]:
+@contextlib.contextmanager
+def watched(store: Store, face: Path) -> Iterator[tuple[Watch, list[str]]]:
+    """A real watch of ``face`` running in a thread, stopped at the end; the lines it said."""
     lines: list[str] = []
-    watch = Watch(memory, tmp_path / "face", date=lambda: DAY, report=lines.append,
+    watch = Watch(store, face, date=lambda: DAY, report=lines.append,
                   problem=lambda line: lines.append("problem: " + line))  # fmt: skip
     stop = threading.Event()
     runner = threading.Thread(target=watch.run, args=(stop,))
@@ -322,6 +323,12 @@ def watching(memory: Store, tmp_path: Path) -> Iterator[tuple[Watch, list[str]]]
         stop.set()
         runner.join(timeout=20)
         assert not runner.is_alive()
+
+
+@pytest.fixture
+def watching(memory: Store, tmp_path: Path) -> Iterator[tuple[Watch, list[str]]]:
+    with watched(memory, tmp_path / "face") as done:
+        yield done
 
 
 def until(check: Callable[[], bool], timeout: float = 20.0) -> float:
@@ -364,3 +371,31 @@ def test_a_watched_folder_is_imported_on_save_and_written_when_the_store_moves(
     until(lambda: files(memory, "global")["MEMORY.md"] == b"# Memory\n\n- fixed\n")
     assert sum(line.startswith("problem: ") for line in lines) == 1
     assert watch.scope == "global"
+
+
+def test_saves_in_quick_succession_are_never_written_over_by_the_watch(
+    memory: Store, tmp_path: Path
+) -> None:
+    """An import writes the folder again from its new state; a file saved after the import
+    read it holds a newer edit, and is left for the next import, not written over. Each save
+    here comes the moment the last one is a state, while the watch writes the folder."""
+    for day in range(1, 29):
+        remember(memory, "global", f"day {day}", date=f"2026-10-{day:02d}")
+    face = tmp_path / "face"
+    letters = string.ascii_lowercase
+    words = ["quick" + "".join(random.Random(n).choices(letters, k=8)) for n in range(12)]
+    logs = [f"DailyLogs/2026-10-{day:02d}.md" for day in range(1, 29)]
+    with watched(memory, face):
+        time.sleep(0.3)
+        for n, word in enumerate(words):
+            before = head(memory, "global").digest
+            path = face / logs[(n * 5) % len(logs)]
+            path.write_bytes(path.read_bytes() + f"- {word}\n".encode())
+            until(lambda was=before: head(memory, "global").digest != was)
+
+        def held() -> bool:
+            return all(w.encode() in b"".join(files(memory, "global").values()) for w in words)
+
+        until(held)
+        time.sleep(0.5)
+    assert all(w.encode() in b"".join(tree(face).values()) for w in words)
