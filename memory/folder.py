@@ -33,11 +33,16 @@ Files an editor leaves beside its work (hidden ones, ``name~``, ``#name#``, ``.s
 own temporary files are ignored. An unchanged folder makes no new state, so export, import,
 export gives the same bytes.
 
+Writing the folder again after an import touches only the files that still hold what the
+import read: a file saved in between keeps its new text, and the next import takes it.
+
 `Watch` keeps a folder and a scope in step: each settled change in the folder is imported
 (with the folder's version kept over a change the store made since, the journal says so), the
 new bodies indexed for search at once (the full-text index and the meaning vectors), and a
 state someone else made (``cas mem add``) is written to the folder when the store's pin moves;
-writing it causes no import, since the folder then holds what the marker says.
+writing it causes no import, since the folder then holds what the marker says. It starts by
+exporting into an empty (or missing) folder, and refuses one holding files that is not this
+scope's export.
 """
 
 from __future__ import annotations
@@ -590,8 +595,17 @@ class Watch:
         self.scope = check_scope(
             scope if scope is not None else old.scope if old is not None else "global"
         )
-        if old is None or old.scope != self.scope:
-            # an empty folder: the memory written first (a folder holding files is refused)
+        if old is not None and old.scope != self.scope:
+            raise UsageError(
+                f"{shown(str(where))} is an export of memory {old.scope!r}: watch it with "
+                f"--scope {old.scope}, or watch an empty folder"
+            )
+        if old is None:
+            if where.is_dir() and any(True for _ in _walk(where)):
+                raise UsageError(
+                    f"{shown(str(where))} holds files and is not an export of a memory (it has "
+                    f"no {MARKER}): import it first ('cas mem import'), or watch an empty folder"
+                )
             self.report(exported_line(export(store, self.scope, where)))
         self.known = self._marked()
 

@@ -399,3 +399,16 @@ def test_saves_in_quick_succession_are_never_written_over_by_the_watch(
         until(held)
         time.sleep(0.5)
     assert all(w.encode() in b"".join(tree(face).values()) for w in words)
+
+
+def test_a_watch_refuses_a_folder_that_is_not_this_scopes_export(
+    memory: Store, tmp_path: Path
+) -> None:
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.md").write_bytes(b"mine\n")
+    with pytest.raises(UsageError, match=r"not an export of a memory .*import it first"):
+        Watch(memory, tmp_path / "mine", date=lambda: DAY)
+    export(memory, "global", tmp_path / "face")
+    with pytest.raises(UsageError, match="watch it with --scope global"):
+        Watch(memory, tmp_path / "face", "user:x", date=lambda: DAY)
+    assert Watch(memory, tmp_path / "face", date=lambda: DAY).scope == "global"
