@@ -699,3 +699,31 @@ def test_watch_imports_a_save_at_once_and_writes_back_what_others_add(project: P
     assert lines[0].endswith(": imported edit logs/2026-11-20.md"), lines
     assert lines[1].endswith(": wrote to the folder DailyLogs/2026-11-23.md"), lines
     assert len(lines) == 2
+
+
+def test_a_quiet_watch_prints_nothing_and_a_folder_not_its_export_is_refused(
+    project: Path,
+) -> None:
+    mem(project, "add", "--date", "2026-11-20", "a note")
+    (project / "mine").mkdir()
+    (project / "mine" / "notes.md").write_bytes(b"mine\n")
+    r = run_cas("mem", "watch", "mine", cwd=project)
+    assert r.code == 2 and "import it first" in one_line(r.err) and r.out == ""
+    watch = subprocess.Popen(
+        [sys.executable, "-P", "-m", "cas", "mem", "watch", "--quiet", "face"],
+        cwd=project, env=cas_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        marker = project / "face" / ".cas-memory"
+        start = time.monotonic()
+        while not marker.is_file():
+            assert time.monotonic() - start < 20 and watch.poll() is None, "never exported"
+            time.sleep(0.05)
+        (project / "face" / "MEMORY.md").write_bytes(b"# Memory\n\n- quietly\n")
+        while "quietly" not in run_cas("mem", "show", "MEMORY.md", cwd=project).out:
+            assert time.monotonic() - start < 20, "the edit was never imported"
+            time.sleep(0.05)
+    finally:
+        watch.send_signal(signal.SIGTERM)
+        out, err = watch.communicate(timeout=20)
+    assert (watch.returncode, out, err) == (0, b"", b"")

@@ -599,18 +599,17 @@ def mem_import(
 @folder_argument
 @folder_scope_option
 @date_option
-@click.option("--quiet", "hush", is_flag=True, help="Print nothing but problems.")
 @pass_ctx
-def mem_watch(ctx: Ctx, folder: str, scope: str | None, date: str | None, hush: bool) -> None:
+def mem_watch(ctx: Ctx, folder: str, scope: str | None, date: str | None) -> None:
     """Keep DIR and the memory in step until Ctrl-C or SIGTERM: every saved edit in DIR
     becomes a new state, searchable at once; a state made elsewhere is written to DIR. An
-    empty (or missing) DIR gets the memory exported first."""
+    empty (or missing) DIR gets the memory exported first; -q prints problems only."""
     import signal
     import threading
 
     from memory.folder import Watch
 
-    quiet = hush or ctx.quiet
+    quiet = ctx.quiet
     stop = threading.Event()
 
     def say(line: str) -> None:
