@@ -617,7 +617,9 @@ def mem_watch(ctx: Ctx, folder: str, scope: str | None, date: str | None) -> Non
             click.echo(line)
 
     def problem(line: str) -> None:
-        click.echo(f"cas: {line}", err=True)
+        from casapp.cli.context import warn
+
+        warn(line)
 
     def on_signal(_signum: int, _frame: object) -> None:
         stop.set()
@@ -626,7 +628,7 @@ def mem_watch(ctx: Ctx, folder: str, scope: str | None, date: str | None) -> Non
         watch = Watch(store, folder, scope, date=lambda: _date(date), report=say, problem=problem)
         before = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
-            say(f"{watch.scope}: watching {folder} (Ctrl-C to stop)")
+            say(f"{watch.scope}: watching {shown(folder)} (Ctrl-C to stop)")
             watch.run(stop)
         finally:
             for s, handler in before.items():
