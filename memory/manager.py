@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from cas.digest import Digest
     from cas.textindex import TextIndex
     from memory.context import TurnContext
+    from memory.folder import Exported, Imported
     from memory.search import Hit
 
 __all__ = ["MemoryManager", "MemoryScope", "MemoryStats"]
@@ -362,6 +363,33 @@ class MemoryManager:
         else:
             self._index.refresh()
         return self._index
+
+    # --- the memory as a folder of Markdown (`memory.folder`) -----------------------------------
+
+    def export(
+        self, folder: str | os.PathLike[str], *, at: Digest | None = None, force: bool = False
+    ) -> Exported:
+        """Write this memory (its newest state, or the state ``at``) to ``folder`` as ``cas mem
+        export`` does: ``MEMORY.md``, ``DailyLogs/YYYY-MM-DD.md``, ``facts/KEY.md`` and every
+        other file under its own path, the journal left in the store. A folder holding files
+        that is not an export of this memory, or one with edits not imported, is a `UsageError`
+        unless ``force``."""
+        from memory.folder import export
+
+        return export(self.store, self.scope, folder, at=at, force=force)
+
+    def import_folder(
+        self, folder: str | os.PathLike[str], *, date: str | None = None, force: bool = False
+    ) -> Imported:
+        """Make the files of ``folder`` one new state of this memory, as ``cas mem import``
+        does: each file added, edited or removed is a journal line dated ``date``, secrets are
+        cut out, and the folder is written again from the new state. An unchanged folder makes
+        no state (``changes`` is empty); a file that is not a memory file is a `UsageError`
+        before anything is written; a file changed in the store too since the export is one
+        unless ``force`` (the folder's version is kept)."""
+        from memory.folder import import_folder
+
+        return import_folder(self.store, folder, date=_day(date), scope=self.scope, force=force)
 
 
 def _day(date: str | None) -> str:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +17,7 @@ from cas import Store
 from cas.digest import Digest
 from cas.manifest import Manifest
 from cas.manifest import decode as decode_manifest
-from tests.conftest import run_cas
+from tests.conftest import cas_env, run_cas
 from tests.secret_corpus import Values, pieces
 
 
@@ -576,3 +579,151 @@ def test_a_pack_holding_a_memory_is_searched_by_name_only_with_its_scope(project
     for grant in ((), ("--memory-scope", "user:2")):
         r = run_cas("search", "deploy", "--pack", "repo", *grant, cwd=project)
         assert r.code == 0 and r.out.startswith("src/deploy.py:"), r.err
+
+
+# --- the memory as a folder of Markdown: cas mem export, import, watch ---------------------------
+
+
+def folder_files(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != ".cas-memory"
+    }
+
+
+def states(project: Path, scope: str = "global") -> list[str]:
+    log = json.loads(mem(project, "log", "--json", "--scope", scope))["states"]
+    return [s["state"] for s in log]
+
+
+def test_export_edit_import_and_the_edit_is_found(project: Path) -> None:
+    mem(project, "add", "--date", "2026-11-20", "decided to keep format 2")
+    mem(project, "fact", "set", "--date", "2026-11-20", "db", "postgres 16")
+    mem(project, "curate", "--date", "2026-11-20", "Packs are judged by what agents answer")
+    out = mem(project, "export", "face")
+    assert out.startswith("global blake3:") and out.endswith(" 3 files exported to face\n")
+    face = project / "face"
+    assert sorted(folder_files(face)) == ["DailyLogs/2026-11-20.md", "MEMORY.md", "facts/db.md"]
+    exported = folder_files(face)
+    before = states(project)
+    assert mem(project, "import", "face") == "global: face holds no change; no new state\n"
+    assert states(project) == before
+    log = face / "DailyLogs" / "2026-11-20.md"
+    log.write_bytes(log.read_bytes() + b"- the quokka deploy broke\n")
+    out = mem(project, "import", "--date", "2026-11-21", "face")
+    assert out.startswith("global blake3:") and out.endswith(": imported edit logs/2026-11-20.md\n")
+    assert len(states(project)) == len(before) + 1
+    assert mem(project, "log", "-n", "1").splitlines()[1] == (
+        "    2026-11-21 import: edit logs/2026-11-20.md"
+    )
+    assert mem(project, "search", "--mode", "lexical", "quokka").splitlines() == [
+        "logs/2026-11-20.md:4-4",
+        "      4: - the quokka deploy broke",
+    ]
+    # export, import, export: the same bytes; only the edited file differs from the first
+    mem(project, "export", "again")
+    assert folder_files(project / "again") == folder_files(face)
+    assert [n for n in exported if exported[n] != folder_files(face)[n]] == [
+        "DailyLogs/2026-11-20.md"
+    ]
+
+
+def test_bad_folders_and_files_are_one_line_exit_2_and_nothing_written(project: Path) -> None:
+    mem(project, "add", "--date", "2026-11-20", "a note")
+    (project / "plain").write_bytes(b"a file\n")
+    for args in (("import", "plain"), ("import", "missing"), ("export", "plain")):
+        r = run_cas("mem", *args, cwd=project)
+        assert r.code == 2 and r.out == "", r.err
+        assert "is not a folder" in one_line(r.err) or "does not exist" in one_line(r.err)
+    (project / "mine").mkdir()
+    (project / "mine" / "notes.txt").write_bytes(b"mine\n")
+    r = run_cas("mem", "export", "mine", cwd=project)
+    assert r.code == 2 and "is not an export of a memory" in one_line(r.err)
+    assert folder_files(project / "mine") == {"notes.txt": b"mine\n"}
+    mem(project, "export", "face")
+    before = states(project)
+    (project / "face" / "MEMORY.md").write_bytes(b"# Memory\n\n- an edit\n")
+    (project / "face" / "DailyLogs" / "yesterday.md").write_bytes(b"x\n")
+    (project / "face" / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0\0\x10JFIF")
+    r = run_cas("mem", "import", "face", cwd=project)
+    line = one_line(r.err)
+    assert r.code == 2 and "nothing was imported" in line, r.err
+    assert "'DailyLogs/yesterday.md' (DailyLogs/ holds YYYY-MM-DD.md files only)" in line
+    assert "'photo.jpg' (not text (binary, or not UTF-8))" in line
+    assert states(project) == before and r.out == ""
+    r = run_cas("mem", "export", "face", cwd=project)
+    assert r.code == 2 and "edits not imported yet" in one_line(r.err)
+
+
+def test_watch_imports_a_save_at_once_and_writes_back_what_others_add(project: Path) -> None:
+    mem(project, "add", "--date", "2026-11-20", "decided to keep format 2")
+    watch = subprocess.Popen(
+        [sys.executable, "-P", "-m", "cas", "mem", "watch", "--date", "2026-11-22", "face"],
+        cwd=project, env=cas_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert watch.stdout is not None
+        first = watch.stdout.readline().decode()
+        assert first.startswith("global blake3:") and "1 files exported to face" in first
+        assert watch.stdout.readline().decode() == "global: watching face (Ctrl-C to stop)\n"
+        log = project / "face" / "DailyLogs" / "2026-11-20.md"
+        time.sleep(0.5)  # the observer is up once the line is printed; a margin all the same
+        log.write_bytes(log.read_bytes() + b"- the wombat cache is cold\n")
+        saved = time.monotonic()
+        while "wombat" not in mem(project, "search", "--mode", "lexical", "wombat"):
+            assert time.monotonic() - saved < 20, "the edit was never searchable"
+        print(
+            f"cas mem watch: saved to found by 'cas mem search' in {time.monotonic() - saved:.3f} s"
+        )
+        # another writer's state reaches the folder, and is not imported back
+        mem(project, "add", "--date", "2026-11-23", "an agent adds a numbat")
+        other = project / "face" / "DailyLogs" / "2026-11-23.md"
+        start = time.monotonic()
+        while not other.is_file():
+            assert time.monotonic() - start < 20, "the new state never reached the folder"
+            time.sleep(0.05)
+        time.sleep(1)
+        assert other.read_bytes() == b"# 2026-11-23\n\n- an agent adds a numbat\n"
+        log_now = json.loads(mem(project, "log", "--json"))["states"]
+        assert [s["changes"] for s in log_now[:2]] == [
+            ["2026-11-23 add logs/2026-11-23.md"],
+            ["2026-11-22 import: edit logs/2026-11-20.md"],
+        ]
+    finally:
+        watch.send_signal(signal.SIGTERM)
+        out, err = watch.communicate(timeout=20)
+    assert watch.returncode == 0, err
+    assert err == b""
+    lines = out.decode().splitlines()
+    assert lines[0].endswith(": imported edit logs/2026-11-20.md"), lines
+    assert lines[1].endswith(": wrote to the folder DailyLogs/2026-11-23.md"), lines
+    assert len(lines) == 2
+
+
+def test_a_quiet_watch_prints_nothing_and_a_folder_not_its_export_is_refused(
+    project: Path,
+) -> None:
+    mem(project, "add", "--date", "2026-11-20", "a note")
+    (project / "mine").mkdir()
+    (project / "mine" / "notes.md").write_bytes(b"mine\n")
+    r = run_cas("mem", "watch", "mine", cwd=project)
+    assert r.code == 2 and "import it first" in one_line(r.err) and r.out == ""
+    watch = subprocess.Popen(
+        [sys.executable, "-P", "-m", "cas", "mem", "watch", "--quiet", "face"],
+        cwd=project, env=cas_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        marker = project / "face" / ".cas-memory"
+        start = time.monotonic()
+        while not marker.is_file():
+            assert time.monotonic() - start < 20 and watch.poll() is None, "never exported"
+            time.sleep(0.05)
+        (project / "face" / "MEMORY.md").write_bytes(b"# Memory\n\n- quietly\n")
+        while "quietly" not in run_cas("mem", "show", "MEMORY.md", cwd=project).out:
+            assert time.monotonic() - start < 20, "the edit was never imported"
+            time.sleep(0.05)
+    finally:
+        watch.send_signal(signal.SIGTERM)
+        out, err = watch.communicate(timeout=20)
+    assert (watch.returncode, out, err) == (0, b"", b"")

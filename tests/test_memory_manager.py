@@ -163,3 +163,20 @@ def test_a_conversation_through_the_manager_with_a_python_decider(tmp_path: Path
         MemoryManager(tmp_path, "user:q", data_dir=tmp_path)
     with pytest.raises(UsageError, match="session"):
         MemoryManager(tmp_path, "user:q", session="no good")
+
+
+def test_export_and_import_folder_as_the_cli_does(tmp_path: Path) -> None:
+    with MemoryManager(tmp_path, "user:ana") as mem:
+        mem.remember("decided to keep the pack format at 2", date="2026-11-20")
+        done = mem.export(tmp_path / "face")
+        assert (done.scope, done.files) == ("user:ana", 1)
+        log = tmp_path / "face" / "DailyLogs" / "2026-11-20.md"
+        log.write_bytes(log.read_bytes() + b"- the axolotl build is green\n")
+        imported = mem.import_folder(tmp_path / "face", date="2026-11-21")
+        assert [c.journal() for c in imported.changes] == ["import: edit logs/2026-11-20.md"]
+        assert mem.log("2026-11-20")[-1] == "the axolotl build is green"
+        assert [h.path for h in mem.search("axolotl")] == ["logs/2026-11-20.md"]
+        assert mem.import_folder(tmp_path / "face").changes == ()
+        assert mem.get_stats().states == 2
+    r = run_cas("mem", "import", "--scope", "user:ana", "face", cwd=tmp_path)
+    assert r.code == 0 and r.out == "user:ana: face holds no change; no new state\n", r.err

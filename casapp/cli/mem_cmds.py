@@ -647,4 +647,112 @@ def fact_list(ctx: Ctx, scope: str, as_json: bool) -> None:
         click.echo(f"{f.key} = {shown(f.value or '')}")
 
 
+# --- the memory as a folder of Markdown (memory/folder.py) ---------------------------------------
+
+
+def _folder_scope(ctx: click.Context, param: click.Parameter, text: str | None) -> str | None:
+    return _scope(ctx, param, text) if text is not None else None
+
+
+folder_scope_option = click.option(
+    "--scope",
+    default=None,
+    metavar="SCOPE",
+    callback=_folder_scope,
+    help="Whose memory [default: the one the folder was exported from, else global].",
+)
+folder_argument = click.argument("folder", metavar="DIR", type=click.Path(path_type=str))
+
+
+@mem_group.command(name="export")
+@folder_argument
+@scope_option
+@click.option("--at", "at", metavar="DIGEST", help="An earlier state ('cas mem log').")
+@click.option("--force", is_flag=True, help="Write into DIR even if it is not an export of it.")
+@json_option
+@pass_ctx
+def mem_export(
+    ctx: Ctx, folder: str, scope: str, at: str | None, force: bool, as_json: bool
+) -> None:
+    """Write SCOPE's memory to DIR as Markdown: MEMORY.md, DailyLogs/YYYY-MM-DD.md,
+    facts/KEY.md (the journal stays in the store). DIR must be empty or an earlier export of
+    it with no edits left to import, unless --force."""
+    from memory.folder import export, exported_line
+
+    with ctx.open_store(readonly=True) as store:
+        done = export(store, scope, folder, at=_digest(at) if at else None, force=force)
+    if as_json:
+        emit_report(done)
+    elif not ctx.quiet:
+        click.echo(exported_line(done))
+
+
+@mem_group.command(name="import")
+@folder_argument
+@folder_scope_option
+@date_option
+@click.option("--force", is_flag=True, help="Keep the folder's version of a file changed in both.")
+@json_option
+@pass_ctx
+def mem_import(
+    ctx: Ctx, folder: str, scope: str | None, date: str | None, force: bool, as_json: bool
+) -> None:
+    """Make the files of DIR one new state of the memory (each file added, edited or removed
+    journalled, secrets cut out), then write DIR again from it. An unchanged folder makes no
+    state; a file that is not a memory file stops it before anything is written."""
+    from memory.folder import import_folder, imported_lines
+
+    with ctx.open_store() as store:
+        done = import_folder(store, folder, date=_date(date), scope=scope, force=force)
+    if as_json:
+        emit_report(done)
+        return
+    if ctx.quiet:
+        return
+    for line in imported_lines(done):
+        click.echo(line)
+    if not done.changes:
+        click.echo(f"{done.scope}: {shown(folder)} holds no change; no new state")
+
+
+@mem_group.command(name="watch")
+@folder_argument
+@folder_scope_option
+@date_option
+@pass_ctx
+def mem_watch(ctx: Ctx, folder: str, scope: str | None, date: str | None) -> None:
+    """Keep DIR and the memory in step until Ctrl-C or SIGTERM: every saved edit in DIR
+    becomes a new state, searchable at once; a state made elsewhere is written to DIR. An
+    empty (or missing) DIR gets the memory exported first; -q prints problems only."""
+    import signal
+    import threading
+
+    from memory.folder import Watch
+
+    quiet = ctx.quiet
+    stop = threading.Event()
+
+    def say(line: str) -> None:
+        if not quiet:
+            click.echo(line)
+
+    def problem(line: str) -> None:
+        from casapp.cli.context import warn
+
+        warn(line)
+
+    def on_signal(_signum: int, _frame: object) -> None:
+        stop.set()
+
+    with ctx.open_store() as store:
+        watch = Watch(store, folder, scope, date=lambda: _date(date), report=say, problem=problem)
+        before = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            say(f"{watch.scope}: watching {shown(folder)} (Ctrl-C to stop)")
+            watch.run(stop)
+        finally:
+            for s, handler in before.items():
+                signal.signal(s, handler)
+
+
 COMMANDS = [mem_group]
