@@ -1,4 +1,5 @@
-"""What an agent or a person does with a memory: remember, set and read facts, curate.
+"""What an agent or a person does with a memory: remember, set and read facts, curate (one
+entry by its id: `memory.edits`).
 
 Every function takes the scope it acts on and reads or writes that scope's memory only
 (searching one is `memory.search`). Dates come from the caller (the CLI takes today's date from
@@ -13,6 +14,7 @@ from cas.digest import Digest
 from cas.errors import NotFound
 from cas.store import Store
 from memory import entries
+from memory.edits import new_id
 from memory.entries import (
     CURATED_ITEM,
     Fact,
@@ -30,18 +32,22 @@ from memory.state import CURATED, Change, State, commit, head, read_file
 @dataclass(frozen=True, slots=True)
 class Remembered:
     scope: str
-    path: str  # the daily log the entry went to
+    path: str  # the daily log the entry went to (MEMORY.md: `curate`)
     state: Digest  # the memory's new state
     secrets: tuple[str, ...]  # kinds of secret cut out of the entry
+    id: str  # the entry's id (`memory.edits`)
 
 
 def remember(store: Store, scope: str, text: str, *, date: str) -> Remembered:
-    """Append ``text`` (secrets cut out) to the daily log of ``date`` in ``scope``."""
+    """Append ``text`` (secrets cut out) to the daily log of ``date`` in ``scope``, with a new
+    id (`memory.edits`)."""
     cleaned = clean(text)
     path = log_path(date)
+    made: list[str] = []
 
     def make(state: State) -> Change:
-        log = entries.append_entry(read_file(store, state, path), date, cleaned.text)
+        made[:] = [new_id(store, state, date, cleaned.text)]
+        log = entries.append_entry(read_file(store, state, path), date, cleaned.text, made[0])
         note = f"add {path}"
         if cleaned.secrets:
             note += f" (secret cut out: {', '.join(cleaned.secrets)})"
@@ -49,7 +55,7 @@ def remember(store: Store, scope: str, text: str, *, date: str) -> Remembered:
 
     state = commit(store, scope, make, date=date)
     assert state.digest is not None
-    return Remembered(state.scope, path, state.digest, cleaned.secrets)
+    return Remembered(state.scope, path, state.digest, cleaned.secrets, made[0])
 
 
 def get_fact(store: Store, scope: str, key: str, state: State | None = None) -> Fact:
@@ -100,16 +106,20 @@ def put_fact(store: Store, scope: str, key: str, value: str | None, *, date: str
     return result[0]
 
 
-def curate(store: Store, scope: str, text: str, *, date: str) -> Digest:
-    """Append ``text`` (secrets cut out) to the curated memory, ``MEMORY.md``."""
+def curate(store: Store, scope: str, text: str, *, date: str) -> Remembered:
+    """Append ``text`` (secrets cut out) to the curated memory, ``MEMORY.md``, with a new id
+    (`memory.edits`)."""
     cleaned = clean(text, CURATED_ITEM)
+    made: list[str] = []
 
     def make(state: State) -> Change:
+        made[:] = [new_id(store, state, date, cleaned.text)]
         old = read_file(store, state, CURATED) or b"# Memory\n\n"
         if not old.endswith(b"\n"):
             old += b"\n"
-        return Change({CURATED: old + curated_item(cleaned.text)}, ("curate MEMORY.md",))
+        body = old + curated_item(cleaned.text, made[0])
+        return Change({CURATED: body}, ("curate MEMORY.md",))
 
     state = commit(store, scope, make, date=date)
     assert state.digest is not None
-    return state.digest
+    return Remembered(state.scope, CURATED, state.digest, cleaned.secrets, made[0])

@@ -48,7 +48,8 @@ def test_a_day_of_memory_end_to_end(project: Path) -> None:
     mem(project, "fact", "set", "--date", "2026-11-22", "db", "postgres", "16")
     mem(project, "curate", "--date", "2026-11-22", "Packs are judged by what agents answer")
     assert mem(project, "show", "logs/2026-11-20.md") == (
-        "# 2026-11-20\n\n- decided to keep format 2\n- from stdin\n  second line\n"
+        "# 2026-11-20\n\n- decided to keep format 2 ^e-igt5gp\n"
+        "- from stdin ^e-cghjze\n  second line\n"
     )
     listed = json.loads(mem(project, "show", "--json"))
     assert [f["path"] for f in listed["files"]] == [
@@ -71,7 +72,7 @@ def test_a_day_of_memory_end_to_end(project: Path) -> None:
         {
             "path": "logs/2026-11-20.md",
             "lines": [3, 3],
-            "snippet": [{"line": 3, "text": "- decided to keep format 2"}],
+            "snippet": [{"line": 3, "text": "- decided to keep format 2 ^e-igt5gp"}],
         }
     ]
     assert (
@@ -92,7 +93,7 @@ def test_a_day_of_memory_end_to_end(project: Path) -> None:
     assert r.code == 2 and "--mode" in one_line(r.err)
     assert mem(project, "search", "--scope", "session:s1", "note").splitlines() == [
         "logs/2026-11-21.md:3-3",
-        "      3: - a session note",
+        "      3: - a session note ^e-fsvlxi",
     ]
     r = run_cas("mem", "search", "what", "is", "the", cwd=project)
     assert r.code == 2 and "no word to search for" in one_line(r.err)
