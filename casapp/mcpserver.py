@@ -5,7 +5,10 @@ command and owns no logic of its own. Built on the official ``mcp`` SDK (`MCPSer
 stdio, or streamable HTTP on 127.0.0.1.
 
 Tools: ``list_packs``, ``render_pack``, ``read_file``, ``search``, ``load``, ``verify``, and the
-memory tools ``remember``, ``recall`` and ``facts``.
+memory tools ``remember``, ``recall`` and ``facts``; one entry by its id (`memory.edits`):
+``memory_write`` (``remember``, answering the id), ``memory_get``, ``memory_edit``,
+``memory_delete``, ``curate`` (new text, or a log entry promoted) and ``compact`` (by the
+rules only: the server never runs a command).
 Resources: each pack's LITE markdown render, at ``cas://pack/NAME``.
 
 Memory (the ``memory`` package): the server is started with the scopes it may use
@@ -20,7 +23,8 @@ exist, by name or by digest.
 
 Read-only but for memory: no tool writes anything but the store's caches (the search index,
 cached outlines and token counts), the granted memories (``remember``, ``facts`` with a
-value) and the uses of their facts: a fact a tool shows (``facts`` by key, ``recall``,
+value, the entry tools but ``memory_get``, ``compact`` but a dry run) and the uses of their
+facts: a fact a tool shows (``facts`` by key, ``recall``,
 ``search``, ``load``, ``read_file``) counts a use in the store's usage table (`memory.usage`),
 never a new state of the memory. ``load`` fits and renders without writing a manifest;
 ``verify`` does not record what it checked. Every path is a pack path, looked up in a pack's
@@ -48,7 +52,7 @@ from cas.report import report_json
 from cas.store import Store
 
 if TYPE_CHECKING:
-    pass
+    from mcp.server.mcpserver import MCPServer
 
 INSTRUCTIONS: Final = (
     "Context packs of this project, built by cas. Start with list_packs, then render_pack "
@@ -249,6 +253,42 @@ class Service:
 
         return self._run(run)
 
+    # --- one memory entry by its id (`memory.edits`) --------------------------------------------
+
+    def memory_get(self, ident: str, scope: str | None = None) -> dict[str, Any]:
+        chosen = self._scope(scope)
+        return self._run(lambda: report_json(self.project.memory_entry(chosen, ident)))
+
+    def memory_edit(self, ident: str, text: str, scope: str | None = None) -> dict[str, Any]:
+        chosen = self._scope(scope)
+        return self._run(lambda: report_json(self.project.memory(chosen).edit(ident, text)))
+
+    def memory_delete(self, ident: str, scope: str | None = None) -> dict[str, Any]:
+        chosen = self._scope(scope)
+        return self._run(lambda: report_json(self.project.memory(chosen).delete_entry(ident)))
+
+    def curate(
+        self, text: str | None = None, ident: str | None = None, scope: str | None = None
+    ) -> dict[str, Any]:
+        chosen = self._scope(scope)
+        if (text is None) == (ident is None):
+            raise ToolFailure("give text (a new item of MEMORY.md) or id (a log entry), not both")
+
+        def run() -> dict[str, Any]:
+            mem = self.project.memory(chosen)
+            done = mem.promote(ident) if ident is not None else mem.curate_entry(text or "")
+            return report_json(done)
+
+        return self._run(run)
+
+    def compact(
+        self, now: str | None = None, dry_run: bool = False, scope: str | None = None
+    ) -> dict[str, Any]:
+        chosen = self._scope(scope)
+        return self._run(
+            lambda: report_json(self.project.compact_memory(chosen, now=now, dry_run=dry_run))
+        )
+
 
 def _note(text: str) -> None:
     """A note of the server's (the search index set aside and rebuilt): stderr, since stdout
@@ -388,6 +428,8 @@ def build_server(service: Service) -> Any:
         """A memory's facts: all of them, the one named by key, or, given a value, set it."""
         return guarded(lambda: service.facts(key, value, scope))
 
+    _entry_tools(server, service, guarded)
+
     from packer.search import visible_packs
 
     try:
@@ -408,6 +450,57 @@ def build_server(service: Service) -> Any:
             mime_type="text/markdown",
         )(_static(render))
     return server
+
+
+def _entry_tools(
+    server: MCPServer,
+    service: Service,
+    guarded: Callable[[Callable[[], dict[str, Any]]], dict[str, Any]],
+) -> None:
+    """The memory tools acting on one entry by its id (`memory.edits`), and ``compact``."""
+
+    @server.tool()
+    def memory_write(text: str, scope: str | None = None) -> dict[str, Any]:
+        """remember: add an entry to today's log of a memory (default: this session's), secrets
+        cut out; answers its id (e-xxxxxx), which memory_get, memory_edit, memory_delete and
+        curate take."""
+        return guarded(lambda: service.remember(text, scope))
+
+    @server.tool()
+    def memory_get(id: str, scope: str | None = None) -> dict[str, Any]:
+        """One entry of a memory by its id: e-xxxxxx (shown at the end of an entry's first
+        line by recall and read_file), DATE.N (the Nth entry of that day's log), MEMORY.N (the
+        Nth item of MEMORY.md) or fact:KEY."""
+        return guarded(lambda: service.memory_get(id, scope))
+
+    @server.tool()
+    def memory_edit(id: str, text: str, scope: str | None = None) -> dict[str, Any]:
+        """Replace the text of one entry (its id stays; fact:KEY sets that fact), secrets cut
+        out: a new state of the memory, the old text in its history."""
+        return guarded(lambda: service.memory_edit(id, text, scope))
+
+    @server.tool()
+    def memory_delete(id: str, scope: str | None = None) -> dict[str, Any]:
+        """Remove one entry from a memory (fact:KEY deletes that fact): a new state, the entry
+        kept in the history."""
+        return guarded(lambda: service.memory_delete(id, scope))
+
+    @server.tool()
+    def curate(
+        text: str | None = None, id: str | None = None, scope: str | None = None
+    ) -> dict[str, Any]:
+        """Add to the curated memory, MEMORY.md: new text, or the daily log entry id, moved
+        there with its id."""
+        return guarded(lambda: service.curate(text, id, scope))
+
+    @server.tool()
+    def compact(
+        now: str | None = None, dry_run: bool = False, scope: str | None = None
+    ) -> dict[str, Any]:
+        """Compact a memory's daily logs older than its [memory] full_days at now (YYYY-MM-DD,
+        default today) by the rules: decisions promoted to MEMORY.md, other entries shortened;
+        each decision journalled. dry_run: only list the decisions."""
+        return guarded(lambda: service.compact(now, dry_run, scope))
 
 
 def _arguments_problem(exc: Any) -> str:
