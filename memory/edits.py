@@ -42,6 +42,7 @@ from cas.errors import NotFound, UsageError
 from cas.store import Store
 from memory import entries
 from memory.entries import CURATED_ITEM, ENTRY, Item, clean, laid_out_entry, replace_item
+from memory.ops import entry_files, get_fact, new_id, put_fact
 from memory.redaction import redacted
 from memory.state import CURATED, Change, State, commit, head, read_file
 
@@ -109,29 +110,6 @@ def parse_id(text: str) -> _Ref:
     raise UsageError(f"id {echoed(redacted(text))} is not one: give {ID_FORMS}")
 
 
-def entry_files(state: State) -> list[str]:
-    """The files of ``state`` that hold entries: the daily logs and ``MEMORY.md``."""
-    return sorted(p for p in state.files if p == CURATED or entries.date_of(p) is not None)
-
-
-def taken_ids(store: Store, state: State) -> set[str]:
-    """Every id held in ``state``."""
-    out: set[str] = set()
-    for path in entry_files(state):
-        out |= entries.ids_in(read_file(store, state, path) or b"")
-    return out
-
-
-def new_id(store: Store, state: State, date: str, text: str) -> str:
-    """The id of an entry made on ``date`` with ``text`` in ``state``'s scope: the first
-    ordinal's whose id no entry of ``state`` holds."""
-    taken = taken_ids(store, state)
-    ordinal = 0
-    while (ident := entries.make_id(date, text, ordinal)) in taken:
-        ordinal += 1
-    return ident
-
-
 @dataclass(frozen=True, slots=True)
 class _Found:
     path: str
@@ -175,8 +153,6 @@ def get(store: Store, scope: str, ident: str, state: State | None = None) -> Ent
     ref = parse_id(ident)
     state = state if state is not None else head(store, scope)
     if ref.key is not None:
-        from memory.ops import get_fact
-
         fact = get_fact(store, state.scope, ref.key, state)
         if fact.value is None:
             raise NotFound("fact", ref.key, "it was deleted ('cas mem fact history')")
@@ -197,8 +173,6 @@ def _secret_note(secrets: tuple[str, ...]) -> str:
 
 
 def _fact(store: Store, scope: str, key: str, text: str | None, date: str, action: str) -> Written:
-    from memory.ops import get_fact, put_fact
-
     held = get_fact(store, scope, key).value  # NotFound: never set
     if held is None:
         raise NotFound("fact", key, f"memory {scope!r} holds no value for it")

@@ -14,7 +14,6 @@ from cas.digest import Digest
 from cas.errors import NotFound
 from cas.store import Store
 from memory import entries
-from memory.edits import new_id
 from memory.entries import (
     CURATED_ITEM,
     Fact,
@@ -123,3 +122,29 @@ def curate(store: Store, scope: str, text: str, *, date: str) -> Remembered:
     state = commit(store, scope, make, date=date)
     assert state.digest is not None
     return Remembered(state.scope, CURATED, state.digest, cleaned.secrets, made[0])
+
+
+# --- entry ids (`memory.edits`) ----------------------------------------------------------------
+
+
+def entry_files(state: State) -> list[str]:
+    """The files of ``state`` that hold entries: the daily logs and ``MEMORY.md``."""
+    return sorted(p for p in state.files if p == CURATED or entries.date_of(p) is not None)
+
+
+def taken_ids(store: Store, state: State) -> set[str]:
+    """Every id held in ``state``."""
+    out: set[str] = set()
+    for path in entry_files(state):
+        out |= entries.ids_in(read_file(store, state, path) or b"")
+    return out
+
+
+def new_id(store: Store, state: State, date: str, text: str) -> str:
+    """The id of an entry made on ``date`` with ``text`` in ``state``'s scope: the first
+    ordinal's whose id no entry of ``state`` holds."""
+    taken = taken_ids(store, state)
+    ordinal = 0
+    while (ident := entries.make_id(date, text, ordinal)) in taken:
+        ordinal += 1
+    return ident
