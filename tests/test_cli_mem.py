@@ -577,3 +577,72 @@ def test_a_pack_holding_a_memory_is_searched_by_name_only_with_its_scope(project
     for grant in ((), ("--memory-scope", "user:2")):
         r = run_cas("search", "deploy", "--pack", "repo", *grant, cwd=project)
         assert r.code == 0 and r.out.startswith("src/deploy.py:"), r.err
+
+
+def test_one_entry_by_its_id_get_edit_delete_and_curate(project: Path) -> None:
+    """`cas mem add` prints the new entry's id; get, edit, delete and curate --id act on one
+    entry by it (or by DATE.N, MEMORY.N, fact:KEY), each a new state that rollback undoes; an
+    unknown id exits 1, a malformed one 2, each with one line."""
+    out = mem(project, "add", "--date", "2026-11-20", "the login test fails now and then")
+    assert out == "remembered e-b4zjk7 in global logs/2026-11-20.md\n"
+    first = "e-b4zjk7"
+    second = json.loads(mem(project, "add", "--date", "2026-11-20", "--json", "we chose LMDB"))
+    assert set(second) == {"scope", "path", "state", "secrets", "id"}
+    assert mem(project, "show", "logs/2026-11-20.md") == (
+        f"# 2026-11-20\n\n- the login test fails now and then ^{first}\n"
+        f"- we chose LMDB ^{second['id']}\n"
+    )
+    assert mem(project, "get", first) == "the login test fails now and then\n"
+    assert mem(project, "get", "2026-11-20.2") == "we chose LMDB\n"
+    got = json.loads(mem(project, "get", "--json", first))
+    assert got == {
+        "scope": "global", "id": first, "kind": "log", "path": "logs/2026-11-20.md",
+        "index": 1, "date": "2026-11-20", "text": "the login test fails now and then",
+        "state": got["state"],
+    }  # fmt: skip
+    # search shows the id of the entry it found
+    found = mem(project, "search", "--mode", "lexical", "login")
+    assert found.splitlines()[1].endswith(f"- the login test fails now and then ^{first}")
+
+    out = mem(project, "edit", "--date", "2026-11-21", first, "the", "login", "test", "is", "fixed")
+    assert out == f"edited {first} in global logs/2026-11-20.md\n"
+    mem(project, "edit", "--date", "2026-11-21", first, "-", stdin=b"the login test\nis fixed\n")
+    assert mem(project, "get", first) == "the login test\nis fixed\n"
+    out = mem(project, "curate", "--date", "2026-11-21", "--id", second["id"])
+    assert out == f"promoted {second['id']} in global MEMORY.md\n"
+    assert mem(project, "get", "MEMORY.1") == "2026-11-20: we chose LMDB\n"
+    item = json.loads(mem(project, "curate", "--date", "2026-11-21", "--json", "Packs are judged"))
+    assert item["path"] == "MEMORY.md"
+    assert json.loads(mem(project, "get", "--json", "MEMORY.2"))["id"] == item["id"]
+    mem(project, "fact", "set", "--date", "2026-11-21", "db", "postgres 16")
+    assert mem(project, "get", "fact:db") == "postgres 16\n"
+    mem(project, "edit", "--date", "2026-11-22", "fact:db", "postgres 17")
+    assert mem(project, "fact", "get", "db") == "postgres 17\n"
+
+    out = mem(project, "delete", "--date", "2026-11-22", first)
+    assert out == f"deleted {first} from global logs/2026-11-20.md\n"
+    listed = json.loads(mem(project, "show", "--json"))["files"]
+    assert "logs/2026-11-20.md" not in [f["path"] for f in listed]  # its last entry went
+    log = json.loads(mem(project, "log", "--json"))["states"]
+    assert log[0]["changes"] == [f"2026-11-22 delete logs/2026-11-20.md entry {first}"]
+    assert log[1]["changes"] == ["2026-11-22 set fact db"]
+
+    for args, code, needle in (
+        (("get", first), 1, f"memory entry '{first}' not found"),
+        (("edit", "e-aaaaaa", "x"), 1, "not found"),
+        (("delete", "2026-11-20.1"), 1, "not found"),
+        (("get", "fact:nope"), 1, "not found"),
+        (("get", "nonsense"), 2, "is not one"),
+        (("edit", "2026-13-01.1", "x"), 2, "not a calendar date"),
+        (("edit", first), 2, "nothing to remember"),
+        (("curate", "--id", first, "text"), 2, "not both"),
+        (("curate", "--id", item["id"]), 2, "already an item of MEMORY.md"),
+        (("curate", "--id", "fact:db"), 2, "is a fact"),
+    ):
+        r = run_cas("mem", *args, cwd=project)
+        assert r.code == code, (args, r.err)
+        assert needle in one_line(r.err), (args, r.err)
+
+    # the history keeps the deleted entry: a rollback brings it back, with its id
+    mem(project, "rollback", "--date", "2026-11-23", log[0]["parent"])
+    assert mem(project, "get", first) == "the login test\nis fixed\n"
