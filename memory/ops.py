@@ -9,6 +9,7 @@ the clock, or ``--date``), never from files.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from cas.digest import Digest
 from cas.errors import NotFound
@@ -132,11 +133,25 @@ def entry_files(state: State) -> list[str]:
     return sorted(p for p in state.files if p == CURATED or entries.date_of(p) is not None)
 
 
+# The ids each file body holds, by its digest (the same bytes, the same ids): a process that
+# writes many entries reads each unchanged log once.
+_IDS_OF: dict[Digest, frozenset[str]] = {}
+_IDS_KEPT: Final = 4096
+
+
 def taken_ids(store: Store, state: State) -> set[str]:
     """Every id held in ``state``."""
     out: set[str] = set()
+    files = state.files
     for path in entry_files(state):
-        out |= entries.ids_in(read_file(store, state, path) or b"")
+        digest = files[path]
+        held = _IDS_OF.get(digest)
+        if held is None:
+            held = frozenset(entries.ids_in(store.get(digest)))
+            if len(_IDS_OF) >= _IDS_KEPT:
+                _IDS_OF.clear()
+            _IDS_OF[digest] = held
+        out |= held
     return out
 
 
