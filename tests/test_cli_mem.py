@@ -644,5 +644,6 @@ def test_one_entry_by_its_id_get_edit_delete_and_curate(project: Path) -> None:
         assert needle in one_line(r.err), (args, r.err)
 
     # the history keeps the deleted entry: a rollback brings it back, with its id
+    assert mem(project, "get", "--at", log[0]["parent"], first) == "the login test\nis fixed\n"
     mem(project, "rollback", "--date", "2026-11-23", log[0]["parent"])
     assert mem(project, "get", first) == "the login test\nis fixed\n"

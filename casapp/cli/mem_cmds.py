@@ -553,15 +553,18 @@ def _cut_note(secrets: tuple[str, ...]) -> str:
 @mem_group.command(name="get")
 @click.argument("ident", metavar="ID")
 @scope_option
+@click.option("--at", "at", metavar="DIGEST", help="An earlier state ('cas mem log').")
 @json_option
 @pass_ctx
-def mem_get(ctx: Ctx, ident: str, scope: str, as_json: bool) -> None:
+def mem_get(ctx: Ctx, ident: str, scope: str, at: str | None, as_json: bool) -> None:
     """Print the entry of SCOPE that ID names: an entry's id (e-xxxxxx), DATE.N (the Nth entry
     of that day's log), MEMORY.N or fact:KEY (exit 1 when none is there)."""
     from memory import edits
+    from memory.state import read_state
 
     with ctx.open_store(readonly=True) as store:
-        entry = edits.get(store, scope, ident)
+        state = read_state(store, scope, _digest(at)) if at is not None else None
+        entry = edits.get(store, scope, ident, state)
     if as_json:
         emit_report(entry)
         return
