@@ -24,8 +24,8 @@ exist, by name or by digest.
 Read-only but for memory: no tool writes anything but the store's caches (the search index,
 cached outlines and token counts), the granted memories (``remember``, ``facts`` with a
 value, the entry tools but ``memory_get``, ``compact`` but a dry run) and the uses of their
-facts: a fact a tool shows (``facts`` by key, ``recall``,
-``search``, ``load``, ``read_file``) counts a use in the store's usage table (`memory.usage`),
+facts: a fact a tool shows (``facts`` by key, ``memory_get``, ``recall``, ``search``, ``load``,
+``read_file``) counts a use in the store's usage table (`memory.usage`),
 never a new state of the memory. ``load`` fits and renders without writing a manifest;
 ``verify`` does not record what it checked. Every path is a pack path, looked up in a pack's
 manifest, and every body comes from the store by digest: nothing outside the store can be read

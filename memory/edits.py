@@ -14,8 +14,8 @@ made on the same days get the same ids, byte for byte, on every machine (no cloc
 randomness), and no two entries of one scope share one. It is written once, when the entry is
 made, and kept when its text is edited, when it is promoted from its log to ``MEMORY.md``, and
 whatever happens to other entries; rolling back brings the entry back with it. An id freed by a
-delete is given again only to an entry made on the same day with the same text. A fact's id is
-``fact:KEY``.
+delete may be given again to a later entry whose day, ordinal and text hash to it (the same text
+on the same day, or one chance in 2^30). A fact's id is ``fact:KEY``.
 
 An entry written before entries had ids has none: it is reached by its position, ``DATE.N``
 (the Nth entry of that day's log, from 1) or ``MEMORY.N`` (the Nth item of ``MEMORY.md``), and
