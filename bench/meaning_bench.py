@@ -143,13 +143,12 @@ def fill(root: Path, s: MemorySet) -> None:
     from memory.state import head, read_file
 
     with MemoryManager(root, create=True) as mem:
-        for e in s.entries:
-            mem.remember(e.text, date=e.day)
+        ids = [mem.remember(e.text, date=e.day).id for e in s.entries]
         state = head(mem.store, mem.scope)
-        for e in s.entries:
+        for e, ident in zip(s.entries, ids, strict=True):
             e.path = f"logs/{e.day}.md"
             lines = (read_file(mem.store, state, e.path) or b"").decode().split("\n")
-            e.line = 1 + lines.index(f"- {e.text}")
+            e.line = 1 + lines.index(f"- {e.text} ^{ident}")
 
 
 def rank_of(hits: list[Any], e: Entry) -> int | None:

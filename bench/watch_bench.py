@@ -101,7 +101,7 @@ def _measure(project: Path, face: Path, edits: int) -> dict[str, list[float]]:
                 start = time.monotonic()
                 done = ops.remember(store, "global", f"another writer {i}", date="2026-12-31")
                 assert done.state != before
-                line = f"- another writer {i}\n".encode()
+                line = f"- another writer {i} ^{done.id}\n".encode()
                 times["back"].append(
                     _until(lambda x=line: written(x), start, f"{line!r} in the folder")
                 )

@@ -4,10 +4,14 @@ An edge like the CLI (it may import packer): each tool calls the same library fu
 command and owns no logic of its own. Built on the official ``mcp`` SDK (`MCPServer`), over
 stdio, or streamable HTTP on 127.0.0.1.
 
-Tools: ``list_packs``, ``render_pack``, ``read_file``, ``search``, ``load``, ``verify``, the
-conversation's ``context`` and ``add_turn`` (`memory.context`, `memory.shortterm`: a server
-keeps one conversation of its own, ``sN``, unless a call names a session), and the memory tools
-``remember``, ``recall`` and ``facts``.
+Tools: ``list_packs``, ``render_pack``, ``read_file``, ``search``, ``load``, ``verify``; the
+memory tools ``remember``, ``recall`` and ``facts``; one entry by its id (`memory.edits`):
+``memory_write`` (``remember``, answering the id), ``memory_get``, ``memory_edit``,
+``memory_delete``, ``memory_search`` (``recall``), ``curate`` (new text, or a log entry
+promoted) and ``compact`` (by the rules only: the server never runs a command); and the
+conversation's ``context`` and
+``add_turn`` (`memory.context`, `memory.shortterm`: a server keeps one conversation of its own,
+``sN``, unless a call names a session).
 Resources: each pack's LITE markdown render, at ``cas://pack/NAME``.
 
 Memory (the ``memory`` package): the server is started with the scopes it may use
@@ -22,13 +26,14 @@ exist, by name or by digest.
 
 Read-only but for memory: no tool writes anything but the store's caches (the search index,
 cached outlines and token counts), the granted memories (``remember``, ``facts`` with a
-value, ``add_turn``, and ``context``, which records in the session's ledger what it gave and
-pins the context as ``context/SCOPE/SESSION``) and the uses of their facts: a fact a tool
-shows (``facts`` by key, ``recall``, ``search``, ``load``, ``read_file``) counts a use in the
-store's usage table (`memory.usage`), never a new state of the memory. ``load`` fits and
-renders without writing a manifest; ``verify`` does not record what it checked. Every path is
-a pack path, looked up in a pack's manifest, and every body comes from the store by digest:
-nothing outside the store can be read through the server.
+value, the entry tools but ``memory_get``, ``compact`` but a dry run, ``add_turn``, and
+``context``, which records in the session's ledger what it gave and pins the context as
+``context/SCOPE/SESSION``) and the uses of their facts: a fact a tool shows (``facts`` by key,
+``memory_get``, ``recall``, ``search``, ``load``, ``read_file``) counts a use in the store's
+usage table (`memory.usage`), never a new state of the memory. ``load`` fits and renders
+without writing a manifest; ``verify`` does not record what it checked. Every path is a pack
+path, looked up in a pack's manifest, and every body comes from the store by digest: nothing
+outside the store can be read through the server.
 A tool that fails answers a tool error with the CLI's one-line message; the server goes on. A
 call with an argument its tool does not take is refused the same way, for every tool alike
 (`build_server`'s server checks the names against the tool's schema before it runs).
@@ -42,7 +47,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 from cas.display import echoed, one_line
 from cas.errors import CasError
@@ -51,7 +56,7 @@ from cas.report import report_json
 from cas.store import Store
 
 if TYPE_CHECKING:
-    pass
+    from mcp.server.mcpserver import MCPServer
 
 INSTRUCTIONS: Final = (
     "Context packs of this project, built by cas. Start with list_packs, then render_pack "
@@ -295,6 +300,42 @@ class Service:
 
         return self._run(run)
 
+    # --- one memory entry by its id (`memory.edits`) --------------------------------------------
+
+    def memory_get(self, ident: str, scope: str | None = None) -> dict[str, Any]:
+        chosen = self._scope(scope)
+        return self._run(lambda: report_json(self.project.memory_entry(chosen, ident)))
+
+    def memory_edit(self, ident: str, text: str, scope: str | None = None) -> dict[str, Any]:
+        chosen = self._scope(scope)
+        return self._run(lambda: report_json(self.project.memory(chosen).edit(ident, text)))
+
+    def memory_delete(self, ident: str, scope: str | None = None) -> dict[str, Any]:
+        chosen = self._scope(scope)
+        return self._run(lambda: report_json(self.project.memory(chosen).delete_entry(ident)))
+
+    def curate(
+        self, text: str | None = None, ident: str | None = None, scope: str | None = None
+    ) -> dict[str, Any]:
+        chosen = self._scope(scope)
+        if (text is None) == (ident is None):
+            raise ToolFailure("give text (a new item of MEMORY.md) or id (a log entry), not both")
+
+        def run() -> dict[str, Any]:
+            mem = self.project.memory(chosen)
+            done = mem.promote(ident) if ident is not None else mem.curate_entry(text or "")
+            return report_json(done)
+
+        return self._run(run)
+
+    def compact(
+        self, now: str | None = None, dry_run: bool = False, scope: str | None = None
+    ) -> dict[str, Any]:
+        chosen = self._scope(scope)
+        return self._run(
+            lambda: report_json(self.project.compact_memory(chosen, now=now, dry_run=dry_run))
+        )
+
 
 def _note(text: str) -> None:
     """A note of the server's (the search index set aside and rebuilt): stderr, since stdout
@@ -413,6 +454,62 @@ def build_server(service: Service) -> Any:
         return guarded(service.verify)
 
     @server.tool()
+    def remember(text: str, scope: str | None = None) -> dict[str, Any]:
+        """Add an entry to today's log of a memory (default: this session's); secrets in it
+        are cut out before it is stored."""
+        return guarded(lambda: service.remember(text, scope))
+
+    @server.tool()
+    def recall(
+        query: str, scope: str | None = None, k: int = 10, mode: str = "auto"
+    ) -> list[dict[str, Any]]:
+        """A memory's files that best answer the query (by words and by meaning, ranked; facts
+        by their current value): path, line range and snippet per hit, best first. mode:
+        auto (default: hybrid), hybrid, lexical (exact words) or semantic (meaning alone)."""
+        return guarded(lambda: service.recall(query, scope, k, mode))
+
+    @server.tool()
+    def facts(
+        key: str | None = None, value: str | None = None, scope: str | None = None
+    ) -> dict[str, Any]:
+        """A memory's facts: all of them, the one named by key, or, given a value, set it."""
+        return guarded(lambda: service.facts(key, value, scope))
+
+    _entry_tools(server, service, guarded)
+    _conversation_tools(server, service, guarded)
+
+    from packer.search import visible_packs
+
+    try:
+        seen = visible_packs(
+            service.root, service.store, service.scopes, memory_packs=True, files=service.files
+        )
+    except CasError:  # a pack that cannot be read: the tools name it when asked
+        seen = []
+    for name in [p.name for p in seen]:
+
+        def render(name: str = name) -> str:
+            return guarded(lambda: service.render_pack(name))
+
+        server.resource(
+            f"cas://pack/{name}",
+            name=name,
+            description=f"The pack {name}, rendered (lite, markdown)",
+            mime_type="text/markdown",
+        )(_static(render))
+    return server
+
+
+class _Guard(Protocol):
+    """`build_server`'s ``guarded``: a call whose errors become tool errors."""
+
+    def __call__(self, fn: Callable[[], T], /) -> T: ...
+
+
+def _conversation_tools(server: MCPServer, service: Service, guarded: _Guard) -> None:
+    """The conversation's tools (`memory.context`, `memory.shortterm`), and ``memory_search``."""
+
+    @server.tool()
     def context(
         query: str,
         budget: int | None = None,
@@ -438,47 +535,64 @@ def build_server(service: Service) -> Any:
         return guarded(lambda: service.add_turn(user, assistant, session, scope))
 
     @server.tool()
-    def remember(text: str, scope: str | None = None) -> dict[str, Any]:
-        """Add an entry to today's log of a memory (default: this session's); secrets in it
-        are cut out before it is stored."""
+    def memory_search(
+        query: str, scope: str | None = None, k: int = 10, mode: str = "auto"
+    ) -> list[dict[str, Any]]:
+        """recall by the name the memory's other tools share (memory_get, memory_write, ...):
+        the memory's files that best answer the query, by words and meaning, best first; each
+        entry's id is at the end of its line in the snippet."""
+        return guarded(lambda: service.recall(query, scope, k, mode))
+
+
+def _entry_tools(
+    server: MCPServer,
+    service: Service,
+    guarded: Callable[[Callable[[], dict[str, Any]]], dict[str, Any]],
+) -> None:
+    """The memory tools acting on one entry by its id (`memory.edits`), and ``compact``."""
+
+    @server.tool()
+    def memory_write(text: str, scope: str | None = None) -> dict[str, Any]:
+        """remember: add an entry to today's log of a memory (default: this session's), secrets
+        cut out; answers its id (e-xxxxxx), which memory_get, memory_edit, memory_delete and
+        curate take."""
         return guarded(lambda: service.remember(text, scope))
 
     @server.tool()
-    def recall(
-        query: str, scope: str | None = None, k: int = 10, mode: str = "auto"
-    ) -> list[dict[str, Any]]:
-        """A memory's files that best answer the query (by words and by meaning, ranked; facts
-        by their current value): path, line range and snippet per hit, best first. mode:
-        auto (default: hybrid), hybrid, lexical (exact words) or semantic (meaning alone)."""
-        return guarded(lambda: service.recall(query, scope, k, mode))
+    def memory_get(id: str, scope: str | None = None) -> dict[str, Any]:
+        """One entry of a memory by its id: e-xxxxxx (shown at the end of an entry's first
+        line by recall and read_file), DATE.N (the Nth entry of that day's log), MEMORY.N (the
+        Nth item of MEMORY.md) or fact:KEY."""
+        return guarded(lambda: service.memory_get(id, scope))
 
     @server.tool()
-    def facts(
-        key: str | None = None, value: str | None = None, scope: str | None = None
+    def memory_edit(id: str, text: str, scope: str | None = None) -> dict[str, Any]:
+        """Replace the text of one entry (its id stays; fact:KEY sets that fact), secrets cut
+        out: a new state of the memory, the old text in its history."""
+        return guarded(lambda: service.memory_edit(id, text, scope))
+
+    @server.tool()
+    def memory_delete(id: str, scope: str | None = None) -> dict[str, Any]:
+        """Remove one entry from a memory (fact:KEY deletes that fact): a new state, the entry
+        kept in the history."""
+        return guarded(lambda: service.memory_delete(id, scope))
+
+    @server.tool()
+    def curate(
+        text: str | None = None, id: str | None = None, scope: str | None = None
     ) -> dict[str, Any]:
-        """A memory's facts: all of them, the one named by key, or, given a value, set it."""
-        return guarded(lambda: service.facts(key, value, scope))
+        """Add to the curated memory, MEMORY.md: new text, or the daily log entry id, moved
+        there with its id."""
+        return guarded(lambda: service.curate(text, id, scope))
 
-    from packer.search import visible_packs
-
-    try:
-        seen = visible_packs(
-            service.root, service.store, service.scopes, memory_packs=True, files=service.files
-        )
-    except CasError:  # a pack that cannot be read: the tools name it when asked
-        seen = []
-    for name in [p.name for p in seen]:
-
-        def render(name: str = name) -> str:
-            return guarded(lambda: service.render_pack(name))
-
-        server.resource(
-            f"cas://pack/{name}",
-            name=name,
-            description=f"The pack {name}, rendered (lite, markdown)",
-            mime_type="text/markdown",
-        )(_static(render))
-    return server
+    @server.tool()
+    def compact(
+        now: str | None = None, dry_run: bool = False, scope: str | None = None
+    ) -> dict[str, Any]:
+        """Compact a memory's daily logs older than its [memory] full_days at now (YYYY-MM-DD,
+        default today) by the rules: decisions promoted to MEMORY.md, other entries shortened;
+        each decision journalled. dry_run: only list the decisions."""
+        return guarded(lambda: service.compact(now, dry_run, scope))
 
 
 def _arguments_problem(exc: Any) -> str:

@@ -47,8 +47,9 @@ if TYPE_CHECKING:
     from cas.remote.push import PushReport
     from cas.textindex import TextIndex
     from cas.verify import VerifyReport
-    from memory.compact import Decider
+    from memory.compact import Compacted, Decider
     from memory.context import TurnContext
+    from memory.edits import Entry as MemoryEntry
     from memory.manager import MemoryManager
     from memory.search import Hit as MemoryHit
     from memory.shortterm import Policy, TurnAdded
@@ -597,6 +598,29 @@ class Project:
                 raise UsageError("no memory: name a scope ('global', 'user:ID', 'session:ID')")
             scope = self.scopes[0]
         return self._granted(scope)
+
+    def memory_entry(self, scope: str, ident: str) -> MemoryEntry:
+        """The entry, item of ``MEMORY.md`` or fact ``ident`` names in the memory ``scope``
+        (`memory.edits.get`); a fact shown counts a use in an agent's session."""
+        from memory.edits import FACT_ID, get
+        from memory.usage import FACT, used
+
+        entry = get(self.store, self._granted(scope), ident)
+        if entry.kind == "fact" and self.granted_only:
+            used(self.store, entry.scope, [FACT + entry.id.removeprefix(FACT_ID)], _today())
+        return entry
+
+    def compact_memory(
+        self, scope: str, *, now: str | None = None, dry_run: bool = False
+    ) -> Compacted:
+        """Compact the old daily logs of the memory ``scope`` at ``now`` (today by default) by
+        the rules, never by a command (`memory.compact`), with the project's ``[memory]``
+        settings."""
+        from memory.ages import load_memory_config
+        from memory.compact import compact
+
+        config = load_memory_config(self.root)
+        return compact(self.store, self._granted(scope), now or _today(), config, dry_run=dry_run)
 
     def _granted(self, scope: str) -> str:
         from memory.scopes import check_scope

@@ -4,7 +4,7 @@
 explicit ``now`` and not compacted yet, and decides for each entry, one log at a time:
 
 * ``PROMOTE``: worth keeping for good: it moves to the curated memory, ``MEMORY.md``, as
-  ``- DATE: text``;
+  ``- DATE: text`` (its id kept, as by a kept or compressed entry: `memory.edits`);
 * ``KEEP``: stays in the log as it is;
 * ``COMPRESS``: stays in the log, shortened (to the decider's text, or its first line);
 * ``DELETE``: leaves the log.
@@ -216,6 +216,7 @@ def compact(
             if log.split(b"\n", 1)[0].endswith(COMPACTED.encode()):
                 continue
             items = entries.entries(log)
+            ids = [item.ident for item in entries.items(log)]  # kept by what stays
             date = entries.date_of(path)
             assert date is not None
             request = {
@@ -237,7 +238,7 @@ def compact(
                 if decision == "PROMOTE":
                     # one line of MEMORY.md, scanned as it is laid out there
                     line = entries.clean_line(given or short_line(items[i]), f"- {date}: ")
-                    promoted.append(f"- {date}: {line.text}")
+                    promoted.append(entries.with_id(f"- {date}: {line.text}", ids[i]))
                     decisions.append(Decision(path, i, decision, line.text, by, line.secrets))
                     continue
                 if decision == "KEEP":
@@ -246,7 +247,7 @@ def compact(
                     body = given or short_line(items[i].split("\n", 1)[0])
                 cleaned = entries.clean(body) if body.strip() else entries.Cleaned(body, ())
                 assert new_log is not None
-                new_log = entries.append_entry(new_log, date, cleaned.text)
+                new_log = entries.append_entry(new_log, date, cleaned.text, ids[i])
                 kept += 1
                 decisions.append(Decision(path, i, decision, cleaned.text, by, cleaned.secrets))
             files[path] = new_log if kept else None

@@ -34,6 +34,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+import blake3
+
 from cas.display import echoed
 from cas.errors import UsageError
 from memory.redaction import Layout, cut, redacted, refuse_secret
@@ -158,26 +160,28 @@ def _laid_out(text: str, layout: Layout) -> str:
     return layout.prefix + first + "".join((layout.joint if s else blank) + s for s in rest)
 
 
-def append_entry(log: bytes | None, date: str, text: str) -> bytes:
+def append_entry(log: bytes | None, date: str, text: str, ident: str | None = None) -> bytes:
     """The daily log of ``date`` with ``text`` appended as its last entry (laid out as
-    `ENTRY`)."""
+    `ENTRY`), its id ``ident`` (if any) at the end of its first line."""
     head = log if log is not None else f"# {date}\n\n".encode()
     if not head.endswith(b"\n"):
         head += b"\n"
-    return head + (_laid_out(text, ENTRY) + "\n").encode()
+    return head + (with_id(_laid_out(text, ENTRY), ident) + "\n").encode()
 
 
-def curated_item(text: str) -> bytes:
-    """``text`` as an item of the curated memory (laid out as `CURATED_ITEM`)."""
-    return (_laid_out(text, CURATED_ITEM) + "\n").encode()
+def curated_item(text: str, ident: str | None = None) -> bytes:
+    """``text`` as an item of the curated memory (laid out as `CURATED_ITEM`), its id
+    ``ident`` (if any) at the end of its first line."""
+    return (with_id(_laid_out(text, CURATED_ITEM), ident) + "\n").encode()
 
 
 def entries(log: bytes) -> list[str]:
-    """The entries of a daily log, in order, each as its text (continuation lines joined back)."""
+    """The entries of a daily log, in order, each as its text (continuation lines joined back,
+    the entry's id left out)."""
     out: list[str] = []
     for line in log.decode("utf-8", "replace").split("\n"):
         if line.startswith("- "):
-            out.append(line[2:])
+            out.append(split_id(line[2:])[0])
         elif out and line.startswith("  "):
             out[-1] += "\n" + line[2:]
     return [e.rstrip("\n") for e in out]
@@ -236,3 +240,106 @@ def set_fact(old: Fact | None, key: str, value: str | None, date: str) -> Fact:
         value = " ".join(value.split())  # one line
     was = old.history if old is not None else ()
     return Fact(key, value, ((date, value if value is not None else DELETED), *was))
+
+
+# --- entry ids ----------------------------------------------------------------------------------
+
+# An entry's id: ``e-`` and six letters of base32 (RFC 4648, lower case), at the end of the
+# entry's first line after `` ^`` (a block reference, as Obsidian writes one).
+ID_PREFIX: Final = "e-"
+_B32: Final = "abcdefghijklmnopqrstuvwxyz234567"
+_ID = re.compile(r"e-[a-z2-7]{6}")
+_ID_AT_END = re.compile(r" \^(e-[a-z2-7]{6})\Z")
+_ID_IN_BODY = re.compile(rb" \^(e-[a-z2-7]{6})$", re.M)
+
+
+def is_id(text: str) -> bool:
+    return _ID.fullmatch(text) is not None
+
+
+def make_id(date: str, text: str, ordinal: int = 0) -> str:
+    """The id of an entry made on ``date`` with ``text`` (as stored, secrets cut out), the
+    ``ordinal``-th candidate (0 first; the next is tried while one is taken in the scope):
+    BLAKE3 of the three, its first 30 bits in base32. No clock, no randomness: the same inputs
+    give the same id on every machine."""
+    data = f"{date}\n{ordinal}\n{text}".encode("utf-8", "surrogatepass")
+    n = int.from_bytes(blake3.blake3(data).digest()[:4], "big") >> 2
+    return ID_PREFIX + "".join(_B32[(n >> shift) & 31] for shift in range(25, -1, -5))
+
+
+def with_id(laid_out: str, ident: str | None) -> str:
+    """An entry laid out in its file, its id at the end of its first line."""
+    if ident is None:
+        return laid_out
+    first, nl, rest = laid_out.partition("\n")
+    return f"{first} ^{ident}{nl}{rest}"
+
+
+def split_id(first_line: str) -> tuple[str, str | None]:
+    """An entry's first line without its id, and the id (None: it has none)."""
+    m = _ID_AT_END.search(first_line)
+    if m is None:
+        return first_line, None
+    return first_line[: m.start()], m.group(1)
+
+
+def ids_in(body: bytes) -> set[str]:
+    """Every id at the end of a line of ``body`` (a few more than its entries': a later line
+    of an entry may end like one; as taken ids they only make a new id skip them)."""
+    return {m.decode() for m in _ID_IN_BODY.findall(body)}
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One entry of a daily log or item of ``MEMORY.md``, as found in its file."""
+
+    index: int  # its position among the file's entries, from 1
+    ident: str | None  # its id (None: an entry written before entries had ids)
+    text: str  # without its id, later lines unindented
+    first: int  # its lines in the file, counted from 0, both included
+    last: int
+
+
+def items(body: bytes) -> list[Item]:
+    """The entries of a daily log or the items of ``MEMORY.md``: each list item (a line
+    starting ``- ``) with the lines indented under it (blank lines between them included)."""
+    lines = body.decode("utf-8", "replace").split("\n")
+    out: list[Item] = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].startswith("- "):
+            i += 1
+            continue
+        last = j = i
+        while j + 1 < len(lines) and (lines[j + 1].startswith("  ") or not lines[j + 1].strip()):
+            j += 1
+            if lines[j].startswith("  "):
+                last = j
+        text, ident = split_id(lines[i][2:])
+        rest = [line[2:] if line.startswith("  ") else "" for line in lines[i + 1 : last + 1]]
+        out.append(Item(len(out) + 1, ident, "\n".join([text, *rest]), i, last))
+        i = last + 1
+    return out
+
+
+def replace_item(body: bytes, item: Item, laid_out: str | None) -> bytes:
+    """``body`` with ``item``'s lines replaced by ``laid_out`` (None: removed); every other
+    byte as it was."""
+    lines = body.decode("utf-8", "replace").split("\n")
+    new = laid_out.split("\n") if laid_out is not None else []
+    return "\n".join(lines[: item.first] + new + lines[item.last + 1 :]).encode()
+
+
+def laid_out_entry(text: str, ident: str | None, *, curated: bool = False) -> str:
+    """``text`` as an entry of a daily log (or an item of ``MEMORY.md``), with its id, without
+    the final line break."""
+    return with_id(_laid_out(text, CURATED_ITEM if curated else ENTRY), ident)
+
+
+_ITEM_ID = re.compile(r"^(- .*?) \^e-[a-z2-7]{6}$", re.M)
+
+
+def without_ids(text: str) -> str:
+    """``text`` of a log or ``MEMORY.md`` with the ids at the end of its entries' first lines
+    left out (what a memory pack shows)."""
+    return _ITEM_ID.sub(r"\1", text)

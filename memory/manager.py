@@ -23,9 +23,13 @@ names the scope: ``global``, ``user:ID`` or ``session:ID``; no call reads or wri
     ['logs/2026-11-20.md']
     1
 
+Every entry has an id (``remember(...).id``, ``e-`` and six letters; a fact's is ``fact:KEY``):
+`get_entry`, `edit`, `delete_entry` (or `forget`) and `promote` act on one entry by it, each a
+new state that a rollback undoes (`memory.edits`).
+
 Dates are the caller's (``date=``, ``YYYY-MM-DD``), today's by default. Errors are the command
-line's, each a `cas.errors.CasError`: `UsageError` for a bad scope, key or date, `NotFound` for
-a fact never set, `SecretInName` for a key holding a secret.
+line's, each a `cas.errors.CasError`: `UsageError` for a bad scope, key, date or id, `NotFound`
+for a fact never set or an id naming nothing, `SecretInName` for a key holding a secret.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from cas.errors import NotFound, UsageError
 from cas.store import Store
-from memory import entries, ops, shortterm
+from memory import edits, entries, ops, shortterm
 from memory.scopes import GLOBAL, check_scope
 from memory.session import check_session, next_session, parse_turns, session_of, turns_path
 from memory.shortterm import DEFAULT_MAX_TOKENS, Policy
@@ -203,7 +207,7 @@ class MemoryManager:
 
     def curate(self, text: str, *, date: str | None = None) -> Digest:
         """Add ``text`` (secrets cut out) to the curated memory, ``MEMORY.md``; the new state."""
-        return ops.curate(self.store, self.scope, text, date=_day(date))
+        return ops.curate(self.store, self.scope, text, date=_day(date)).state
 
     def log(self, date: str | None = None) -> list[str]:
         """The entries of the daily log of ``date`` (today by default), oldest first."""
@@ -307,6 +311,30 @@ class MemoryManager:
         from packer.project import find_project_root
 
         return find_project_root(self.store.path.parent)
+
+    # --- one entry by its id (`memory.edits`) ---------------------------------------------------
+
+    def get_entry(self, ident: str) -> edits.Entry:
+        """The entry, item of ``MEMORY.md`` or fact (``fact:KEY``) ``ident`` names."""
+        return edits.get(self.store, self.scope, ident)
+
+    def edit(self, ident: str, text: str, *, date: str | None = None) -> edits.Written:
+        """Replace the text of entry ``ident`` (secrets cut out); its id stays."""
+        return edits.edit(self.store, self.scope, ident, text, date=_day(date))
+
+    def delete_entry(self, ident: str, *, date: str | None = None) -> edits.Written:
+        """Remove entry ``ident`` (a rollback brings it back); ``fact:KEY`` deletes a fact."""
+        return edits.delete(self.store, self.scope, ident, date=_day(date))
+
+    forget = delete_entry
+
+    def promote(self, ident: str, *, date: str | None = None) -> edits.Written:
+        """Move the daily log entry ``ident`` to ``MEMORY.md``, its id kept."""
+        return edits.promote(self.store, self.scope, ident, date=_day(date))
+
+    def curate_entry(self, text: str, *, date: str | None = None) -> ops.Remembered:
+        """`curate`, answering with the new item's id."""
+        return ops.curate(self.store, self.scope, text, date=_day(date))
 
     # --- reading it all -----------------------------------------------------------------------
 

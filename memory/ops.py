@@ -1,4 +1,5 @@
-"""What an agent or a person does with a memory: remember, set and read facts, curate.
+"""What an agent or a person does with a memory: remember, set and read facts, curate (one
+entry by its id: `memory.edits`).
 
 Every function takes the scope it acts on and reads or writes that scope's memory only
 (searching one is `memory.search`). Dates come from the caller (the CLI takes today's date from
@@ -8,6 +9,7 @@ the clock, or ``--date``), never from files.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from cas.digest import Digest
 from cas.errors import NotFound
@@ -30,18 +32,22 @@ from memory.state import CURATED, Change, State, commit, head, read_file
 @dataclass(frozen=True, slots=True)
 class Remembered:
     scope: str
-    path: str  # the daily log the entry went to
+    path: str  # the daily log the entry went to (MEMORY.md: `curate`)
     state: Digest  # the memory's new state
     secrets: tuple[str, ...]  # kinds of secret cut out of the entry
+    id: str  # the entry's id (`memory.edits`)
 
 
 def remember(store: Store, scope: str, text: str, *, date: str) -> Remembered:
-    """Append ``text`` (secrets cut out) to the daily log of ``date`` in ``scope``."""
+    """Append ``text`` (secrets cut out) to the daily log of ``date`` in ``scope``, with a new
+    id (`memory.edits`)."""
     cleaned = clean(text)
     path = log_path(date)
+    made: list[str] = []
 
     def make(state: State) -> Change:
-        log = entries.append_entry(read_file(store, state, path), date, cleaned.text)
+        made[:] = [new_id(store, state, date, cleaned.text)]
+        log = entries.append_entry(read_file(store, state, path), date, cleaned.text, made[0])
         note = f"add {path}"
         if cleaned.secrets:
             note += f" (secret cut out: {', '.join(cleaned.secrets)})"
@@ -49,7 +55,7 @@ def remember(store: Store, scope: str, text: str, *, date: str) -> Remembered:
 
     state = commit(store, scope, make, date=date)
     assert state.digest is not None
-    return Remembered(state.scope, path, state.digest, cleaned.secrets)
+    return Remembered(state.scope, path, state.digest, cleaned.secrets, made[0])
 
 
 def get_fact(store: Store, scope: str, key: str, state: State | None = None) -> Fact:
@@ -100,16 +106,60 @@ def put_fact(store: Store, scope: str, key: str, value: str | None, *, date: str
     return result[0]
 
 
-def curate(store: Store, scope: str, text: str, *, date: str) -> Digest:
-    """Append ``text`` (secrets cut out) to the curated memory, ``MEMORY.md``."""
+def curate(store: Store, scope: str, text: str, *, date: str) -> Remembered:
+    """Append ``text`` (secrets cut out) to the curated memory, ``MEMORY.md``, with a new id
+    (`memory.edits`)."""
     cleaned = clean(text, CURATED_ITEM)
+    made: list[str] = []
 
     def make(state: State) -> Change:
+        made[:] = [new_id(store, state, date, cleaned.text)]
         old = read_file(store, state, CURATED) or b"# Memory\n\n"
         if not old.endswith(b"\n"):
             old += b"\n"
-        return Change({CURATED: old + curated_item(cleaned.text)}, ("curate MEMORY.md",))
+        body = old + curated_item(cleaned.text, made[0])
+        return Change({CURATED: body}, ("curate MEMORY.md",))
 
     state = commit(store, scope, make, date=date)
     assert state.digest is not None
-    return state.digest
+    return Remembered(state.scope, CURATED, state.digest, cleaned.secrets, made[0])
+
+
+# --- entry ids (`memory.edits`) ----------------------------------------------------------------
+
+
+def entry_files(state: State) -> list[str]:
+    """The files of ``state`` that hold entries: the daily logs and ``MEMORY.md``."""
+    return sorted(p for p in state.files if p == CURATED or entries.date_of(p) is not None)
+
+
+# The ids each file body holds, by its digest (the same bytes, the same ids): a process that
+# writes many entries reads each unchanged log once.
+_IDS_OF: dict[Digest, frozenset[str]] = {}
+_IDS_KEPT: Final = 4096
+
+
+def taken_ids(store: Store, state: State) -> set[str]:
+    """Every id held in ``state``."""
+    out: set[str] = set()
+    files = state.files
+    for path in entry_files(state):
+        digest = files[path]
+        held = _IDS_OF.get(digest)
+        if held is None:
+            held = frozenset(entries.ids_in(store.get(digest)))
+            if len(_IDS_OF) >= _IDS_KEPT:
+                _IDS_OF.clear()
+            _IDS_OF[digest] = held
+        out |= held
+    return out
+
+
+def new_id(store: Store, state: State, date: str, text: str) -> str:
+    """The id of an entry made on ``date`` with ``text`` in ``state``'s scope: the first
+    ordinal's whose id no entry of ``state`` holds."""
+    taken = taken_ids(store, state)
+    ordinal = 0
+    while (ident := entries.make_id(date, text, ordinal)) in taken:
+        ordinal += 1
+    return ident

@@ -150,7 +150,7 @@ class MemoryPack:
 
 
 def _body(log: bytes) -> str:
-    text = log.decode("utf-8", "replace")
+    text = entries.without_ids(log.decode("utf-8", "replace"))
     if text.startswith("# "):
         text = text.split("\n", 1)[1] if "\n" in text else ""
     return text.strip("\n") + "\n"

@@ -42,6 +42,7 @@ from cas.store import Store
 from memory import entries
 from memory.compact import Decider, checked_answer
 from memory.entries import CURATED_ITEM, clean, curated_item
+from memory.ops import taken_ids
 from memory.packs import DECISION_WORDS, short_line
 from memory.redaction import Layout
 from memory.session import (
@@ -263,12 +264,22 @@ def _flush(
     if not gone:
         return turns, ()
     logs: dict[str, bytes | None] = {}
+    taken = taken_ids(store, state)
+
+    def fresh(date: str, text: str) -> str:
+        """A new entry's id (`memory.edits`), none of the state's or of this flush's."""
+        ordinal = 0
+        while (ident := entries.make_id(date, text, ordinal)) in taken:
+            ordinal += 1
+        taken.add(ident)
+        return ident
+
     for t in gone:
         path = entries.log_path(t.date)
         if path not in logs:
             logs[path] = files.get(path) or read_file(store, state, path)
-        text = f"session {turns.session}, turn {t.number}\n{t.text()}"
-        logs[path] = entries.append_entry(logs[path], t.date, clean(text).text)
+        text = clean(f"session {turns.session}, turn {t.number}\n{t.text()}").text
+        logs[path] = entries.append_entry(logs[path], t.date, text, fresh(t.date, text))
         journal.append(f"flush turn {t.number} of session {turns.session} to {path}")
     files.update(logs)
     request = {
@@ -292,7 +303,8 @@ def _flush(
         elif decision == "PROMOTE":
             item = clean(f"{t.date}: {text or _gist(t)}", CURATED_ITEM).text
             base = curated or b"# Memory\n\n"
-            curated = (base if base.endswith(b"\n") else base + b"\n") + curated_item(item)
+            added = curated_item(item, fresh(t.date, item))
+            curated = (base if base.endswith(b"\n") else base + b"\n") + added
             files[CURATED] = curated
         journal.append(f"turn {t.number} of session {turns.session}: {decision} (by {by})")
         out.append(Flushed(t.number, entries.log_path(t.date), decision, by))
@@ -344,6 +356,7 @@ def turns_in_logs(logs: dict[str, bytes], session: str) -> dict[int, str]:
     for path in sorted(logs):
         for entry in _log_entries(logs[path]):
             first, _, rest = entry.partition("\n")
+            first = entries.split_id(first)[0]
             if first.startswith(head) and first[len(head) :].isdigit():
                 out[int(first[len(head) :])] = rest
     return out

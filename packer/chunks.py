@@ -7,7 +7,9 @@ cache key (`packer.vectors`):
   its own with the lines indented under it (a memory's daily log is one entry a passage, its
   ``MEMORY.md`` one item a passage); the paragraphs of a section between them form one passage.
   A heading's text is read with the passage that follows it, so a section's first passage
-  carries its title (not a date's: a daily log's day says nothing of its first entry).
+  carries its title (not a date's: a daily log's day says nothing of its first entry). A block
+  reference at the end of a line (`` ^id``, as Obsidian writes one and a memory's entries carry
+  their ids) is not read: a name, not words.
 * ``text`` (code and everything else): windows of about `WINDOW_WORDS` words (about 400 tokens
   of the model's), whole lines, each starting a quarter of a window before the last one ended,
   so a definition cut by a window's edge is whole in the next.
@@ -24,7 +26,7 @@ from typing import Final, NamedTuple
 
 __all__ = ["CHUNKS_VERSION", "Passage", "kind_of", "passages"]
 
-CHUNKS_VERSION: Final = 1  # in the vectors' cache key: a change here makes every vector again
+CHUNKS_VERSION: Final = 2  # in the vectors' cache key: a change here makes every vector again
 WINDOW_WORDS: Final = 300
 OVERLAP_WORDS: Final = 75
 MAX_TEXT: Final = 1 << 20
@@ -33,6 +35,7 @@ MARKDOWN: Final = frozenset({".md", ".markdown", ".mdx", ".mdown"})
 _HEADING = re.compile(r"#{1,6}\s")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])\s")
+_BLOCK_REF = re.compile(r" \^[A-Za-z0-9-]+$", re.M)
 
 
 class Passage(NamedTuple):
@@ -60,6 +63,8 @@ def passages(kind: str, text: str) -> list[Passage]:
             while last > first + 1 and not lines[last - 1].strip():
                 last -= 1  # ... and ends at its last
             body = "\n".join(lines[first:last])
+            if kind == "md":
+                body = _BLOCK_REF.sub("", body)
             if not body.split():
                 continue
             if title and n == 0:

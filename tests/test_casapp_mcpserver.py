@@ -31,11 +31,16 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from cas import Store
+from memory import entries
 from tests.conftest import cas_env, run_cas
 from tests.secret_corpus import Values, pieces
 
 TOOLS = {"list_packs", "render_pack", "read_file", "search", "load", "verify"}
 MEMORY_TOOLS = {"remember", "recall", "facts", "context", "add_turn"}
+ENTRY_TOOLS = {
+    "memory_write", "memory_get", "memory_edit", "memory_delete", "memory_search", "curate",
+    "compact",
+}  # fmt: skip
 SESSION_TIMEOUT = 120.0
 
 CART_PY = '''"""Shopping carts."""
@@ -204,8 +209,8 @@ def test_every_tool_answers_with_the_projects_content(project: Path) -> None:
     def_line = cart_lines.index(CART_TOTAL_DEF + "\n") + 1
 
     async def body(s: ClientSession) -> None:
-        assert {t.name for t in (await s.list_tools()).tools} == TOOLS | MEMORY_TOOLS
-        assert len((await s.list_tools()).tools) == len(TOOLS | MEMORY_TOOLS)
+        assert {t.name for t in (await s.list_tools()).tools} == TOOLS | MEMORY_TOOLS | ENTRY_TOOLS
+        assert len((await s.list_tools()).tools) == len(TOOLS | MEMORY_TOOLS | ENTRY_TOOLS)
 
         # list_packs: the one pack, as the manifest on disk has it
         packs = structured(await s.call_tool("list_packs", {}))
@@ -404,7 +409,7 @@ def test_an_argument_a_tool_does_not_take_is_refused_by_every_tool(project: Path
 
     async def body(s: ClientSession) -> None:
         tools = (await s.list_tools()).tools
-        assert {t.name for t in tools} == TOOLS | MEMORY_TOOLS
+        assert {t.name for t in tools} == TOOLS | MEMORY_TOOLS | ENTRY_TOOLS
         for tool in tools:
             assert tool.input_schema.get("additionalProperties") is False, tool.name
             takes = list(tool.input_schema.get("properties", {}))
@@ -577,7 +582,9 @@ def test_http_mode_serves_the_same_tools(project: Path, http_server: int) -> Non
             url = f"http://127.0.0.1:{http_server}/mcp"
             async with streamable_http_client(url) as (r, w), ClientSession(r, w) as s:
                 await s.initialize()
-                assert {t.name for t in (await s.list_tools()).tools} == TOOLS | MEMORY_TOOLS
+                assert {
+                    t.name for t in (await s.list_tools()).tools
+                } == TOOLS | MEMORY_TOOLS | ENTRY_TOOLS
                 await still_serving(s)
                 assert_tool_error(
                     await s.call_tool("read_file", {"pack": "repo", "path": "/etc/passwd"}),
@@ -609,7 +616,16 @@ def test_memory_is_remembered_across_sessions_of_a_scope_and_never_seen_from_ano
         hits = structured(await s.call_tool("recall", {"query": "flaky"}))
         assert [h["scope"] for h in hits] == ["session:a"]
         assert hits[0]["path"].startswith("logs/") and hits[0]["lines"] == [3, 3]
-        assert hits[0]["snippet"] == [{"line": 3, "text": "- the flaky test is test_gc"}]
+        (hit,) = hits[0]["snippet"]  # the entry with its id, to act on it by
+        assert (
+            hit["line"] == 3 and entries.split_id(hit["text"])[0] == "- the flaky test is test_gc"
+        )
+        assert (
+            structured(await s.call_tool("memory_get", {"id": entries.split_id(hit["text"])[1]}))[
+                "text"
+            ]
+            == "the flaky test is test_gc"
+        )
         by_value = structured(await s.call_tool("recall", {"query": "postgres"}))
         assert [(h["path"], h["snippet"]) for h in by_value] == [
             ("facts/db.md", [{"line": 3, "text": "value: postgres 16"}])
@@ -963,3 +979,128 @@ def test_search_recall_and_load_take_a_mode(project: Path) -> None:
         assert structured(await s.call_tool("search", {"query": "cart"}))  # still serving
 
     run_stdio(project, agent, "--memory-scope", "session:modes")
+
+
+def test_an_agent_writes_reads_edits_deletes_curates_and_compacts_entries_by_id(
+    project: Path,
+) -> None:
+    """Every entry tool through the SDK's client: each change a new state (the CLI's log shows
+    it, a rollback undoes it), an entry's id kept through an edit, a promotion and a
+    compaction; bad input and a scope not granted are one-line tool errors."""
+    scope = "session:edits"
+    r = run_cas("mem", "add", "--scope", scope, "--date", "2026-10-01", "--json",
+                "decided to pin postgres 16", cwd=project)  # fmt: skip
+    assert r.code == 0, r.err
+    old = json.loads(r.out)["id"]
+    r = run_cas("mem", "add", "--scope", scope, "--date", "2026-10-01", "noise", cwd=project)
+    assert r.code == 0, r.err
+    ids: dict[str, str] = {}
+
+    async def agent(s: ClientSession) -> None:
+        first = structured(await s.call_tool("memory_write", {"text": "the login test flakes"}))
+        assert first["scope"] == scope and first["id"].startswith("e-")
+        ids["first"] = first["id"]
+        second = structured(await s.call_tool("remember", {"text": "we chose LMDB"}))
+        assert second["id"] != first["id"]
+        ids["second"] = second["id"]
+        got = structured(await s.call_tool("memory_get", {"id": first["id"]}))
+        assert {k: got[k] for k in ("id", "kind", "index", "text")} == {
+            "id": first["id"], "kind": "log", "index": 1, "text": "the login test flakes",
+        }  # fmt: skip
+        assert got["path"] == first["path"] and got["path"] == f"logs/{got['date']}.md"
+        found = structured(
+            await s.call_tool("memory_search", {"query": "login test", "mode": "lexical"})
+        )
+        assert found and found[0]["path"] == got["path"]
+        assert any(first["id"] in line["text"] for line in found[0]["snippet"]), found[0]
+        assert (
+            structured(await s.call_tool("memory_get", {"id": f"{got['date']}.2"}))["id"]
+            == second["id"]
+        )  # by position too
+        edited = structured(
+            await s.call_tool("memory_edit", {"id": first["id"], "text": "the login test is fixed"})
+        )
+        assert (edited["id"], edited["action"]) == (first["id"], "edit")
+        got = structured(await s.call_tool("memory_get", {"id": first["id"]}))
+        assert got["text"] == "the login test is fixed"
+        # curate: new text, or a log entry moved with its id
+        item = structured(await s.call_tool("curate", {"text": "Packs are judged by answers"}))
+        assert item["path"] == "MEMORY.md" and item["id"].startswith("e-")
+        moved = structured(await s.call_tool("curate", {"id": second["id"]}))
+        assert (moved["id"], moved["action"], moved["path"]) == (
+            second["id"], "promote", "MEMORY.md",
+        )  # fmt: skip
+        got = structured(await s.call_tool("memory_get", {"id": second["id"]}))
+        day = first["path"][len("logs/") : -len(".md")]
+        assert (got["kind"], got["text"]) == ("curated", f"{day}: we chose LMDB")
+        # a fact by its id
+        ok(await s.call_tool("facts", {"key": "db", "value": "postgres 16"}))
+        got = structured(await s.call_tool("memory_get", {"id": "fact:db"}))
+        assert (got["kind"], got["text"], got["path"]) == ("fact", "postgres 16", "facts/db.md")
+        ok(await s.call_tool("memory_edit", {"id": "fact:db", "text": "postgres 17"}))
+        assert structured(await s.call_tool("facts", {"key": "db"})) == {"db": "postgres 17"}
+        # delete
+        gone = structured(await s.call_tool("memory_delete", {"id": first["id"]}))
+        assert (gone["id"], gone["action"]) == (first["id"], "delete")
+        assert_tool_error(await s.call_tool("memory_get", {"id": first["id"]}), "not found")
+        # compact: by the rules, at a day the seeded log is old; the promoted entry keeps its id
+        dry = structured(await s.call_tool("compact", {"now": "2026-10-20", "dry_run": True}))
+        assert dry["dry_run"] and [d["decision"] for d in dry["decisions"]] == [
+            "PROMOTE", "COMPRESS",
+        ]  # fmt: skip
+        done = structured(await s.call_tool("compact", {"now": "2026-10-20"}))
+        assert not done["dry_run"] and len(done["decisions"]) == 2
+        got = structured(await s.call_tool("memory_get", {"id": old}))
+        assert (got["kind"], got["text"]) == ("curated", "2026-10-01: decided to pin postgres 16")
+        # bad input: one line each, and the server goes on
+        for tool, args, needle in (
+            ("memory_get", {"id": "nonsense"}, "is not one"),
+            ("memory_get", {"id": "2026-13-01.1"}, "not a calendar date"),
+            ("memory_get", {"id": "fact:nope"}, "not found"),
+            ("memory_edit", {"id": "e-aaaaaa", "text": "x"}, "not found"),
+            ("memory_edit", {"id": second["id"], "text": "  "}, "empty"),
+            ("memory_delete", {"id": "MEMORY.99"}, "not found"),
+            ("curate", {}, "not both"),
+            ("curate", {"text": "x", "id": second["id"]}, "not both"),
+            ("curate", {"id": "fact:db"}, "is a fact"),
+            ("curate", {"id": item["id"]}, "already an item of MEMORY.md"),
+            ("compact", {"now": "2026-13-01"}, "not a calendar date"),
+            ("memory_get", {}, "id is required"),
+        ):
+            assert_tool_error(await s.call_tool(tool, args), needle)
+        # a scope not granted: refused by every entry tool, before anything is read
+        for tool, args in (
+            ("memory_write", {"text": "x"}),
+            ("memory_get", {"id": second["id"]}),
+            ("memory_edit", {"id": second["id"], "text": "x"}),
+            ("memory_delete", {"id": second["id"]}),
+            ("curate", {"text": "x"}),
+            ("compact", {"dry_run": True}),
+        ):
+            msg = await s.call_tool(tool, {**args, "scope": "session:other"})
+            assert_tool_error(msg, "'session:other' is not one this server may use")
+        packs = structured(await s.call_tool("list_packs", {}))  # the server goes on
+        assert [p["name"] for p in packs] == ["repo", f"memory/{scope}"]
+
+    async def ungranted(s: ClientSession) -> None:
+        assert_tool_error(await s.call_tool("memory_get", {"id": old}), "--memory-scope")
+
+    run_stdio(project, agent, "--memory-scope", scope)
+    run_stdio(project, ungranted)
+    r = run_cas("mem", "log", "--json", "--scope", scope, cwd=project)
+    assert r.code == 0, r.err
+    states = json.loads(r.out)["states"]
+    changes = [c.split(" ", 1)[1] for s in reversed(states) for c in s["changes"]]
+    log = next(c.split()[1] for c in changes[2:] if c.startswith("add logs/"))
+    assert changes[2:10] == [
+        f"add {log}", f"add {log}", f"edit {log} entry {ids['first']}", "curate MEMORY.md",
+        f"promote {log} entry {ids['second']} to MEMORY.md", "set fact db", "set fact db",
+        f"delete {log} entry {ids['first']}",
+    ]  # fmt: skip
+    compacted = [c.split(":")[0] for c in changes[10:]]
+    assert compacted == [f"compact logs/2026-10-01.md entry {n}" for n in (1, 2)]
+    # the state before the delete, brought back: the entry with its id and edited text
+    delete_at = next(s for s in states if any(" delete " in c for c in s["changes"]))
+    assert run_cas("mem", "rollback", "--scope", scope, delete_at["parent"], cwd=project).code == 0
+    r = run_cas("mem", "get", "--scope", scope, ids["first"], cwd=project)
+    assert (r.code, r.out) == (0, "the login test is fixed\n")

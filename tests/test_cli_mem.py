@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -51,7 +52,8 @@ def test_a_day_of_memory_end_to_end(project: Path) -> None:
     mem(project, "fact", "set", "--date", "2026-11-22", "db", "postgres", "16")
     mem(project, "curate", "--date", "2026-11-22", "Packs are judged by what agents answer")
     assert mem(project, "show", "logs/2026-11-20.md") == (
-        "# 2026-11-20\n\n- decided to keep format 2\n- from stdin\n  second line\n"
+        "# 2026-11-20\n\n- decided to keep format 2 ^e-igt5gp\n"
+        "- from stdin ^e-cghjze\n  second line\n"
     )
     listed = json.loads(mem(project, "show", "--json"))
     assert [f["path"] for f in listed["files"]] == [
@@ -74,7 +76,7 @@ def test_a_day_of_memory_end_to_end(project: Path) -> None:
         {
             "path": "logs/2026-11-20.md",
             "lines": [3, 3],
-            "snippet": [{"line": 3, "text": "- decided to keep format 2"}],
+            "snippet": [{"line": 3, "text": "- decided to keep format 2 ^e-igt5gp"}],
         }
     ]
     assert (
@@ -95,7 +97,7 @@ def test_a_day_of_memory_end_to_end(project: Path) -> None:
     assert r.code == 2 and "--mode" in one_line(r.err)
     assert mem(project, "search", "--scope", "session:s1", "note").splitlines() == [
         "logs/2026-11-21.md:3-3",
-        "      3: - a session note",
+        "      3: - a session note ^e-fsvlxi",
     ]
     r = run_cas("mem", "search", "what", "is", "the", cwd=project)
     assert r.code == 2 and "no word to search for" in one_line(r.err)
@@ -684,7 +686,9 @@ def test_watch_imports_a_save_at_once_and_writes_back_what_others_add(project: P
             assert time.monotonic() - start < 20, "the new state never reached the folder"
             time.sleep(0.05)
         time.sleep(1)
-        assert other.read_bytes() == b"# 2026-11-23\n\n- an agent adds a numbat\n"
+        assert re.fullmatch(
+            rb"# 2026-11-23\n\n- an agent adds a numbat \^e-[a-z2-7]{6}\n", other.read_bytes()
+        ), other.read_bytes()
         log_now = json.loads(mem(project, "log", "--json"))["states"]
         assert [s["changes"] for s in log_now[:2]] == [
             ["2026-11-23 add logs/2026-11-23.md"],
@@ -727,3 +731,73 @@ def test_a_quiet_watch_prints_nothing_and_a_folder_not_its_export_is_refused(
         watch.send_signal(signal.SIGTERM)
         out, err = watch.communicate(timeout=20)
     assert (watch.returncode, out, err) == (0, b"", b"")
+
+
+def test_one_entry_by_its_id_get_edit_delete_and_curate(project: Path) -> None:
+    """`cas mem add` prints the new entry's id; get, edit, delete and curate --id act on one
+    entry by it (or by DATE.N, MEMORY.N, fact:KEY), each a new state that rollback undoes; an
+    unknown id exits 1, a malformed one 2, each with one line."""
+    out = mem(project, "add", "--date", "2026-11-20", "the login test fails now and then")
+    assert out == "remembered e-b4zjk7 in global logs/2026-11-20.md\n"
+    first = "e-b4zjk7"
+    second = json.loads(mem(project, "add", "--date", "2026-11-20", "--json", "we chose LMDB"))
+    assert set(second) == {"scope", "path", "state", "secrets", "id"}
+    assert mem(project, "show", "logs/2026-11-20.md") == (
+        f"# 2026-11-20\n\n- the login test fails now and then ^{first}\n"
+        f"- we chose LMDB ^{second['id']}\n"
+    )
+    assert mem(project, "get", first) == "the login test fails now and then\n"
+    assert mem(project, "get", "2026-11-20.2") == "we chose LMDB\n"
+    got = json.loads(mem(project, "get", "--json", first))
+    assert got == {
+        "scope": "global", "id": first, "kind": "log", "path": "logs/2026-11-20.md",
+        "index": 1, "date": "2026-11-20", "text": "the login test fails now and then",
+        "state": got["state"],
+    }  # fmt: skip
+    # search shows the id of the entry it found
+    found = mem(project, "search", "--mode", "lexical", "login")
+    assert found.splitlines()[1].endswith(f"- the login test fails now and then ^{first}")
+
+    out = mem(project, "edit", "--date", "2026-11-21", first, "the", "login", "test", "is", "fixed")
+    assert out == f"edited {first} in global logs/2026-11-20.md\n"
+    mem(project, "edit", "--date", "2026-11-21", first, "-", stdin=b"the login test\nis fixed\n")
+    assert mem(project, "get", first) == "the login test\nis fixed\n"
+    out = mem(project, "curate", "--date", "2026-11-21", "--id", second["id"])
+    assert out == f"promoted {second['id']} in global MEMORY.md\n"
+    assert mem(project, "get", "MEMORY.1") == "2026-11-20: we chose LMDB\n"
+    item = json.loads(mem(project, "curate", "--date", "2026-11-21", "--json", "Packs are judged"))
+    assert item["path"] == "MEMORY.md"
+    assert json.loads(mem(project, "get", "--json", "MEMORY.2"))["id"] == item["id"]
+    mem(project, "fact", "set", "--date", "2026-11-21", "db", "postgres 16")
+    assert mem(project, "get", "fact:db") == "postgres 16\n"
+    mem(project, "edit", "--date", "2026-11-22", "fact:db", "postgres 17")
+    assert mem(project, "fact", "get", "db") == "postgres 17\n"
+
+    out = mem(project, "delete", "--date", "2026-11-22", first)
+    assert out == f"deleted {first} from global logs/2026-11-20.md\n"
+    listed = json.loads(mem(project, "show", "--json"))["files"]
+    assert "logs/2026-11-20.md" not in [f["path"] for f in listed]  # its last entry went
+    log = json.loads(mem(project, "log", "--json"))["states"]
+    assert log[0]["changes"] == [f"2026-11-22 delete logs/2026-11-20.md entry {first}"]
+    assert log[1]["changes"] == ["2026-11-22 set fact db"]
+
+    for args, code, needle in (
+        (("get", first), 1, f"memory entry '{first}' not found"),
+        (("edit", "e-aaaaaa", "x"), 1, "not found"),
+        (("delete", "2026-11-20.1"), 1, "not found"),
+        (("get", "fact:nope"), 1, "not found"),
+        (("get", "nonsense"), 2, "is not one"),
+        (("edit", "2026-13-01.1", "x"), 2, "not a calendar date"),
+        (("edit", first), 2, "nothing to remember"),
+        (("curate", "--id", first, "text"), 2, "not both"),
+        (("curate", "--id", item["id"]), 2, "already an item of MEMORY.md"),
+        (("curate", "--id", "fact:db"), 2, "is a fact"),
+    ):
+        r = run_cas("mem", *args, cwd=project)
+        assert r.code == code, (args, r.err)
+        assert needle in one_line(r.err), (args, r.err)
+
+    # the history keeps the deleted entry: a rollback brings it back, with its id
+    assert mem(project, "get", "--at", log[0]["parent"], first) == "the login test\nis fixed\n"
+    mem(project, "rollback", "--date", "2026-11-23", log[0]["parent"])
+    assert mem(project, "get", first) == "the login test\nis fixed\n"

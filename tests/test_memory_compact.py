@@ -12,7 +12,9 @@ import pytest
 
 from cas import Store
 from cas.errors import DeciderFailed
-from memory.compact import command_decider, compact
+from memory.compact import by_rules, command_decider, compact
+from memory.edits import get
+from memory.entries import without_ids
 from memory.ops import remember
 from memory.state import CURATED, JOURNAL, head, history, read_file, rollback
 from packer.config import MemoryConfig
@@ -31,7 +33,8 @@ def month(store: Store) -> None:
 
 
 def text_of(store: Store, path: str) -> str:
-    return (read_file(store, head(store, "global"), path) or b"").decode()
+    """A file of the newest state, its entries' ids left out (they have their own test)."""
+    return without_ids((read_file(store, head(store, "global"), path) or b"").decode())
 
 
 def test_rules_promote_decisions_compress_the_rest_and_leave_recent_days_alone(
@@ -195,3 +198,27 @@ def test_what_a_decider_writes_is_scanned_as_it_is_laid_out_where_it_goes(
     assert f"(by llm) (secret cut out: {kind})" in text_of(store, JOURNAL)
     for digest in store.iterate():
         assert pw.encode() not in store.get(digest)
+
+
+def test_entries_keep_their_ids_through_a_compaction(store: Store) -> None:
+    """A kept or compressed entry keeps its id in its log, a promoted one in MEMORY.md: an
+    agent holding an id still reaches the entry after the compaction."""
+    made = [
+        remember(store, "global", text, date="2026-10-01").id
+        for text in ("decided to try plan 1", "measured 1 ms\nwith details", "noise 1")
+    ]
+
+    def keep_last(request: dict[str, object]) -> list[dict[str, object]]:
+        return [{**d, "decision": "KEEP"} if d["index"] == 2 else d for d in by_rules(request)]
+
+    compact(store, "global", "2026-10-20", CONFIG, decide=keep_last)
+    state = head(store, "global")
+    log = (read_file(store, state, "logs/2026-10-01.md") or b"").decode()
+    assert log == (
+        f"# 2026-10-01 (compacted)\n\n- measured 1 ms ^{made[1]}\n- noise 1 ^{made[2]}\n"
+    )
+    curated = (read_file(store, state, CURATED) or b"").decode()
+    assert curated == f"# Memory\n\n- 2026-10-01: decided to try plan 1 ^{made[0]}\n"
+    assert [get(store, "global", i).text for i in made] == [
+        "2026-10-01: decided to try plan 1", "measured 1 ms", "noise 1",
+    ]  # fmt: skip

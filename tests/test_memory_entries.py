@@ -21,9 +21,14 @@ from memory.entries import (
     date_of,
     entries,
     fact_path,
+    items,
+    laid_out_entry,
     log_path,
+    make_id,
     parse_fact,
+    replace_item,
     set_fact,
+    without_ids,
 )
 from packer.secrets import scan_secrets
 from tests.secret_corpus import Values, pieces
@@ -170,3 +175,38 @@ def test_a_fact_set_to_the_text_a_deletion_shows_stays_set() -> None:
     gone = set_fact(fact, "k", None, "2026-11-29")
     assert b"value: (deleted)\n" in gone.render()
     assert parse_fact("k", gone.render()).value is None
+
+
+@given(
+    texts=st.lists(st.text(min_size=1, max_size=40), max_size=5),
+    pick=st.integers(0, 10),
+    new=st.text(min_size=1, max_size=40),
+)
+def test_entries_with_ids_read_back_and_one_is_replaced_leaving_every_other_entry(
+    texts: list[str], pick: int, new: str
+) -> None:
+    """Each entry laid out with its id reads back as its text and id (`items`; `entries` and
+    a memory pack's `without_ids` without the id); replacing or removing one leaves every other
+    entry as it was, its id kept."""
+    texts = [t.replace("\r", "").strip() for t in texts]
+    texts = [t for t in texts if t]
+    new = new.replace("\r", "").strip() or "x"
+    if not texts:
+        return
+    ids = [make_id("2026-11-24", t, n) for n, t in enumerate(texts)]
+    log: bytes | None = None
+    plain: bytes | None = None
+    for text, ident in zip(texts, ids, strict=True):
+        log = append_entry(log, "2026-11-24", text, ident)
+        plain = append_entry(plain, "2026-11-24", text)
+    assert log is not None and plain is not None
+    found = items(log)
+    assert [(i.ident, i.text) for i in found] == list(zip(ids, texts, strict=True))
+    assert entries(log) == entries(plain)
+    assert without_ids(log.decode()) == plain.decode()
+    item = found[pick % len(found)]
+    after = items(replace_item(log, item, laid_out_entry(new, item.ident)))
+    assert (after[item.index - 1].ident, after[item.index - 1].text) == (item.ident, new)
+    others = [(i.ident, i.text) for i in found if i.index != item.index]
+    assert [(i.ident, i.text) for i in after if i.index != item.index] == others
+    assert [(i.ident, i.text) for i in items(replace_item(log, item, None))] == others

@@ -75,6 +75,29 @@ def test_logs_curated_memory_and_stats(tmp_path: Path) -> None:
         mem.close()
 
 
+def test_one_entry_by_its_id(tmp_path: Path) -> None:
+    """remember answers the id; get_entry, edit, delete_entry (forget) and promote act on
+    that entry, each a new state; curate_entry answers the new item's id."""
+    with MemoryManager(tmp_path, MemoryScope.session("ids")) as mem:
+        a = mem.remember("the login test fails", date="2026-11-01").id
+        b = mem.remember("we chose LMDB", date="2026-11-01").id
+        assert mem.get_entry(a).text == "the login test fails"
+        assert mem.edit(a, "the login test is fixed", date="2026-11-02").id == a
+        assert mem.log("2026-11-01") == ["the login test is fixed", "we chose LMDB"]
+        assert mem.promote(b, date="2026-11-02").path == "MEMORY.md"
+        assert mem.get_entry(b).text == "2026-11-01: we chose LMDB"
+        item = mem.curate_entry("Packs are judged by answers", date="2026-11-02")
+        assert mem.get_entry(item.id).kind == "curated"
+        assert mem.forget(a, date="2026-11-03").action == "delete"
+        assert mem.log("2026-11-01") == []
+        with pytest.raises(NotFound):
+            mem.get_entry(a)
+        with pytest.raises(UsageError):
+            mem.edit("not-an-id", "x")
+        assert mem.get_stats().states == 6
+        assert mem.for_scope("session:other").curated() == ""
+
+
 def test_scopes_are_kept_apart_and_checked(tmp_path: Path) -> None:
     with MemoryManager(tmp_path, "user:a") as a, a.for_scope("user:b") as b:
         a.set_fact("color", "blue", date="2026-11-01")

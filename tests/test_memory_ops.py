@@ -37,13 +37,16 @@ def test_remember_appends_to_the_days_log_and_curate_to_memory_md(store: Store) 
     done = remember(store, "global", "the pull profile shows LMDB puts", date="2026-11-01")
     remember(store, "global", "two\nlines", date="2026-11-01")
     assert (done.scope, done.path, done.secrets) == ("global", "logs/2026-11-01.md", ())
-    curate(store, "global", "Pull into an empty store beats restic", date="2026-11-04")
+    assert done.id == "e-g5y6ga"  # the same on every machine (memory.edits)
+    curated = curate(store, "global", "Pull into an empty store beats restic", date="2026-11-04")
+    assert (curated.path, curated.id) == ("MEMORY.md", "e-ig2jxg")
     state = head(store, "global")
+    assert curated.state == state.digest
     assert read_file(store, state, "logs/2026-11-01.md") == (
-        b"# 2026-11-01\n\n- the pull profile shows LMDB puts\n- two\n  lines\n"
+        b"# 2026-11-01\n\n- the pull profile shows LMDB puts ^e-g5y6ga\n- two ^e-gsr5vc\n  lines\n"
     )
     assert read_file(store, state, "MEMORY.md") == (
-        b"# Memory\n\n- Pull into an empty store beats restic\n"
+        b"# Memory\n\n- Pull into an empty store beats restic ^e-ig2jxg\n"
     )
     assert head(store, "session:other").digest is None
 

@@ -168,3 +168,17 @@ def test_summaries_keep_decisions_and_facts_and_count_the_rest() -> None:
     assert summarize(b"# 2026-09-01\n\n") == "- (an empty log)\n"
     long = b"# d\n\n- decided " + b"word " * 100 + b"\n"
     assert summarize(long).startswith("- decided word") and " ...\n" in summarize(long)
+
+
+def test_a_memory_pack_shows_no_entry_ids(store: Store) -> None:
+    """The ids at the end of entries are for acting on one entry; a memory pack, read at the
+    start of a session, leaves them out of logs in full, summaries and curated lines."""
+    for n in (1, 2, 19):  # two logs summarized, one in full
+        remember(store, "global", f"decided to keep plan {n}", date=day(n))
+    curate(store, "global", "Packs are judged by answers", date=day(1))
+    pack = build(store, head(store, "global"), day(20), MemoryConfig(), DEFAULT_MEMORY_TARGETS[0])
+    assert (
+        pack.tiers[f"logs/{day(1)}.md"] == "medium" and pack.tiers[f"logs/{day(19)}.md"] == "high"
+    )
+    assert "decided to keep plan 19" in pack.text and "Packs are judged by answers" in pack.text
+    assert " ^e-" not in pack.text

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from cas import Store
 from cas.errors import UsageError
 from cas.textindex import TextIndex
+from memory import entries
 from memory.ops import curate, put_fact, remember
 from memory.scopes import pin_name
 from memory.search import Hit, attached, search
@@ -38,7 +39,9 @@ def test_the_entry_answering_more_of_the_query_ranks_first(store: Store, index: 
     assert {h.path for h in hits} == {"logs/2026-11-03.md", "logs/2026-11-01.md", "MEMORY.md"}
     best = hits[0]
     assert (best.scope, best.first, best.last) == ("global", 3, 3)
-    assert best.snippet == ((3, "- pull profile: LMDB commits overlap the puts"),)
+    ident = entries.make_id("2026-11-03", "pull profile: LMDB commits overlap the puts")
+    # the snippet shows the entry's id, so an agent can act on the entry it found
+    assert best.snippet == ((3, f"- pull profile: LMDB commits overlap the puts ^{ident}"),)
     assert best.score > hits[1].score
     # a rarer word outweighs a common one: "restic" is in one file, "pull" in three
     assert search(store, index, "global", "pull restic", mode="lexical")[0].path == "MEMORY.md"
@@ -132,7 +135,7 @@ def test_another_scopes_memory_is_never_returned_and_order_is_score_then_path(
     assert hits == alone
     own = {f"- {t}" for t in mine}
     assert all(h.scope == "session:a" for h in hits)
-    assert all(text in own for h in hits for _, text in h.snippet)
+    assert all(entries.split_id(text)[0] in own for h in hits for _, text in h.snippet)
     if mode == "lexical":
         assert len(hits) == len({d for d, t in enumerate(mine, 1) if query in t.split()})
     keys = [(-h.score, h.path.encode()) for h in hits]

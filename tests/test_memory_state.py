@@ -108,7 +108,7 @@ def test_concurrent_writers_lose_no_entry(tmp_path: Path) -> None:
         assert len(list(history(store, "global"))) == writers * each
     for w in range(writers):
         for i in range(each):
-            assert log.count(f"writer {w} entry {i}\n") == 1
+            assert log.count(f"writer {w} entry {i} ^") == 1
 
 
 def test_the_same_changes_make_the_same_bytes(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""Commands on agent memory: cas mem add, show, log, search, fact, curate, rollback, pack, prune.
+"""Commands on agent memory: cas mem add, show, log, search, fact, curate, rollback, pack, prune;
+one entry by its id: get, edit, delete.
 
 The memory package (and the secret scan it runs) is imported when a memory command runs, not
 when cas starts."""
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
+from typing import Any
 
 import click
 
@@ -97,23 +99,37 @@ def mem_add(ctx: Ctx, words: tuple[str, ...], scope: str, date: str | None, as_j
         return
     note = f" (secret cut out: {', '.join(done.secrets)})" if done.secrets else ""
     if not ctx.quiet:
-        click.echo(f"remembered in {done.scope} {done.path}{note}")
+        click.echo(f"remembered {done.id} in {done.scope} {done.path}{note}")
 
 
 @mem_group.command(name="curate")
 @click.argument("words", nargs=-1, metavar="TEXT|-")
 @scope_option
 @date_option
+@click.option(
+    "--id", "ident", metavar="ID", help="Promote the log entry ID instead (moved, its id kept)."
+)
+@json_option
 @pass_ctx
-def mem_curate(ctx: Ctx, words: tuple[str, ...], scope: str, date: str | None) -> None:
-    """Add TEXT to the curated memory (MEMORY.md) of SCOPE."""
-    from memory import ops
+def mem_curate(
+    ctx: Ctx, words: tuple[str, ...], scope: str, date: str | None, ident: str | None, as_json: bool
+) -> None:
+    """Add TEXT to the curated memory (MEMORY.md) of SCOPE, or move the log entry --id there."""
+    from memory import edits, ops
 
-    text = _text(words)
+    if ident is not None and words:
+        raise UsageError("give TEXT or --id ID, not both")
+    text = _text(words) if ident is None else ""
     with ctx.open_store() as store:
-        ops.curate(store, scope, text, date=_date(date))
-    if not ctx.quiet:
-        click.echo(f"curated in {scope} MEMORY.md")
+        if ident is not None:
+            done: Any = edits.promote(store, scope, ident, date=_date(date))
+        else:
+            done = ops.curate(store, scope, text, date=_date(date))
+    if as_json:
+        emit_report(done)
+    elif not ctx.quiet:
+        verb = "promoted" if ident is not None else "curated"
+        click.echo(f"{verb} {done.id} in {scope} MEMORY.md{_cut_note(done.secrets)}")
 
 
 @mem_group.command(name="show")
@@ -753,6 +769,77 @@ def mem_watch(ctx: Ctx, folder: str, scope: str | None, date: str | None) -> Non
         finally:
             for s, handler in before.items():
                 signal.signal(s, handler)
+
+
+# --- one entry by its id (`memory.edits`) --------------------------------------------------------
+
+
+def _cut_note(secrets: tuple[str, ...]) -> str:
+    return f" (secret cut out: {', '.join(secrets)})" if secrets else ""
+
+
+@mem_group.command(name="get")
+@click.argument("ident", metavar="ID")
+@scope_option
+@click.option("--at", "at", metavar="DIGEST", help="An earlier state ('cas mem log').")
+@json_option
+@pass_ctx
+def mem_get(ctx: Ctx, ident: str, scope: str, at: str | None, as_json: bool) -> None:
+    """Print the entry of SCOPE that ID names: an entry's id (e-xxxxxx), DATE.N (the Nth entry
+    of that day's log), MEMORY.N or fact:KEY (exit 1 when none is there)."""
+    from memory import edits
+    from memory.state import read_state
+
+    with ctx.open_store(readonly=True) as store:
+        state = read_state(store, scope, _digest(at)) if at is not None else None
+        entry = edits.get(store, scope, ident, state)
+    if as_json:
+        emit_report(entry)
+        return
+    click.echo(entry.text)
+
+
+@mem_group.command(name="edit")
+@click.argument("ident", metavar="ID")
+@click.argument("words", nargs=-1, metavar="TEXT|-")
+@scope_option
+@date_option
+@json_option
+@pass_ctx
+def mem_edit(
+    ctx: Ctx, ident: str, words: tuple[str, ...], scope: str, date: str | None, as_json: bool
+) -> None:
+    """Replace the text of the entry ID of SCOPE with TEXT (or stdin, with -); its id stays
+    (an entry without one gets one). fact:KEY sets that fact."""
+    from memory import edits
+
+    edits.parse_id(ident)  # a malformed id before reading stdin
+    text = _text(words)
+    with ctx.open_store() as store:
+        done = edits.edit(store, scope, ident, text, date=_date(date))
+    if as_json:
+        emit_report(done)
+    elif not ctx.quiet:
+        click.echo(f"edited {done.id} in {done.scope} {done.path}{_cut_note(done.secrets)}")
+
+
+@mem_group.command(name="delete")
+@click.argument("ident", metavar="ID")
+@scope_option
+@date_option
+@json_option
+@pass_ctx
+def mem_delete(ctx: Ctx, ident: str, scope: str, date: str | None, as_json: bool) -> None:
+    """Remove the entry ID from SCOPE's memory (a log left empty goes too); the history keeps
+    it ('cas mem rollback'). fact:KEY deletes that fact."""
+    from memory import edits
+
+    with ctx.open_store() as store:
+        done = edits.delete(store, scope, ident, date=_date(date))
+    if as_json:
+        emit_report(done)
+    elif not ctx.quiet:
+        click.echo(f"deleted {done.id} from {done.scope} {done.path}")
 
 
 COMMANDS = [mem_group]
