@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from memory.search import Hit as MemoryHit
     from memory.shortterm import Policy, TurnAdded
     from packer.diff import PackDiff
+    from packer.export import ExportReport
     from packer.load import LoadResult
     from packer.packing import PackScope
     from packer.packview import Views
@@ -301,6 +302,29 @@ class Project:
         from packer.render import render_split
 
         return render_split(self.manifest(pack)[1], self._text, fmt)
+
+    def export(self, folder: str | os.PathLike[str], packs: Sequence[str] = ()) -> ExportReport:
+        """Write ``packs`` (default: every pack of the project) under ``folder`` as FULL, LITE,
+        SPLIT and a kept archive per pack and digest, as ``cas export`` does
+        (`packer.export`)."""
+        from pathlib import Path
+
+        from packer.export import export, texts
+
+        names = list(dict.fromkeys(packs)) or [p.name for p in self.packs()]
+        if not names:
+            raise NotFound("pack", "", "this project has no packs: run 'cas pack' first")
+        made = []
+        for pack in names:
+            name, m, found = self.manifest(pack)
+            if found is None:
+                raise UsageError(f"{echoed(pack)} is a memory, not a pack: export its memory pack")
+
+            def render(mode: str, fmt: str, pack: str = pack) -> str:
+                return self.render(pack, mode, fmt)
+
+            made.append(texts(name, found.digest, found.data, m, render, self._text))
+        return export(Path(folder), made, self.store.get)
 
     def _text(self, digest: object) -> str:
         from packer.scan import decode_text
