@@ -3,7 +3,8 @@
 The page is one HTML file that needs nothing else to be seen (its style and script inline, no
 font, image or request from elsewhere): a treemap of the pack's files (area by tokens or by
 bytes, colour by tier, folders nested), the budget bar, the omitted and withheld files with their
-reasons, and a filter box that the treemap and the lists follow. Python computes every number
+reasons, and a filter box that the treemap and the lists follow (``pack.html#filter=TEXT``
+opens the page filtered). Python computes every number
 the page shows, the two layouts included (`packer.treemap`); the script only draws them. So the
 page's bytes are a function of the manifest (and the name and digest it is shown under): no
 time, no random order, no float.
@@ -354,11 +355,17 @@ tr.off { display: none; }
     document.getElementById("matched").textContent =
       q === "" ? "" : num(hits) + " of " + num(D.files.length) + " files match";
   }
+  // a filter can come with the page's address: pack.html#filter=tests%2F
+  var given = /^#filter=(.*)$/.exec(window.location.hash);
+  if (given) {
+    try { document.getElementById("filter").value = decodeURIComponent(given[1]); } catch (e) {}
+  }
   document.getElementById("filter").addEventListener("input", filter);
   document.querySelectorAll("input[name=measure]").forEach(function (b) {
     b.addEventListener("change", function () { draw(b.value); });
   });
-  draw("tokens");
+  // a browser may restore the form's state on a reload: draw what it shows
+  draw(document.querySelector("input[name=measure]:checked").value);
   filter();
 }());
 </script>

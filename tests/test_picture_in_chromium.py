@@ -236,3 +236,23 @@ def test_the_page_lists_omitted_and_withheld_files_names_as_text(
     assert "data-pwned=" not in dom and "data-img=" not in dom
     assert "<img" not in dom and dom.count("<script") == 2
     assert "<title>cas report: repo.small</title>" in dom
+
+
+@needs_chromium
+def test_the_filter_narrows_the_treemap_and_the_lists(project: Path, tmp_path: Path) -> None:
+    page = tmp_path / "pack.html"
+    assert run_cas("report", "repo.small", "-o", page, cwd=project).code == 0
+    dom = chromium(tmp_path, "--dump-dom", page.as_uri() + "#filter=DATA%2Ftable_0").stdout
+    text = dom.decode("utf-8")
+    m = manifest_of(project)
+    omitted = [e for e in m.entries if e.tier == "low" and not e.withheld]
+    assert '<input type="search" id="filter"' in text
+    assert f"10 of {len(m.entries)} files match" in text  # by substring, in any case
+    assert f'<span class="count" id="omitted-count">(10 of {len(omitted)})</span>' in text
+    assert '<span class="count" id="withheld-count">(0 of 2)</span>' in text
+    rows = re.findall(r'<tr( class="off")?><td class="p">(.*?)</td>', text)
+    shown = [path for off, path in rows if not off]
+    assert shown == [f"data/table_0{i}.csv" for i in range(10)]
+    # the files that match keep their colour, the others fade
+    assert len(re.findall(r'<rect class="f t2"[ >]', text)) == 10
+    assert len(re.findall(r'<rect class="f t\d off"', text)) == len(m.entries) - 10
