@@ -163,7 +163,7 @@ h2 { font-size: 16px; margin: 20px 0 6px; }
 .t1 { background: #4263eb; fill: #4263eb; }
 .t2 { background: #adb5bd; fill: #adb5bd; }
 .t3 { background: #e03131; fill: #e03131; }
-.over { background: #868e96; }
+.over { background: #495057; }
 .legend span.sw { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px;
   vertical-align: -1px; }
 .controls { margin: 12px 0 8px; display: flex; gap: 16px; align-items: center; flex-wrap: wrap; }
@@ -296,7 +296,9 @@ tr.off { display: none; }
       var k = 4 * i;
       if (L.files[k + 2] < 90 || L.files[k + 3] < 34) { return; }
       var label = document.createElementNS(SVG, "text");
-      label.textContent = f[0].slice(f[0].lastIndexOf("/") + 1);
+      var base = f[0].slice(f[0].lastIndexOf("/") + 1);
+      var room = Math.floor((L.files[k + 2] - 8) / 6.5);  // about 6.5 units a character
+      label.textContent = base.length > room ? base.slice(0, room - 1) + "\\u2026" : base;
       label.setAttribute("x", L.files[k] + 4);
       label.setAttribute("y", L.files[k + 1] + 28);
       names.appendChild(label);
