@@ -97,7 +97,13 @@ def test_no_output_lets_a_name_forge_a_line_or_reach_the_terminal(tmp_path: Path
     (root / HOSTILE[0]).write_text("changed = 2\n")
     second = _ok(run_cas("pack", cwd=root), "second pack")
     _no_forgery(second.out + second.err, "second pack")
-    for args in (("show", "repo"), ("diff", str(old), "repo"), ("verify",)):
+    for args in (
+        ("show", "repo"),
+        ("show", "repo", "--tree"),
+        ("report", "repo"),
+        ("diff", str(old), "repo"),
+        ("verify",),
+    ):
         out = _ok(run_cas(*args, cwd=root), " ".join(args))
         _no_forgery(out.out + out.err, " ".join(args))
 

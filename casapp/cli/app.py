@@ -31,6 +31,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(("verify", "gc", "pin", "unpin", "pins"), "casapp.cli.maint_cmds"),
     "mem": "casapp.cli.mem_cmds",
     "export": "casapp.cli.export_cmds",
+    "report": "casapp.cli.pack_cmds",
 }
 
 

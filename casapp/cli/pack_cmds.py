@@ -1,4 +1,5 @@
-"""Commands on packs: pack, render, show, cat, diff, distill. The only place cas imports packer."""
+"""Commands on packs: pack, render, show, cat, diff, distill, report. The only place cas imports
+packer."""
 
 from __future__ import annotations
 
@@ -219,11 +220,25 @@ def _check_split_folder(output: Path) -> None:
 
 @click.command()
 @click.argument("manifest")
+@click.option(
+    "--tree",
+    is_flag=True,
+    help="Instead: the tree of folders and files with the tokens, bytes and files of each tier.",
+)
+@click.option(
+    "--depth",
+    type=click.IntRange(0, 1000),
+    default=3,
+    show_default=True,
+    help="With --tree: the levels shown below the root.",
+)
 @json_option
 @pass_ctx
-def show(ctx: Ctx, manifest: str, as_json: bool) -> None:
+def show(ctx: Ctx, manifest: str, tree: bool, depth: int, as_json: bool) -> None:
     """List a pack's entries: tier, tokens, rating, size, path, reason, digest."""
 
+    if tree and as_json:
+        raise UsageError("--tree prints a table; --json lists the entries: give one of them")
     root = project_root()
     store = _open_store_optional(ctx)
     try:
@@ -232,6 +247,13 @@ def show(ctx: Ctx, manifest: str, as_json: bool) -> None:
         if store is not None:
             store.close()
     m, digest, src = found.manifest, found.digest, found.source
+    if tree:
+        from packer.picture import token_tree
+
+        click.echo(f"{shown(src)}  {digest}")
+        for line in token_tree(m, depth):
+            click.echo(line)
+        return
     if as_json:
         emit_json(
             {
@@ -452,4 +474,31 @@ def distill_cmd(
             )
 
 
-COMMANDS = [pack, render, show, cat, diff_cmd, distill_cmd]
+@click.command(name="report")
+@click.argument("manifest")
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path), help="Write the page here, not stdout."
+)
+@pass_ctx
+def report_cmd(ctx: Ctx, manifest: str, output: Path | None) -> None:
+    """A pack as one self-contained HTML page: a treemap by tier, the budget, the omitted and
+    withheld files, a filter."""
+    from packer.picture import html_report
+
+    root = project_root()
+    store = _open_store_optional(ctx)
+    try:
+        found = load_pack(manifest, manifest_dir(root), store)
+    finally:
+        if store is not None:
+            store.close()
+    page = html_report(found.manifest, found.manifest.name, str(found.digest)).encode("utf-8")
+    if output is None:
+        out = sys.stdout.buffer
+        out.write(page)
+        out.flush()
+    else:
+        write_output(output, [page])
+
+
+COMMANDS = [pack, render, show, cat, diff_cmd, distill_cmd, report_cmd]
