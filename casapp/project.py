@@ -226,8 +226,12 @@ class Project:
             return load_pack(pack, self.manifests, self.store, self.files)
         from memory.redaction import redacted
 
-        if "/" in pack and (pinned := self.store.refs.pins().get(pack)) is not None:
-            return self._pinned_load(pack, pinned)
+        if "/" in pack:
+            pinned = self.store.refs.pins().get(pack)
+            if pinned is not None:
+                return self._pinned_load(pack, pinned)
+            if pack.startswith(("load/", "context/")):  # a load's pin, gone or never made
+                raise self._missing(pack)
         if not pack.startswith("blake3:") and not usable_pack_name(pack):
             raise UsageError(
                 f"pack {echoed(redacted(pack))}: give a pack name such as 'repo.claude' "
