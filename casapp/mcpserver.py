@@ -425,6 +425,7 @@ class _Packs:
 
     def __init__(self, service: Service) -> None:
         self.service = service
+        self.files = service._pack_files()
         try:
             self.seen = service.pack_names()
         except ToolFailure:  # a pack that cannot be read: the tools name it when asked
@@ -433,6 +434,7 @@ class _Packs:
     async def now(self) -> list[str]:
         import anyio.to_thread
 
+        self.files = self.service._pack_files()
         with contextlib.suppress(ToolFailure):  # unreadable: as last seen
             self.seen = await anyio.to_thread.run_sync(self.service.pack_names)
         return self.seen
@@ -442,8 +444,10 @@ class _Packs:
         session's notification, or on the newest protocol its subscriptions' bus."""
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+        if context is None or self.service._pack_files() == self.files:
+            return  # no pack file written, replaced or removed since: the same packs
         before = self.seen
-        if await self.now() == before or context is None:
+        if await self.now() == before:
             return
         if context.protocol_version in MODERN_PROTOCOL_VERSIONS:
             await context.notify_resources_changed()

@@ -1337,3 +1337,29 @@ def test_a_quick_call_answers_while_a_slow_one_runs(project: Path) -> None:
         assert done["quick"] < done["load"]
 
     run_stdio(project, body)
+
+
+def test_the_server_keeps_its_last_loads_pinned_and_lets_older_ones_go(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each load over MCP is pinned as the next load/mcp/N; past `KEEP_LOADS` the oldest pin
+    goes (gc frees what only it kept) and that load is no pack any more."""
+    from casapp import mcpserver
+
+    shop = tmp_path / "shop"
+    shutil.copytree(project, shop)
+    monkeypatch.setattr(mcpserver, "KEEP_LOADS", 2)
+    with Store.at(shop / ".cas") as store:
+        for name in [n for n in store.refs.pins() if n.startswith(mcpserver.LOAD_PIN)]:
+            store.refs.unpin(name)
+        service = mcpserver.Service(shop, store)
+        try:
+            for query in ("apply_discount", "compute_cart_total", "Cart add_item"):
+                service.load(query, budget=700)
+            pins = sorted(n for n in store.refs.pins() if n.startswith(mcpserver.LOAD_PIN))
+            assert pins == ["load/mcp/2", "load/mcp/3"]
+            assert "add_item" in service.render_pack("load/mcp/3", "full")
+            with pytest.raises(mcpserver.ToolFailure, match="not found"):
+                service.read_file("load/mcp/1", "README.md")
+        finally:
+            service.close()
