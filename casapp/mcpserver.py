@@ -12,7 +12,17 @@ promoted) and ``compact`` (by the rules only: the server never runs a command); 
 conversation's ``context`` and
 ``add_turn`` (`memory.context`, `memory.shortterm`: a server keeps one conversation of its own,
 ``sN``, unless a call names a session).
-Resources: each pack's LITE markdown render, at ``cas://pack/NAME``.
+Resources: each pack's LITE markdown render, at ``cas://pack/NAME``: the packs as they are
+when listed (a pack written or removed after the server started is seen), and a call that finds
+them changed sends ``notifications/resources/list_changed``.
+
+Served over MCP, every header names the server's own tools (``read_file(pack=..., path=PATH)``,
+``render_pack``), not the command line's (`packer.render.Header.mcp`); a load's fit counts that
+header. A load is kept so that what it points to can be followed: stored and pinned as
+``load/mcp/N`` (the last `KEEP_LOADS`), and a turn's context as ``context/SCOPE/SESSION``;
+``read_file`` and ``render_pack`` take either pin as a pack name, or the load's digest,
+under the same grant as any pack. ``render_pack`` mode ``split`` answers the index of
+the parts (one per top-level folder), or one ``part`` by name.
 
 Memory (the ``memory`` package): the server is started with the scopes it may use
 (``cas mcp --memory-scope session:42 --memory-scope user:ana``; the first is the default of
@@ -24,16 +34,16 @@ as the pack ``memory/SCOPE``, its files under that folder), their memory packs, 
 on them only; any other memory pack, memory state or load is answered as a pack that does not
 exist, by name or by digest.
 
-Read-only but for memory: no tool writes anything but the store's caches (the search index,
-cached outlines and token counts), the granted memories (``remember``, ``facts`` with a
-value, the entry tools but ``memory_get``, ``compact`` but a dry run, ``add_turn``, and
-``context``, which records in the session's ledger what it gave and pins the context as
-``context/SCOPE/SESSION``) and the uses of their facts: a fact a tool shows (``facts`` by key,
-``memory_get``, ``recall``, ``search``, ``load``, ``read_file``) counts a use in the store's
-usage table (`memory.usage`), never a new state of the memory. ``load`` fits and renders
-without writing a manifest; ``verify`` does not record what it checked. Every path is a pack
-path, looked up in a pack's manifest, and every body comes from the store by digest: nothing
-outside the store can be read through the server.
+Read-only but for memory and loads: no tool writes anything but the store's caches (the search
+index, cached outlines and token counts), ``load``'s pinned loads, the granted memories
+(``remember``, ``facts`` with a value, the entry tools but ``memory_get``, ``compact`` but a dry
+run, ``add_turn``, and ``context``, which records in the session's ledger what it gave and pins
+the context as ``context/SCOPE/SESSION``) and the uses of their facts: a fact a tool shows
+(``facts`` by key, ``memory_get``, ``recall``, ``search``, ``load``, ``read_file``) counts a use
+in the store's usage table (`memory.usage`), never a new state of the memory. ``load`` writes no
+manifest file; ``verify`` does not record what it checked. Every path is a pack path, looked up
+in a pack's manifest, and every body comes from the store by digest: nothing outside the store
+can be read through the server.
 A tool that fails answers a tool error with the CLI's one-line message; the server goes on. A
 call with an argument its tool does not take is refused the same way, for every tool alike
 (`build_server`'s server checks the names against the tool's schema before it runs).
@@ -42,6 +52,7 @@ Nothing but protocol is written to stdout.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import time
@@ -68,16 +79,25 @@ INSTRUCTIONS: Final = (
 MAX_K: Final = 100
 # A search that took less than this runs the next one on the event loop (`Service.search_inline`).
 INLINE_SEARCH: Final = 0.05
+RESOURCE: Final = "cas://pack/"  # a pack's resource: its LITE render
 MAX_BUDGET: Final = 1_000_000
+# A load made over MCP is kept in the store, pinned as ``load/mcp/N``, so that what it points
+# to can be read by that name; the last `KEEP_LOADS` are kept, older ones unpinned for gc.
+LOAD_PIN: Final = "load/mcp/"
+KEEP_LOADS: Final = 100
 
 T = TypeVar("T")
 
 
 class Service:
     """The tools' calls to the project's services (`casapp.project.Project`, opened for the
-    memories granted, seeing nothing else), one at a time. The SDK runs each in a worker
-    thread; a search runs on the event loop itself when the last one was quick and no other
-    tool is running (`search_inline`).
+    memories granted, seeing nothing else). The SDK runs each in a worker thread; a search runs
+    on the event loop itself when the last one was quick and no other tool is running
+    (`search_inline`). The tools that read a pack (``list_packs``, ``read_file``,
+    ``render_pack``, the resources) go through a project of their own, one at a time, so that
+    they never wait for a slow search, load or memory tool; those run one at a time through
+    the other (what a project keeps between calls is not shared between threads; the store
+    is, as LMDB lets readers in several threads run beside its one writer).
 
     What the tools read is kept between calls by the project: the pack files (read and hashed
     again only when a file's identity changes, each manifest decoded once per digest:
@@ -94,7 +114,9 @@ class Service:
         self.store = store
         self.scopes = self.project.scopes  # the memories it may use; the first is the default
         self.files = self.project.files
+        self.reader = Project(root, store, scopes=scopes, granted_only=True, notes=_note)
         self._lock = threading.Lock()
+        self._read_lock = threading.Lock()
         # The project's pack files as they were after the last search, when it took under
         # `INLINE_SEARCH` seconds; None otherwise (see `search_inline`).
         self._quick: tuple[tuple[str, int, int, int, int], ...] | None = None
@@ -102,9 +124,14 @@ class Service:
 
     def close(self) -> None:
         self.project.close()
+        self.reader.close()
 
     def _run(self, fn: Callable[[], T]) -> T:
         with self._lock:
+            return self._locked(fn)
+
+    def _read(self, fn: Callable[[], T]) -> T:
+        with self._read_lock:
             return self._locked(fn)
 
     @staticmethod
@@ -117,15 +144,47 @@ class Service:
     # --- the tools ----------------------------------------------------------------------------
 
     def list_packs(self) -> list[dict[str, Any]]:
-        return self._run(lambda: [report_json(info) for info in self.project.packs()])
+        return self._read(lambda: [report_json(info) for info in self.reader.packs()])
 
-    def render_pack(self, pack: str, mode: str = "lite", fmt: str = "markdown") -> str:
-        return self._run(lambda: self.project.render(pack, mode, fmt))
+    def pack_names(self) -> list[str]:
+        """The packs the resources show: every pack ``list_packs`` lists but the memories
+        themselves."""
+        from packer.search import visible_packs
+
+        def run() -> list[str]:
+            found = visible_packs(
+                self.root, self.store, self.scopes, memory_packs=True, files=self.reader.files
+            )
+            return [p.name for p in found]
+
+        return self._read(run)
+
+    def render_pack(
+        self, pack: str, mode: str = "lite", fmt: str = "markdown", part: str | None = None
+    ) -> str:
+        if mode not in ("lite", "full", "split"):
+            raise ToolFailure(f"mode {echoed(mode)}: use 'lite', 'full' or 'split'")
+        if mode != "split":
+            if part is not None:
+                raise ToolFailure(f"part {echoed(part)}: only mode 'split' has parts")
+            return self._read(lambda: self.reader.render(pack, mode, fmt, mcp=True))
+        parts = self._read(lambda: self.reader.render_split(pack, fmt, mcp=True))
+        index = next(name for name in parts if name.startswith("INDEX."))
+        if part is None:
+            first = next((name for name in parts if name != index), index)
+            return parts[index] + (
+                f'Read each part with render_pack(pack="{pack}", mode="split", part=NAME), '
+                f'such as part="{first}".\n'
+            )
+        if part not in parts:
+            names = ", ".join(parts)
+            raise ToolFailure(f"part {echoed(part)}: pack {echoed(pack)} has the parts {names}")
+        return parts[part]
 
     def read_file(
         self, pack: str, path: str, first: int | None = None, last: int | None = None
     ) -> str:
-        return self._run(lambda: self.project.read_text(pack, path, first=first, last=last))
+        return self._read(lambda: self.reader.read_text(pack, path, first=first, last=last))
 
     def search(
         self, query: str, pack: str | None = None, k: int = 10, mode: str = "auto"
@@ -188,7 +247,8 @@ class Service:
             raise ToolFailure(f"budget {budget}: give 1 to {MAX_BUDGET} tokens")
 
         def run() -> str:
-            result = self.project.load(query, budget=budget, mode=mode)
+            pin = self._load_pin()
+            result = self.project.load(query, budget=budget, mode=mode, pin=pin)
             notes = []
             for t in result.triggered:
                 notes.append(f"triggered {t.domain} by {', '.join(t.words)}")
@@ -199,10 +259,23 @@ class Service:
             if result.unmatched:
                 unmatched = echoed(", ".join(result.unmatched), quoted=False)
                 notes.append(f"not found in any pack: {unmatched}")
-            text = render_lite(result.manifest, result.fetch(self.store))
+            text = render_lite(result.manifest, result.fetch(self.store), mcp=pin)
             return text + ("\n" + "\n".join(notes) + "\n" if notes else "")
 
         return self._run(run)
+
+    def _load_pin(self) -> str:
+        """The pin of the next load: ``load/mcp/N``, one past the highest in the store; the
+        oldest are unpinned so that the last `KEEP_LOADS` stay (with this one)."""
+        pins = self.store.refs.pins()
+        numbers = sorted(
+            int(rest)
+            for name in pins
+            if name.startswith(LOAD_PIN) and (rest := name[len(LOAD_PIN) :]).isdigit()
+        )
+        for n in numbers[: max(0, len(numbers) + 1 - KEEP_LOADS)]:
+            self.store.refs.unpin(f"{LOAD_PIN}{n}")
+        return f"{LOAD_PIN}{numbers[-1] + 1 if numbers else 1}"
 
     def verify(self) -> dict[str, Any]:
         return self._run(lambda: report_json(self.project.verify(record=False)))
@@ -255,7 +328,7 @@ class Service:
 
         def run() -> str:
             found = self.project.context(
-                query, scope=chosen, session=ident, budget=budget, mode=mode
+                query, scope=chosen, session=ident, budget=budget, mode=mode, mcp=True
             )
             return found.text
 
@@ -347,11 +420,63 @@ class ToolFailure(Exception):
     """A tool's one-line error (wrapped into the SDK's ToolError by `build_server`)."""
 
 
+class _Packs:
+    """The packs the resources show, as last seen (`Service.pack_names`)."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.files = service._pack_files()
+        try:
+            self.seen = service.pack_names()
+        except ToolFailure:  # a pack that cannot be read: the tools name it when asked
+            self.seen = []
+
+    async def now(self) -> list[str]:
+        import anyio.to_thread
+
+        self.files = self.service._pack_files()
+        with contextlib.suppress(ToolFailure):  # unreadable: as last seen
+            self.seen = await anyio.to_thread.run_sync(self.service.pack_names)
+        return self.seen
+
+    async def notice(self, context: Any) -> None:
+        """Tell the client of ``context`` when the packs are not those last seen: the
+        session's notification, or on the newest protocol its subscriptions' bus."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        if context is None or self.service._pack_files() == self.files:
+            return  # no pack file written, replaced or removed since: the same packs
+        before = self.seen
+        if await self.now() == before:
+            return
+        if context.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await context.notify_resources_changed()
+        else:
+            await context.session.send_resource_list_changed()
+
+
+def _announce_list_changed(server: MCPServer) -> None:
+    """Have the handshake say that the resources' list changes and that the client is told
+    (the SDK's option, which its ``run`` does not pass)."""
+    from mcp.server.lowlevel.server import NotificationOptions
+
+    lowlevel = server._lowlevel_server
+    options = lowlevel.create_initialization_options
+
+    def with_list_changed(notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
+        chosen = notification_options or NotificationOptions(resources_changed=True)
+        return options(chosen, *args, **kwargs)
+
+    lowlevel.create_initialization_options = with_list_changed  # type: ignore[method-assign]
+
+
 def build_server(service: Service) -> Any:
     """The MCP server with its tools and resources."""
+    import anyio.to_thread
     from mcp import types
+    from mcp.server.lowlevel.helper_types import ReadResourceContents
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
     from pydantic import ValidationError
 
     from cas import __version__
@@ -359,7 +484,11 @@ def build_server(service: Service) -> Any:
     class Server(MCPServer):
         """Every tool's arguments are its parameters and nothing else: the schemas listed say
         so (``additionalProperties: false``) and a call with any other argument is a tool error
-        naming it, before the tool runs (the SDK itself would drop it silently)."""
+        naming it, before the tool runs (the SDK itself would drop it silently).
+
+        The resources are the packs as they are when asked for: one written after the server
+        started is listed, one removed is not; a call that finds the set changed since it was
+        last seen tells the client (``notifications/resources/list_changed``)."""
 
         async def list_tools(self) -> list[types.Tool]:
             listed = await super().list_tools()
@@ -391,9 +520,39 @@ def build_server(service: Service) -> Any:
                 if isinstance(cause, ToolError) and message.startswith(prefix):
                     message = message[len(prefix) :]
                 raise ToolError(one_line(message)) from None
+            finally:
+                await notice(context)
 
+        async def list_resources(self) -> list[types.Resource]:
+            names = await packs_now()
+            return [
+                types.Resource(
+                    uri=f"{RESOURCE}{name}",
+                    name=name,
+                    description=f"The pack {name}, rendered (lite, markdown)",
+                    mime_type="text/markdown",
+                )
+                for name in names
+            ]
+
+        async def read_resource(self, uri: Any, context: Any = None) -> Any:
+            text = str(uri)
+            if not text.startswith(RESOURCE):
+                raise ResourceNotFoundError(f"no resource {echoed(text)}: list_packs names them")
+            name = text[len(RESOURCE) :]
+            try:
+                body = await anyio.to_thread.run_sync(
+                    lambda: guarded(lambda: service.render_pack(name))
+                )
+            except ToolError as exc:
+                raise ResourceError(str(exc)) from None
+            return [ReadResourceContents(content=body, mime_type="text/markdown")]
+
+    packs = _Packs(service)
+    packs_now, notice = packs.now, packs.notice
     schemas: dict[str, dict[str, Any]] = {}  # each tool's arguments, by name (`call_tool`)
     server = Server("cas", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    _announce_list_changed(server)
 
     def guarded(fn: Callable[[], T]) -> T:
         try:
@@ -410,10 +569,13 @@ def build_server(service: Service) -> Any:
         return guarded(service.list_packs)
 
     @server.tool()
-    def render_pack(pack: str, mode: str = "lite", format: str = "markdown") -> str:
-        """A pack rendered for reading: mode lite (what fits its budget) or full; format
-        markdown, xml or plain."""
-        return guarded(lambda: service.render_pack(pack, mode, format))
+    def render_pack(
+        pack: str, mode: str = "lite", format: str = "markdown", part: str | None = None
+    ) -> str:
+        """A pack rendered for reading: mode lite (what fits its budget), full, or split (one
+        part per top-level folder: without part, the index naming the parts; with part, that
+        part, such as part="src.md"); format markdown, xml or plain."""
+        return guarded(lambda: service.render_pack(pack, mode, format, part))
 
     @server.tool()
     def read_file(pack: str, path: str, first: int | None = None, last: int | None = None) -> str:
@@ -478,25 +640,6 @@ def build_server(service: Service) -> Any:
     _entry_tools(server, service, guarded)
     _conversation_tools(server, service, guarded)
 
-    from packer.search import visible_packs
-
-    try:
-        seen = visible_packs(
-            service.root, service.store, service.scopes, memory_packs=True, files=service.files
-        )
-    except CasError:  # a pack that cannot be read: the tools name it when asked
-        seen = []
-    for name in [p.name for p in seen]:
-
-        def render(name: str = name) -> str:
-            return guarded(lambda: service.render_pack(name))
-
-        server.resource(
-            f"cas://pack/{name}",
-            name=name,
-            description=f"The pack {name}, rendered (lite, markdown)",
-            mime_type="text/markdown",
-        )(_static(render))
     return server
 
 
@@ -612,13 +755,6 @@ def _unknown_arguments(unknown: list[str], known: list[str]) -> str:
     takes = ", ".join(known) if known else "none"
     s = "s" if len(unknown) > 1 else ""
     return f"unknown argument{s} {names}: this tool takes {takes}"
-
-
-def _static(fn: Callable[..., str]) -> Callable[[], str]:
-    def read() -> str:
-        return fn()
-
-    return read
 
 
 def serve(

@@ -227,6 +227,12 @@ class Project:
             return load_pack(pack, self.manifests, self.store, self.files)
         from memory.redaction import redacted
 
+        if "/" in pack:
+            pinned = self.store.refs.pins().get(pack)
+            if pinned is not None:
+                return self._pinned_load(pack, pinned)
+            if pack.startswith(("load/", "context/")):  # a load's pin, gone or never made
+                raise self._missing(pack)
         if not pack.startswith("blake3:") and not usable_pack_name(pack):
             raise UsageError(
                 f"pack {echoed(redacted(pack))}: give a pack name such as 'repo.claude' "
@@ -236,6 +242,17 @@ class Project:
             return granted_pack(pack, self.manifests, self.store, self.scopes, self.files)
         except (NotFound, MemoryNotGranted):
             raise self._missing(pack) from None
+
+    def _pinned_load(self, pin: str, digest: Digest) -> LocatedPack:
+        """The load pinned as ``pin`` (``load/mcp/N``, ``context/SCOPE/SESSION``), by that name,
+        when the grant lets it be seen; a pin holding anything but a load is no pack."""
+        try:
+            found = granted_pack(str(digest), self.manifests, self.store, self.scopes, self.files)
+        except (NotFound, MemoryNotGranted):
+            raise self._missing(pin) from None
+        if found.manifest.kind != "load":
+            raise self._missing(pin)
+        return found._replace(name=pin)
 
     def _missing(self, pack: str) -> NotFound:
         """One answer for a pack that is not there and one the grant hides: they look the same."""
@@ -280,9 +297,12 @@ class Project:
             )
         return out
 
-    def render(self, pack: str, mode: str = "lite", fmt: str = "markdown") -> str:
+    def render(
+        self, pack: str, mode: str = "lite", fmt: str = "markdown", *, mcp: bool = False
+    ) -> str:
         """A pack rendered for reading: ``lite`` (what fits its budget, the project's map
-        first) or ``full``; ``fmt`` markdown, xml or plain."""
+        first) or ``full``; ``fmt`` markdown, xml or plain; with ``mcp``, its header names the
+        MCP server's tools (`packer.render.Header.mcp`)."""
         from packer.projectmap import known_map
         from packer.render import FORMATS, render_full, render_lite
 
@@ -290,18 +310,21 @@ class Project:
             raise UsageError(f"mode {echoed(mode)}: use 'lite' or 'full'")
         if fmt not in FORMATS:
             raise UsageError(f"format {echoed(fmt)}: use one of {', '.join(FORMATS)}")
-        _name, m, found = self.manifest(pack)
-        fetch = self._text
+        name, m, found = self.manifest(pack)
+        fetch, cite = self._text, name if mcp else None
         if mode == "full":
-            return render_full(m, fetch, fmt)
+            return render_full(m, fetch, fmt, mcp=cite)
         folders = known_map(self.store, m, found.digest) if found is not None else None
-        return render_lite(m, fetch, fmt, folders)
+        return render_lite(m, fetch, fmt, folders, mcp=cite)
 
-    def render_split(self, pack: str, fmt: str = "markdown") -> dict[str, str]:
+    def render_split(
+        self, pack: str, fmt: str = "markdown", *, mcp: bool = False
+    ) -> dict[str, str]:
         """A pack rendered as files (an index and one part per file), by file name."""
         from packer.render import render_split
 
-        return render_split(self.manifest(pack)[1], self._text, fmt)
+        name, m, _found = self.manifest(pack)
+        return render_split(m, self._text, fmt, mcp=name if mcp else None)
 
     def export(self, folder: str | os.PathLike[str], packs: Sequence[str] = ()) -> ExportReport:
         """Write ``packs`` (default: every pack of the project) under ``folder`` as FULL, LITE,
@@ -395,10 +418,13 @@ class Project:
         write: bool = False,
         progress: ProgressSink | None = None,
         mode: str = "auto",
+        pin: str | None = None,
     ) -> LoadResult:
         """The packs fitted to one question within ``budget`` tokens (default: the project's
         [load] budget); with ``write``, its manifest goes to ``manifests/NAME.pack`` and its
-        summaries to the store, as ``cas load`` does. ``mode``: what the question is about is
+        summaries to the store, as ``cas load`` does; with ``pin`` (the MCP server's), they go
+        to the store pinned under that name, and its header names the server's tools to read
+        it by that name. ``mode``: what the question is about is
         found by words and meaning (``hybrid``; ``auto``: hybrid over at most 5,000 files),
         words alone (``lexical``) or meaning alone (``semantic``)."""
         from packer.config import Budget, load_config
@@ -409,10 +435,13 @@ class Project:
         config = load_config(self.root)
         loader = Loader(
             self.root, self.store, self.index(), config.load, config.tokenizer,
-            progress=progress, scopes=self.scopes, attached=self.memories(), mode=mode,
+            progress=progress, scopes=self.scopes, attached=self.memories(), mode=mode, mcp=pin,
         )  # fmt: skip
         limit = Budget(budget, budget) if budget is not None else None
         result = loader.load(query, limit, name=name)
+        if pin is not None:
+            store_result(self.store, result)
+            self.store.refs.pin(pin, result.digest)
         if write:
             from cas.fsutil import atomic_write
             from cas.locate import pack_path
@@ -566,12 +595,14 @@ class Project:
         mode: str = "auto",
         fmt: str = "markdown",
         progress: ProgressSink | None = None,
+        mcp: bool = False,
     ) -> TurnContext:
         """The context for the next turn of ``session`` in the memory ``scope`` (default: the
         first of ``scopes``) about ``query``, within ``budget`` tokens (default: the project's
         [load] budget): its recent turns and facts always, what the query finds in the memory
         and the packs, nothing the session holds unchanged (`memory.context`); the other
-        memories of ``scopes`` are drawn on too."""
+        memories of ``scopes`` are drawn on too. With ``mcp``, its header names the MCP
+        server's tools to read it by its pin."""
         from memory.context import get_context
         from memory.session import check_session
 
@@ -581,7 +612,7 @@ class Project:
         found = get_context(
             self.store, self.index(), self.root, chosen, check_session(session), query,
             date=date or _today(), budget=budget, mode=mode, fmt=fmt, progress=progress,
-            scopes=[s for s in self.scopes if s != chosen],
+            scopes=[s for s in self.scopes if s != chosen], mcp=mcp,
         )  # fmt: skip
         shown = [e.path for e in found.load.manifest.entries if e.tier in ("high", "medium")]
         self._used(None, shown)

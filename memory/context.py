@@ -189,10 +189,12 @@ def get_context(
     fmt: str = "markdown",
     progress: ProgressSink | None = None,
     scopes: Sequence[str] = (),
+    mcp: bool = False,
 ) -> TurnContext:
     """The context for ``session``'s next turn about ``query`` within ``budget`` tokens (the
     project's ``[load]`` budget by default); see the module's docstring. ``scopes``: other
-    memories to draw on beside the session's own (searched, never pinned)."""
+    memories to draw on beside the session's own (searched, never pinned); ``mcp``: served
+    over MCP, its header names the server's tools to read it by its pin."""
     state = head(store, scope)
     ledger = parse_ledger(session, read_file(store, state, ledger_path(session)))
     config = load_config(root)
@@ -205,9 +207,11 @@ def get_context(
         from memory.search import attached as others
 
         attached += [a for a in others(store, scopes) if a.name != source_name(scope)]
+    pin = pin_name(scope, session)
+    cite = pin if mcp else None
     loader = Loader(
         root, store, index, config.load, config.tokenizer,
-        progress=progress, scopes=(scope, *scopes), attached=attached, mode=mode,
+        progress=progress, scopes=(scope, *scopes), attached=attached, mode=mode, mcp=cite,
     )  # fmt: skip
     held = {g.path: Held(Digest.parse(g.digest), g.full) for g in ledger.given.values()}
     limit = Budget(budget, budget) if budget is not None else None
@@ -218,7 +222,6 @@ def get_context(
         settled=memories | set(ledger.packs),
     )  # fmt: skip
     store_result(store, result)
-    pin = pin_name(scope, session)
     store.refs.pin(pin, result.digest)
     turn = ledger.turns + 1
     shown = [e for e in result.manifest.entries if e.tier in ("high", "medium")]
@@ -244,7 +247,7 @@ def get_context(
         return Change({ledger_path(session): led.render()}, (note,))
 
     after = commit(store, scope, make, date=date)
-    text = lite_layout(result.manifest, result.fetch(store), fmt).text()
+    text = lite_layout(result.manifest, result.fetch(store), fmt, mcp=cite).text()
     return TurnContext(
         scope=scope,
         session=session,

@@ -179,7 +179,9 @@ def _trigger_words(trigger: str) -> set[str]:
 
 
 class Loader:
-    """One `cas load`: the store, its index, and the project's packs."""
+    """One `cas load`: the store, its index, and the project's packs. ``mcp``: the load is
+    served over MCP as the pack of that name (`packer.render.Header.mcp`): its header, which
+    the fit counts, names the server's tools."""
 
     def __init__(
         self,
@@ -193,8 +195,10 @@ class Loader:
         scopes: Collection[str] = (),
         attached: Sequence[Attached] = (),
         mode: str = "auto",
+        mcp: str | None = None,
     ) -> None:
         self.mode = check_mode(mode)
+        self.mcp = mcp
         self.root = root
         self.scopes = scopes  # the memories asked for: loads drawn on them are shown
         self.attached = attached  # drawn on beside the packs, always
@@ -629,7 +633,10 @@ class Loader:
 
         md = renderer("markdown")
         n = len(entries)
-        h = Header(name, None, self.counter.name, budget.max, (n, n, n, n, n), query, tuple(drawn))
+        h = Header(
+            name, None, self.counter.name, budget.max, (n, n, n, n, n), query, tuple(drawn),
+            mcp=self.mcp,
+        )  # fmt: skip
         pieces = [md.header(h, "lite"), md.omitted_open(), md.omitted_close()]
         low = [e._replace(tier="low") for e in entries.values()]
         pieces += [md.omitted_group(f, c, r) for f, c, r in omitted_groups(low, depth)]
@@ -637,7 +644,7 @@ class Loader:
 
     def _count(self, m: mf.Manifest) -> dict[str, int]:
         fetch = self._fetch
-        layouts = lite_layouts(m, fetch, FORMATS)
+        layouts = lite_layouts(m, fetch, FORMATS, mcp=self.mcp)
         return {fmt: self.counter.count(layout.text()) for fmt, layout in layouts.items()}
 
     def _fetch(self, digest: Digest) -> str:

@@ -27,7 +27,7 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, Protocol
 
 from cas.digest import Digest
@@ -135,6 +135,9 @@ class Header:
     query: str | None = None  # a load's question
     sources: tuple[str, ...] = ()  # a load's packs
     given: int = 0  # files a turn's context leaves out as given earlier (`GIVEN`)
+    # Served over MCP (`cas mcp`) as the pack of this name: the header names the server's own
+    # tools rather than the command line's; None: the command line's `cas cat` and `cas show`.
+    mcp: str | None = None
 
 
 def header_for(m: Manifest) -> Header:
@@ -165,6 +168,28 @@ def _query_line(h: Header) -> str:
     return f"Loaded for the question: {shown_query} (from {', '.join(h.sources)}).{given}\n"
 
 
+def _reading(h: Header, name: str) -> str:
+    """How to read the pack's files: the server's ``read_file`` tool over MCP, else the
+    command line."""
+    if h.mcp is None:
+        return f"Print any file with `cas cat {name} PATH`; `cas show {name}` lists every path."
+    return (
+        f'Read any file with `read_file(pack="{h.mcp}", path=PATH)`; '
+        f'`render_pack(pack="{h.mcp}", mode="full")` shows every file.'
+    )
+
+
+def _xml_reading(h: Header, name: str) -> str:
+    if h.mcp is None:
+        name = _xml_attr(name)
+        return f"cas cat {name} PATH prints any file; cas show {name} lists every path"
+    text = (
+        f'read_file(pack="{h.mcp}", path=PATH) reads any file; '
+        f'render_pack(pack="{h.mcp}", mode="full") shows every file'
+    )
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 class Renderer:
     """The pieces of one format. Subclasses differ only in syntax."""
 
@@ -182,10 +207,7 @@ class Renderer:
             )
         else:
             what = f"{files} files, every one that is not a secret inline in full."
-        return (
-            f"{title}\n{_query_line(h)}{what}\nPrint any file with `cas cat {name} PATH`; "
-            f"`cas show {name}` lists every path.\n\n"
-        )
+        return f"{title}\n{_query_line(h)}{what}\n{_reading(h, name)}\n\n"
 
     def map_section(self, lines: Sequence[tuple[str, int]]) -> str:
         if not lines:
@@ -270,8 +292,7 @@ class XmlRenderer(Renderer):
             f'high="{high}" medium="{medium}" low="{low}" withheld="{withheld}" '
             f'budget-max="{h.budget_max}" tokenizer="{h.tokenizer}">\n'
             + (f"<query>{_cdata(_query_line(h).strip())}</query>\n" if h.query else "")
-            + f"<fetch>cas cat {_xml_attr(name)} PATH prints any file; cas show {_xml_attr(name)} "
-            "lists every path</fetch>\n"
+            + f"<fetch>{_xml_reading(h, name)}</fetch>\n"
         )
 
     def map_section(self, lines: Sequence[tuple[str, int]]) -> str:
@@ -559,9 +580,14 @@ def tail_pieces(r: Renderer, m: Manifest, depth: int) -> list[str]:
 
 
 def lite_layout(
-    m: Manifest, fetch: Fetch, fmt: str = "markdown", folders: Sequence[Folder] | None = None
+    m: Manifest,
+    fetch: Fetch,
+    fmt: str = "markdown",
+    folders: Sequence[Folder] | None = None,
+    *,
+    mcp: str | None = None,
 ) -> Layout:
-    return lite_layouts(m, fetch, (fmt,), folders)[fmt]
+    return lite_layouts(m, fetch, (fmt,), folders, mcp=mcp)[fmt]
 
 
 def lite_layouts(
@@ -569,14 +595,17 @@ def lite_layouts(
     fetch: Fetch,
     formats: Iterable[str],
     folders: Sequence[Folder] | None = None,
+    *,
+    mcp: str | None = None,
 ) -> dict[str, Layout]:
     """The LITE layout of ``m`` in each of ``formats``; what they share (the order of the
     sections, the omitted files' folders, the map) is worked out once. ``folders``: the map
-    of ``m``, when the caller already made it (a fit's trials share one)."""
+    of ``m``, when the caller already made it (a fit's trials share one). ``mcp``: served over
+    MCP as the pack of that name (`Header.mcp`)."""
     depth = m.totals.get("group_depth", GROUP_DEPTH)
     depth = depth if isinstance(depth, int) else GROUP_DEPTH
     parts = _parts(m, depth)
-    header = header_for(m)
+    header = replace(header_for(m), mcp=mcp)
     if folders is None:
         size = m.totals.get("map", 0)
         folders = project_map(m.entries, size, fetch) if isinstance(size, int) else []
@@ -608,10 +637,16 @@ def entry_section(r: Renderer, e: Entry, fetch: Fetch) -> list[str]:
 
 
 def render_lite(
-    m: Manifest, fetch: Fetch, fmt: str = "markdown", folders: Sequence[Folder] | None = None
+    m: Manifest,
+    fetch: Fetch,
+    fmt: str = "markdown",
+    folders: Sequence[Folder] | None = None,
+    *,
+    mcp: str | None = None,
 ) -> str:
-    """The LITE render of ``m``; ``folders``: its map, when the caller has it (`lite_layouts`)."""
-    return lite_layout(m, fetch, fmt, folders).text()
+    """The LITE render of ``m``; ``folders``: its map, when the caller has it (`lite_layouts`);
+    ``mcp``: served over MCP as the pack of that name (`Header.mcp`)."""
+    return lite_layout(m, fetch, fmt, folders, mcp=mcp).text()
 
 
 def inlined_in_full(e: Entry) -> bool:
@@ -620,10 +655,11 @@ def inlined_in_full(e: Entry) -> bool:
     return not e.withheld and not why.startswith(("binary", "large file"))
 
 
-def render_full(m: Manifest, fetch: Fetch, fmt: str = "markdown") -> str:
+def render_full(m: Manifest, fetch: Fetch, fmt: str = "markdown", *, mcp: str | None = None) -> str:
     r = renderer(fmt)
     shown = [e for e in m.entries if inlined_in_full(e)]
-    parts = [r.header(header_for(m), "full"), r.map_section(map_lines(e.path for e in m.entries))]
+    head = r.header(replace(header_for(m), mcp=mcp), "full")
+    parts = [head, r.map_section(map_lines(e.path for e in m.entries))]
     parts.append(r.files_open())
     for e in shown:
         assert e.digest is not None
@@ -647,9 +683,10 @@ def section_of(path: str) -> str:
 
 
 def render_split(
-    m: Manifest, fetch: Fetch, fmt: str = "markdown", mode: str = "lite"
+    m: Manifest, fetch: Fetch, fmt: str = "markdown", mode: str = "lite", *, mcp: str | None = None
 ) -> dict[str, str]:
-    """One document per top-level folder plus an INDEX; each part rendered in ``mode``."""
+    """One document per top-level folder plus an INDEX; each part rendered in ``mode``;
+    ``mcp``: served over MCP as the pack of that name (`Header.mcp`)."""
     ext = {"markdown": "md", "xml": "xml", "plain": "txt"}[fmt]
     groups: dict[str, list[Entry]] = {}
     for e in m.entries:
@@ -658,10 +695,13 @@ def render_split(
     listing = []
     for name in sorted(groups, key=lambda s: s.encode("utf-8")):
         part = m._replace(entries=tuple(groups[name]))
-        text = render_full(part, fetch, fmt) if mode == "full" else render_lite(part, fetch, fmt)
+        if mode == "full":
+            text = render_full(part, fetch, fmt, mcp=mcp)
+        else:
+            text = render_lite(part, fetch, fmt, mcp=mcp)
         out[f"{name}.{ext}"] = text
         listing.append(f"- {shown(f'{name}.{ext}')}: {len(groups[name])} files\n")
     r = renderer(fmt)
-    head = r.header(header_for(m), "lite" if mode != "full" else "full")
+    head = r.header(replace(header_for(m), mcp=mcp), "lite" if mode != "full" else "full")
     out[f"INDEX.{ext}"] = head + "## Sections\n" + "".join(listing) + "\n" + r.footer()
     return out

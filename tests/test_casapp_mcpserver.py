@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import queue
 import random
+import re
 import shutil
 import socket
 import string
@@ -338,7 +339,8 @@ def test_malformed_calls_are_one_line_tool_errors_and_the_server_goes_on(project
             ("load", {"query": "apply_discount", "budget": 0}, ("budget 0",)),
             ("load", {"query": "apply_discount", "budget": -5}, ("budget -5",)),
             ("render_pack", {"pack": "repo", "mode": "bogus"}, ("'bogus'",)),
-            ("render_pack", {"pack": "repo", "mode": "split"}, ("'split'",)),
+            ("render_pack", {"pack": "repo", "mode": "split", "part": "no.md"}, ("'no.md'",)),
+            ("render_pack", {"pack": "repo", "part": "src.md"}, ("only mode 'split'",)),
             ("render_pack", {"pack": "repo", "format": "json"}, ("'json'",)),
             ("search", {"query": "what is the"}, ("what is the", "stop words")),
             ("load", {"query": "what is the"}, ("what is the", "stop words")),
@@ -1104,3 +1106,260 @@ def test_an_agent_writes_reads_edits_deletes_curates_and_compacts_entries_by_id(
     assert run_cas("mem", "rollback", "--scope", scope, delete_at["parent"], cwd=project).code == 0
     r = run_cas("mem", "get", "--scope", scope, ids["first"], cwd=project)
     assert (r.code, r.out) == (0, "the login test is fixed\n")
+
+
+# --- what a load points to, headers, resources, concurrency, split ----------------------------
+
+READ_FILE = re.compile(r'read_file\(pack="([^"]+)", path=PATH\)')
+
+
+def pointers(text: str) -> tuple[str, list[str]]:
+    """The pack a load served over MCP names in its header, and every file it points to: those
+    summarized (their sections) and those omitted (listed by name); a folder of omitted files
+    is read through render_pack in full, which the header names too."""
+    found = READ_FILE.search(text)
+    assert found, text[:400]
+    assert "cas cat" not in text and "cas show" not in text.split("## ", 1)[0]
+    pack = found.group(1)
+    summarized = re.findall(r"^### `([^`]+)` \(summary\)$", text, re.M)
+    omitted = []
+    if "## Omitted\n" in text:
+        block = text.split("## Omitted\n", 1)[1].split("\n\n", 1)[0]
+        omitted = [p for p in re.findall(r"^- `([^`]+)`", block, re.M) if not p.endswith("/")]
+    return pack, summarized + omitted
+
+
+def test_an_mcp_client_follows_every_pointer_of_a_load_made_over_mcp(
+    project: Path, tmp_path: Path
+) -> None:
+    """A load and a turn's context made over MCP are kept in the store, pinned (``load/mcp/N``,
+    ``context/SCOPE/SESSION``); their headers name read_file with that pack, and every file
+    they summarize or omit reads through read_file, whole, as it is on disk; render_pack shows
+    them. A server not granted the session's memory does not see its context."""
+    shop = tmp_path / "shop"
+    shutil.copytree(project, shop)
+    followed: dict[str, list[str]] = {}
+    loads: list[str] = []
+
+    async def follow(s: ClientSession, text: str) -> str:
+        pack, paths = pointers(text)
+        assert paths, text
+        for path in paths:
+            body = ok(await s.call_tool("read_file", {"pack": pack, "path": path}))
+            if not path.startswith("memory/"):
+                assert body == (shop / path).read_text(), path
+        full = ok(await s.call_tool("render_pack", {"pack": pack, "mode": "full"}))
+        assert f'read_file(pack="{pack}", path=PATH)' in full
+        followed[pack] = paths
+        return pack
+
+    async def body(s: ClientSession) -> None:
+        text = ok(await s.call_tool("load", {"query": "apply_discount", "budget": 700}))
+        first = await follow(s, text)
+        n = int(first.removeprefix("load/mcp/"))  # the store's loads so far, plus one
+        loads.append(first)
+        text = ok(await s.call_tool("load", {"query": "compute_cart_total", "budget": 700}))
+        loads.append(await follow(s, text))
+        assert loads[1] == f"load/mcp/{n + 1}"
+        ok(await s.call_tool("add_turn", {"user": "the cart?", "assistant": "see cart.py"}))
+        text = ok(await s.call_tool("context", {"query": "apply_discount", "budget": 900}))
+        assert await follow(s, text) == "context/session:t1/s1"
+        # the first load still reads: each has its own pin
+        path = followed[first][0]
+        assert ok(await s.call_tool("read_file", {"pack": first, "path": path}))
+
+    run_stdio(shop, body, "--memory-scope", "session:t1")
+    with Store.at(shop / ".cas") as store:
+        pins = store.refs.pins()
+    assert {*loads, "context/session:t1/s1"} <= set(pins)
+    assert "src/shop/price_table.py" in followed[loads[0]]
+
+    async def ungranted(s: ClientSession) -> None:
+        res = await s.call_tool("read_file", {"pack": "context/session:t1/s1", "path": "README.md"})
+        assert_tool_error(res, "not found")
+        digest = str(pins["context/session:t1/s1"])
+        assert_tool_error(await s.call_tool("render_pack", {"pack": digest}), "not found")
+        # a load on the packs alone is the project's: any server reads it
+        path = followed[loads[0]][0]
+        assert ok(await s.call_tool("read_file", {"pack": loads[0], "path": path}))
+
+    run_stdio(shop, ungranted)
+
+
+def test_a_load_over_mcp_counts_the_header_it_shows(project: Path, tmp_path: Path) -> None:
+    """The fit counts the text the tool answers: the load's tokens, as its manifest records
+    them, are those of its render naming read_file, and within its budget; the CLI's render
+    of the same manifest names `cas cat`."""
+    from cas import manifest as mf
+    from casapp import mcpserver
+    from packer.render import render_lite
+    from packer.tokens import TokenCounter
+
+    shop = tmp_path / "shop"
+    shutil.copytree(project, shop)
+    with Store.at(shop / ".cas") as store:
+        service = mcpserver.Service(shop, store)
+        try:
+            text = service.load("apply_discount compute_cart_total", budget=800)
+            pin = READ_FILE.search(text).group(1)  # type: ignore[union-attr]
+            digest = store.refs.pins()[pin]
+            m = mf.decode(store.get(digest))
+            fetch = lambda d: store.get(d).decode()  # noqa: E731
+            shown = render_lite(m, fetch, mcp=pin)
+            assert text.startswith(shown)
+            counted = m.totals["tokens"]
+            assert isinstance(counted, dict)
+            assert counted["markdown"] == TokenCounter(m.tokenizer).count(shown) <= 800
+            assert "cas cat load PATH" in render_lite(m, fetch)
+            for fmt in ("xml", "plain"):
+                out = service.render_pack(pin, "lite", fmt)
+                assert f'read_file(pack="{pin}", path=PATH)' in out, fmt
+                assert "cas cat" not in out
+        finally:
+            service.close()
+
+
+def test_pack_headers_name_read_file_over_mcp_and_split_mode_gives_parts(project: Path) -> None:
+    """render_pack's every mode and format names the server's read_file, never `cas cat`;
+    mode split answers the index, naming its parts, then each part by name."""
+
+    async def body(s: ClientSession) -> None:
+        for mode in ("lite", "full"):
+            for fmt in ("markdown", "xml", "plain"):
+                args = {"pack": "repo", "mode": mode, "format": fmt}
+                out = ok(await s.call_tool("render_pack", args))
+                assert 'read_file(pack="repo", path=PATH)' in out, (mode, fmt)
+                assert "cas cat" not in out and "cas show repo" not in out
+        index = ok(await s.call_tool("render_pack", {"pack": "repo", "mode": "split"}))
+        assert 'read_file(pack="repo", path=PATH)' in index
+        parts = re.findall(r"^- `?([^`:]+)`?: \d+ files?$", index, re.M)
+        assert sorted(parts) == ["_root.md", "data.md", "src.md"], index
+        src = ok(
+            await s.call_tool("render_pack", {"pack": "repo", "mode": "split", "part": "src.md"})
+        )
+        assert CART_TOTAL_DEF in src and "# Shop" not in src
+        res = await s.call_tool(
+            "render_pack", {"pack": "repo", "mode": "split", "format": "xml", "part": "src.xml"}
+        )
+        assert "<pack " in ok(res)
+        for uri in ["cas://pack/repo"]:
+            read = await s.read_resource(uri)
+            block = read.contents[0]
+            assert isinstance(block, types.TextResourceContents)
+            assert 'read_file(pack="repo", path=PATH)' in block.text
+
+    run_stdio(project, body)
+
+
+def test_resources_follow_the_packs_and_the_client_is_told(tmp_path: Path) -> None:
+    """A pack written after the server started is a resource, one removed is not; the next
+    call after either change sends notifications/resources/list_changed, and the handshake
+    says it will."""
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "cas.toml").write_text("[pack]\nbudget = { target = 3000, max = 3000 }\n")
+    (root / "src" / "a.py").write_text("def alphaname():\n    return 1\n")
+    assert run_cas("pack", cwd=root).code == 0
+    manifests = root / "manifests"
+    params = StdioServerParameters(
+        command=sys.executable, args=["-P", "-m", "cas", "mcp"], cwd=str(root), env=cas_env()
+    )
+    told: list[str] = []
+
+    async def handler(message: Any) -> None:
+        if isinstance(message, types.ResourceListChangedNotification):
+            told.append(message.method)
+
+    async def names(s: ClientSession) -> list[str]:
+        return sorted(r.name for r in (await s.list_resources()).resources)
+
+    async def main() -> None:
+        with anyio.fail_after(SESSION_TIMEOUT):
+            async with (
+                stdio_client(params) as (r, w),
+                ClientSession(r, w, message_handler=handler) as s,
+            ):
+                init = await s.initialize()
+                assert init.capabilities.resources is not None
+                assert init.capabilities.resources.list_changed
+                assert await names(s) == ["repo"]
+                await still_serving(s)
+                assert told == []
+                shutil.copyfile(manifests / "repo.pack", manifests / "again.pack")
+                packs = structured(await s.call_tool("list_packs", {}))
+                assert [p["name"] for p in packs] == ["again", "repo"]
+                with anyio.fail_after(10):
+                    while not told:
+                        await anyio.sleep(0.05)
+                assert told == ["notifications/resources/list_changed"]
+                assert await names(s) == ["again", "repo"]
+                read = await s.read_resource("cas://pack/again")
+                block = read.contents[0]
+                assert isinstance(block, types.TextResourceContents)
+                assert "alphaname" in block.text
+                (manifests / "again.pack").unlink()
+                await still_serving(s)
+                with anyio.fail_after(10):
+                    while len(told) < 2:
+                        await anyio.sleep(0.05)
+                assert await names(s) == ["repo"]
+                await still_serving(s)
+                assert len(told) == 2  # nothing changed since: nothing told
+
+    anyio.run(main)
+
+
+def test_a_quick_call_answers_while_a_slow_one_runs(project: Path) -> None:
+    """A load of a 5,000-word question takes seconds; list_packs, read_file and render_pack
+    sent after it has started answer before it ends (they do not wait for it), and it
+    answers in full."""
+    rng = random.Random(27)
+    words = ("".join(rng.choice(string.ascii_lowercase) for _ in range(9)) for _ in range(5000))
+    huge = "apply_discount " + " ".join(words)
+
+    async def body(s: ClientSession) -> None:
+        done: dict[str, float] = {}
+
+        async def slow() -> None:
+            res = await s.call_tool("load", {"query": huge, "budget": 2000})
+            assert DISCOUNT_DEF in ok(res)
+            done["load"] = time.monotonic()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(slow)
+            await anyio.sleep(0.5)  # the load is under way
+            await still_serving(s)
+            cart = ok(await s.call_tool("read_file", {"pack": "repo", "path": "src/shop/cart.py"}))
+            assert cart == CART_PY
+            ok(await s.call_tool("render_pack", {"pack": "repo"}))
+            done["quick"] = time.monotonic()
+            assert "load" not in done, "the quick calls waited for the load"
+        assert done["quick"] < done["load"]
+
+    run_stdio(project, body)
+
+
+def test_the_server_keeps_its_last_loads_pinned_and_lets_older_ones_go(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each load over MCP is pinned as the next load/mcp/N; past `KEEP_LOADS` the oldest pin
+    goes (gc frees what only it kept) and that load is no pack any more."""
+    from casapp import mcpserver
+
+    shop = tmp_path / "shop"
+    shutil.copytree(project, shop)
+    monkeypatch.setattr(mcpserver, "KEEP_LOADS", 2)
+    with Store.at(shop / ".cas") as store:
+        for name in [n for n in store.refs.pins() if n.startswith(mcpserver.LOAD_PIN)]:
+            store.refs.unpin(name)
+        service = mcpserver.Service(shop, store)
+        try:
+            for query in ("apply_discount", "compute_cart_total", "Cart add_item"):
+                service.load(query, budget=700)
+            pins = sorted(n for n in store.refs.pins() if n.startswith(mcpserver.LOAD_PIN))
+            assert pins == ["load/mcp/2", "load/mcp/3"]
+            assert "add_item" in service.render_pack("load/mcp/3", "full")
+            with pytest.raises(mcpserver.ToolFailure, match="not found"):
+                service.read_file("load/mcp/1", "README.md")
+        finally:
+            service.close()
