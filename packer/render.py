@@ -173,20 +173,16 @@ def _reading(h: Header, name: str) -> str:
     command line."""
     if h.mcp is None:
         return f"Print any file with `cas cat {name} PATH`; `cas show {name}` lists every path."
-    return (
-        f'Read any file with `read_file(pack="{h.mcp}", path=PATH)`; '
-        f'`render_pack(pack="{h.mcp}", mode="full")` shows every file.'
-    )
+    # Shorter than the command line's (the name once, not twice): a pack fitted with that one
+    # counted stays within its budget when served, whatever its name.
+    return f'Read any file with `read_file(pack="{h.mcp}", path=PATH)`.'
 
 
 def _xml_reading(h: Header, name: str) -> str:
     if h.mcp is None:
         name = _xml_attr(name)
         return f"cas cat {name} PATH prints any file; cas show {name} lists every path"
-    text = (
-        f'read_file(pack="{h.mcp}", path=PATH) reads any file; '
-        f'render_pack(pack="{h.mcp}", mode="full") shows every file'
-    )
+    text = f'read_file(pack="{h.mcp}", path=PATH) reads any file'
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
