@@ -653,19 +653,15 @@ class Packer:
         result_target = target.name or None
         if check:
             current = path.read_bytes() if path.is_file() else None
+            if current == data and self._explain is None:
+                # The committed file is this manifest: the store gets its summaries and its own
+                # copy (it has the bodies already), so a fresh checkout that is checked once
+                # then verifies and renders, as CI runs `cas pack --check` then `cas verify`.
+                self._commit_manifest(m, data)
             return PackResult.made(
                 scope.name, result_target, name, path, digest, m, current != data, tokens, file
             )
-        # Bodies were committed with the ingest batch; the summaries this manifest references and
-        # the manifest itself are committed together, before its file is written, so a file
-        # never names anything the store lacks.
-        with self.store.batch() as batch:
-            for e in m.entries:
-                if e.summary is not None and e.summary in self._summary_texts:
-                    batch.put(self._summary_texts[e.summary].encode("utf-8"))
-                elif e.summary is not None:
-                    batch.touch(e.summary)
-            batch.put(data)
+        self._commit_manifest(m, data)
         self.cache.put(MEMO_NS, memo_key, bytes(digest))
         self.cache.put(mf.VALID_NS, bytes(digest), b"")
         packview.remember(self.cache, m, digest)  # what searches read instead of the manifest
@@ -678,6 +674,18 @@ class Packer:
         return PackResult.made(
             scope.name, result_target, name, path, digest, m, written, tokens, file
         )
+
+    def _commit_manifest(self, m: mf.Manifest, data: bytes) -> None:
+        """Bodies were committed with the ingest batch; the summaries this manifest references
+        and the manifest itself are committed together, before its file is written, so a file
+        never names anything the store lacks."""
+        with self.store.batch() as batch:
+            for e in m.entries:
+                if e.summary is not None and e.summary in self._summary_texts:
+                    batch.put(self._summary_texts[e.summary].encode("utf-8"))
+                elif e.summary is not None:
+                    batch.touch(e.summary)
+            batch.put(data)
 
     # --- the memo: an unchanged input gives the manifest already made ---------------------------
 
