@@ -154,8 +154,9 @@ class Packer:
         explain: str | None = None,
         walked: replay.Walked | None = None,
     ) -> PackReport:
-        """Pack the scopes and targets asked for (all by default). ``check`` writes nothing and
-        marks a committed manifest that differs as stale; ``explain`` (a path) writes nothing
+        """Pack the scopes and targets asked for (all by default). ``check`` writes no manifest
+        file and marks a committed manifest that differs as stale (one that does not differ has
+        what it names stored, as a pack would); ``explain`` (a path) writes no manifest file
         either, fits every pack afresh and keeps, in `PackReport.explained`, why that path got
         what it got."""
         # What was asked for, and where it goes, is checked before any work is done.
