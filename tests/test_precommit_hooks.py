@@ -1,7 +1,8 @@
 """The hooks of .pre-commit-hooks.yaml run by the real pre-commit (`pre-commit try-repo`) in a
 fresh git project that commits its packs: green when the packs are current and the store holds
 them; `cas-pack-check` red, naming the pack, once a source changed and nobody packed again;
-`cas-verify` red when the store lacks what a pack names.
+`cas-verify` red when the store lacks what a pack names. Installed as the project's git hook
+(`pre-commit install`), they refuse a commit whose pack is stale.
 
 The hooks are `language: system`: pre-commit runs the `cas` on PATH (here the test venv's) and
 installs nothing. Nothing reaches the network: pre-commit's home is a temporary folder, git may
@@ -45,7 +46,8 @@ def project(tmp_path: Path) -> Repo:
     return repo
 
 
-def try_repo(project: Repo, hooks: Path, *hook: str) -> subprocess.CompletedProcess[str]:
+def hook_env(project: Repo) -> dict[str, str]:
+    """The project's git environment, with this venv's `cas` on PATH and no network."""
     home = project.root.parent / "pre-commit-home"
     env = {k: v for k, v in project.env.items() if not k.startswith(("CAS_", "PRE_COMMIT"))}
     env.pop("PYTHONPATH", None)
@@ -58,10 +60,14 @@ def try_repo(project: Repo, hooks: Path, *hook: str) -> subprocess.CompletedProc
             ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"), "http://127.0.0.1:9"
         ),
     )
+    return env
+
+
+def try_repo(project: Repo, hooks: Path, *hook: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), *hook, "--all-files"],
         cwd=project.root,
-        env=env,
+        env=hook_env(project),
         capture_output=True,
         text=True,
         timeout=300,
@@ -112,3 +118,50 @@ def test_red_when_the_store_lacks_what_a_pack_names(project: Repo, tmp_path: Pat
     done = try_repo(project, hooks, "cas-verify")
     assert done.returncode == 1
     assert "missing from the store" in done.stdout and "repo.pack" in done.stdout
+
+
+def test_installed_as_a_git_hook_a_commit_with_a_stale_pack_is_refused(
+    project: Repo, tmp_path: Path
+) -> None:
+    hooks = hooks_repo(tmp_path)
+    rev = subprocess.run(
+        ["git", "-C", str(hooks), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    project.write(
+        ".pre-commit-config.yaml",
+        f"repos:\n  - repo: {hooks}\n    rev: {rev}\n    hooks:\n"
+        "      - id: cas-pack-check\n      - id: cas-verify\n",
+    )
+    assert run_cas("-q", "pack", cwd=project.root).code == 0
+    project.commit("pre-commit configured")
+    env = hook_env(project)
+    subprocess.run(
+        [sys.executable, "-m", "pre_commit", "install"],
+        cwd=project.root,
+        env=env,
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+
+    def commit(message: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", "commit", "-q", "-m", message],
+            cwd=project.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    project.write("src/cart.py", "def total() -> int:\n    return 0\n")
+    project.git("add", "-A")
+    refused = commit("an edit without a pack")
+    assert refused.returncode == 1
+    assert "manifests/repo.pack is stale" in refused.stdout + refused.stderr
+    assert run_cas("-q", "pack", cwd=project.root).code == 0
+    project.git("add", "-A")
+    done = commit("an edit with its pack")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "cas packs are current" in done.stdout + done.stderr
