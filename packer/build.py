@@ -654,10 +654,11 @@ class Packer:
         result_target = target.name or None
         if check:
             current = path.read_bytes() if path.is_file() else None
-            if current == data and self._explain is None:
+            if current == data and self._explain is None and not self.store.has(digest):
                 # The committed file is this manifest: the store gets its summaries and its own
                 # copy (it has the bodies already), so a fresh checkout that is checked once
                 # then verifies and renders, as CI runs `cas pack --check` then `cas verify`.
+                # A store that has the copy has its summaries: they were committed together.
                 self._commit_manifest(m, data)
             return PackResult.made(
                 scope.name, result_target, name, path, digest, m, current != data, tokens, file
