@@ -154,8 +154,9 @@ class Packer:
         explain: str | None = None,
         walked: replay.Walked | None = None,
     ) -> PackReport:
-        """Pack the scopes and targets asked for (all by default). ``check`` writes nothing and
-        marks a committed manifest that differs as stale; ``explain`` (a path) writes nothing
+        """Pack the scopes and targets asked for (all by default). ``check`` writes no manifest
+        file and marks a committed manifest that differs as stale (one that does not differ has
+        what it names stored, as a pack would); ``explain`` (a path) writes no manifest file
         either, fits every pack afresh and keeps, in `PackReport.explained`, why that path got
         what it got."""
         # What was asked for, and where it goes, is checked before any work is done.
@@ -653,19 +654,16 @@ class Packer:
         result_target = target.name or None
         if check:
             current = path.read_bytes() if path.is_file() else None
+            if current == data and self._explain is None and not self.store.has(digest):
+                # The committed file is this manifest: the store gets its summaries and its own
+                # copy (it has the bodies already), so a fresh checkout that is checked once
+                # then verifies and renders, as CI runs `cas pack --check` then `cas verify`.
+                # A store that has the copy has its summaries: they were committed together.
+                self._commit_manifest(m, data)
             return PackResult.made(
                 scope.name, result_target, name, path, digest, m, current != data, tokens, file
             )
-        # Bodies were committed with the ingest batch; the summaries this manifest references and
-        # the manifest itself are committed together, before its file is written, so a file
-        # never names anything the store lacks.
-        with self.store.batch() as batch:
-            for e in m.entries:
-                if e.summary is not None and e.summary in self._summary_texts:
-                    batch.put(self._summary_texts[e.summary].encode("utf-8"))
-                elif e.summary is not None:
-                    batch.touch(e.summary)
-            batch.put(data)
+        self._commit_manifest(m, data)
         self.cache.put(MEMO_NS, memo_key, bytes(digest))
         self.cache.put(mf.VALID_NS, bytes(digest), b"")
         packview.remember(self.cache, m, digest)  # what searches read instead of the manifest
@@ -678,6 +676,18 @@ class Packer:
         return PackResult.made(
             scope.name, result_target, name, path, digest, m, written, tokens, file
         )
+
+    def _commit_manifest(self, m: mf.Manifest, data: bytes) -> None:
+        """Bodies were committed with the ingest batch; the summaries this manifest references
+        and the manifest itself are committed together, before its file is written, so a file
+        never names anything the store lacks."""
+        with self.store.batch() as batch:
+            for e in m.entries:
+                if e.summary is not None and e.summary in self._summary_texts:
+                    batch.put(self._summary_texts[e.summary].encode("utf-8"))
+                elif e.summary is not None:
+                    batch.touch(e.summary)
+            batch.put(data)
 
     # --- the memo: an unchanged input gives the manifest already made ---------------------------
 

@@ -287,6 +287,40 @@ def test_check_detects_stale_manifests(repo: Path) -> None:
     assert r.code == 1 and "stale" in r.err
 
 
+def test_a_fresh_checkout_checked_once_verifies_and_renders(tmp_path: Path) -> None:
+    # As CI sees a project: its manifests committed, no store. A check that finds a pack
+    # current leaves in the store everything the pack names (summaries and its own copy too),
+    # so `cas verify` passes after it; a stale pack's own copy is not stored.
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "README.md").write_text("# Shop\n\nCarts and orders, see `src/`.\n")
+    for i in range(8):
+        body = "".join(
+            f'def step_{j}(order: int) -> int:\n    """Step {j} of module {i}."""\n'
+            f"    total = order * {j} + {i}\n    return total - {j}\n\n"
+            for j in range(12)
+        )
+        (repo / "src" / f"mod{i}.py").write_text(f'"""Module {i} of the shop."""\n\n{body}')
+    (repo / "cas.toml").write_text(_budget_config(1000, 1200))
+    pack(repo)
+    assert any(e.summary is not None for e in load(repo).entries)  # summaries are verified too
+    fresh = tmp_path / "fresh"
+    shutil.copytree(repo, fresh, ignore=shutil.ignore_patterns(".cas"))
+    assert run_cas("verify", cwd=fresh).code == 2  # no store yet
+    r = run_cas("pack", "--check", cwd=fresh)
+    assert r.code == 0, r.err
+    r = run_cas("verify", cwd=fresh)
+    assert r.code == 0, r.out + r.err
+    assert run_cas("render", "repo", cwd=fresh).out == run_cas("render", "repo", cwd=repo).out
+
+    stale = tmp_path / "stale"
+    shutil.copytree(repo, stale, ignore=shutil.ignore_patterns(".cas"))
+    (stale / "README.md").write_text("# Shop\n\nEdited.\n")
+    assert run_cas("pack", "--check", cwd=stale).code == 1
+    r = run_cas("verify", cwd=stale)
+    assert r.code == 1 and "the manifest's own copy" in r.out
+
+
 def test_this_repository_lite_manifest_is_at_most_a_fifth_of_the_full_render(
     tmp_path: Path,
 ) -> None:

@@ -39,7 +39,7 @@ COMMAND_MODULES = {
 @click.option("--store", "store_opt", envvar="CAS_STORE", metavar="PATH", help=STORE_HELP)
 @click.option("--debug", is_flag=True, envvar="CAS_DEBUG", help=DEBUG_HELP)
 @click.option("-q", "--quiet", is_flag=True, help=QUIET_HELP)
-@click.version_option(package_name="cas", prog_name="cas")
+@click.version_option(package_name="cas-packs", prog_name="cas")
 @click.pass_context
 def cli(ctx: click.Context, store_opt: str | None, debug: bool, quiet: bool) -> None:
     """Content-addressed storage with deterministic, token-bounded context packs.

@@ -50,7 +50,7 @@ def _store_for_pack(ctx: Ctx, root: Path) -> Store:
     help="Pack this file even though it looks like a secret (repeatable).",
 )
 @click.option(
-    "--check", is_flag=True, help="Write nothing; exit 1 if any committed manifest is stale."
+    "--check", is_flag=True, help="Write no manifest; exit 1 if any committed manifest is stale."
 )
 @click.option(
     "--explain",
