@@ -30,6 +30,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(("remote", "push", "pull"), "casapp.cli.remote_cmds"),
     **dict.fromkeys(("verify", "gc", "pin", "unpin", "pins"), "casapp.cli.maint_cmds"),
     "mem": "casapp.cli.mem_cmds",
+    "textconv": "casapp.cli.review_cmds",
 }
 
 
