@@ -381,7 +381,8 @@ def test_age_rules_tier_dated_files_by_the_day_given_with_now(tmp_path: Path) ->
     assert late["notes/2026-03-01.md"] == ("low", "old note")
     # without a day an age rule matches nothing; the undated file never
     undated = reasons()
-    assert {undated[p][1] for p in undated} == {"documentation"}
+    # (the notes only: `cas init` wrote .gitattributes beside them)
+    assert {undated[p][1] for p in undated if p.startswith("notes/")} == {"documentation"}
     assert reasons("--now", "2026-03-05") == early
     r = run_cas("pack", "--now", "2026-02-30", cwd=root)
     assert r.code == 2 and "not a calendar date" in one_line(r.err)
@@ -662,3 +663,46 @@ def test_xml_sections_wrap_only_text_that_holds_markup() -> None:
             node = ET.fromstring(section)
             assert (node.text or "").strip("\n") == text.strip("\n")
             assert node.get("summary") == ("true" if summary else None)
+
+
+def test_orphan_packs_are_named_fail_the_check_and_are_pruned(small: Path) -> None:
+    """A scope removed from cas.toml leaves its pack behind: `cas pack` names it, `--check`
+    fails on it, `--prune` removes it and gc then frees what only it held. A load and a memory
+    pack are not orphans: other commands make them."""
+    assert run_cas("pack", cwd=small).code == 0
+    guide = Digest.of((small / "docs" / "guide.md").read_bytes())
+    shutil.copy(small / "manifests" / "code.pack", small / "manifests" / "mem.global.common.pack")
+    (small / "cas.toml").write_text('[scopes.code]\nroots = ["src"]\n')
+    (small / "docs" / "guide.md").unlink()
+    report = pack(small)
+    assert report["orphans"] == ["manifests/docs.claude.pack"] and report["pruned"] is False
+    r = run_cas("pack", cwd=small)
+    assert "manifests/docs.claude.pack (orphan: " in r.out and "'cas pack --prune'" in r.out
+    assert "mem.global" not in r.out
+    r = run_cas("pack", "--check", cwd=small)
+    assert r.code == 1
+    assert "error: manifests/docs.claude.pack is an orphan" in r.err and "mem." not in r.err
+    assert run_cas("pack", "--check", "--prune", cwd=small).code == 2
+    r = run_cas("pack", "--prune", cwd=small)
+    assert r.code == 0 and "manifests/docs.claude.pack (pruned" in r.out
+    assert sorted(p.name for p in (small / "manifests").iterdir()) == [
+        "code.pack", "mem.global.common.pack"
+    ]  # fmt: skip
+    assert run_cas("has", str(guide), cwd=small).code == 0
+    assert run_cas("gc", "--grace", "0", cwd=small).code == 0
+    assert run_cas("has", str(guide), cwd=small).code == 1
+    # a load, by its kind whatever its name, is no orphan
+    assert run_cas("load", "main", "--name", "asked", cwd=small).code == 0
+    assert run_cas("pack", "--check", cwd=small).code == 0
+    assert json.loads(run_cas("pack", "--prune", "--json", cwd=small).out)["orphans"] == []
+    assert (small / "manifests" / "asked.pack").is_file()
+
+
+def test_the_reports_share_is_of_the_target_so_a_full_pack_reads_as_full(repo: Path) -> None:
+    (repo / "cas.toml").write_text("[pack]\nbudget = { target = 400, max = 480 }\n")
+    r = run_cas("pack", cwd=repo)
+    assert r.code == 0, r.err
+    found = re.search(r"budget: (\d+) tokens, (\d+)% of target 400 \(max 480\)", r.out)
+    assert found is not None, r.out
+    used, share = int(found[1]), int(found[2])
+    assert share == 100 * used // 400 and share >= 90  # more content than budget: filled

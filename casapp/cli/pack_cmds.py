@@ -49,7 +49,15 @@ def _store_for_pack(ctx: Ctx, root: Path) -> Store:
     help="Pack this file even though it looks like a secret (repeatable).",
 )
 @click.option(
-    "--check", is_flag=True, help="Write nothing; exit 1 if any committed manifest is stale."
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 if any committed manifest is stale or an orphan.",
+)
+@click.option(
+    "--prune",
+    is_flag=True,
+    help="Remove orphan packs: manifests no configured scope or target makes (not loads, not "
+    "memory packs); 'cas gc' then frees their blobs.",
 )
 @click.option(
     "--explain",
@@ -73,12 +81,15 @@ def pack(
     explain: str | None,
     now: str | None,
     as_json: bool,
+    prune: bool,
 ) -> None:
     """Build the context packs of this repository (all scopes, or SCOPE...)."""
     from packer.config import load_config
     from packer.packing import pack_project
     from packer.rules import parse_day
 
+    if prune and (check or explain is not None):
+        raise UsageError("--prune removes files: not with --check or --explain, which write none")
     day = parse_day(now) if now is not None else None
     root = project_root()
     config = load_config(root)
@@ -89,7 +100,7 @@ def pack(
         report = pack_project(
             root, store, config, scopes=scopes, targets=targets, baseline=baseline,
             allow_secrets=allow, check=check, explain=explain, now=day, progress=bar.sink,
-            notes=note_sink(ctx),
+            notes=note_sink(ctx), prune=prune,
         )  # fmt: skip
     if explain is not None:
         _print_explained(report, explain, as_json=as_json)
@@ -99,7 +110,7 @@ def pack(
         emit_report(report)
     else:
         _print_report(report, root, quiet=ctx.quiet, check=check)
-    if check and report.stale:
+    if check and (report.stale or report.orphans):
         sys.exit(EXIT_PROBLEM)
 
 
@@ -138,11 +149,11 @@ def _print_report(report: PackReport, root: Path, *, quiet: bool, check: bool) -
         if t["withheld"]:
             click.echo(f"  {'withheld':<9}{t['withheld']:>7}")
         used = r.tokens["markdown"]
-        pct = 100 * used // max(r.budget["max"], 1)
+        # a share of the target, which a fit fills to 90% or more: a full pack reads as full
+        pct = 100 * used // max(r.budget["target"], 1)
         click.echo(
-            f"  budget: {used} of max {r.budget['max']} tokens ({pct}%), "
-            f"target {r.budget['target']}; xml {r.tokens['xml']}, "
-            f"plain {r.tokens['plain']}"
+            f"  budget: {used} tokens, {pct}% of target {r.budget['target']} "
+            f"(max {r.budget['max']}); xml {r.tokens['xml']}, plain {r.tokens['plain']}"
         )
     if report.withheld:
         listed = ", ".join(f"{shown(p)} ({k})" for p, k in report.withheld)
@@ -157,6 +168,24 @@ def _print_report(report: PackReport, root: Path, *, quiet: bool, check: bool) -
         for name in report.stale:
             rel = pack_path(manifest_dir(root), name).relative_to(root)
             warn(f"error: {shown(str(rel))} is stale: run 'cas pack' and commit it")
+    _print_orphans(report, check=check)
+
+
+def _print_orphans(report: PackReport, *, check: bool) -> None:
+    """One line per orphan pack: pruned, or what to do about it."""
+    for file in report.orphans:
+        if check:
+            warn(
+                f"error: {shown(file)} is an orphan: no scope or target in the configuration "
+                "makes it; run 'cas pack --prune' (or configure it again) and commit"
+            )
+        elif report.pruned:
+            click.echo(f"{shown(file)} (pruned: no scope or target makes it; 'cas gc' frees it)")
+        else:
+            click.echo(
+                f"{shown(file)} (orphan: no scope or target in the configuration makes it; "
+                "'cas pack --prune' removes it)"
+            )
 
 
 def _open_store_optional(ctx: Ctx) -> Store | None:
