@@ -706,3 +706,37 @@ def test_the_reports_share_is_of_the_target_so_a_full_pack_reads_as_full(repo: P
     assert found is not None, r.out
     used, share = int(found[1]), int(found[2])
     assert share == 100 * used // 400 and share >= 90  # more content than budget: filled
+
+
+def test_cat_summary_works_for_any_file_the_pack_holds(repo: Path) -> None:
+    """The README's promise: `cas cat PACK PATH --summary` prints the summary the pack shows,
+    or for a file shown in full or left out the one cas makes of it; a binary file or a
+    withheld secret gets one line saying why there is none."""
+    from packer.summarize import summarize
+
+    (repo / "cas.toml").write_text("[pack]\nbudget = { target = 400, max = 480 }\n")
+    pack(repo)
+    m = load(repo)
+    with Store.at(repo / ".cas") as s:
+        bodies = {e.path: s.get(e.digest) for e in m.entries if e.digest is not None}
+        summaries = {e.path: s.get(e.summary) for e in m.entries if e.summary is not None}
+    tiers = {e.tier for e in m.entries if e.digest is not None}
+    assert tiers == {"high", "medium", "low"}, tiers
+    for e in m.entries:
+        r = run_cas("cat", "repo", e.path, "--summary", cwd=repo)
+        if e.digest is None:
+            assert r.code == 1 and "withheld as a secret" in one_line(r.err)
+        elif e.path == "assets/logo.png":
+            assert r.code == 1 and "is binary" in one_line(r.err)
+        elif e.summary is not None:
+            assert r.code == 0 and r.stdout_bytes == summaries[e.path], e.path
+        else:
+            assert r.code == 0, (e.path, r.err)
+            want = summarize(e.path, bodies[e.path].decode("utf-8", "replace"))
+            assert r.out == want and r.out.startswith("# summary ("), e.path
+    out = repo / "out.txt"
+    low = next(e.path for e in m.entries if e.tier == "low" and e.path.endswith(".py"))
+    assert run_cas("cat", "repo", low, "--summary", "-o", out, cwd=repo).code == 0
+    assert out.read_text() == summarize(low, bodies[low].decode())
+    r = run_cas("cat", "repo", "no/such.py", "--summary", cwd=repo)
+    assert r.code == 1 and "not found" in one_line(r.err)

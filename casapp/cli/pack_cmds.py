@@ -304,7 +304,10 @@ def show(ctx: Ctx, manifest: str, as_json: bool) -> None:
 @click.argument("manifest")
 @click.argument("path")
 @click.option(
-    "--summary", is_flag=True, help="Print the summary the pack shows instead of the file."
+    "--summary",
+    is_flag=True,
+    help="Print the file's summary instead: the one the pack shows, or for a file shown in full "
+    "or left out, the one cas makes of it.",
 )
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Write here, not stdout.")
 @pass_ctx
@@ -313,10 +316,19 @@ def cat(ctx: Ctx, manifest: str, path: str, summary: bool, output: Path | None) 
     from casapp.project import Project
 
     root = project_root()
+    if summary:
+        with ctx.open_store(readonly=True) as store, Project(root, store) as project:
+            data = project.summary(manifest, path)
+        if output is None:
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+        else:
+            write_output(output, [data])
+        return
     with (
         ctx.open_store(readonly=True) as store,
         Project(root, store) as project,
-        project.open_file(manifest, path, summary=summary) as reader,
+        project.open_file(manifest, path) as reader,
     ):
         if output is None:
             out = sys.stdout.buffer
