@@ -332,7 +332,7 @@ def small(tmp_path: Path) -> Path:
     (root / "docs" / "guide.md").write_text("# Guide\n\nRead me.\n")
     (root / "src").mkdir()
     (root / "src" / "app.py").write_text("def main() -> None:\n    pass\n")
-    assert run_cas("init", cwd=root).code == 0
+    assert run_cas("init", "--store-only", cwd=root).code == 0
     return root
 
 
@@ -367,7 +367,7 @@ def test_age_rules_tier_dated_files_by_the_day_given_with_now(tmp_path: Path) ->
     for date in ("2026-01-01", "2026-03-01"):
         (root / "notes" / f"{date}.md").write_text(f"# Note of {date}\n\nWhat happened.\n")
     (root / "notes" / "index.md").write_text("# Notes\n")
-    assert run_cas("init", cwd=root).code == 0
+    assert run_cas("init", "--store-only", cwd=root).code == 0
 
     def reasons(*args: str) -> dict[str, tuple[str, str | None]]:
         pack(root, *args)
@@ -381,8 +381,7 @@ def test_age_rules_tier_dated_files_by_the_day_given_with_now(tmp_path: Path) ->
     assert late["notes/2026-03-01.md"] == ("low", "old note")
     # without a day an age rule matches nothing; the undated file never
     undated = reasons()
-    # (the notes only: `cas init` wrote .gitattributes beside them)
-    assert {undated[p][1] for p in undated if p.startswith("notes/")} == {"documentation"}
+    assert {undated[p][1] for p in undated} == {"documentation"}
     assert reasons("--now", "2026-03-05") == early
     r = run_cas("pack", "--now", "2026-02-30", cwd=root)
     assert r.code == 2 and "not a calendar date" in one_line(r.err)
