@@ -11,12 +11,16 @@ the parent; a load's query and sources), then one line per entry in the manifest
 the bytes of the path), each naming the path first, so a changed file is one ``-`` line and one
 ``+`` line beside each other::
 
-    src/app.py  high 812 tokens  rating 4410  blake3:77475f334fd7
+    src/app.py  high 812 tokens  rating ~4e3  blake3:77475f334fd7
 
-A MEDIUM entry adds its summary's short digest (``summary blake3:...``), a withheld one says
-``withheld`` instead of a digest, a LOW entry with its own line in the render says ``listed``,
-and the reason closes the line in brackets. Every name goes through `cas.display.shown`, so a
-path holding a newline is still one line.
+The rating is shown to one significant digit (`coarse`): the exact rating is a rank over the
+whole project's reference graph and moves a little with any change anywhere, so shown exactly
+it would change nearly every line of every pack; a line should change when the file's body,
+tier, tokens or standing does (``cas show`` prints the exact rating). A MEDIUM entry adds its
+summary's short digest (``summary blake3:...``), a withheld one says ``withheld`` instead of a
+digest, a LOW entry with its own line in the render says ``listed``, and the reason closes the
+line in brackets. Every name goes through `cas.display.shown`, so a path holding a newline is
+still one line.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from cas import manifest as mf
 from cas.digest import Digest
 from cas.display import one_line, shown
 
-__all__ = ["SHORT_HEX", "entry_line", "header_lines", "manifest_text", "short"]
+__all__ = ["SHORT_HEX", "coarse", "entry_line", "header_lines", "manifest_text", "short"]
 
 SHORT_HEX: Final = 12  # hex digits of a digest shown: enough to tell two bodies of one path apart
 
@@ -37,6 +41,19 @@ def short(digest: Digest) -> str:
     text = str(digest)
     prefix, _, hexa = text.partition(":")
     return f"{prefix}:{hexa[:SHORT_HEX]}"
+
+
+def coarse(rating: int) -> str:
+    """``rating`` to one significant digit: ``~4e3`` for 4410, ``~1e6`` for 951000; under 10 as
+    it is. Integers only, so the same on every machine."""
+    if rating < 10:
+        return str(rating)
+    exponent = len(str(rating)) - 1
+    unit = 10**exponent
+    digit = (rating + unit // 2) // unit
+    if digit == 10:
+        digit, exponent = 1, exponent + 1
+    return f"~{digit}e{exponent}"
 
 
 def _totals(totals: dict[str, Any], prefix: str = "") -> list[str]:
@@ -87,7 +104,7 @@ def header_lines(m: mf.Manifest) -> list[str]:
 
 def entry_line(e: mf.Entry) -> str:
     """One entry as one line, its path first."""
-    parts = [shown(e.path), f"{e.tier} {e.tokens} tokens", f"rating {e.rating}"]
+    parts = [shown(e.path), f"{e.tier} {e.tokens} tokens", f"rating {coarse(e.rating)}"]
     parts.append(short(e.digest) if e.digest is not None else "withheld")
     if e.summary is not None:
         parts.append(f"summary {short(e.summary)}")

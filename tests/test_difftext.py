@@ -12,7 +12,7 @@ from cas import manifest as mf
 from cas.digest import Digest
 from cas.display import shown
 from cas.errors import ManifestError
-from packer.difftext import entry_line, header_lines, manifest_text, short
+from packer.difftext import coarse, entry_line, header_lines, manifest_text, short
 
 # Names with what a line diff must survive: spaces, newlines, tabs, quotes, non-ASCII.
 paths = st.lists(
@@ -66,7 +66,7 @@ def test_every_entry_is_one_line_and_the_text_is_a_function_of_the_bytes(m: mf.M
     for e, line in zip(m.entries, body, strict=True):
         assert line == entry_line(e)
         assert line.startswith(shown(e.path) + "  ") and "\n" not in line
-        assert f"{e.tier} {e.tokens} tokens" in line and f"rating {e.rating}" in line
+        assert f"{e.tier} {e.tokens} tokens" in line and f"rating {coarse(e.rating)}" in line
         assert (short(e.digest) if e.digest else "withheld") in line
     # no two entries share a line: a path is named once
     assert len(set(body)) == len(body)
@@ -103,6 +103,29 @@ def test_a_load_names_its_query_and_sources() -> None:
     head = header_lines(m)
     assert "# query: " + shown("why\nso") in head
     assert f"# source: repo.claude {short(source)}" in head
+
+
+@given(st.integers(0, mf.MAX_RATING))
+@example(9)
+@example(10)
+@example(95)
+@example(949)
+@example(999)
+def test_a_coarse_rating_is_the_nearest_one_digit_value(rating: int) -> None:
+    text = coarse(rating)
+    if rating < 10:
+        assert text == str(rating)
+        return
+    digit, exponent = (int(x) for x in text.removeprefix("~").split("e"))
+    assert 1 <= digit <= 9
+    value = digit * 10**exponent
+    assert 2 * abs(value - rating) <= 10 ** (len(str(rating)) - 1)  # within half a unit
+
+
+def test_coarse_ratings_by_example() -> None:
+    assert [coarse(r) for r in (0, 9, 10, 14, 15, 4410, 951_000, 549_704)] == [
+        "0", "9", "~1e1", "~1e1", "~2e1", "~4e3", "~1e6", "~5e5"
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("data", [b"", b"\x00\x01", b"not msgpack at all"])
