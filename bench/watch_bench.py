@@ -121,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         project = work / "project"
         project.mkdir()
-        harness.run([*harness.CAS, "init"], cwd=project, env=env)
+        harness.run([*harness.CAS, "init", "--store-only"], cwd=project, env=env)
         _fill(project, args.days)
         face = work / "face"
         watch = subprocess.Popen(

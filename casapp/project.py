@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from cas.display import echoed
-from cas.errors import MemoryNotGranted, NotFound, StoreNotFound, UsageError
+from cas.errors import MemoryNotGranted, NotFound, ProblemError, StoreNotFound, UsageError
 from cas.locate import LocatedPack, PackFiles, load_pack, manifest_dir, pack_entry, usable_pack_name
 from cas.report import named_report
 from cas.store import Store, find_store
@@ -363,6 +363,34 @@ class Project:
         reader = self.store.open(digest)
         self._used(m, [path])
         return reader
+
+    def summary(self, pack: str, path: str) -> bytes:
+        """The summary of any file a pack holds: for a file the pack summarizes (MEDIUM), the
+        summary it shows; for one it shows in full or leaves out, the one cas makes of the
+        file's body (`packer.summarize.summarize`: its outline with every symbol, at most 200
+        lines), made from the store as a pack would make it. A `ProblemError` says why there is
+        none: a binary file, a withheld secret (whose body is stored nowhere)."""
+        from packer.scan import decode_text, is_binary
+        from packer.summarize import summarize
+
+        name, m, _found = self.manifest(pack)
+        source = pack if not self.granted_only else name
+        digest = pack_entry(m, source, path)  # NotFound, or the withheld secret's error
+        wanted = path.removeprefix("./")
+        entry = m.entry(wanted)
+        assert entry is not None  # pack_entry found it
+        if entry.summary is not None:
+            data = self.store.get(entry.summary)
+        else:
+            body = self.store.get(digest)
+            if is_binary(body):
+                raise ProblemError(
+                    f"{echoed(wanted, quoted=False)} is binary ({len(body)} bytes): cas "
+                    "summarizes text only; 'cas cat' without --summary prints its bytes"
+                )
+            data = summarize(wanted, decode_text(body)).encode("utf-8")
+        self._used(m, [wanted])
+        return data
 
     def read_text(
         self, pack: str, path: str, *, first: int | None = None, last: int | None = None

@@ -114,13 +114,51 @@ def pack_project(
     now: date | None = None,
     progress: ProgressSink | None = None,
     notes: Notes | None = None,
+    prune: bool = False,
 ) -> PackReport:
     """Pack ``scopes`` (names of ``config``'s scopes; none: all of them) of the project at
     ``root`` into ``store``, as ``cas pack`` does: the manifests are written under the
     project's manifests folder (with ``check`` or ``explain``, nothing is written: the report
     says which packs are stale, or why ``explain`` got its tier). ``baseline``: a pack (name,
     file or digest) recorded as the parent. A note (the search index could not be updated) goes
-    to ``notes``; the pack stands without it."""
+    to ``notes``; the pack stands without it. The report names the orphan packs (manifests
+    the configuration no longer makes, `packer.orphans`); ``prune`` removes them."""
+    report = _pack(
+        root, store, config, scopes=scopes, targets=targets, baseline=baseline,
+        allow_secrets=allow_secrets, check=check, explain=explain, now=now, progress=progress,
+        notes=notes,
+    )  # fmt: skip
+    if explain is None:
+        _orphans(root, config, report, prune=prune and not check)
+    return report
+
+
+def _orphans(root: Path, config: Config, report: PackReport, *, prune: bool) -> None:
+    from packer.orphans import find_orphans
+    from packer.orphans import prune as remove
+
+    found = find_orphans(root, config)
+    report.orphans = [p.relative_to(root).as_posix() for p in found]
+    if prune and found:
+        remove(found)
+        report.pruned = True
+
+
+def _pack(
+    root: Path,
+    store: Store,
+    config: Config,
+    *,
+    scopes: Sequence[str],
+    targets: Sequence[str],
+    baseline: str | None,
+    allow_secrets: Sequence[str],
+    check: bool,
+    explain: str | None,
+    now: date | None,
+    progress: ProgressSink | None,
+    notes: Notes | None,
+) -> PackReport:
     from packer.replay import replay, walk
 
     parent = load_pack(baseline, manifest_dir(root), store).digest if baseline else None

@@ -105,3 +105,7 @@ class PackReport:
     stat_hits: int = 0
     # Whether the run was replayed (`packer.replay`): nothing was read, rated or fitted.
     replayed: bool = False
+    # Manifest files no configured scope or target makes (`packer.orphans`), relative to the
+    # root as POSIX text; with ``pruned`` (`cas pack --prune`), removed by this run.
+    orphans: list[str] = field(default_factory=list)
+    pruned: bool = False

@@ -1236,7 +1236,7 @@ def exposed(root: Path, cas: Callable[..., tuple[int, bytes, bytes]]) -> list[by
     from cas import Store
 
     out: list[bytes] = []
-    code, stdout, stderr = cas("init")
+    code, stdout, stderr = cas("init", "--store-only")
     code, stdout, stderr = cas("pack", "--json")
     if code != 0:
         raise RuntimeError(f"cas pack failed: {stderr.decode(errors='replace')}")

@@ -30,7 +30,7 @@ def one_line(err: str) -> str:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    assert run_cas("init", cwd=tmp_path).code == 0
+    assert run_cas("init", "--store-only", cwd=tmp_path).code == 0
     return tmp_path
 
 
@@ -227,7 +227,7 @@ def test_mem_pack_shows_the_projects_recent_changes_up_to_now(tmp_path: Path) ->
     for n in range(40):
         repo.commit(f"Change of day {n}\n\nWhy it changed.\n", {f"src/m{n % 7}.py": f"{n}\n"},
                     date=f"{start + n * day + 3600} +0000")  # fmt: skip
-    assert run_cas("init", cwd=repo.root).code == 0
+    assert run_cas("init", "--store-only", cwd=repo.root).code == 0
     scripted_month(repo.root)
     runs = []
     for seed in ("1", "2"):
@@ -255,7 +255,7 @@ def test_mem_pack_shows_the_projects_recent_changes_up_to_now(tmp_path: Path) ->
     out = mem(tmp_path / "proj", "pack", "--now", "2026-10-10", "-t", "common")
     assert "Change of day" in out
     (tmp_path / "plain").mkdir()
-    assert run_cas("init", cwd=tmp_path / "plain").code == 0
+    assert run_cas("init", "--store-only", cwd=tmp_path / "plain").code == 0
     out = mem(tmp_path / "plain", "pack", "--now", "2026-10-10", "-t", "common")
     assert out.endswith("## Recent changes (90_recent_changes.md)\n\n"
                         "Not a git repository: no recent changes.\n")  # fmt: skip

@@ -366,7 +366,7 @@ def small(tmp_path: Path) -> Path:
     (root / "docs" / "guide.md").write_text("# Guide\n\nRead me.\n")
     (root / "src").mkdir()
     (root / "src" / "app.py").write_text("def main() -> None:\n    pass\n")
-    assert run_cas("init", cwd=root).code == 0
+    assert run_cas("init", "--store-only", cwd=root).code == 0
     return root
 
 
@@ -401,7 +401,7 @@ def test_age_rules_tier_dated_files_by_the_day_given_with_now(tmp_path: Path) ->
     for date in ("2026-01-01", "2026-03-01"):
         (root / "notes" / f"{date}.md").write_text(f"# Note of {date}\n\nWhat happened.\n")
     (root / "notes" / "index.md").write_text("# Notes\n")
-    assert run_cas("init", cwd=root).code == 0
+    assert run_cas("init", "--store-only", cwd=root).code == 0
 
     def reasons(*args: str) -> dict[str, tuple[str, str | None]]:
         pack(root, *args)
@@ -696,3 +696,80 @@ def test_xml_sections_wrap_only_text_that_holds_markup() -> None:
             node = ET.fromstring(section)
             assert (node.text or "").strip("\n") == text.strip("\n")
             assert node.get("summary") == ("true" if summary else None)
+
+
+def test_orphan_packs_are_named_fail_the_check_and_are_pruned(small: Path) -> None:
+    """A scope removed from cas.toml leaves its pack behind: `cas pack` names it, `--check`
+    fails on it, `--prune` removes it and gc then frees what only it held. A load and a memory
+    pack are not orphans: other commands make them."""
+    assert run_cas("pack", cwd=small).code == 0
+    guide = Digest.of((small / "docs" / "guide.md").read_bytes())
+    shutil.copy(small / "manifests" / "code.pack", small / "manifests" / "mem.global.common.pack")
+    (small / "cas.toml").write_text('[scopes.code]\nroots = ["src"]\n')
+    (small / "docs" / "guide.md").unlink()
+    report = pack(small)
+    assert report["orphans"] == ["manifests/docs.claude.pack"] and report["pruned"] is False
+    r = run_cas("pack", cwd=small)
+    assert "manifests/docs.claude.pack (orphan: " in r.out and "'cas pack --prune'" in r.out
+    assert "mem.global" not in r.out
+    r = run_cas("pack", "--check", cwd=small)
+    assert r.code == 1
+    assert "error: manifests/docs.claude.pack is an orphan" in r.err and "mem." not in r.err
+    assert run_cas("pack", "--check", "--prune", cwd=small).code == 2
+    r = run_cas("pack", "--prune", cwd=small)
+    assert r.code == 0 and "manifests/docs.claude.pack (pruned" in r.out
+    assert sorted(p.name for p in (small / "manifests").iterdir()) == [
+        "code.pack", "mem.global.common.pack"
+    ]  # fmt: skip
+    assert run_cas("has", str(guide), cwd=small).code == 0
+    assert run_cas("gc", "--grace", "0", cwd=small).code == 0
+    assert run_cas("has", str(guide), cwd=small).code == 1
+    # a load, by its kind whatever its name, is no orphan
+    assert run_cas("load", "main", "--name", "asked", cwd=small).code == 0
+    assert run_cas("pack", "--check", cwd=small).code == 0
+    assert json.loads(run_cas("pack", "--prune", "--json", cwd=small).out)["orphans"] == []
+    assert (small / "manifests" / "asked.pack").is_file()
+
+
+def test_the_reports_share_is_of_the_target_so_a_full_pack_reads_as_full(repo: Path) -> None:
+    (repo / "cas.toml").write_text("[pack]\nbudget = { target = 400, max = 480 }\n")
+    r = run_cas("pack", cwd=repo)
+    assert r.code == 0, r.err
+    found = re.search(r"budget: (\d+) tokens, (\d+)% of target 400 \(max 480\)", r.out)
+    assert found is not None, r.out
+    used, share = int(found[1]), int(found[2])
+    assert share == 100 * used // 400 and share >= 90  # more content than budget: filled
+
+
+def test_cat_summary_works_for_any_file_the_pack_holds(repo: Path) -> None:
+    """The README's promise: `cas cat PACK PATH --summary` prints the summary the pack shows,
+    or for a file shown in full or left out the one cas makes of it; a binary file or a
+    withheld secret gets one line saying why there is none."""
+    from packer.summarize import summarize
+
+    (repo / "cas.toml").write_text("[pack]\nbudget = { target = 400, max = 480 }\n")
+    pack(repo)
+    m = load(repo)
+    with Store.at(repo / ".cas") as s:
+        bodies = {e.path: s.get(e.digest) for e in m.entries if e.digest is not None}
+        summaries = {e.path: s.get(e.summary) for e in m.entries if e.summary is not None}
+    tiers = {e.tier for e in m.entries if e.digest is not None}
+    assert tiers == {"high", "medium", "low"}, tiers
+    for e in m.entries:
+        r = run_cas("cat", "repo", e.path, "--summary", cwd=repo)
+        if e.digest is None:
+            assert r.code == 1 and "withheld as a secret" in one_line(r.err)
+        elif e.path == "assets/logo.png":
+            assert r.code == 1 and "is binary" in one_line(r.err)
+        elif e.summary is not None:
+            assert r.code == 0 and r.stdout_bytes == summaries[e.path], e.path
+        else:
+            assert r.code == 0, (e.path, r.err)
+            want = summarize(e.path, bodies[e.path].decode("utf-8", "replace"))
+            assert r.out == want and r.out.startswith("# summary ("), e.path
+    out = repo / "out.txt"
+    low = next(e.path for e in m.entries if e.tier == "low" and e.path.endswith(".py"))
+    assert run_cas("cat", "repo", low, "--summary", "-o", out, cwd=repo).code == 0
+    assert out.read_text() == summarize(low, bodies[low].decode())
+    r = run_cas("cat", "repo", "no/such.py", "--summary", cwd=repo)
+    assert r.code == 1 and "not found" in one_line(r.err)

@@ -394,3 +394,36 @@ def test_a_regular_file_where_the_store_goes_is_one_line(tmp_path: Path) -> None
         line = one_line_error(r.err)
         assert "is a file, not a directory" in line and "created" not in r.err
     assert (tmp_path / ".cas").read_text() == "not a store\n"
+
+
+def test_init_starts_a_project_and_packs_the_designs_three_targets(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("def main() -> int:\n    return 0\n")
+    (tmp_path / "cas.toml.bak").write_text("kept\n")
+    r = run_cas("init", cwd=tmp_path)
+    assert r.code == 0, r.err
+    assert "wrote cas.toml, .gitignore, .gitattributes" in r.out
+    assert "git diff driver not set: not a git work tree" in r.out
+    r = run_cas("pack", "--json", cwd=tmp_path)
+    assert r.code == 0, r.err
+    assert [p["name"] for p in json.loads(r.out)["packs"]] == [
+        "repo.common", "repo.chatgpt", "repo.claude"
+    ]  # fmt: skip
+    # DIR as today; a user's cas.toml is left alone and said so
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "cas.toml").write_text("[pack]\n")
+    r = run_cas("init", other, "--json", cwd=tmp_path)
+    assert r.code == 0, r.err
+    report = json.loads(r.out)
+    assert report["left"] == [{"file": "cas.toml", "why": "exists"}]
+    assert report["written"] == [".gitignore", ".gitattributes"]
+    assert (other / "cas.toml").read_text() == "[pack]\n" and (other / ".cas").is_dir()
+
+
+def test_init_with_a_store_elsewhere_or_store_only_makes_the_store_alone(tmp_path: Path) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    assert run_cas("--store", tmp_path / "s1" / ".cas", "init", cwd=here).code == 0
+    assert run_cas("init", "--store-only", cwd=here).code == 0
+    assert sorted(p.name for p in here.iterdir()) == [".cas"]
+    assert sorted(p.name for p in (tmp_path / "s1").iterdir()) == [".cas"]

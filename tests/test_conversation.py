@@ -240,7 +240,7 @@ def test_a_decider_command_decides_what_flushed_turns_become(tmp_path: Path) -> 
     )
     bad = tmp_path / "bad.py"
     bad.write_text("print('not json')\n")
-    assert run_cas("init", cwd=root).code == 0
+    assert run_cas("init", "--store-only", cwd=root).code == 0
     llm = f"{sys.executable} {decider}"
     for i in range(4):
         r = run_cas("mem", "turn", f"question {i} " * 10, f"answer {i} " * 10, "--session", "c1",

@@ -111,7 +111,7 @@ def test_a_put_larger_than_the_free_space_leaves_nothing_behind(
 ) -> None:
     """Before: 'rolled back, nothing was half-written', yet 16 MiB of chunks stayed, the disk
     stayed full, and neither pack nor gc --compact could recover."""
-    assert run_cas("init", cwd=small_fs).code == 0
+    assert run_cas("init", "--store-only", cwd=small_fs).code == 0
     (small_fs / "small.txt").write_text("kept\n")
     kept = run_cas("put", "small.txt", cwd=small_fs).out.strip()
     store_dir = small_fs / ".cas"
@@ -142,7 +142,7 @@ def test_gc_frees_space_in_place_on_a_full_disk_then_compaction_shrinks(small_fs
     """Chunks nothing references, a disk filled to the last block: gc deletes them in a
     transaction that runs in the store's reserve, gives their blocks back to the file system
     without a copy, and then there is room for gc --compact."""
-    assert run_cas("init", cwd=small_fs).code == 0
+    assert run_cas("init", "--store-only", cwd=small_fs).code == 0
     (small_fs / "manifests").mkdir()
     store_dir = small_fs / ".cas"
     orphan_chunks(store_dir, 20 << 20)
@@ -168,7 +168,7 @@ def test_gc_frees_space_in_place_on_a_full_disk_then_compaction_shrinks(small_fs
 @needs_root
 def test_without_its_reserve_a_full_disk_stops_gc_with_one_line(small_fs: Path) -> None:
     """What the reserve is for: with it deleted, the same gc cannot write its deletions."""
-    assert run_cas("init", cwd=small_fs).code == 0
+    assert run_cas("init", "--store-only", cwd=small_fs).code == 0
     (small_fs / "manifests").mkdir()
     store_dir = small_fs / ".cas"
     orphan_chunks(store_dir, 20 << 20)
@@ -224,7 +224,7 @@ def test_a_pack_meeting_a_full_disk_says_that_cas_gc_frees_the_space(
 def test_a_large_put_over_a_file_size_limit_leaves_no_chunks(tmp_path: Path) -> None:
     """The same without root: the data file may not grow past a limit, so the put of a 40 MiB
     file fails after its first sub-batches of chunks committed; they are taken back."""
-    assert run_cas("init", cwd=tmp_path).code == 0
+    assert run_cas("init", "--store-only", cwd=tmp_path).code == 0
     store_dir = tmp_path / ".cas"
     before = store_counts(store_dir)
     big = tmp_path / "big.bin"
@@ -398,7 +398,7 @@ def test_a_pull_meeting_a_full_disk_stops_with_one_line_and_writes_no_manifest(
     for where in (src, tmp_path / "dst"):
         if where != src:
             where.mkdir()
-            assert run_cas("init", cwd=where).code == 0
+            assert run_cas("init", "--store-only", cwd=where).code == 0
         add = run_cas("remote", "add", "origin", url, "--endpoint", s3server.endpoint,
                       cwd=where, env=env)  # fmt: skip
         assert add.code == 0, add.err

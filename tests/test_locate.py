@@ -257,7 +257,7 @@ def test_with_the_store_outside_the_project_every_command_uses_the_projects_pack
     (project / "src").mkdir()
     (project / "src" / "app.py").write_text("def answer() -> int:\n    return 42\n")
     (project / "README.md").write_text("# proj\n\nA project packed into a store kept apart.\n")
-    _ok(run_cas("init", store.parent, env=env))
+    _ok(run_cas("init", "--store-only", store.parent, env=env))
 
     def cas(*args: str | os.PathLike[str], cwd: Path = project) -> Result:
         return run_cas("--store", store, *args, cwd=cwd, env=env)
@@ -288,7 +288,7 @@ def test_with_the_store_outside_the_project_every_command_uses_the_projects_pack
     other_store = tmp_path / "other" / ".cas"
     clone = tmp_path / "clone"
     (clone / ".git").mkdir(parents=True)
-    _ok(run_cas("init", other_store.parent, env=env))
+    _ok(run_cas("init", "--store-only", other_store.parent, env=env))
 
     def cas2(*args: str | os.PathLike[str], cwd: Path = clone) -> Result:
         return run_cas("--store", other_store, *args, cwd=cwd, env=env)

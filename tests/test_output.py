@@ -40,7 +40,7 @@ def one_line_error(result: Result) -> str:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    assert run_cas("init", cwd=tmp_path).code == 0
+    assert run_cas("init", "--store-only", cwd=tmp_path).code == 0
     (tmp_path / "a.py").write_text("answer = 42\n")
     assert run_cas("--quiet", "pack", cwd=tmp_path).code == 0
     return tmp_path

@@ -326,7 +326,7 @@ def _fresh_pack(root: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes
     its own code runs (`_cas_code_runs`)."""
     shutil.rmtree(root / ".cas")
     shutil.rmtree(root / "manifests", ignore_errors=True)
-    assert run_cas("init", cwd=root).code == 0
+    assert run_cas("init", "--store-only", cwd=root).code == 0
     proc = subprocess.Popen(
         _PACK_AS_FROM_A_TERMINAL,
         cwd=root,
@@ -347,7 +347,7 @@ def test_ctrl_c_at_any_moment_exits_130_in_one_line(tmp_path: Path) -> None:
     far: a machine busier during the reference packs than later (tests run side by side) would
     otherwise put the later moments after the work."""
     root = _tree(tmp_path / "repo")
-    assert run_cas("init", cwd=root).code == 0
+    assert run_cas("init", "--store-only", cwd=root).code == 0
     env = cas_env({"CAS_WORKERS": "processes"})
 
     # How long a whole pack runs from the moment cas's code runs (where the moments below are

@@ -72,7 +72,7 @@ CASES: dict[str, tuple[Any, set[str]]] = {
     "pack": (
         _pack_report(),
         {"root", "files", "stat_hits", "bytes_read", "packs", "withheld", "redacted", "notes",
-         "stale", "timings", "work", "ingest_mode", "replayed"},
+         "stale", "timings", "work", "ingest_mode", "replayed", "orphans", "pruned"},
     ),
     "push": (
         PushReport("origin", "s3://b/p", manifests=[{"name": "repo", "digest": str(D),

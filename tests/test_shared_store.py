@@ -29,7 +29,7 @@ def _shared(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     """The issue's setup: a store in s/, a project in a/ using it through CAS_STORE."""
     store_dir, project = tmp_path / "s", tmp_path / "a"
     env = {"CAS_STORE": str(store_dir / ".cas")}
-    _ok(run_cas("init", store_dir, env=env))
+    _ok(run_cas("init", "--store-only", store_dir, env=env))
     project.mkdir()
     (project / "a.py").write_text("x = 1\n")
     return store_dir, project, env
@@ -59,7 +59,7 @@ def test_a_pack_through_cas_store_survives_gc_beside_the_store(tmp_path: Path) -
 
 def test_a_nested_repository_under_the_store_folder(tmp_path: Path) -> None:
     outer = tmp_path / "mono"
-    _ok(run_cas("init", outer))
+    _ok(run_cas("init", "--store-only", outer))
     (outer / "manifests").mkdir()
     inner = outer / "libs" / "sub"
     (inner / ".git").mkdir(parents=True)  # a submodule: its own project root
@@ -79,7 +79,7 @@ def test_a_nested_repository_under_the_store_folder(tmp_path: Path) -> None:
 
 
 def test_packing_into_the_default_folder_records_nothing(tmp_path: Path) -> None:
-    _ok(run_cas("init", tmp_path))
+    _ok(run_cas("init", "--store-only", tmp_path))
     (tmp_path / "a.py").write_text("x = 1\n")
     _ok(run_cas("pack", cwd=tmp_path))
     assert json.loads(run_cas("pins", "--json", cwd=tmp_path).out)["root_dirs"] == []

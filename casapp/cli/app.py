@@ -32,6 +32,7 @@ COMMAND_MODULES = {
     "mem": "casapp.cli.mem_cmds",
     "export": "casapp.cli.export_cmds",
     "report": "casapp.cli.pack_cmds",
+    "textconv": "casapp.cli.review_cmds",
 }
 
 

@@ -50,7 +50,15 @@ def _store_for_pack(ctx: Ctx, root: Path) -> Store:
     help="Pack this file even though it looks like a secret (repeatable).",
 )
 @click.option(
-    "--check", is_flag=True, help="Write no manifest; exit 1 if any committed manifest is stale."
+    "--check",
+    is_flag=True,
+    help="Write no manifest; exit 1 if any committed manifest is stale or an orphan.",
+)
+@click.option(
+    "--prune",
+    is_flag=True,
+    help="Remove orphan packs: manifests no configured scope or target makes (not loads, not "
+    "memory packs); 'cas gc' then frees their blobs.",
 )
 @click.option(
     "--explain",
@@ -74,12 +82,15 @@ def pack(
     explain: str | None,
     now: str | None,
     as_json: bool,
+    prune: bool,
 ) -> None:
     """Build the context packs of this repository (all scopes, or SCOPE...)."""
     from packer.config import load_config
     from packer.packing import pack_project
     from packer.rules import parse_day
 
+    if prune and (check or explain is not None):
+        raise UsageError("--prune removes files: not with --check or --explain, which write none")
     day = parse_day(now) if now is not None else None
     root = project_root()
     config = load_config(root)
@@ -90,7 +101,7 @@ def pack(
         report = pack_project(
             root, store, config, scopes=scopes, targets=targets, baseline=baseline,
             allow_secrets=allow, check=check, explain=explain, now=day, progress=bar.sink,
-            notes=note_sink(ctx),
+            notes=note_sink(ctx), prune=prune,
         )  # fmt: skip
     if explain is not None:
         _print_explained(report, explain, as_json=as_json)
@@ -100,7 +111,7 @@ def pack(
         emit_report(report)
     else:
         _print_report(report, root, quiet=ctx.quiet, check=check)
-    if check and report.stale:
+    if check and (report.stale or report.orphans):
         sys.exit(EXIT_PROBLEM)
 
 
@@ -139,11 +150,11 @@ def _print_report(report: PackReport, root: Path, *, quiet: bool, check: bool) -
         if t["withheld"]:
             click.echo(f"  {'withheld':<9}{t['withheld']:>7}")
         used = r.tokens["markdown"]
-        pct = 100 * used // max(r.budget["max"], 1)
+        # a share of the target, which a fit fills to 90% or more: a full pack reads as full
+        pct = 100 * used // max(r.budget["target"], 1)
         click.echo(
-            f"  budget: {used} of max {r.budget['max']} tokens ({pct}%), "
-            f"target {r.budget['target']}; xml {r.tokens['xml']}, "
-            f"plain {r.tokens['plain']}"
+            f"  budget: {used} tokens, {pct}% of target {r.budget['target']} "
+            f"(max {r.budget['max']}); xml {r.tokens['xml']}, plain {r.tokens['plain']}"
         )
     if report.withheld:
         listed = ", ".join(f"{shown(p)} ({k})" for p, k in report.withheld)
@@ -158,6 +169,24 @@ def _print_report(report: PackReport, root: Path, *, quiet: bool, check: bool) -
         for name in report.stale:
             rel = pack_path(manifest_dir(root), name).relative_to(root)
             warn(f"error: {shown(str(rel))} is stale: run 'cas pack' and commit it")
+    _print_orphans(report, check=check)
+
+
+def _print_orphans(report: PackReport, *, check: bool) -> None:
+    """One line per orphan pack: pruned, or what to do about it."""
+    for file in report.orphans:
+        if check:
+            warn(
+                f"error: {shown(file)} is an orphan: no scope or target in the configuration "
+                "makes it; run 'cas pack --prune' (or configure it again) and commit"
+            )
+        elif report.pruned:
+            click.echo(f"{shown(file)} (pruned: no scope or target makes it; 'cas gc' frees it)")
+        else:
+            click.echo(
+                f"{shown(file)} (orphan: no scope or target in the configuration makes it; "
+                "'cas pack --prune' removes it)"
+            )
 
 
 def _open_store_optional(ctx: Ctx) -> Store | None:
@@ -297,7 +326,10 @@ def show(ctx: Ctx, manifest: str, tree: bool, depth: int, as_json: bool) -> None
 @click.argument("manifest")
 @click.argument("path")
 @click.option(
-    "--summary", is_flag=True, help="Print the summary the pack shows instead of the file."
+    "--summary",
+    is_flag=True,
+    help="Print the file's summary instead: the one the pack shows, or for a file shown in full "
+    "or left out, the one cas makes of it.",
 )
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Write here, not stdout.")
 @pass_ctx
@@ -306,10 +338,19 @@ def cat(ctx: Ctx, manifest: str, path: str, summary: bool, output: Path | None) 
     from casapp.project import Project
 
     root = project_root()
+    if summary:
+        with ctx.open_store(readonly=True) as store, Project(root, store) as project:
+            data = project.summary(manifest, path)
+        if output is None:
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+        else:
+            write_output(output, [data])
+        return
     with (
         ctx.open_store(readonly=True) as store,
         Project(root, store) as project,
-        project.open_file(manifest, path, summary=summary) as reader,
+        project.open_file(manifest, path) as reader,
     ):
         if output is None:
             out = sys.stdout.buffer

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,6 +19,9 @@ from cas.tree import Skipped, regular_files
 from casapp.cli._common import json_option, parse_digests, pass_ctx
 from casapp.cli.context import Ctx, emit_json, warn
 
+if TYPE_CHECKING:
+    from casapp.newproject import Started
+
 
 @click.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
@@ -28,20 +32,60 @@ from casapp.cli.context import Ctx, emit_json, warn
     show_default=True,
     help="zstd compression level for new blobs.",
 )
+@click.option(
+    "--store-only", is_flag=True, help="Create the store and nothing else (no cas.toml, no git)."
+)
 @json_option
 @pass_ctx
-def init(ctx: Ctx, path: Path | None, level: int, as_json: bool) -> None:
-    """Create a store (default: .cas in the current directory, or --store)."""
+def init(ctx: Ctx, path: Path | None, level: int, store_only: bool, as_json: bool) -> None:
+    """Create a store (default: .cas in the current directory, or --store) and start a project.
+
+    In DIR (or the current directory) it writes a commented cas.toml, '.cas/' in .gitignore and
+    '*.pack diff=cas' in .gitattributes, and in a git work tree sets the diff driver
+    (diff.cas.textconv) in the repository's config; an existing file is never overwritten. With
+    --store and no DIR, or --store-only, only the store is made."""
+    from casapp.newproject import start_project
+
     where = (
         path / ".cas"
         if path is not None
         else (Path(ctx.store_opt) if ctx.store_opt else Path.cwd() / ".cas")
     )
+    folder = None if store_only or (path is None and ctx.store_opt) else (path or Path.cwd())
+    folder = folder.absolute() if folder is not None else None
     with Store.create(where, level=level) as store:
+        started = start_project(folder) if folder is not None else None
         if as_json:
-            emit_json({"store": str(store.path), "level": store.level})
+            emit_json({"store": str(store.path), "level": store.level} | _started_json(started))
         else:
             click.echo(f"initialized empty cas store in {shown(str(store.path))}")
+            if started is not None and not ctx.quiet:
+                _print_started(started)
+
+
+def _started_json(started: Started | None) -> dict[str, object]:
+    if started is None:
+        return {}
+    return {
+        "project": str(started.folder),
+        "written": started.written,
+        "appended": started.appended,
+        "left": [{"file": f, "why": why} for f, why in started.left],
+        "diff_driver": started.driver,
+    }
+
+
+def _print_started(started: Started) -> None:
+    if started.written:
+        click.echo(f"wrote {', '.join(started.written)}")
+    if started.appended:
+        click.echo(f"appended a line to {', '.join(started.appended)}")
+    for file, why in started.left:
+        click.echo(f"left {file} alone ({why})")
+    if started.driver is not None:
+        click.echo(f"git shows packs as text: diff.cas.textconv = {shown(started.driver)}")
+    elif started.driver_note is not None:
+        click.echo(f"git diff driver not set: {shown(started.driver_note)}")
 
 
 @click.command()

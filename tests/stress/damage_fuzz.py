@@ -115,7 +115,7 @@ def build_project(root: Path, seed: int = 1) -> dict[str, str]:
     for i in range(20):
         (root / f"notes{i}.md").write_text(f"# Note {i}\n\n" + "word " * rng.randrange(50, 900))
     (root / "blob.bin").write_bytes(rng.randbytes(3 << 20 | 12345))
-    _cas("init", cwd=root)
+    _cas("init", "--store-only", cwd=root)
     _cas("--quiet", "pack", cwd=root)
     big = _cas("put", "blob.bin", cwd=root).strip()
     small = _cas("put", "notes3.md", cwd=root).strip()
