@@ -62,7 +62,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "cas.toml").write_text(
         '[scopes.repo]\nroots = ["."]\n[scopes.repo.targets.small]\ntarget = 400\nmax = 500\n'
     )
-    assert run_cas("init", cwd=root).code == 0
+    assert run_cas("init", "--store-only", cwd=root).code == 0
     r = run_cas("pack", cwd=root, timeout=300)
     assert r.code == 0, r.err
     return root
