@@ -40,6 +40,9 @@ from cas.store import Store
 MANIFEST_DIRNAME: Final = "manifests"
 PACK_SUFFIX: Final = ".pack"
 DIGEST_PREFIX: Final = "blake3:"
+# Pins that hold loads, which name them as packs: a conversation's last context
+# (``context/SCOPE/SESSION``, `memory.context`) and the loads made over MCP (``load/mcp/N``).
+LOAD_PINS: Final = ("context/", "load/")
 # A pack name becomes a file name: no separators, no leading dot, nothing to escape.
 _PACK_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
 
@@ -166,10 +169,35 @@ def load_pack(
             raise NotFound("pack", spec, "no blob with that digest in the store") from None
         manifest = files.manifest(data, digest, spec, store)
         return LocatedPack(manifest.name, data, digest, manifest, spec)
-    path = find_pack_file(spec, folder)
+    try:
+        path = find_pack_file(spec, folder)
+    except NotFound:
+        pinned = pinned_load(spec, store, files)
+        if pinned is None:
+            raise
+        return pinned
     data, digest = files.read(path)
     manifest = files.manifest(data, digest, str(path), store)
     return LocatedPack(name_of(path), data, digest, manifest, str(path), path)
+
+
+def pinned_load(spec: str, store: Store | None, files: PackFiles) -> LocatedPack | None:
+    """The load a pin of `LOAD_PINS` holds, named by the pin (a conversation's last context,
+    ``context/SCOPE/SESSION``; a load made over MCP, ``load/mcp/N``); None when ``spec`` is no
+    such pin or it holds anything but a load."""
+    if store is None or not spec.startswith(LOAD_PINS):
+        return None
+    digest = store.refs.pins().get(spec)
+    if digest is None:
+        return None
+    try:
+        data = store.get(digest)
+    except BlobNotFound:
+        return None
+    manifest = files.manifest(data, digest, spec, store)
+    if manifest.kind != "load":
+        return None
+    return LocatedPack(spec, data, digest, manifest, spec)
 
 
 class PackFiles:

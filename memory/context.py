@@ -15,12 +15,13 @@
   left out, and the header says how many in one line; a file given as a summary comes again
   in full or not at all; a changed file is offered as its new version.
 
-The context is a manifest of kind ``load`` named ``context`` (`cas.manifest`): its query is the
-turn's question, its sources the packs drawn on and the memory state by digest, so it renders,
-verifies and diffs like any load; it is pinned as ``context/SCOPE/SESSION`` (the session's last
-context; gc keeps it and what it references). What the context gave is written to the
-session's ledger (`memory.session`) as one new state of the memory. Same memory state, same
-packs, same question, same budget: the same bytes.
+The context is a manifest of kind ``load`` (`cas.manifest`) named by the pin that holds it,
+``context/SCOPE/SESSION`` (the session's last context; gc keeps it and what it references; the
+name reads it as a pack: `cas.locate.pinned_load`): its query is the turn's question, its sources
+the packs drawn on and the memory state by digest, so it renders, verifies and diffs like any
+load, and its header's pointers (`cas cat context/SCOPE/SESSION PATH`) resolve. What the
+context gave is written to the session's ledger (`memory.session`) as one new state of the
+memory. Same memory state, same packs, same question, same budget: the same bytes.
 """
 
 from __future__ import annotations
@@ -55,7 +56,6 @@ from packer.load import Held, Loader, LoadResult, Trigger, store_result
 from packer.render import GIVEN, lite_layout
 from packer.search import Attached
 
-CONTEXT_SCOPE: Final = "context"
 FACTS_FILE: Final = "facts.md"
 PIN_PREFIX: Final = "context/"
 # A turn's context shows the session's recent turns in at most 1/TURNS_SHARE of its budget.
@@ -218,7 +218,7 @@ def get_context(
     # Memories, and packs a context of this session drew on already: what the question finds.
     memories = {a.name for a in attached}
     result = loader.load(
-        query, limit, name=CONTEXT_SCOPE, pinned=pinned, held=held, domains=ledger.domains,
+        query, limit, name=pin, pinned=pinned, held=held, domains=ledger.domains,
         settled=memories | set(ledger.packs),
     )  # fmt: skip
     store_result(store, result)
@@ -267,7 +267,6 @@ def get_context(
 
 
 __all__ = [
-    "CONTEXT_SCOPE",
     "FACTS_FILE",
     "Trigger",
     "TurnContext",

@@ -155,6 +155,17 @@ def test_the_command_line_keeps_a_conversation(clicked: Path) -> None:
     assert r.code == 0 and r.out.startswith("# Session s1\n"), r.err
     r = run_cas("verify", f"{first['digest']}", cwd=clicked)
     assert r.code == 0, r.err
+    # The header's pointers resolve: the context is a pack by its pin's name.
+    r = run_cas(
+        "context", "How does CliRunner invoke a command?", "--scope", "user:cli",
+        "--session", "s1", "--budget", "2500", "--date", DAY, "--render", cwd=clicked,
+    )  # fmt: skip
+    assert "`cas cat context/user:cli/s1 PATH`" in r.out, r.out[:400]
+    r = run_cas("cat", "context/user:cli/s1", "src/click/testing.py", cwd=clicked)
+    assert r.code == 0 and r.out == (clicked / "src/click/testing.py").read_text(), r.err
+    r = run_cas("show", "context/user:cli/s1", "--json", cwd=clicked)
+    assert r.code == 0 and json.loads(r.out)["scope"] == "context/user:cli/s1", r.err
+    assert run_cas("cat", "context/user:cli/nobody", "x", cwd=clicked).code == 1
     for args, needle in (
         (("context", "x", "--session", "a b"), "session 'a b'"),
         (("context", "x", "--budget", "0"), "--budget"),
@@ -192,7 +203,7 @@ def test_a_real_mcp_client_converses_and_bad_input_is_a_tool_error(clicked: Path
                     "context", {"query": "How does CliRunner invoke a command?", "budget": 6000}
                 )
                 assert not first.is_error, text(first)
-                assert text(first).startswith("# Context pack `context`")
+                assert text(first).startswith("# Context pack `context/user:mcp/s1`")
                 added = await s.call_tool(
                     "add_turn", {"user": "How does CliRunner invoke?", "assistant": "In a sandbox."}
                 )

@@ -310,3 +310,28 @@ def test_with_the_store_outside_the_project_every_command_uses_the_projects_pack
     assert _blobs(other_store) == before
     assert "return 42" in _ok(cas2("render", "repo", "--mode", "full")).out
     _ok(cas2("verify"))
+
+
+def test_a_pin_that_holds_a_load_is_a_pack_by_its_name(tmp_path: Path) -> None:
+    """`context/SCOPE/SESSION` and `load/mcp/N` name the loads they hold; a pin holding anything
+    else, or another prefix, is no pack."""
+    with Store.create(tmp_path / ".cas") as store:
+        body = store.put(b"print('hi')\n")
+        entry = mf.Entry("a.py", body, 12, "high", 4)
+        load = mf.Manifest("context/user:a/s1", None, "o200k_base", 100, 100, (entry,), kind="load",
+                           query="hi", sources=())  # fmt: skip
+        data = mf.encode(load)
+        digest = store.put(data)
+        store.refs.pin("context/user:a/s1", digest)
+        lite = store.put(mf.encode(load._replace(kind="lite", query=None)))
+        store.refs.pin("load/mcp/1", lite)
+        store.refs.pin("other/x", digest)
+        found = load_pack("context/user:a/s1", tmp_path / "manifests", store)
+        assert (found.name, found.digest, found.manifest.query) == (
+            "context/user:a/s1",
+            digest,
+            "hi",
+        )
+        for name in ("load/mcp/1", "other/x", "context/user:a/s2"):
+            with pytest.raises(NotFound):
+                load_pack(name, tmp_path / "manifests", store)
