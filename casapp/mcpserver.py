@@ -243,8 +243,7 @@ class Service:
     def load(self, query: str, budget: int | None = None, mode: str = "auto") -> str:
         from packer.render import render_lite
 
-        if budget is not None and not 1 <= budget <= MAX_BUDGET:
-            raise ToolFailure(f"budget {budget}: give 1 to {MAX_BUDGET} tokens")
+        _check_budget(budget)
 
         def run() -> str:
             pin = self._load_pin()
@@ -321,8 +320,7 @@ class Service:
         scope: str | None = None,
         mode: str = "auto",
     ) -> str:
-        if budget is not None and not 1 <= budget <= MAX_BUDGET:
-            raise ToolFailure(f"budget {budget}: give 1 to {MAX_BUDGET} tokens")
+        _check_budget(budget)
         chosen = self._scope(scope)
         ident = self._session(chosen, session)
 
@@ -736,6 +734,12 @@ def _entry_tools(
         default today) by the rules: decisions promoted to MEMORY.md, other entries shortened;
         each decision journalled. dry_run: only list the decisions."""
         return guarded(lambda: service.compact(now, dry_run, scope))
+
+
+def _check_budget(budget: int | None) -> None:
+    """A token budget a tool was given: 1 to `MAX_BUDGET`, or none (the project's)."""
+    if budget is not None and not 1 <= budget <= MAX_BUDGET:
+        raise ToolFailure(f"budget {budget}: give 1 to {MAX_BUDGET} tokens")
 
 
 def _arguments_problem(exc: Any) -> str:

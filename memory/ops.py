@@ -155,11 +155,15 @@ def taken_ids(store: Store, state: State) -> set[str]:
     return out
 
 
-def new_id(store: Store, state: State, date: str, text: str) -> str:
+def new_id(store: Store, state: State, date: str, text: str, taken: set[str] | None = None) -> str:
     """The id of an entry made on ``date`` with ``text`` in ``state``'s scope: the first
-    ordinal's whose id no entry of ``state`` holds."""
-    taken = taken_ids(store, state)
+    ordinal's whose id no entry of ``state`` holds. With ``taken`` (ids already given out in the
+    same change, those of ``state`` among them), none of those either, and the new one is added
+    to it."""
+    if taken is None:
+        taken = taken_ids(store, state)
     ordinal = 0
     while (ident := entries.make_id(date, text, ordinal)) in taken:
         ordinal += 1
+    taken.add(ident)
     return ident

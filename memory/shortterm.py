@@ -40,10 +40,10 @@ from typing import Any, Final
 from cas.errors import UsageError
 from cas.store import Store
 from memory import entries
-from memory.compact import Decider, checked_answer
+from memory.compact import Decider, by_rules, checked_answer
 from memory.entries import CURATED_ITEM, clean, curated_item
-from memory.ops import taken_ids
-from memory.packs import DECISION_WORDS, short_line
+from memory.ops import new_id, taken_ids
+from memory.packs import short_line
 from memory.redaction import Layout
 from memory.session import (
     SUMMARY,
@@ -264,15 +264,10 @@ def _flush(
     if not gone:
         return turns, ()
     logs: dict[str, bytes | None] = {}
-    taken = taken_ids(store, state)
+    taken = taken_ids(store, state)  # and every id this flush gives out (`new_id`)
 
     def fresh(date: str, text: str) -> str:
-        """A new entry's id (`memory.edits`), none of the state's or of this flush's."""
-        ordinal = 0
-        while (ident := entries.make_id(date, text, ordinal)) in taken:
-            ordinal += 1
-        taken.add(ident)
-        return ident
+        return new_id(store, state, date, text, taken)
 
     for t in gone:
         path = entries.log_path(t.date)
@@ -290,7 +285,7 @@ def _flush(
         "entries": [{"index": i, "text": t.text()} for i, t in enumerate(gone)],
     }
     by = "llm" if decide is not None else "rules"
-    answer = (decide or _by_rules)(request)
+    answer = (decide or by_rules)(request)
     decisions = checked_answer(str(request["log"]), len(gone), answer, by, FLUSH_CHOICES)
     earlier = list(turns.earlier)
     curated = files.get(CURATED) or read_file(store, state, CURATED)
@@ -320,15 +315,6 @@ def _earlier_text(earlier: list[tuple[int, str, str]]) -> bytes:
 def _gist(t: Turn) -> str:
     """A turn in one line: the start of what was asked and of what was answered."""
     return f"user: {short_line(t.user)} assistant: {short_line(t.assistant)}"
-
-
-def _by_rules(request: dict[str, Any]) -> list[dict[str, Any]]:
-    """The rules' decisions: a turn stating a decision is promoted, every other compressed."""
-    out = []
-    for e in request["entries"]:
-        promote = DECISION_WORDS.search(e["text"]) is not None
-        out.append({"index": e["index"], "decision": "PROMOTE" if promote else "COMPRESS"})
-    return out
 
 
 def python_decider(fn: Callable[[dict[str, Any]], Any]) -> Decider:
